@@ -1,0 +1,54 @@
+# hotset — thin wrapper over CMake so that two commands set everything up:
+#   make demo   build, then run the main job on its defaults
+#   make test   build, then run every test
+# Other targets: build, install (PREFIX=/usr/local), clean, format, asan, tsan.
+
+BUILD ?= build
+PREFIX ?= /usr/local
+CMAKE_FLAGS ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all build demo test install clean format format-check asan tsan deps
+
+all: build
+
+# Installs the build tools when they are missing (a fresh Debian machine has
+# gcc and make but not always cmake).
+deps:
+	@command -v cmake >/dev/null 2>&1 || { echo "installing cmake"; \
+	  (apt-get update -qq && apt-get install -y -qq cmake) >/dev/null; }
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/hotset demo
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD)
+
+# Sanitizer builds, each in its own directory.
+asan:
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHOTSET_SANITIZE=address,undefined
+	cmake --build build-asan -j $(JOBS)
+	ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+
+tsan:
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTSET_SANITIZE=thread
+	cmake --build build-tsan -j $(JOBS)
+	ctest --test-dir build-tsan --output-on-failure -L concurrency
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+format-check:
+	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan build-clang

@@ -1,0 +1,169 @@
+/*
+ * hotset/pool.h — the buffer pool.
+ *
+ * A fixed set of page frames caching blocks of relations (hotset/storage.h).
+ * Callers read a block into a *pinned* buffer, take its content lock to look
+ * at or change the page, mark it dirty with the LSN of the log record that
+ * describes the change, and release the pin. While a buffer is pinned its
+ * frame is never given to another block.
+ *
+ *   hs_buf b;
+ *   if (hs_pool_read(pool, rel, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, NULL))
+ *     fail(hs_last_error());
+ *   hs_buf_lock(pool, b, HS_LOCK_EXCLUSIVE);
+ *   change(hs_buf_page(pool, b));
+ *   hs_buf_mark_dirty(pool, b, lsn, NULL);
+ *   hs_buf_unlock(pool, b);
+ *   hs_buf_release(pool, b);
+ *
+ * Concurrency: every function may be called from any number of threads.
+ * Pinning a resident page is one compare-and-swap on the buffer's state word;
+ * the page table is read without locks (writers take a per-partition lock).
+ *
+ * WAL before data: a dirty page whose LSN is L is never written before the
+ * owner's flush_wal_up_to(L) callback has returned HS_OK.
+ *
+ * Faults: a failed read leaves the buffer invalid (the next read retries); a
+ * failed write leaves the page dirty in its buffer and that frame is not
+ * reused. hs_pool_close reports a failed write and keeps the pool open.
+ */
+#ifndef HOTSET_POOL_H
+#define HOTSET_POOL_H
+
+#include "hotset/stats.h"
+#include "hotset/status.h"
+#include "hotset/storage.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hs_pool hs_pool;
+/* A buffer: an index into the pool's frames, 0 .. nbuffers-1. */
+typedef int32_t hs_buf;
+#define HS_INVALID_BUF ((hs_buf)-1)
+/* A log sequence number: a byte position in the write-ahead log. */
+typedef uint64_t hs_lsn;
+
+/* The owner's WAL-before-data hook: make the log durable up to `upto`.
+ * Set *flushed to true if a flush was actually needed (the count of those is
+ * the wal_flushes statistic), false if the log was already durable there.
+ * Returning anything but HS_OK stops the write; the page stays dirty. */
+typedef hs_status (*hs_wal_flush_fn)(void *ctx, hs_lsn upto, bool *flushed);
+
+/* Buffer access strategies (rings) arrive with their own header; until then
+ * every read passes NULL. */
+typedef struct hs_strategy hs_strategy;
+
+typedef struct hs_pool_options {
+  const char *dir;                 /* data directory, created if missing (required) */
+  uint32_t page_size;              /* bytes per page: 1 KiB .. 64 KiB, power of two */
+  uint64_t pool_bytes;             /* pool size in bytes (rounded down to pages) */
+  uint32_t pool_pages;             /* or in pages; wins over pool_bytes when set */
+  const char *policy;              /* replacement policy; NULL = "clock-sweep" */
+  uint32_t partitions;             /* page-table lock partitions (0 = 128) */
+  hs_wal_flush_fn flush_wal_up_to; /* NULL: pages carry no WAL dependency */
+  void *wal_ctx;
+} hs_pool_options;
+
+/* Fills in the defaults: 8 KiB pages, 128 MiB, clock-sweep, 128 partitions. */
+void hs_pool_options_init(hs_pool_options *opts);
+
+hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out);
+/* Writes every dirty page, then frees the pool. If a write fails the error is
+ * returned and the pool stays open and usable: nothing is lost. Fails with
+ * HS_ERR_BUSY if a buffer is still pinned. */
+hs_status hs_pool_close(hs_pool *pool);
+/* Frees the pool without writing anything (dirty pages are lost): for crash
+ * tests and for giving up after hs_pool_close failed. */
+void hs_pool_abandon(hs_pool *pool);
+
+hs_smgr *hs_pool_smgr(hs_pool *pool);
+uint32_t hs_pool_nbuffers(const hs_pool *pool);
+uint32_t hs_pool_page_size(const hs_pool *pool);
+/* The name of the replacement policy in use, e.g. "clock-sweep". */
+const char *hs_pool_policy_name(const hs_pool *pool);
+
+typedef enum hs_read_mode {
+  HS_READ_NORMAL = 0, /* read the block (it must exist) */
+  HS_READ_NEW,        /* extend the relation by one zeroed block; the new
+                         block's number is returned by hs_buf_block */
+  HS_READ_ZERO        /* an existing block whose old contents don't matter:
+                         the buffer is zero-filled without reading */
+} hs_read_mode;
+
+/* Returns in *out a pinned buffer holding the block. `hit`, if not NULL, says
+ * whether the block was already in the pool (no read was needed). Errors:
+ * HS_ERR_EOF and other storage errors of the read, HS_ERR_NO_BUFFERS when
+ * every buffer is pinned, write errors of a dirty victim. */
+hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block,
+                       hs_read_mode mode, hs_strategy *strategy, hs_buf *out, bool *hit);
+
+/* The page of a pinned buffer (page_size bytes, 4 KiB aligned). */
+void *hs_buf_page(hs_pool *pool, hs_buf buf);
+hs_relid hs_buf_rel(hs_pool *pool, hs_buf buf);
+hs_fork hs_buf_fork(hs_pool *pool, hs_buf buf);
+hs_blockno hs_buf_block(hs_pool *pool, hs_buf buf);
+/* The LSN last given to hs_buf_mark_dirty for this page. */
+hs_lsn hs_buf_lsn(hs_pool *pool, hs_buf buf);
+
+typedef enum hs_lock_mode { HS_LOCK_SHARE = 0, HS_LOCK_EXCLUSIVE = 1 } hs_lock_mode;
+/* Content locks (readers-writer) of a pinned buffer. Not recursive. */
+void hs_buf_lock(hs_pool *pool, hs_buf buf, hs_lock_mode mode);
+bool hs_buf_trylock(hs_pool *pool, hs_buf buf, hs_lock_mode mode);
+void hs_buf_unlock(hs_pool *pool, hs_buf buf);
+
+/* Marks a pinned, exclusively locked buffer dirty and raises its page LSN to
+ * `lsn` (an LSN never goes backwards). *was_clean, if not NULL, tells whether
+ * this call changed the page from clean to dirty. HS_ERR_INVALID if the
+ * buffer is not exclusively locked. */
+hs_status hs_buf_mark_dirty(hs_pool *pool, hs_buf buf, hs_lsn lsn, bool *was_clean);
+
+/* Adds a pin to a buffer the caller already has pinned. */
+void hs_buf_pin_again(hs_pool *pool, hs_buf buf);
+/* Drops one pin. */
+void hs_buf_release(hs_pool *pool, hs_buf buf);
+
+/* Writes a pinned buffer's page if it is dirty (WAL first). */
+hs_status hs_pool_flush_buffer(hs_pool *pool, hs_buf buf);
+/* Writes every dirty page of one relation (all forks), then fsyncs its files. */
+hs_status hs_pool_flush_relation(hs_pool *pool, hs_relid rel);
+/* Writes every dirty page, then fsyncs every file written. */
+hs_status hs_pool_flush_all(hs_pool *pool);
+/* Forgets every buffer of a relation (all forks) without writing it, before
+ * the relation is truncated or unlinked. HS_ERR_BUSY if one is pinned. */
+hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel);
+
+/* A snapshot of the I/O statistics (hotset/stats.h). */
+void hs_pool_stats(hs_pool *pool, hs_io_stats *out);
+/* Zeroes the statistics (e.g. after a warm-up). */
+void hs_pool_stats_reset(hs_pool *pool);
+
+/* One buffer as pg_buffercache shows it. */
+typedef struct hs_buffer_info {
+  hs_buf buf;
+  bool valid;   /* holds a readable page */
+  hs_relid rel; /* tag: meaningful when valid or io_in_progress */
+  hs_fork fork;
+  hs_blockno block;
+  uint32_t usage; /* the policy's standing (clock-sweep: usage count) */
+  uint32_t pins;  /* reference count */
+  bool dirty;
+  bool io_in_progress;
+  bool io_error; /* the last I/O on this buffer failed */
+  hs_lsn lsn;
+} hs_buffer_info;
+
+/* Fills out[0 .. nbuffers-1]; `cap` must be at least hs_pool_nbuffers. */
+hs_status hs_pool_dump(hs_pool *pool, hs_buffer_info *out, uint32_t cap);
+/* Prints the dump: a table, or one JSON object per buffer per line. */
+hs_status hs_pool_dump_print(hs_pool *pool, FILE *out, bool json);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,75 @@
+/*
+ * hotset/stats.h — I/O statistics per context, after PostgreSQL's pg_stat_io.
+ *
+ * Every buffer access is counted in one I/O context: `normal` for ordinary
+ * reads, or the context of the buffer access strategy (ring) it ran under.
+ * The counters mean what pg_stat_io's columns mean:
+ *   hits       the block was found in the pool;
+ *   reads      the block was read from its file into a buffer;
+ *   writes     a dirty buffer was written to its file (evicted, flushed);
+ *   extends    the relation grew by a block through the pool;
+ *   evictions  a buffer holding a valid page was taken for another block;
+ *   reuses     a ring slot's buffer was reused (rings only);
+ *   wal_flushes  the WAL-before-data callback had to flush the log before
+ *              a write (calls that found the log already flushed don't count).
+ * Counting is sharded per thread, so it costs the hit path no shared write.
+ */
+#ifndef HOTSET_STATS_H
+#define HOTSET_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hs_io_context {
+  HS_IOCTX_NORMAL = 0,
+  HS_IOCTX_BULKREAD,
+  HS_IOCTX_BULKWRITE,
+  HS_IOCTX_VACUUM,
+  HS_IOCTX_COUNT
+} hs_io_context;
+
+typedef enum hs_io_counter {
+  HS_STAT_HITS = 0,
+  HS_STAT_READS,
+  HS_STAT_WRITES,
+  HS_STAT_EXTENDS,
+  HS_STAT_EVICTIONS,
+  HS_STAT_REUSES,
+  HS_STAT_WAL_FLUSHES,
+  HS_STAT_READ_ERRORS,
+  HS_STAT_WRITE_ERRORS,
+  HS_STAT_COUNT
+} hs_io_counter;
+
+typedef struct hs_io_stats {
+  uint64_t count[HS_IOCTX_COUNT][HS_STAT_COUNT];
+  uint32_t nbuffers;  /* frames in the pool */
+  uint32_t page_size; /* bytes per page */
+  uint32_t valid;     /* buffers holding a valid page at snapshot time */
+  uint32_t dirty;     /* of which dirty */
+  uint32_t pinned;    /* buffers pinned at snapshot time */
+} hs_io_stats;
+
+const char *hs_io_context_name(hs_io_context ctx);
+const char *hs_io_counter_name(hs_io_counter c);
+
+/* Sum of one counter over every context. */
+uint64_t hs_io_stats_total(const hs_io_stats *s, hs_io_counter c);
+/* hits / (hits + reads) over every context, 0 when there was no access. */
+double hs_io_stats_hit_ratio(const hs_io_stats *s);
+
+/* A readable table: one row per context that saw any I/O, plus a total. */
+void hs_io_stats_print_table(const hs_io_stats *s, FILE *out);
+/* One JSON object on one line:
+ * {"nbuffers":..,"page_size":..,"valid":..,"dirty":..,"pinned":..,
+ *  "contexts":{"normal":{"hits":..,...},...},"total":{...}} */
+void hs_io_stats_print_json(const hs_io_stats *s, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,91 @@
+/*
+ * hotset/storage.h — the storage manager: relations as files of fixed-size
+ * blocks in one data directory.
+ *
+ * A relation is named by a number (hs_relid) and has up to HS_FORK_COUNT
+ * forks, each its own file: "<dir>/<rel>" for the main fork, "<rel>_fsm",
+ * "<rel>_vm" and "<rel>_init" for the others (PostgreSQL's layout). Blocks are
+ * read and written whole with pread/pwrite; a relation grows one block at a
+ * time through hs_smgr_extend, which is atomic against concurrent extenders.
+ *
+ * Every function is thread-safe. Every failure is a status code plus a
+ * message naming the relation, block and cause (hs_last_error): a short read,
+ * a read past the end, EIO, ENOSPC, a missing file or a permission problem is
+ * never turned into zeros.
+ */
+#ifndef HOTSET_STORAGE_H
+#define HOTSET_STORAGE_H
+
+#include "hotset/status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint32_t hs_relid;
+typedef uint32_t hs_blockno;
+#define HS_INVALID_BLOCK ((hs_blockno)0xFFFFFFFFu)
+
+typedef enum hs_fork {
+  HS_FORK_MAIN = 0,
+  HS_FORK_FSM = 1,
+  HS_FORK_VM = 2,
+  HS_FORK_INIT = 3,
+  HS_FORK_COUNT
+} hs_fork;
+
+#define HS_PAGE_SIZE_MIN     1024u
+#define HS_PAGE_SIZE_MAX     65536u
+#define HS_PAGE_SIZE_DEFAULT 8192u
+
+typedef struct hs_smgr hs_smgr;
+
+/* Opens (creating it if missing) the data directory `dir` for pages of
+ * `page_size` bytes: a power of two from 1 KiB to 64 KiB. */
+hs_status hs_smgr_open(const char *dir, uint32_t page_size, hs_smgr **out);
+/* Closes every file; no other call may be running on this smgr. */
+void hs_smgr_close(hs_smgr *smgr);
+
+uint32_t hs_smgr_page_size(const hs_smgr *smgr);
+const char *hs_smgr_dir(const hs_smgr *smgr);
+
+/* Creates an empty fork; HS_ERR_EXISTS if it is already there. */
+hs_status hs_smgr_create(hs_smgr *smgr, hs_relid rel, hs_fork fork);
+bool hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork);
+/* Removes the fork's file. */
+hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork);
+
+/* Reads block `block` into `page` (page_size bytes). HS_ERR_EOF if the block
+ * lies past the end, HS_ERR_SHORT_IO if only part of it is in the file. */
+hs_status hs_smgr_read(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block, void *page);
+/* Overwrites an existing block; HS_ERR_EOF if the block is past the end
+ * (relations grow only through hs_smgr_extend). */
+hs_status hs_smgr_write(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block,
+                        const void *page);
+/* Appends one block holding `page` (zeros if NULL) and returns its number. */
+hs_status hs_smgr_extend(hs_smgr *smgr, hs_relid rel, hs_fork fork, const void *page,
+                         hs_blockno *new_block);
+/* The number of whole blocks in the fork. */
+hs_status hs_smgr_nblocks(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno *nblocks);
+/* Cuts the fork to `nblocks` blocks (it must not be longer than now). */
+hs_status hs_smgr_truncate(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno nblocks);
+/* fsync of the fork's file. */
+hs_status hs_smgr_sync(hs_smgr *smgr, hs_relid rel, hs_fork fork);
+/* fsync of every fork of the relation written or extended since its last
+ * sync (forks that were not are skipped). */
+hs_status hs_smgr_sync_relation(hs_smgr *smgr, hs_relid rel);
+/* fsync of every file written or extended since its last sync, and of the
+ * data directory if a file was created or removed. */
+hs_status hs_smgr_sync_all(hs_smgr *smgr);
+
+/* The file name of a fork, e.g. "16384_fsm" (for messages and tools). */
+void hs_smgr_fork_filename(hs_relid rel, hs_fork fork, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

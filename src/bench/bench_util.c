@@ -1,0 +1,182 @@
+/*
+ * bench/bench_util.c — clock, PRNG, scratch directories and stamped
+ * relations for the benchmarks and the demo (see bench_util.h).
+ */
+#include "bench/bench_util.h"
+
+#include "core/error.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t bench_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void bench_sleep(double seconds) {
+  if (seconds <= 0) return;
+  /* An absolute deadline, so a signal that interrupts the sleep does not
+   * stretch it when we go back to sleep. */
+  uint64_t until = bench_now_ns() + (uint64_t)(seconds * 1e9);
+  struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u),
+                        .tv_nsec = (long)(until % 1000000000u)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9E3779B97F4A7C15u);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+  return z ^ (z >> 31);
+}
+
+void bench_rng_seed(bench_rng *r, uint64_t seed, uint64_t stream) {
+  /* Mix the stream in through its own splitmix step so that (seed, 1) and
+   * (seed + 1, 0) do not start from the same state. */
+  uint64_t x = seed;
+  uint64_t y = stream;
+  x ^= splitmix64(&y);
+  for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
+  /* xoshiro's only bad state is all zeros; splitmix64 cannot produce four
+   * zeros in a row, but say so rather than rely on it silently. */
+  if (!(r->s[0] | r->s[1] | r->s[2] | r->s[3])) r->s[0] = 1;
+}
+
+static inline uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+uint64_t bench_rng_next(bench_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+uint32_t bench_rng_below(bench_rng *r, uint32_t n) {
+  return (uint32_t)(((bench_rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+double bench_rng_double(bench_rng *r) {
+  return (double)(bench_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+hs_status bench_tempdir_make(const char *tag, char *buf, size_t len) {
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp) tmp = "/tmp";
+  int n = snprintf(buf, len, "%s/hotset-%s-XXXXXX", tmp, tag);
+  if (n < 0 || (size_t)n >= len)
+    return hs_fail(HS_ERR_INVALID, 0, "temporary directory name under %s is too long", tmp);
+  if (!mkdtemp(buf)) {
+    int err = errno;
+    return hs_fail(hs_status_from_errno(err), err, "creating a directory %s: %s", buf,
+                   strerror(err));
+  }
+  return HS_OK;
+}
+
+/* nftw offers no context pointer; the first failure is kept here. The
+ * removal runs on one thread at the end of a command, so a static is fine. */
+static int remove_errno;
+static char remove_failed_path[512];
+
+static int remove_cb(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
+  (void)sb;
+  (void)type;
+  (void)ftw;
+  if (remove(path) != 0 && remove_errno == 0) {
+    remove_errno = errno;
+    snprintf(remove_failed_path, sizeof remove_failed_path, "%s", path);
+  }
+  return 0; /* go on: remove as much as we can */
+}
+
+hs_status bench_tempdir_remove(const char *dir) {
+  remove_errno = 0;
+  if (nftw(dir, remove_cb, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+    int err = errno;
+    return hs_fail(hs_status_from_errno(err), err, "removing %s: %s", dir, strerror(err));
+  }
+  if (remove_errno)
+    return hs_fail(hs_status_from_errno(remove_errno), remove_errno, "removing %s: %s",
+                   remove_failed_path, strerror(remove_errno));
+  return HS_OK;
+}
+
+/* Little-endian on disk regardless of the host, so a data directory
+ * means the same thing everywhere. */
+static uint32_t get_u32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void set_u32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+uint64_t bench_page_get_u64(const void *page, size_t off) {
+  const unsigned char *p = (const unsigned char *)page + off;
+  return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+void bench_page_set_u64(void *page, size_t off, uint64_t v) {
+  unsigned char *p = (unsigned char *)page + off;
+  set_u32(p, (uint32_t)v);
+  set_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+void bench_page_stamp(void *page, hs_relid rel, hs_blockno block) {
+  set_u32((unsigned char *)page + BENCH_PAGE_OFF_BLOCK, block);
+  set_u32((unsigned char *)page + BENCH_PAGE_OFF_REL, rel);
+}
+
+bool bench_page_check(const void *page, hs_relid rel, hs_blockno block) {
+  const unsigned char *p = page;
+  return get_u32(p + BENCH_PAGE_OFF_BLOCK) == block && get_u32(p + BENCH_PAGE_OFF_REL) == rel;
+}
+
+hs_blockno bench_page_block(const void *page) {
+  return get_u32((const unsigned char *)page + BENCH_PAGE_OFF_BLOCK);
+}
+
+hs_status bench_make_relation(hs_smgr *smgr, hs_relid rel, hs_blockno npages) {
+  hs_status st;
+  if (hs_smgr_exists(smgr, rel, HS_FORK_MAIN)) {
+    st = hs_smgr_truncate(smgr, rel, HS_FORK_MAIN, 0);
+  } else {
+    st = hs_smgr_create(smgr, rel, HS_FORK_MAIN);
+  }
+  if (st != HS_OK) return st;
+
+  uint32_t page_size = hs_smgr_page_size(smgr);
+  void *page = calloc(1, page_size);
+  if (!page) return hs_fail(HS_ERR_NOMEM, ENOMEM, "allocating a %u-byte page", page_size);
+  for (hs_blockno b = 0; b < npages; b++) {
+    hs_blockno got;
+    bench_page_stamp(page, rel, b);
+    st = hs_smgr_extend(smgr, rel, HS_FORK_MAIN, page, &got);
+    if (st != HS_OK) break;
+    if (got != b) {
+      /* Someone else is extending the same relation: the stamps would lie. */
+      st = hs_fail(HS_ERR_CORRUPT, 0, "relation %u: extending to block %u returned block %u", rel,
+                   b, got);
+      break;
+    }
+  }
+  free(page);
+  return st;
+}

@@ -1,0 +1,486 @@
+/*
+ * bench/pool_bench.c — `hotset pool-bench`: how fast is a buffer access, and
+ * how does that change with threads?
+ *
+ * Two workloads, each run for --seconds at every thread count of --threads:
+ *   hit    the first min(pages, pool pages) blocks are read in first, then
+ *          every thread reads random blocks of that resident set and releases
+ *          them at once: no content lock, no page access. This is the pin /
+ *          unpin path alone, the one a buffer manager runs millions of times a
+ *          second, and the one whose scaling a global lock destroys.
+ *   mixed  random blocks over the whole relation (so about 1 - pool/pages of
+ *          the accesses miss and really pread), each read under a share
+ *          content lock that checks the page's stamp.
+ * Both run against the hotset pool (named by its policy, e.g. clock-sweep)
+ * and, interleaved with it in the same process on the same relation and
+ * frame count, against global_lru_pool.c ("global-mutex-lru"), PostgreSQL's
+ * pre-8.1 design: the baseline turns "N ops/s" into a comparison.
+ *
+ * Measurement: the workers start together at a barrier and run until the main
+ * thread, after sleeping --seconds, raises a stop flag that they check every
+ * 256 operations (so the check costs nothing measurable). The elapsed time is
+ * from the first worker's start to the last one's end; ns_per_op is the
+ * per-thread cost: elapsed * threads / ops.
+ */
+#include "bench/pool_bench.h"
+
+#include "bench/bench_util.h"
+#include "bench/global_lru_pool.h"
+#include "cli/args.h"
+#include "core/error.h"
+#include "hotset/pool.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG          "hotset pool-bench"
+#define BENCH_REL     16384u /* PostgreSQL's first user relation OID, for familiarity */
+#define STOP_INTERVAL 256
+#define MAX_THREADS   1024
+
+static const char usage[] =
+    "usage: hotset pool-bench [flags]\n"
+    "\n"
+    "Measures buffer reads per second: the hit path alone (\"hit\") and random reads\n"
+    "over a relation larger than the pool (\"mixed\"), for hotset and for a baseline\n"
+    "pool behind one global mutex with LRU replacement (\"global-mutex-lru\").\n"
+    "\n"
+    "flags:\n"
+    "  --threads LIST    thread counts to run, comma-separated (default 1,2)\n"
+    "  --pool SIZE       pool size (default 1MiB); SIZE takes B, KiB, MiB, GiB\n"
+    "                    (K/KB, M/MB, G/GB are the same powers of 1024)\n"
+    "  --pages N         blocks in the relation (default 512)\n"
+    "  --seconds S       duration of each run (default 2)\n"
+    "  --policy NAME     hotset replacement policy (default clock-sweep)\n"
+    "  --page-size SIZE  page size, a power of two from 1KiB to 64KiB (default 8KiB)\n"
+    "  --dir DIR         data directory to use (kept) instead of a temporary one\n"
+    "  --seed N          seed of the block choices (default 1)\n"
+    "  --json            one JSON object per line per (variant, workload, threads)\n"
+    "  --help            show this help\n";
+
+static const args_cmd cmd = {PROG, usage};
+
+typedef enum workload { WL_HIT = 0, WL_MIXED, WL_COUNT } workload;
+static const char *const workload_names[WL_COUNT] = {"hit", "mixed"};
+
+typedef enum variant { V_HOTSET = 0, V_BASELINE, V_COUNT } variant;
+
+/* What one run's workers share. */
+typedef struct run_shared {
+  variant var;
+  workload wl;
+  hs_pool *pool;
+  glru_pool *glru;
+  hs_blockno nblocks; /* blocks are drawn from [0, nblocks) */
+  uint64_t seed;
+  pthread_barrier_t start;
+  atomic_bool stop;
+  pthread_mutex_t err_lock;
+  bool failed;
+  char err[768]; /* the first worker error, copied: hs_last_error is per thread */
+} run_shared;
+
+typedef struct worker {
+  run_shared *sh;
+  uint32_t id;
+  pthread_t tid;
+  uint64_t ops;
+  uint64_t t_start, t_end;
+} worker;
+
+typedef struct result {
+  uint64_t ops;
+  uint64_t elapsed_ns;
+  double ops_per_sec;
+  double ns_per_op;
+  double hit_ratio;
+} result;
+
+static hs_status stamp_error(hs_blockno want, hs_blockno got) {
+  return hs_fail(HS_ERR_CORRUPT, 0, "block %u holds the page stamped as block %u", want, got);
+}
+
+/* Runs `n` operations. The workload switch sits outside the loops so each
+ * loop is as tight as its workload allows. */
+static hs_status run_batch(run_shared *sh, bench_rng *rng, int n, hs_blockno *failed_block) {
+  hs_blockno blk = 0;
+  hs_status st = HS_OK;
+  switch (sh->var * WL_COUNT + sh->wl) {
+  case V_HOTSET *WL_COUNT + WL_HIT:
+    for (int i = 0; i < n; i++) {
+      hs_buf b;
+      blk = bench_rng_below(rng, sh->nblocks);
+      st = hs_pool_read(sh->pool, BENCH_REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, NULL);
+      if (st != HS_OK) break;
+      hs_buf_release(sh->pool, b);
+    }
+    break;
+  case V_HOTSET *WL_COUNT + WL_MIXED:
+    for (int i = 0; i < n; i++) {
+      hs_buf b;
+      blk = bench_rng_below(rng, sh->nblocks);
+      st = hs_pool_read(sh->pool, BENCH_REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, NULL);
+      if (st != HS_OK) break;
+      hs_buf_lock(sh->pool, b, HS_LOCK_SHARE);
+      hs_blockno got = bench_page_block(hs_buf_page(sh->pool, b));
+      hs_buf_unlock(sh->pool, b);
+      hs_buf_release(sh->pool, b);
+      if (got != blk) {
+        st = stamp_error(blk, got);
+        break;
+      }
+    }
+    break;
+  case V_BASELINE *WL_COUNT + WL_HIT:
+    for (int i = 0; i < n; i++) {
+      glru_frame f;
+      blk = bench_rng_below(rng, sh->nblocks);
+      st = glru_read(sh->glru, BENCH_REL, HS_FORK_MAIN, blk, &f, NULL);
+      if (st != HS_OK) break;
+      glru_release(sh->glru, f);
+    }
+    break;
+  case V_BASELINE *WL_COUNT + WL_MIXED:
+    for (int i = 0; i < n; i++) {
+      glru_frame f;
+      blk = bench_rng_below(rng, sh->nblocks);
+      st = glru_read(sh->glru, BENCH_REL, HS_FORK_MAIN, blk, &f, NULL);
+      if (st != HS_OK) break;
+      hs_blockno got = bench_page_block(glru_page(sh->glru, f));
+      glru_release(sh->glru, f);
+      if (got != blk) {
+        st = stamp_error(blk, got);
+        break;
+      }
+    }
+    break;
+  }
+  *failed_block = blk;
+  return st;
+}
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  run_shared *sh = w->sh;
+  bench_rng rng;
+  bench_rng_seed(&rng, sh->seed, w->id);
+  uint64_t ops = 0;
+
+  pthread_barrier_wait(&sh->start);
+  w->t_start = bench_now_ns();
+  while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+    hs_blockno blk;
+    if (run_batch(sh, &rng, STOP_INTERVAL, &blk) != HS_OK) {
+      pthread_mutex_lock(&sh->err_lock);
+      if (!sh->failed) {
+        sh->failed = true;
+        snprintf(sh->err, sizeof sh->err, "thread %u reading block %u: %s", w->id, blk,
+                 hs_last_error());
+      }
+      pthread_mutex_unlock(&sh->err_lock);
+      atomic_store_explicit(&sh->stop, true, memory_order_relaxed);
+      break;
+    }
+    ops += STOP_INTERVAL;
+  }
+  w->t_end = bench_now_ns();
+  w->ops = ops;
+  return NULL;
+}
+
+/* Everything main needs to run and to clean up. */
+typedef struct bench {
+  /* flags */
+  args_uint_list threads;
+  uint64_t pool_bytes, pages, page_size, seed;
+  double seconds;
+  bool json;
+  const char *policy;
+  const char *dir_flag;
+  /* state */
+  char tmpdir[4096];
+  const char *dir;
+  hs_smgr *smgr;
+  hs_pool *pool;
+  glru_pool *glru;
+  uint32_t nbuffers;
+} bench;
+
+static void cleanup(bench *b) {
+  /* Errors here are after the measurement; the first one is reported by the
+   * caller through hs_pool_close, the rest are best effort. */
+  if (b->glru) glru_abandon(b->glru); /* read-only workloads: nothing dirty */
+  if (b->pool) hs_pool_abandon(b->pool);
+  if (b->smgr) hs_smgr_close(b->smgr);
+  b->glru = NULL;
+  b->pool = NULL;
+  b->smgr = NULL;
+  if (b->tmpdir[0]) bench_tempdir_remove(b->tmpdir);
+  b->tmpdir[0] = '\0';
+}
+
+static int fail(bench *b, const char *what) {
+  fprintf(stderr, PROG ": %s: %s\n", what, hs_last_error());
+  cleanup(b);
+  return 1;
+}
+
+/* Reads blocks [0, n) once, so that the hit workload finds them resident. */
+static hs_status preload(bench *b, variant var, hs_blockno n) {
+  for (hs_blockno blk = 0; blk < n; blk++) {
+    hs_status st;
+    if (var == V_HOTSET) {
+      hs_buf buf;
+      st = hs_pool_read(b->pool, BENCH_REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &buf, NULL);
+      if (st == HS_OK) hs_buf_release(b->pool, buf);
+    } else {
+      glru_frame f;
+      st = glru_read(b->glru, BENCH_REL, HS_FORK_MAIN, blk, &f, NULL);
+      if (st == HS_OK) glru_release(b->glru, f);
+    }
+    if (st != HS_OK) return st;
+  }
+  return HS_OK;
+}
+
+static const char *variant_name(const bench *b, variant var) {
+  return var == V_HOTSET ? hs_pool_policy_name(b->pool) : "global-mutex-lru";
+}
+
+/* One (variant, workload, threads) run. On failure prints the error line and
+ * returns false. */
+static bool run_one(bench *b, variant var, workload wl, uint32_t nthreads, result *res) {
+  char what[160];
+  snprintf(what, sizeof what, "%s %s with %u thread%s", variant_name(b, var), workload_names[wl],
+           nthreads, nthreads == 1 ? "" : "s");
+
+  hs_blockno resident = b->pages < b->nbuffers ? (hs_blockno)b->pages : b->nbuffers;
+  hs_blockno nblocks = wl == WL_HIT ? resident : (hs_blockno)b->pages;
+  if (wl == WL_HIT && preload(b, var, resident) != HS_OK) {
+    fprintf(stderr, PROG ": %s: preloading: %s\n", what, hs_last_error());
+    return false;
+  }
+  if (var == V_HOTSET)
+    hs_pool_stats_reset(b->pool);
+  else
+    glru_reset_stats(b->glru);
+
+  run_shared sh = {
+      .var = var, .wl = wl, .pool = b->pool, .glru = b->glru, .nblocks = nblocks, .seed = b->seed};
+  atomic_init(&sh.stop, false);
+  pthread_mutex_init(&sh.err_lock, NULL);
+  pthread_barrier_init(&sh.start, NULL, nthreads + 1);
+  worker *w = calloc(nthreads, sizeof *w);
+  if (!w) {
+    fprintf(stderr, PROG ": %s: out of memory\n", what);
+    return false;
+  }
+  for (uint32_t i = 0; i < nthreads; i++) {
+    w[i].sh = &sh;
+    w[i].id = i;
+    int err = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
+    if (err) {
+      /* The threads already started wait at the barrier for ever; nothing
+       * sensible is left to do but leave. */
+      fprintf(stderr, PROG ": %s: pthread_create: %s\n", what, strerror(err));
+      cleanup(b);
+      exit(1);
+    }
+  }
+  pthread_barrier_wait(&sh.start);
+  bench_sleep(b->seconds);
+  atomic_store_explicit(&sh.stop, true, memory_order_relaxed);
+
+  uint64_t ops = 0, t0 = UINT64_MAX, t1 = 0;
+  for (uint32_t i = 0; i < nthreads; i++) {
+    pthread_join(w[i].tid, NULL);
+    ops += w[i].ops;
+    if (w[i].t_start < t0) t0 = w[i].t_start;
+    if (w[i].t_end > t1) t1 = w[i].t_end;
+  }
+  free(w);
+  pthread_barrier_destroy(&sh.start);
+  pthread_mutex_destroy(&sh.err_lock);
+  if (sh.failed) {
+    fprintf(stderr, PROG ": %s: %s\n", what, sh.err);
+    return false;
+  }
+
+  res->ops = ops;
+  res->elapsed_ns = t1 > t0 ? t1 - t0 : 1;
+  res->ops_per_sec = (double)ops / ((double)res->elapsed_ns / 1e9);
+  res->ns_per_op = ops ? (double)res->elapsed_ns * nthreads / (double)ops : 0;
+  if (var == V_HOTSET) {
+    hs_io_stats s;
+    hs_pool_stats(b->pool, &s);
+    res->hit_ratio = hs_io_stats_hit_ratio(&s);
+  } else {
+    glru_stats s;
+    glru_get_stats(b->glru, &s);
+    uint64_t n = s.hits + s.reads;
+    res->hit_ratio = n ? (double)s.hits / (double)n : 0;
+  }
+  return true;
+}
+
+/* Policy names come from the library; escape them anyway rather than trust
+ * that no future name holds a quote. */
+static void print_json_string(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
+  }
+  putchar('"');
+}
+
+static void print_json(const bench *b, const char *vname, workload wl, uint32_t nthreads,
+                       const result *r) {
+  printf("{\"variant\":");
+  print_json_string(vname);
+  printf(",\"workload\":\"%s\",\"threads\":%u,\"ops_per_sec\":%.1f,\"ns_per_op\":%.2f,"
+         "\"ops\":%" PRIu64 ",\"seconds\":%.3f,\"hit_ratio\":%.4f,\"pool_pages\":%u,"
+         "\"pages\":%" PRIu64 ",\"page_size\":%" PRIu64 "}\n",
+         workload_names[wl], nthreads, r->ops_per_sec, r->ns_per_op, r->ops,
+         (double)r->elapsed_ns / 1e9, r->hit_ratio, b->nbuffers, b->pages, b->page_size);
+  fflush(stdout);
+}
+
+static void print_table_header(const bench *b) {
+  char pool[32], page[32];
+  args_format_size((uint64_t)b->nbuffers * b->page_size, pool, sizeof pool);
+  args_format_size(b->page_size, page, sizeof page);
+  printf("pool: %u buffers of %s (%s); relation: %" PRIu64 " pages; %g s per run\n\n", b->nbuffers,
+         page, pool, b->pages, b->seconds);
+  printf("%-18s %-8s %7s %14s %10s %7s %8s %9s\n", "variant", "workload", "threads", "ops/s",
+         "ns/op", "hit%", "scaling", "vs base");
+}
+
+static void print_table_row(const char *vname, workload wl, uint32_t nthreads, const result *r,
+                            const result *first, const result *base) {
+  char scaling[16] = "-", vs[16] = "-";
+  if (first && first->ops_per_sec > 0)
+    snprintf(scaling, sizeof scaling, "%.2fx", r->ops_per_sec / first->ops_per_sec);
+  if (base && base->ops_per_sec > 0)
+    snprintf(vs, sizeof vs, "%.2fx", r->ops_per_sec / base->ops_per_sec);
+  printf("%-18s %-8s %7u %14.0f %10.1f %6.1f%% %8s %9s\n", vname, workload_names[wl], nthreads,
+         r->ops_per_sec, r->ns_per_op, 100.0 * r->hit_ratio, scaling, vs);
+  fflush(stdout);
+}
+
+static bool is_power_of_two(uint64_t v) {
+  return v && (v & (v - 1)) == 0;
+}
+
+int pool_bench_main(int argc, char **argv) {
+  bench b = {.threads = {.n = 2, .v = {1, 2}},
+             .pool_bytes = 1u << 20,
+             .pages = 512,
+             .page_size = HS_PAGE_SIZE_DEFAULT,
+             .seed = 1,
+             .seconds = 2.0};
+  const args_opt opts[] = {
+      {.name = "threads", .kind = ARGS_UINT_LIST, .dest = &b.threads, .min = 1, .max = MAX_THREADS},
+      {.name = "pool", .kind = ARGS_SIZE, .dest = &b.pool_bytes, .min = 1},
+      {.name = "pages", .kind = ARGS_UINT, .dest = &b.pages, .min = 1, .max = HS_INVALID_BLOCK - 1},
+      {.name = "seconds", .kind = ARGS_DOUBLE, .dest = &b.seconds, .dmin = 0.01, .dmax = 86400},
+      {.name = "policy", .kind = ARGS_STRING, .dest = &b.policy},
+      {.name = "page-size",
+       .kind = ARGS_SIZE,
+       .dest = &b.page_size,
+       .min = HS_PAGE_SIZE_MIN,
+       .max = HS_PAGE_SIZE_MAX},
+      {.name = "dir", .kind = ARGS_STRING, .dest = &b.dir_flag},
+      {.name = "seed", .kind = ARGS_UINT, .dest = &b.seed},
+      {.name = "json", .kind = ARGS_FLAG, .dest = &b.json},
+  };
+  args_parse(&cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+
+  if (!is_power_of_two(b.page_size))
+    args_usage_error(&cmd, "--page-size: %" PRIu64 " is not a power of two", b.page_size);
+  uint64_t max_threads = 0;
+  for (uint32_t i = 0; i < b.threads.n; i++)
+    if (b.threads.v[i] > max_threads) max_threads = b.threads.v[i];
+  /* Each worker pins one buffer at a time; with no more buffers than
+   * threads, a read could find every buffer pinned. */
+  if (b.pool_bytes / b.page_size <= max_threads) {
+    char pool[32], page[32];
+    args_usage_error(&cmd,
+                     "--pool: %s holds %" PRIu64 " pages of %s; %" PRIu64
+                     " threads need more than %" PRIu64,
+                     args_format_size(b.pool_bytes, pool, sizeof pool), b.pool_bytes / b.page_size,
+                     args_format_size(b.page_size, page, sizeof page), max_threads, max_threads);
+  }
+
+  if (b.dir_flag) {
+    b.dir = b.dir_flag;
+  } else {
+    if (bench_tempdir_make("bench", b.tmpdir, sizeof b.tmpdir) != HS_OK)
+      return fail(&b, "creating a temporary directory");
+    b.dir = b.tmpdir;
+  }
+
+  if (hs_smgr_open(b.dir, (uint32_t)b.page_size, &b.smgr) != HS_OK)
+    return fail(&b, "opening the data directory");
+  if (bench_make_relation(b.smgr, BENCH_REL, (hs_blockno)b.pages) != HS_OK)
+    return fail(&b, "creating the relation");
+
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = b.dir;
+  po.page_size = (uint32_t)b.page_size;
+  po.pool_bytes = b.pool_bytes;
+  po.policy = b.policy;
+  if (hs_pool_open(&po, &b.pool) != HS_OK) return fail(&b, "opening the pool");
+  b.nbuffers = hs_pool_nbuffers(b.pool);
+  /* The baseline gets exactly as many frames as hotset has buffers. */
+  if (glru_open(b.smgr, b.nbuffers, &b.glru) != HS_OK)
+    return fail(&b, "opening the global-mutex-lru pool");
+
+  if (!b.json) print_table_header(&b);
+  result res[WL_COUNT][ARGS_LIST_MAX][V_COUNT];
+  for (int wl = 0; wl < WL_COUNT; wl++) {
+    for (uint32_t t = 0; t < b.threads.n; t++) {
+      uint32_t nthreads = (uint32_t)b.threads.v[t];
+      /* Interleaving the variants at each thread count keeps slow drifts of
+       * the machine (frequency, other load) from favouring either. */
+      for (int var = 0; var < V_COUNT; var++) {
+        if (!run_one(&b, (variant)var, (workload)wl, nthreads, &res[wl][t][var])) {
+          cleanup(&b);
+          return 1;
+        }
+      }
+      for (int var = 0; var < V_COUNT; var++) {
+        const result *r = &res[wl][t][var];
+        if (b.json) {
+          print_json(&b, variant_name(&b, (variant)var), (workload)wl, nthreads, r);
+        } else {
+          print_table_row(variant_name(&b, (variant)var), (workload)wl, nthreads, r,
+                          &res[wl][0][var], var == V_HOTSET ? &res[wl][t][V_BASELINE] : NULL);
+        }
+      }
+    }
+  }
+  if (!b.json) {
+    printf("\nscaling: ops/s relative to the same variant and workload at %" PRIu64
+           " thread%s; vs base: hotset ops/s / global-mutex-lru ops/s at the same thread count\n",
+           b.threads.v[0], b.threads.v[0] == 1 ? "" : "s");
+  }
+
+  /* A failed close keeps its pool; cleanup() then abandons it. */
+  if (glru_close(b.glru) != HS_OK) return fail(&b, "closing the global-mutex-lru pool");
+  b.glru = NULL;
+  if (hs_pool_close(b.pool) != HS_OK) return fail(&b, "closing the pool");
+  b.pool = NULL;
+  cleanup(&b);
+  return 0;
+}

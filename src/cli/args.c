@@ -1,0 +1,281 @@
+/*
+ * cli/args.c — the shared flag parser (see args.h for the accepted syntax).
+ *
+ * Parsing is table-driven so that every subcommand gets the same spellings
+ * and the same error behaviour for free; the typed parsers are strict (the
+ * whole string must match) because a silently truncated "--pool 12XB" that
+ * ran with 12 bytes would be worse than refusing it.
+ */
+#include "cli/args.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static _Noreturn void usage_error_v(const args_cmd *cmd, const char *fmt, va_list ap) {
+  /* One line first, so a script can take `head -n1` of stderr as "the" error. */
+  fprintf(stderr, "%s: ", cmd->prog);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  fputs(cmd->usage, stderr);
+  exit(2);
+}
+
+_Noreturn void args_usage_error(const args_cmd *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  usage_error_v(cmd, fmt, ap);
+}
+
+bool args_parse_uint(const char *s, uint64_t *out) {
+  if (!s || !isdigit((unsigned char)*s)) return false;
+  uint64_t v = 0;
+  for (; *s; s++) {
+    if (!isdigit((unsigned char)*s)) return false;
+    unsigned d = (unsigned)(*s - '0');
+    if (v > (UINT64_MAX - d) / 10) return false; /* overflow */
+    v = v * 10 + d;
+  }
+  *out = v;
+  return true;
+}
+
+bool args_parse_double(const char *s, double *out) {
+  /* strtod would skip leading blanks and accept "nan"/"inf": neither is a
+   * value anyone means to pass as a duration or a ratio. */
+  if (!s || !*s || isspace((unsigned char)*s)) return false;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end || errno == ERANGE || !isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+typedef struct size_suffix {
+  const char *name;
+  unsigned shift;
+} size_suffix;
+
+static const size_suffix size_suffixes[] = {
+    {"", 0},     {"b", 0},  {"k", 10},  {"kb", 10},  {"kib", 10}, {"m", 20},  {"mb", 20},
+    {"mib", 20}, {"g", 30}, {"gb", 30}, {"gib", 30}, {"t", 40},   {"tb", 40}, {"tib", 40},
+};
+
+bool args_parse_size(const char *s, uint64_t *out) {
+  if (!s || !isdigit((unsigned char)*s)) return false;
+  const char *p = s;
+  uint64_t v = 0;
+  for (; isdigit((unsigned char)*p); p++) {
+    unsigned d = (unsigned)(*p - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  for (size_t i = 0; i < sizeof size_suffixes / sizeof size_suffixes[0]; i++) {
+    if (strcasecmp(p, size_suffixes[i].name) != 0) continue;
+    unsigned shift = size_suffixes[i].shift;
+    if (shift && v > (UINT64_MAX >> shift)) return false;
+    *out = v << shift;
+    return true;
+  }
+  return false;
+}
+
+/* Syntax only: "N[,N]...". */
+typedef enum list_result { LIST_OK, LIST_BAD, LIST_TOO_LONG } list_result;
+
+static list_result parse_list_syntax(const char *s, args_uint_list *out) {
+  args_uint_list l = {0};
+  const char *p = s;
+  if (!s || !*s) return LIST_BAD;
+  for (;;) {
+    const char *comma = strchr(p, ',');
+    size_t n = comma ? (size_t)(comma - p) : strlen(p);
+    char item[24];
+    if (n == 0 || n >= sizeof item) return LIST_BAD;
+    if (l.n == ARGS_LIST_MAX) return LIST_TOO_LONG;
+    memcpy(item, p, n);
+    item[n] = '\0';
+    if (!args_parse_uint(item, &l.v[l.n])) return LIST_BAD;
+    l.n++;
+    if (!comma) break;
+    p = comma + 1;
+  }
+  *out = l;
+  return LIST_OK;
+}
+
+static bool in_range(uint64_t v, uint64_t min, uint64_t max) {
+  return v >= min && (max == 0 || v <= max);
+}
+
+bool args_parse_uint_list(const char *s, uint64_t min, uint64_t max, args_uint_list *out) {
+  args_uint_list l;
+  if (parse_list_syntax(s, &l) != LIST_OK) return false;
+  for (uint32_t i = 0; i < l.n; i++) {
+    if (!in_range(l.v[i], min, max)) return false;
+  }
+  *out = l;
+  return true;
+}
+
+bool args_parse_bool(const char *s, bool *out) {
+  static const char *const yes[] = {"true", "1", "yes", "on"};
+  static const char *const no[] = {"false", "0", "no", "off"};
+  if (!s) return false;
+  for (size_t i = 0; i < 4; i++) {
+    if (strcasecmp(s, yes[i]) == 0) {
+      *out = true;
+      return true;
+    }
+    if (strcasecmp(s, no[i]) == 0) {
+      *out = false;
+      return true;
+    }
+  }
+  return false;
+}
+
+char *args_format_size(uint64_t bytes, char *buf, size_t len) {
+  static const char *const units[] = {"TiB", "GiB", "MiB", "KiB"};
+  static const unsigned shifts[] = {40, 30, 20, 10};
+  for (size_t i = 0; i < 4; i++) {
+    uint64_t unit = (uint64_t)1 << shifts[i];
+    if (bytes >= unit && bytes % unit == 0) {
+      snprintf(buf, len, "%" PRIu64 " %s", bytes / unit, units[i]);
+      return buf;
+    }
+  }
+  snprintf(buf, len, "%" PRIu64 " B", bytes);
+  return buf;
+}
+
+/* Range messages say the limit the way the flag is written. */
+static void check_uint_range(const args_cmd *cmd, const args_opt *o, const char *val, uint64_t v) {
+  char lim[32];
+  if (v < o->min) {
+    if (o->kind == ARGS_SIZE)
+      args_format_size(o->min, lim, sizeof lim);
+    else
+      snprintf(lim, sizeof lim, "%" PRIu64, o->min);
+    args_usage_error(cmd, "--%s: \"%s\" must be at least %s", o->name, val, lim);
+  }
+  if (o->max && v > o->max) {
+    if (o->kind == ARGS_SIZE)
+      args_format_size(o->max, lim, sizeof lim);
+    else
+      snprintf(lim, sizeof lim, "%" PRIu64, o->max);
+    args_usage_error(cmd, "--%s: \"%s\" must be at most %s", o->name, val, lim);
+  }
+}
+
+static void store_value(const args_cmd *cmd, const args_opt *o, const char *val) {
+  switch (o->kind) {
+  case ARGS_FLAG:
+    if (!args_parse_bool(val, (bool *)o->dest))
+      args_usage_error(cmd, "--%s: \"%s\" is not a boolean (true or false)", o->name, val);
+    break;
+  case ARGS_UINT: {
+    uint64_t v;
+    if (!args_parse_uint(val, &v))
+      args_usage_error(cmd, "--%s: \"%s\" is not a %s integer", o->name, val,
+                       o->min >= 1 ? "positive" : "non-negative");
+    check_uint_range(cmd, o, val, v);
+    *(uint64_t *)o->dest = v;
+    break;
+  }
+  case ARGS_SIZE: {
+    uint64_t v;
+    if (!args_parse_size(val, &v))
+      args_usage_error(cmd, "--%s: \"%s\" is not a byte size (e.g. 8192, 64KiB, 1MiB, 2GiB)",
+                       o->name, val);
+    check_uint_range(cmd, o, val, v);
+    *(uint64_t *)o->dest = v;
+    break;
+  }
+  case ARGS_DOUBLE: {
+    double v;
+    if (!args_parse_double(val, &v))
+      args_usage_error(cmd, "--%s: \"%s\" is not a number", o->name, val);
+    if (v < o->dmin)
+      args_usage_error(cmd, "--%s: \"%s\" must be at least %g", o->name, val, o->dmin);
+    if (o->dmax != 0 && v > o->dmax)
+      args_usage_error(cmd, "--%s: \"%s\" must be at most %g", o->name, val, o->dmax);
+    *(double *)o->dest = v;
+    break;
+  }
+  case ARGS_UINT_LIST: {
+    args_uint_list l;
+    list_result lr = parse_list_syntax(val, &l);
+    if (lr == LIST_TOO_LONG)
+      args_usage_error(cmd, "--%s: \"%s\" has more than %d items", o->name, val, ARGS_LIST_MAX);
+    if (lr != LIST_OK)
+      args_usage_error(cmd, "--%s: \"%s\" is not a %s integer list", o->name, val,
+                       o->min >= 1 ? "positive" : "non-negative");
+    for (uint32_t i = 0; i < l.n; i++) {
+      char item[96]; /* says which item: 0 in "1,0,2" */
+      snprintf(item, sizeof item, "%" PRIu64 "\" in \"%.60s", l.v[i], val);
+      check_uint_range(cmd, o, item, l.v[i]);
+    }
+    *(args_uint_list *)o->dest = l;
+    break;
+  }
+  case ARGS_STRING:
+    if (!*val) args_usage_error(cmd, "--%s: missing value", o->name);
+    *(const char **)o->dest = val;
+    break;
+  }
+}
+
+static const args_opt *find_opt(const args_opt *opts, size_t nopts, const char *name, size_t len) {
+  for (size_t i = 0; i < nopts; i++) {
+    if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0) return &opts[i];
+  }
+  return NULL;
+}
+
+int args_parse(const args_cmd *cmd, const args_opt *opts, size_t nopts, int argc, char **argv,
+               int max_positional) {
+  int npos = 0;
+  bool only_positional = false;
+  for (int i = 1; i < argc; i++) {
+    char *arg = argv[i];
+    bool is_flag = !only_positional && arg[0] == '-' && arg[1] != '\0';
+    if (is_flag && strcmp(arg, "--") == 0) {
+      only_positional = true;
+      continue;
+    }
+    if (!is_flag) {
+      if (npos >= max_positional) args_usage_error(cmd, "unexpected argument \"%s\"", arg);
+      argv[1 + npos++] = arg; /* 1 + npos <= i: never overwrites an unread one */
+      continue;
+    }
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      fputs(cmd->usage, stdout);
+      exit(0);
+    }
+    if (arg[1] != '-') args_usage_error(cmd, "unknown flag %s", arg);
+    const char *name = arg + 2;
+    const char *eq = strchr(name, '=');
+    size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+    const args_opt *o = find_opt(opts, nopts, name, name_len);
+    if (!o) args_usage_error(cmd, "unknown flag --%.*s", (int)name_len, name);
+    if (eq) {
+      store_value(cmd, o, eq + 1);
+    } else if (o->kind == ARGS_FLAG) {
+      *(bool *)o->dest = true;
+    } else {
+      /* "--dir --json" is a forgotten value, not a directory named "--json". */
+      if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
+        args_usage_error(cmd, "--%s: missing value", o->name);
+      store_value(cmd, o, argv[++i]);
+    }
+  }
+  return npos;
+}

@@ -1,0 +1,75 @@
+/*
+ * cli/main.c — `hotset <subcommand> [flags]`: dispatch to the subcommands.
+ *
+ * Each subcommand is one entry of the table below (a name, a one-line summary
+ * for `hotset help`, an entry point taking its own argc/argv with argv[0] =
+ * its name), so adding `sim`, `gen-trace` or `bench` is one line here plus
+ * its own file. Exit statuses follow one convention throughout: 0 success,
+ * 1 a run-time failure, 2 a usage error.
+ */
+#include "bench/pool_bench.h"
+#include "cli/demo.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct subcommand {
+  const char *name;
+  const char *summary;
+  int (*main)(int argc, char **argv);
+} subcommand;
+
+static const subcommand subcommands[] = {
+    {"pool-bench", "buffer reads per second: hotset against a global-mutex LRU pool",
+     pool_bench_main},
+    {"demo", "a short multi-threaded read/write run, with the pool's statistics", demo_main},
+};
+
+#define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
+
+static void print_usage(FILE *out) {
+  fputs("usage: hotset <subcommand> [flags]\n"
+        "       hotset help [subcommand]\n"
+        "\n"
+        "subcommands:\n",
+        out);
+  for (size_t i = 0; i < NSUBCOMMANDS; i++)
+    fprintf(out, "  %-12s %s\n", subcommands[i].name, subcommands[i].summary);
+  fputs("\n`hotset <subcommand> --help` describes a subcommand's flags.\n", out);
+}
+
+static const subcommand *find_subcommand(const char *name) {
+  for (size_t i = 0; i < NSUBCOMMANDS; i++)
+    if (strcmp(subcommands[i].name, name) == 0) return &subcommands[i];
+  return NULL;
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+  fputs("hotset: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputc('\n', stderr);
+  print_usage(stderr);
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return usage_error("%s", "missing subcommand");
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+    if (strcmp(name, "help") == 0 && argc > 2) {
+      /* `hotset help demo` is `hotset demo --help`. */
+      const subcommand *sc = find_subcommand(argv[2]);
+      if (!sc) return usage_error("unknown subcommand \"%s\"", argv[2]);
+      char *help_argv[] = {argv[2], "--help", NULL};
+      return sc->main(2, help_argv);
+    }
+    print_usage(stdout);
+    return 0;
+  }
+  const subcommand *sc = find_subcommand(name);
+  if (!sc) {
+    if (name[0] == '-') return usage_error("unknown flag %s (flags go after the subcommand)", name);
+    return usage_error("unknown subcommand \"%s\"", name);
+  }
+  return sc->main(argc - 1, argv + 1);
+}

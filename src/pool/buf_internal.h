@@ -1,0 +1,175 @@
+/*
+ * pool/buf_internal.h — the buffer descriptor and its state word.
+ *
+ * One descriptor per frame, one cache line each (so two threads pinning
+ * neighbouring buffers never share a line). Everything a pin needs is in one
+ * 32-bit atomic state word, as PostgreSQL packed it in 9.6:
+ *
+ *   bits  0..17  reference count (pins)
+ *   bits 18..21  usage count (the replacement policy's counter)
+ *   bits 22..31  flags
+ *
+ * so pinning a resident page — raise refcount, raise usage count — is one
+ * compare-and-swap. LOCKED is a spinlock over the descriptor header: while it
+ * is set the state word is frozen (every other writer waits for it to clear),
+ * which lets the holder unlock with a plain store. The tag changes only with
+ * LOCKED held, refcount 1 (the changer's own pin) and the page-table
+ * partition locks of the old and new tags held. So a thread that has pinned a
+ * buffer and then sees the tag it wanted can trust it until it unpins.
+ */
+#ifndef HOTSET_POOL_BUF_INTERNAL_H
+#define HOTSET_POOL_BUF_INTERNAL_H
+
+#include "hotset/pool.h"
+
+#include <sched.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define BUF_REFCOUNT_ONE  1u
+#define BUF_REFCOUNT_MASK ((1u << 18) - 1)
+#define BUF_USAGE_SHIFT   18
+#define BUF_USAGE_ONE     (1u << BUF_USAGE_SHIFT)
+#define BUF_USAGE_MASK    (0xFu << BUF_USAGE_SHIFT)
+#define BUF_USAGE_LIMIT   15u /* what 4 bits hold; clock-sweep caps at 5 */
+
+#define BM_LOCKED         (1u << 22) /* header spinlock */
+#define BM_DIRTY          (1u << 23) /* page differs from its file */
+#define BM_VALID          (1u << 24) /* page holds the block's contents */
+#define BM_TAG_VALID      (1u << 25) /* tag is set and in the page table */
+#define BM_IO_IN_PROGRESS (1u << 26) /* a read or write is under way */
+#define BM_IO_ERROR       (1u << 27) /* the last I/O failed */
+#define BM_JUST_DIRTIED   (1u << 28) /* dirtied since the write began */
+#define BM_IO_WAITERS     (1u << 29) /* someone sleeps until the I/O ends */
+
+static inline uint32_t buf_refcount(uint32_t state) {
+  return state & BUF_REFCOUNT_MASK;
+}
+static inline uint32_t buf_usage(uint32_t state) {
+  return (state & BUF_USAGE_MASK) >> BUF_USAGE_SHIFT;
+}
+
+typedef struct hs_bufdesc {
+  _Atomic uint32_t state;
+  _Atomic uint32_t content_lock; /* see content_lock.h */
+  /* The tag. Atomic only so that the page table's lock-free readers may
+   * peek at it; it is trusted only after a pin (see above). */
+  _Atomic uint32_t rel;
+  _Atomic uint32_t fork;
+  _Atomic uint32_t block;
+  _Atomic int32_t hash_next; /* page-table chain; -1 ends it */
+  _Atomic uint64_t lsn;      /* the page's LSN (WAL-before-data) */
+  int32_t free_next;         /* free list link, under the free-list lock */
+  uint32_t io_started_ms;    /* reserved for policies that keep time */
+} hs_bufdesc;
+
+_Static_assert(sizeof(hs_bufdesc) <= 64, "a buffer descriptor must fit one cache line");
+
+typedef struct hs_bufdesc_padded {
+  alignas(64) hs_bufdesc d;
+} hs_bufdesc_padded;
+
+_Static_assert(sizeof(hs_bufdesc_padded) == 64, "descriptors are one cache line each");
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Waits until the header spinlock is free; returns the state then. */
+static inline uint32_t buf_wait_unlocked(hs_bufdesc *d) {
+  uint32_t s;
+  unsigned spins = 0;
+  while ((s = atomic_load_explicit(&d->state, memory_order_acquire)) & BM_LOCKED) {
+    if (++spins < 100)
+      cpu_relax();
+    else
+      sched_yield();
+  }
+  return s;
+}
+
+/* Takes the header spinlock; returns the state with BM_LOCKED set. */
+static inline uint32_t buf_hdr_lock(hs_bufdesc *d) {
+  for (;;) {
+    uint32_t old = atomic_fetch_or_explicit(&d->state, BM_LOCKED, memory_order_acquire);
+    if (!(old & BM_LOCKED)) return old | BM_LOCKED;
+    buf_wait_unlocked(d);
+  }
+}
+
+/* Releases the header spinlock, publishing `state` (a plain store: while
+ * LOCKED is set nobody else writes the word). */
+static inline void buf_hdr_unlock(hs_bufdesc *d, uint32_t state) {
+  atomic_store_explicit(&d->state, state & ~BM_LOCKED, memory_order_release);
+}
+
+/* Adds a pin, and raises the usage count up to `usage_cap` (0: leave it).
+ * Returns the state after the pin. */
+static inline uint32_t buf_pin(hs_bufdesc *d, uint32_t usage_cap) {
+  uint32_t old = atomic_load_explicit(&d->state, memory_order_relaxed);
+  for (;;) {
+    if (old & BM_LOCKED) old = buf_wait_unlocked(d);
+    uint32_t next = old + BUF_REFCOUNT_ONE;
+    if (buf_usage(next) < usage_cap) next += BUF_USAGE_ONE;
+    if (atomic_compare_exchange_weak_explicit(&d->state, &old, next, memory_order_acquire,
+                                              memory_order_relaxed))
+      return next;
+  }
+}
+
+/* Drops a pin; returns the state after it. */
+static inline uint32_t buf_unpin(hs_bufdesc *d) {
+  uint32_t old = atomic_load_explicit(&d->state, memory_order_relaxed);
+  for (;;) {
+    if (old & BM_LOCKED) old = buf_wait_unlocked(d);
+    uint32_t next = old - BUF_REFCOUNT_ONE;
+    if (atomic_compare_exchange_weak_explicit(&d->state, &old, next, memory_order_release,
+                                              memory_order_relaxed))
+      return next;
+  }
+}
+
+typedef struct hs_buftag {
+  hs_relid rel;
+  hs_fork fork;
+  hs_blockno block;
+} hs_buftag;
+
+static inline bool buf_tag_is(const hs_bufdesc *d, const hs_buftag *t) {
+  return atomic_load_explicit(&d->block, memory_order_relaxed) == t->block &&
+         atomic_load_explicit(&d->rel, memory_order_relaxed) == t->rel &&
+         atomic_load_explicit(&d->fork, memory_order_relaxed) == (uint32_t)t->fork;
+}
+
+static inline void buf_tag_set(hs_bufdesc *d, const hs_buftag *t) {
+  atomic_store_explicit(&d->rel, t->rel, memory_order_relaxed);
+  atomic_store_explicit(&d->fork, (uint32_t)t->fork, memory_order_relaxed);
+  atomic_store_explicit(&d->block, t->block, memory_order_relaxed);
+}
+
+static inline hs_buftag buf_tag_get(const hs_bufdesc *d) {
+  hs_buftag t;
+  t.rel = atomic_load_explicit(&d->rel, memory_order_relaxed);
+  t.fork = (hs_fork)atomic_load_explicit(&d->fork, memory_order_relaxed);
+  t.block = atomic_load_explicit(&d->block, memory_order_relaxed);
+  return t;
+}
+
+/* A 64-bit mix of the tag (murmur3's finalizer over the packed fields). */
+static inline uint64_t buf_tag_hash(const hs_buftag *t) {
+  uint64_t h = ((uint64_t)t->rel << 34) ^ ((uint64_t)t->fork << 32) ^ t->block;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * pool/page_table.h — the map from buffer tag to buffer.
+ *
+ * A chained hash table whose chain links live in the buffer descriptors
+ * (each buffer is in at most one chain), so it allocates nothing after
+ * creation: 4 bytes per bucket plus the partition locks.
+ *
+ * Writers (insert, delete) hold the partition lock of the bucket; buckets are
+ * spread over partitions by their low bits. Readers may walk a chain with no
+ * lock at all (page_table_lookup_fast): they can miss an entry that is being
+ * moved, never return a wrong one that the caller trusts, because the caller
+ * pins the buffer and re-checks its tag. A miss just sends the caller to the
+ * locked lookup (page_table_lookup), which is exact.
+ */
+#ifndef HOTSET_POOL_PAGE_TABLE_H
+#define HOTSET_POOL_PAGE_TABLE_H
+
+#include "hotset/status.h"
+#include "pool/buf_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct hs_pt_partition {
+  alignas(64) pthread_mutex_t lock;
+} hs_pt_partition;
+
+typedef struct hs_page_table {
+  _Atomic int32_t *heads; /* bucket -> first buffer, -1 empty */
+  uint32_t bucket_mask;
+  hs_pt_partition *parts;
+  uint32_t part_mask;
+  hs_bufdesc_padded *descs;
+} hs_page_table;
+
+hs_status page_table_init(hs_page_table *pt, hs_bufdesc_padded *descs, uint32_t nbuffers,
+                          uint32_t partitions);
+void page_table_destroy(hs_page_table *pt);
+
+static inline uint32_t page_table_partition(const hs_page_table *pt, uint64_t hash) {
+  return (uint32_t)hash & pt->bucket_mask & pt->part_mask;
+}
+
+void page_table_lock(hs_page_table *pt, uint32_t part);
+void page_table_unlock(hs_page_table *pt, uint32_t part);
+/* Locks two partitions in a fixed order (once if they are the same). */
+void page_table_lock2(hs_page_table *pt, uint32_t a, uint32_t b);
+void page_table_unlock2(hs_page_table *pt, uint32_t a, uint32_t b);
+
+/* Lock-free, may miss (see above). Returns the buffer or -1. */
+static inline int32_t page_table_lookup_fast(const hs_page_table *pt, const hs_buftag *tag,
+                                             uint64_t hash) {
+  int32_t b = atomic_load_explicit(&pt->heads[hash & pt->bucket_mask], memory_order_acquire);
+  for (unsigned hops = 0; b >= 0 && hops < 32; hops++) {
+    const hs_bufdesc *d = &pt->descs[b].d;
+    if (buf_tag_is(d, tag)) return b;
+    b = atomic_load_explicit(&d->hash_next, memory_order_acquire);
+  }
+  return -1;
+}
+
+/* Exact; the caller holds the tag's partition lock. */
+int32_t page_table_lookup(const hs_page_table *pt, const hs_buftag *tag, uint64_t hash);
+/* The caller holds the partition lock and has set the buffer's tag. */
+void page_table_insert(hs_page_table *pt, int32_t buf, uint64_t hash);
+/* The caller holds the partition lock; returns false if buf was not there. */
+bool page_table_delete(hs_page_table *pt, int32_t buf, uint64_t hash);
+
+#endif

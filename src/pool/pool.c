@@ -1,0 +1,683 @@
+/*
+ * pool/pool.c — the buffer pool: lookup, pin, read, evict, write back.
+ *
+ * The shape follows PostgreSQL's bufmgr.c as it stands since 9.6:
+ *
+ *  - hs_pool_read is the hit path, top to bottom: hash the tag, walk the
+ *    page table without locks, pin with one CAS, check the pin caught the
+ *    page asked for. Only a miss (or a race) goes on to read_slow.
+ *  - read_slow re-checks the page table under the partition lock, then takes
+ *    a victim (free list first, then the replacement policy), pins it, writes
+ *    it back if dirty (WAL first), and retags it under the old and new
+ *    partition locks. The read itself happens with no lock held but
+ *    IO_IN_PROGRESS set: other threads wanting the same block find the buffer,
+ *    pin it and sleep until the read ends — one read, however many ask.
+ *  - A failed read clears IO_IN_PROGRESS, sets IO_ERROR and leaves the
+ *    buffer invalid but mapped; the next reader starts the read again.
+ *  - A failed write leaves DIRTY set: the page is still only here, so the
+ *    frame is not reused and the next flush tries again.
+ *
+ * Lock order: page-table partition locks (lower index first), then buffer
+ * header spinlocks. Content locks are never taken while holding either; a
+ * victim's content lock is only tried, never waited for, because the caller
+ * may hold other content locks.
+ */
+#include "core/error.h"
+#include "hotset/fault.h"
+#include "pool/pool_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Failed victim writes tolerated in one read before it reports the error. */
+#define MAX_VICTIM_WRITE_FAILURES 4
+
+static const hs_replacer_ops *const all_replacers[] = {&hs_clock_sweep_replacer};
+
+const hs_replacer_ops *replacer_find(const char *name) {
+  for (size_t i = 0; i < sizeof all_replacers / sizeof all_replacers[0]; i++)
+    if (strcmp(all_replacers[i]->name, name) == 0) return all_replacers[i];
+  return NULL;
+}
+
+const char *replacer_names(void) {
+  return "clock-sweep";
+}
+
+void hs_pool_options_init(hs_pool_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->page_size = HS_PAGE_SIZE_DEFAULT;
+  opts->pool_bytes = 128ull << 20;
+  opts->partitions = 128;
+}
+
+/* ---- opening and closing ---------------------------------------------- */
+
+static void pool_free(hs_pool *pool) {
+  if (pool->replacer_state) pool->replacer->destroy(pool->replacer_state);
+  if (pool->table.heads) page_table_destroy(&pool->table);
+  if (pool->smgr) hs_smgr_close(pool->smgr);
+  wait_stripes_destroy(pool->lock_waits, HS_WAIT_STRIPES);
+  wait_stripes_destroy(pool->io_waits, HS_WAIT_STRIPES);
+  pthread_mutex_destroy(&pool->free_lock);
+  pthread_mutex_destroy(&pool->stats_lock);
+  free(pool->pages);
+  free(pool->descs);
+  free(pool);
+}
+
+hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
+  if (!opts || !out)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: options and out are required");
+  *out = NULL;
+  if (!opts->dir || !*opts->dir)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: a data directory is required");
+  const char *policy = opts->policy ? opts->policy : "clock-sweep";
+  const hs_replacer_ops *replacer = replacer_find(policy);
+  if (!replacer)
+    return hs_fail(HS_ERR_INVALID, 0, "unknown replacement policy \"%s\" (known: %s)", policy,
+                   replacer_names());
+  uint32_t page_size = opts->page_size ? opts->page_size : HS_PAGE_SIZE_DEFAULT;
+  uint64_t npages = opts->pool_pages ? opts->pool_pages : opts->pool_bytes / page_size;
+  if (npages < 1)
+    return hs_fail(HS_ERR_INVALID, 0, "a pool of %" PRIu64 " bytes holds no page of %u bytes",
+                   opts->pool_bytes, page_size);
+  if (npages > (1u << 30))
+    return hs_fail(HS_ERR_INVALID, 0, "a pool of %" PRIu64 " pages is more than 2^30 pages",
+                   npages);
+
+  hs_pool *pool = aligned_alloc(64, sizeof *pool);
+  if (!pool) return hs_fail(HS_ERR_NOMEM, 0, "could not allocate the pool");
+  memset(pool, 0, sizeof *pool);
+  pool->nbuffers = (uint32_t)npages;
+  pool->page_size = page_size;
+  pool->replacer = replacer;
+  pool->flush_wal_up_to = opts->flush_wal_up_to;
+  pool->wal_ctx = opts->wal_ctx;
+  pthread_mutex_init(&pool->free_lock, NULL);
+  pthread_mutex_init(&pool->stats_lock, NULL);
+  wait_stripes_init(pool->lock_waits, HS_WAIT_STRIPES);
+  wait_stripes_init(pool->io_waits, HS_WAIT_STRIPES);
+  stat_shards_init(&pool->stats);
+
+  hs_status st = hs_smgr_open(opts->dir, page_size, &pool->smgr);
+  if (st != HS_OK) {
+    pool_free(pool);
+    return st;
+  }
+  /* posix_memalign: aligned_alloc wants the size a multiple of the alignment. */
+  void *descs = NULL, *pages = NULL;
+  if (posix_memalign(&descs, 64, sizeof *pool->descs * npages) != 0) descs = NULL;
+  if (posix_memalign(&pages, 4096, (size_t)npages * page_size) != 0) pages = NULL;
+  pool->descs = descs;
+  pool->pages = pages;
+  if (!pool->descs || !pool->pages) {
+    pool_free(pool);
+    return hs_fail(HS_ERR_NOMEM, 0, "could not allocate %" PRIu64 " buffers of %u bytes", npages,
+                   page_size);
+  }
+  for (uint32_t b = 0; b < pool->nbuffers; b++) {
+    hs_bufdesc *d = &pool->descs[b].d;
+    atomic_init(&d->state, 0);
+    atomic_init(&d->content_lock, 0);
+    atomic_init(&d->rel, 0);
+    atomic_init(&d->fork, 0);
+    atomic_init(&d->block, HS_INVALID_BLOCK);
+    atomic_init(&d->hash_next, -1);
+    atomic_init(&d->lsn, 0);
+    d->free_next = b + 1 < pool->nbuffers ? (int32_t)b + 1 : FREE_END;
+    d->io_started_ms = 0;
+  }
+  pool->free_head = 0;
+  atomic_init(&pool->free_count, pool->nbuffers);
+  atomic_init(&pool->io_waiters, 0);
+
+  st = page_table_init(&pool->table, pool->descs, pool->nbuffers, opts->partitions);
+  if (st == HS_OK) st = replacer->create(pool->descs, pool->nbuffers, &pool->replacer_state);
+  if (st != HS_OK) {
+    pool_free(pool);
+    return st;
+  }
+  *out = pool;
+  return HS_OK;
+}
+
+hs_status hs_pool_close(hs_pool *pool) {
+  if (!pool) return HS_OK;
+  for (uint32_t b = 0; b < pool->nbuffers; b++) {
+    hs_bufdesc *d = pool_desc(pool, (hs_buf)b);
+    if (buf_refcount(atomic_load(&d->state)) > 0) {
+      hs_buftag t = buf_tag_get(d);
+      return hs_fail(HS_ERR_BUSY, 0,
+                     "cannot close the pool: buffer %u (block %u of relation %u) is still pinned",
+                     b, t.block, t.rel);
+    }
+  }
+  hs_status st = hs_pool_flush_all(pool);
+  if (st != HS_OK) return st; /* the pool stays open: its dirty pages are not lost */
+  pool_free(pool);
+  return HS_OK;
+}
+
+void hs_pool_abandon(hs_pool *pool) {
+  if (pool) pool_free(pool);
+}
+
+hs_smgr *hs_pool_smgr(hs_pool *pool) {
+  return pool->smgr;
+}
+uint32_t hs_pool_nbuffers(const hs_pool *pool) {
+  return pool->nbuffers;
+}
+uint32_t hs_pool_page_size(const hs_pool *pool) {
+  return pool->page_size;
+}
+const char *hs_pool_policy_name(const hs_pool *pool) {
+  return pool->replacer->name;
+}
+uint32_t hs_pool_debug_io_waiters(hs_pool *pool) {
+  return atomic_load(&pool->io_waiters);
+}
+
+/* ---- I/O in progress ----------------------------------------------------- */
+
+/* Sleeps until buffer b has no I/O in progress. */
+static void wait_io(hs_pool *pool, hs_buf b) {
+  hs_bufdesc *d = pool_desc(pool, b);
+  hs_wait_stripe *w = &pool->io_waits[(uint32_t)b % HS_WAIT_STRIPES];
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
+    if (!(s & BM_IO_IN_PROGRESS)) break;
+    if (s & BM_LOCKED) {
+      cpu_relax();
+      continue;
+    }
+    /* Announce ourselves; the CAS fails if the word moved (e.g. the header
+     * got locked), and then we look again. */
+    if (!(s & BM_IO_WAITERS) &&
+        !atomic_compare_exchange_weak_explicit(&d->state, &s, s | BM_IO_WAITERS,
+                                               memory_order_acq_rel, memory_order_relaxed))
+      continue;
+    atomic_fetch_add(&pool->io_waiters, 1);
+    pthread_cond_wait(&w->cv, &w->mu);
+    atomic_fetch_sub(&pool->io_waiters, 1);
+  }
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* Claims the right to read buffer b in. False if it became valid or someone
+ * else is reading it. */
+static bool start_input_io(hs_pool *pool, hs_buf b) {
+  hs_bufdesc *d = pool_desc(pool, b);
+  uint32_t s = buf_hdr_lock(d);
+  if (s & (BM_VALID | BM_IO_IN_PROGRESS)) {
+    buf_hdr_unlock(d, s);
+    return false;
+  }
+  buf_hdr_unlock(d, (s | BM_IO_IN_PROGRESS) & ~BM_IO_ERROR);
+  return true;
+}
+
+/* Ends an I/O: sets and clears flags, then wakes whoever waits for it.
+ * `written`: a write succeeded, so the page is clean unless re-dirtied. */
+static void end_io(hs_pool *pool, hs_buf b, uint32_t set, uint32_t clear, bool written) {
+  hs_bufdesc *d = pool_desc(pool, b);
+  uint32_t s = buf_hdr_lock(d);
+  bool waiters = s & BM_IO_WAITERS;
+  if (written && !(s & BM_JUST_DIRTIED)) s &= ~BM_DIRTY;
+  s = (s & ~(clear | BM_IO_IN_PROGRESS | BM_IO_WAITERS)) | set;
+  buf_hdr_unlock(d, s);
+  if (waiters) {
+    hs_wait_stripe *w = &pool->io_waits[(uint32_t)b % HS_WAIT_STRIPES];
+    pthread_mutex_lock(&w->mu);
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+  }
+}
+
+/* Fills buffer b, pinned and with IO_IN_PROGRESS claimed by us, with its
+ * block: read from the file, or zeros. On failure the pin is dropped. */
+static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_read_mode mode,
+                             hs_io_context ctx, hs_buf *out, bool *hit) {
+  void *page = pool->pages + (size_t)b * pool->page_size;
+  hs_status st = HS_OK;
+  if (mode == HS_READ_NORMAL)
+    st = hs_smgr_read(pool->smgr, tag->rel, tag->fork, tag->block, page);
+  else
+    memset(page, 0, pool->page_size);
+  if (st != HS_OK) {
+    end_io(pool, b, BM_IO_ERROR, 0, false);
+    stat_add(&pool->stats, ctx, HS_STAT_READ_ERRORS, 1);
+    buf_unpin(pool_desc(pool, b));
+    return st;
+  }
+  end_io(pool, b, BM_VALID, BM_IO_ERROR, false);
+  if (mode == HS_READ_NORMAL) stat_add(&pool->stats, ctx, HS_STAT_READS, 1);
+  *out = b;
+  if (hit) *hit = false;
+  return HS_OK;
+}
+
+/* Buffer b is pinned and tagged with `tag` but may not be valid yet: wait
+ * for another thread's read, or do the read ourselves. */
+static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_read_mode mode,
+                               hs_io_context ctx, hs_buf *out, bool *hit) {
+  hs_bufdesc *d = pool_desc(pool, b);
+  for (;;) {
+    uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
+    if (s & BM_VALID) {
+      stat_add(&pool->stats, ctx, HS_STAT_HITS, 1);
+      *out = b;
+      if (hit) *hit = true;
+      return HS_OK;
+    }
+    if (s & BM_IO_IN_PROGRESS)
+      wait_io(pool, b);
+    else if (start_input_io(pool, b))
+      return fill_buffer(pool, b, tag, mode, ctx, out, hit);
+  }
+}
+
+/* ---- writing a page back ---------------------------------------------- */
+
+/* Writes buffer b if it is valid and dirty: the WAL first, then the page.
+ * The caller holds a pin and a content lock. *wrote says if it wrote. */
+static hs_status write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wrote) {
+  hs_bufdesc *d = pool_desc(pool, b);
+  *wrote = false;
+  for (;;) {
+    uint32_t s = buf_hdr_lock(d);
+    if ((s & (BM_VALID | BM_DIRTY)) != (BM_VALID | BM_DIRTY)) {
+      buf_hdr_unlock(d, s);
+      return HS_OK;
+    }
+    if (s & BM_IO_IN_PROGRESS) { /* another thread is writing it */
+      buf_hdr_unlock(d, s);
+      wait_io(pool, b);
+      continue;
+    }
+    buf_hdr_unlock(d, (s | BM_IO_IN_PROGRESS) & ~BM_JUST_DIRTIED);
+    break;
+  }
+  hs_buftag tag = buf_tag_get(d);
+  hs_lsn lsn = atomic_load_explicit(&d->lsn, memory_order_relaxed);
+  if (pool->flush_wal_up_to && lsn != 0) {
+    bool flushed = false;
+    hs_status st = pool->flush_wal_up_to(pool->wal_ctx, lsn, &flushed);
+    if (st != HS_OK) {
+      char why[256];
+      snprintf(why, sizeof why, "%s", hs_last_error());
+      end_io(pool, b, BM_IO_ERROR, 0, false);
+      stat_add(&pool->stats, ctx, HS_STAT_WRITE_ERRORS, 1);
+      return hs_fail(HS_ERR_WAL, hs_last_errno(),
+                     "could not flush the WAL up to %" PRIu64
+                     " before writing block %u of relation %u: %s",
+                     lsn, tag.block, tag.rel, why[0] ? why : hs_status_name(st));
+    }
+    if (flushed) stat_add(&pool->stats, ctx, HS_STAT_WAL_FLUSHES, 1);
+  }
+  const void *page = pool->pages + (size_t)b * pool->page_size;
+  hs_status st = hs_smgr_write(pool->smgr, tag.rel, tag.fork, tag.block, page);
+  if (st != HS_OK) {
+    end_io(pool, b, BM_IO_ERROR, 0, false); /* DIRTY stays: nothing is lost */
+    stat_add(&pool->stats, ctx, HS_STAT_WRITE_ERRORS, 1);
+    return st;
+  }
+  end_io(pool, b, 0, BM_IO_ERROR, true);
+  stat_add(&pool->stats, ctx, HS_STAT_WRITES, 1);
+  *wrote = true;
+  return HS_OK;
+}
+
+/* ---- victims ------------------------------------------------------------ */
+
+static void push_free(hs_pool *pool, hs_buf b) {
+  hs_bufdesc *d = pool_desc(pool, b);
+  pthread_mutex_lock(&pool->free_lock);
+  if (d->free_next == FREE_NOT_IN_LIST) {
+    d->free_next = pool->free_head;
+    pool->free_head = b;
+    atomic_fetch_add_explicit(&pool->free_count, 1, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&pool->free_lock);
+}
+
+/* A buffer from the free list, header locked; false if the list is empty.
+ * The policy's hand may have taken a listed buffer meanwhile: skip those. */
+static bool pop_free(hs_pool *pool, hs_buf *out, uint32_t *locked_state) {
+  while (atomic_load_explicit(&pool->free_count, memory_order_relaxed) > 0) {
+    pthread_mutex_lock(&pool->free_lock);
+    hs_buf b = pool->free_head;
+    if (b < 0) {
+      pthread_mutex_unlock(&pool->free_lock);
+      return false;
+    }
+    hs_bufdesc *d = pool_desc(pool, b);
+    pool->free_head = d->free_next;
+    d->free_next = FREE_NOT_IN_LIST;
+    atomic_fetch_sub_explicit(&pool->free_count, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&pool->free_lock);
+    uint32_t s = buf_hdr_lock(d);
+    if (buf_refcount(s) == 0 && !(s & BM_TAG_VALID)) {
+      *out = b;
+      *locked_state = s;
+      return true;
+    }
+    buf_hdr_unlock(d, s);
+  }
+  return false;
+}
+
+/* ---- the read path ------------------------------------------------------ */
+
+static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
+                           hs_io_context ctx, hs_buf *out, bool *hit) {
+  hs_page_table *pt = &pool->table;
+  uint32_t part = page_table_partition(pt, hash);
+  page_table_lock(pt, part);
+  hs_buf b = page_table_lookup(pt, tag, hash);
+  if (b >= 0) {
+    buf_pin(pool_desc(pool, b), pool->replacer->pin_usage_cap);
+    page_table_unlock(pt, part);
+    return finish_pinned(pool, b, tag, mode, ctx, out, hit);
+  }
+  page_table_unlock(pt, part);
+
+  unsigned write_failures = 0;
+  for (;;) {
+    hs_buf v;
+    uint32_t s;
+    if (!pop_free(pool, &v, &s)) {
+      hs_status st = pool->replacer->get_victim(pool->replacer_state, &v, &s);
+      if (st != HS_OK) return st;
+    }
+    hs_bufdesc *vd = pool_desc(pool, v);
+    s += BUF_REFCOUNT_ONE; /* pin it before anyone else can */
+    buf_hdr_unlock(vd, s);
+
+    if (s & BM_DIRTY) {
+      /* Only try the content lock: we may hold other content locks, and the
+       * holder of this one may be waiting for a buffer too. */
+      if (!content_lock_try(&vd->content_lock, HS_LOCK_SHARE)) {
+        buf_unpin(vd);
+        continue;
+      }
+      bool wrote;
+      hs_status st = write_buffer(pool, v, ctx, &wrote);
+      content_lock_release(&vd->content_lock, &pool->lock_waits[(uint32_t)v % HS_WAIT_STRIPES]);
+      if (st != HS_OK) {
+        buf_unpin(vd); /* still dirty: this frame is not reused */
+        if (++write_failures >= MAX_VICTIM_WRITE_FAILURES) return st;
+        continue;
+      }
+    }
+
+    /* Retag under the partition locks of the old and the new tag. */
+    bool had_tag = s & BM_TAG_VALID;
+    hs_buftag old_tag = buf_tag_get(vd);
+    uint64_t old_hash = had_tag ? buf_tag_hash(&old_tag) : 0;
+    uint32_t old_part = had_tag ? page_table_partition(pt, old_hash) : part;
+    page_table_lock2(pt, part, old_part);
+    b = page_table_lookup(pt, tag, hash);
+    if (b >= 0) { /* someone read our block in while we were evicting */
+      buf_pin(pool_desc(pool, b), pool->replacer->pin_usage_cap);
+      page_table_unlock2(pt, part, old_part);
+      buf_unpin(vd);
+      if (!had_tag) push_free(pool, v);
+      return finish_pinned(pool, b, tag, mode, ctx, out, hit);
+    }
+    s = buf_hdr_lock(vd);
+    if (buf_refcount(s) != 1 || (s & BM_DIRTY)) { /* pinned or dirtied meanwhile */
+      buf_hdr_unlock(vd, s);
+      page_table_unlock2(pt, part, old_part);
+      buf_unpin(vd);
+      continue;
+    }
+    bool evicted = s & BM_VALID;
+    if (had_tag) page_table_delete(pt, v, old_hash);
+    buf_tag_set(vd, tag);
+    atomic_store_explicit(&vd->lsn, 0, memory_order_relaxed);
+    page_table_insert(pt, v, hash);
+    s = (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS |
+        (pool->replacer->insert_usage << BUF_USAGE_SHIFT);
+    buf_hdr_unlock(vd, s);
+    page_table_unlock2(pt, part, old_part);
+
+    if (had_tag && pool->replacer->on_remove) pool->replacer->on_remove(pool->replacer_state, v);
+    if (pool->replacer->on_insert) pool->replacer->on_insert(pool->replacer_state, v);
+    if (evicted) stat_add(&pool->stats, ctx, HS_STAT_EVICTIONS, 1);
+    return fill_buffer(pool, v, tag, mode, ctx, out, hit);
+  }
+}
+
+hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block,
+                       hs_read_mode mode, hs_strategy *strategy, hs_buf *out, bool *hit) {
+  if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT || (unsigned)mode > HS_READ_ZERO)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: bad argument (pool, out, fork or mode)");
+  if (strategy)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: buffer access strategies are not built yet");
+  hs_io_context ctx = HS_IOCTX_NORMAL;
+  if (mode == HS_READ_NEW) {
+    hs_status st = hs_smgr_extend(pool->smgr, rel, fork, NULL, &block);
+    if (st != HS_OK) return st;
+    stat_add(&pool->stats, ctx, HS_STAT_EXTENDS, 1);
+  } else if (block == HS_INVALID_BLOCK) {
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: invalid block number");
+  }
+  hs_buftag tag = {.rel = rel, .fork = fork, .block = block};
+  uint64_t hash = buf_tag_hash(&tag);
+
+  /* The hit path: find the buffer without a lock, pin it with one CAS (which
+   * also raises its usage count), then check that the pin caught the page we
+   * asked for — the buffer may have been given to another page between the
+   * lookup and the pin. */
+  hs_buf b = page_table_lookup_fast(&pool->table, &tag, hash);
+  if (b >= 0) {
+    hs_bufdesc *d = pool_desc(pool, b);
+    uint32_t s = buf_pin(d, pool->replacer->pin_usage_cap);
+    if ((s & BM_TAG_VALID) && buf_tag_is(d, &tag)) {
+      if (s & BM_VALID) {
+        stat_add(&pool->stats, ctx, HS_STAT_HITS, 1);
+        *out = b;
+        if (hit) *hit = true;
+        return HS_OK;
+      }
+      return finish_pinned(pool, b, &tag, mode, ctx, out, hit);
+    }
+    buf_unpin(d);
+  }
+  return read_slow(pool, &tag, hash, mode, ctx, out, hit);
+}
+
+/* ---- pinned-buffer calls ------------------------------------------------ */
+
+static inline bool buf_ok(const hs_pool *pool, hs_buf b) {
+  return pool && b >= 0 && (uint32_t)b < pool->nbuffers;
+}
+
+void *hs_buf_page(hs_pool *pool, hs_buf buf) {
+  if (!buf_ok(pool, buf)) return NULL;
+  return pool->pages + (size_t)buf * pool->page_size;
+}
+
+hs_relid hs_buf_rel(hs_pool *pool, hs_buf buf) {
+  return buf_ok(pool, buf) ? buf_tag_get(pool_desc(pool, buf)).rel : 0;
+}
+hs_fork hs_buf_fork(hs_pool *pool, hs_buf buf) {
+  return buf_ok(pool, buf) ? buf_tag_get(pool_desc(pool, buf)).fork : HS_FORK_MAIN;
+}
+hs_blockno hs_buf_block(hs_pool *pool, hs_buf buf) {
+  return buf_ok(pool, buf) ? buf_tag_get(pool_desc(pool, buf)).block : HS_INVALID_BLOCK;
+}
+hs_lsn hs_buf_lsn(hs_pool *pool, hs_buf buf) {
+  return buf_ok(pool, buf) ? atomic_load(&pool_desc(pool, buf)->lsn) : 0;
+}
+
+void hs_buf_lock(hs_pool *pool, hs_buf buf, hs_lock_mode mode) {
+  if (!buf_ok(pool, buf)) return;
+  content_lock_acquire(&pool_desc(pool, buf)->content_lock,
+                       &pool->lock_waits[(uint32_t)buf % HS_WAIT_STRIPES], mode);
+}
+
+bool hs_buf_trylock(hs_pool *pool, hs_buf buf, hs_lock_mode mode) {
+  return buf_ok(pool, buf) && content_lock_try(&pool_desc(pool, buf)->content_lock, mode);
+}
+
+void hs_buf_unlock(hs_pool *pool, hs_buf buf) {
+  if (!buf_ok(pool, buf)) return;
+  content_lock_release(&pool_desc(pool, buf)->content_lock,
+                       &pool->lock_waits[(uint32_t)buf % HS_WAIT_STRIPES]);
+}
+
+hs_status hs_buf_mark_dirty(hs_pool *pool, hs_buf buf, hs_lsn lsn, bool *was_clean) {
+  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_INVALID, 0, "hs_buf_mark_dirty: bad buffer");
+  hs_bufdesc *d = pool_desc(pool, buf);
+  if (!content_lock_held_exclusive(&d->content_lock))
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_buf_mark_dirty: buffer %d is not exclusively locked by its changer", buf);
+  uint32_t old = atomic_load_explicit(&d->state, memory_order_relaxed);
+  for (;;) {
+    if (old & BM_LOCKED) old = buf_wait_unlocked(d);
+    if (atomic_compare_exchange_weak_explicit(&d->state, &old, old | BM_DIRTY | BM_JUST_DIRTIED,
+                                              memory_order_acq_rel, memory_order_relaxed))
+      break;
+  }
+  if (lsn > atomic_load_explicit(&d->lsn, memory_order_relaxed))
+    atomic_store_explicit(&d->lsn, lsn, memory_order_relaxed);
+  if (was_clean) *was_clean = !(old & BM_DIRTY);
+  return HS_OK;
+}
+
+void hs_buf_pin_again(hs_pool *pool, hs_buf buf) {
+  if (buf_ok(pool, buf)) buf_pin(pool_desc(pool, buf), 0);
+}
+
+void hs_buf_release(hs_pool *pool, hs_buf buf) {
+  if (buf_ok(pool, buf)) buf_unpin(pool_desc(pool, buf));
+}
+
+/* ---- flushing and dropping ---------------------------------------------- */
+
+hs_status hs_pool_flush_buffer(hs_pool *pool, hs_buf buf) {
+  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_flush_buffer: bad buffer");
+  bool wrote;
+  hs_buf_lock(pool, buf, HS_LOCK_SHARE);
+  hs_status st = write_buffer(pool, buf, HS_IOCTX_NORMAL, &wrote);
+  hs_buf_unlock(pool, buf);
+  return st;
+}
+
+/* Writes every dirty buffer (of one relation, or all), going on past a
+ * failure so that as much as possible reaches the files; then fsyncs. The
+ * first failure is the one reported. */
+static hs_status flush_buffers(hs_pool *pool, bool one_rel, hs_relid rel) {
+  hs_status first = HS_OK;
+  int first_errno = 0;
+  char first_msg[512] = "";
+  for (uint32_t i = 0; i < pool->nbuffers; i++) {
+    hs_buf b = (hs_buf)i;
+    hs_bufdesc *d = pool_desc(pool, b);
+    uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+    if ((s & (BM_VALID | BM_DIRTY)) != (BM_VALID | BM_DIRTY)) continue;
+    if (one_rel && atomic_load_explicit(&d->rel, memory_order_relaxed) != rel) continue;
+    s = buf_pin(d, 0);
+    if (!(s & BM_TAG_VALID) || (one_rel && buf_tag_get(d).rel != rel)) {
+      buf_unpin(d);
+      continue;
+    }
+    bool wrote;
+    hs_buf_lock(pool, b, HS_LOCK_SHARE);
+    hs_status st = write_buffer(pool, b, HS_IOCTX_NORMAL, &wrote);
+    hs_buf_unlock(pool, b);
+    buf_unpin(d);
+    if (st != HS_OK && first == HS_OK) {
+      first = st;
+      first_errno = hs_last_errno();
+      snprintf(first_msg, sizeof first_msg, "%s", hs_last_error());
+    }
+  }
+  hs_status st = one_rel ? hs_smgr_sync_relation(pool->smgr, rel) : hs_smgr_sync_all(pool->smgr);
+  if (st != HS_OK && first == HS_OK) return st;
+  if (first != HS_OK) return hs_fail(first, first_errno, "%s", first_msg);
+  return HS_OK;
+}
+
+hs_status hs_pool_flush_relation(hs_pool *pool, hs_relid rel) {
+  if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_flush_relation: no pool");
+  return flush_buffers(pool, true, rel);
+}
+
+hs_status hs_pool_flush_all(hs_pool *pool) {
+  if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_flush_all: no pool");
+  return flush_buffers(pool, false, 0);
+}
+
+hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
+  if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_drop_relation: no pool");
+  hs_page_table *pt = &pool->table;
+  bool busy = false;
+  hs_buftag busy_tag = {0};
+  for (uint32_t i = 0; i < pool->nbuffers; i++) {
+    hs_buf b = (hs_buf)i;
+    hs_bufdesc *d = pool_desc(pool, b);
+    if (!(atomic_load_explicit(&d->state, memory_order_relaxed) & BM_TAG_VALID) ||
+        atomic_load_explicit(&d->rel, memory_order_relaxed) != rel)
+      continue;
+    hs_buftag tag = buf_tag_get(d);
+    uint64_t hash = buf_tag_hash(&tag);
+    uint32_t part = page_table_partition(pt, hash);
+    page_table_lock(pt, part);
+    uint32_t s = buf_hdr_lock(d);
+    if (!(s & BM_TAG_VALID) || !buf_tag_is(d, &tag)) { /* changed before we locked */
+      buf_hdr_unlock(d, s);
+      page_table_unlock(pt, part);
+      continue;
+    }
+    if (buf_refcount(s) > 0) {
+      buf_hdr_unlock(d, s);
+      page_table_unlock(pt, part);
+      busy = true;
+      busy_tag = tag;
+      continue;
+    }
+    page_table_delete(pt, b, hash);
+    atomic_store_explicit(&d->block, HS_INVALID_BLOCK, memory_order_relaxed);
+    atomic_store_explicit(&d->lsn, 0, memory_order_relaxed);
+    buf_hdr_unlock(d, s & ~(BM_TAG_VALID | BM_VALID | BM_DIRTY | BM_JUST_DIRTIED | BM_IO_ERROR |
+                            BUF_USAGE_MASK));
+    page_table_unlock(pt, part);
+    if (pool->replacer->on_remove) pool->replacer->on_remove(pool->replacer_state, b);
+    push_free(pool, b);
+  }
+  if (busy)
+    return hs_fail(HS_ERR_BUSY, 0,
+                   "could not drop every buffer of relation %u: block %u of fork %d is pinned", rel,
+                   busy_tag.block, (int)busy_tag.fork);
+  return HS_OK;
+}
+
+/* ---- statistics ----------------------------------------------------------- */
+
+void hs_pool_stats(hs_pool *pool, hs_io_stats *out) {
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&pool->stats_lock);
+  stat_shards_sum(&pool->stats, out->count);
+  pthread_mutex_unlock(&pool->stats_lock);
+  out->nbuffers = pool->nbuffers;
+  out->page_size = pool->page_size;
+  for (uint32_t b = 0; b < pool->nbuffers; b++) {
+    uint32_t s = atomic_load_explicit(&pool->descs[b].d.state, memory_order_relaxed);
+    if (s & BM_VALID) out->valid++;
+    if (s & BM_DIRTY) out->dirty++;
+    if (buf_refcount(s)) out->pinned++;
+  }
+}
+
+void hs_pool_stats_reset(hs_pool *pool) {
+  pthread_mutex_lock(&pool->stats_lock);
+  stat_shards_reset(&pool->stats);
+  pthread_mutex_unlock(&pool->stats_lock);
+}

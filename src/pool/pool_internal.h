@@ -1,0 +1,55 @@
+/*
+ * pool/pool_internal.h — the pool's structure, shared by pool.c and
+ * pool_dump.c (and white-box tests).
+ */
+#ifndef HOTSET_POOL_POOL_INTERNAL_H
+#define HOTSET_POOL_POOL_INTERNAL_H
+
+#include "hotset/pool.h"
+#include "pool/buf_internal.h"
+#include "pool/content_lock.h"
+#include "pool/page_table.h"
+#include "pool/replacer.h"
+#include "pool/stat_shards.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define FREE_NOT_IN_LIST (-2)
+#define FREE_END         (-1)
+
+struct hs_pool {
+  hs_bufdesc_padded *descs;
+  unsigned char *pages; /* nbuffers * page_size, 4 KiB aligned */
+  uint32_t nbuffers;
+  uint32_t page_size;
+  hs_smgr *smgr;
+  hs_page_table table;
+
+  const hs_replacer_ops *replacer;
+  void *replacer_state;
+
+  /* Buffers that hold no page, taken before asking the policy. */
+  pthread_mutex_t free_lock;
+  int32_t free_head;
+  _Atomic uint32_t free_count;
+
+  hs_wal_flush_fn flush_wal_up_to;
+  void *wal_ctx;
+
+  hs_wait_stripe lock_waits[HS_WAIT_STRIPES]; /* content-lock sleepers */
+  hs_wait_stripe io_waits[HS_WAIT_STRIPES];   /* sleepers until an I/O ends */
+  _Atomic uint32_t io_waiters;                /* threads asleep on an I/O now */
+
+  pthread_mutex_t stats_lock; /* serializes snapshot against reset */
+  hs_stat_shards stats;
+};
+
+static inline hs_bufdesc *pool_desc(hs_pool *pool, hs_buf b) {
+  return &pool->descs[b].d;
+}
+
+/* For tests: how many threads are asleep waiting for some buffer's I/O. */
+uint32_t hs_pool_debug_io_waiters(hs_pool *pool);
+
+#endif

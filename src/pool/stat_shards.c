@@ -1,0 +1,76 @@
+/*
+ * pool/stat_shards.c — per-thread shard ids and snapshots (see the header).
+ */
+#include "pool/stat_shards.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+_Thread_local hs_thread_shard hs_my_shard
+    __attribute__((tls_model("initial-exec"))) = {.id = -1, .exclusive = false};
+
+static pthread_mutex_t shard_ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool shard_taken[HS_STAT_SHARDS];
+static unsigned shared_next;
+static pthread_key_t shard_key;
+static pthread_once_t shard_key_once = PTHREAD_ONCE_INIT;
+
+/* Runs at thread exit: gives an exclusive shard id back. */
+static void shard_release(void *value) {
+  int id = (int)(intptr_t)value - 1;
+  pthread_mutex_lock(&shard_ids_lock);
+  shard_taken[id] = false;
+  pthread_mutex_unlock(&shard_ids_lock);
+}
+
+static void shard_key_create(void) {
+  pthread_key_create(&shard_key, shard_release);
+}
+
+void stat_shard_claim(void) {
+  pthread_once(&shard_key_once, shard_key_create);
+  pthread_mutex_lock(&shard_ids_lock);
+  int id = -1;
+  for (int i = 0; i < HS_STAT_SHARDS; i++) {
+    if (!shard_taken[i]) {
+      id = i;
+      break;
+    }
+  }
+  if (id >= 0) {
+    shard_taken[id] = true;
+    hs_my_shard.exclusive = true;
+    pthread_setspecific(shard_key, (void *)(intptr_t)(id + 1));
+  } else {
+    id = (int)(shared_next++ % HS_STAT_SHARDS);
+    hs_my_shard.exclusive = false;
+  }
+  pthread_mutex_unlock(&shard_ids_lock);
+  hs_my_shard.id = id;
+}
+
+void stat_shards_init(hs_stat_shards *s) {
+  for (int i = 0; i < HS_STAT_SHARDS; i++)
+    for (int x = 0; x < HS_IOCTX_COUNT; x++)
+      for (int c = 0; c < HS_STAT_COUNT; c++) atomic_init(&s->shard[i].c[x][c], 0);
+  memset(s->base, 0, sizeof s->base);
+}
+
+static void sum_raw(const hs_stat_shards *s, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]) {
+  memset(out, 0, sizeof(uint64_t) * HS_IOCTX_COUNT * HS_STAT_COUNT);
+  for (int i = 0; i < HS_STAT_SHARDS; i++)
+    for (int x = 0; x < HS_IOCTX_COUNT; x++)
+      for (int c = 0; c < HS_STAT_COUNT; c++)
+        out[x][c] += atomic_load_explicit(&s->shard[i].c[x][c], memory_order_relaxed);
+}
+
+void stat_shards_sum(const hs_stat_shards *s, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]) {
+  sum_raw(s, out);
+  for (int x = 0; x < HS_IOCTX_COUNT; x++)
+    for (int c = 0; c < HS_STAT_COUNT; c++) out[x][c] -= s->base[x][c];
+}
+
+void stat_shards_reset(hs_stat_shards *s) {
+  sum_raw(s, s->base);
+}

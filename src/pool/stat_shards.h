@@ -1,0 +1,56 @@
+/*
+ * pool/stat_shards.h — statistics counters that cost the hit path no shared
+ * write.
+ *
+ * A single atomic counter bumped by every thread on every hit would bounce
+ * its cache line between cores and undo the lock-free hit path. So counters
+ * are sharded: each thread claims a shard id (process-wide, returned when the
+ * thread exits) and bumps its own shard with a relaxed load and store — no
+ * locked instruction. Threads beyond HS_STAT_SHARDS share shards and use
+ * atomic adds. A snapshot sums the shards; a reset records a baseline to
+ * subtract, so it never races with the owners' stores.
+ */
+#ifndef HOTSET_POOL_STAT_SHARDS_H
+#define HOTSET_POOL_STAT_SHARDS_H
+
+#include "hotset/stats.h"
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define HS_STAT_SHARDS 64
+
+typedef struct hs_stat_shard {
+  alignas(64) _Atomic uint64_t c[HS_IOCTX_COUNT][HS_STAT_COUNT];
+} hs_stat_shard;
+
+typedef struct hs_stat_shards {
+  hs_stat_shard shard[HS_STAT_SHARDS];
+  uint64_t base[HS_IOCTX_COUNT][HS_STAT_COUNT]; /* subtracted: set by reset */
+} hs_stat_shards;
+
+typedef struct hs_thread_shard {
+  int id;         /* -1: not claimed yet */
+  bool exclusive; /* this thread alone writes the shard */
+} hs_thread_shard;
+
+extern _Thread_local hs_thread_shard hs_my_shard __attribute__((tls_model("initial-exec")));
+void stat_shard_claim(void);
+
+static inline void stat_add(hs_stat_shards *s, hs_io_context ctx, hs_io_counter c, uint64_t n) {
+  if (__builtin_expect(hs_my_shard.id < 0, 0)) stat_shard_claim();
+  _Atomic uint64_t *p = &s->shard[hs_my_shard.id].c[ctx][c];
+  if (hs_my_shard.exclusive)
+    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+  else
+    atomic_fetch_add_explicit(p, n, memory_order_relaxed);
+}
+
+void stat_shards_init(hs_stat_shards *s);
+void stat_shards_sum(const hs_stat_shards *s, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]);
+void stat_shards_reset(hs_stat_shards *s);
+
+#endif

@@ -1,0 +1,810 @@
+/*
+ * storage/smgr.c — the storage manager: relation forks as files of blocks.
+ *
+ * Layout. One data directory; each fork of a relation is one file, "<rel>",
+ * "<rel>_fsm", "<rel>_vm", "<rel>_init". Block b lives at byte b * page_size.
+ * Blocks move whole with pread/pwrite, so there is no shared file position
+ * and any number of threads can do I/O on one descriptor at once.
+ *
+ * Open files. A fork's file is opened on first use and stays open, in a hash
+ * table keyed by (rel, fork) behind a readers-writer lock: the common path
+ * (the file is already open) takes it shared; only opening, creating and
+ * unlinking take it exclusively. Entries are allocated one by one and never
+ * move, so a caller keeps using its entry after dropping the lock. One
+ * descriptor per open fork, with no cache of descriptors: a data directory
+ * with more forks than the process may open fails with EMFILE (HS_ERR_IO).
+ *
+ * Size. A fork's size is always its file's size (fstat), never a cached
+ * count, so a file changed behind our back (a crash, a tool, a test) is
+ * reported as it is. nblocks floors: a partial block at the end (left by a
+ * failed extend, or a torn file) is not counted, reading it fails with
+ * HS_ERR_SHORT_IO, and the next extend writes its block over it. Extending is
+ * "fstat, then pwrite at the end" under the entry's own mutex, which makes it
+ * atomic against other extenders (and truncate) of that fork; it costs
+ * readers and writers of existing blocks nothing.
+ *
+ * Errors. Every failure goes through hs_fail with one line naming what
+ * (the operation), where (the file and block) and why (strerror, or the
+ * byte counts of a short transfer). pread and pwrite are retried on EINTR and
+ * after partial transfers; a read that finds end-of-file at the start of the
+ * block is HS_ERR_EOF, one that finds it inside the block HS_ERR_SHORT_IO.
+ * Nothing is ever turned into zeros.
+ *
+ * Faults (hotset/fault.h) are injected in place of the system call: an
+ * injected errno takes exactly the path, status and message the real one
+ * would, and a short-transfer fault really moves half a page. Every fault
+ * field is a C11 atomic, and one atomic flag says whether any fault is armed,
+ * so an unarmed check is one relaxed load. Likewise the observer: one relaxed
+ * load when none is set. The observer is called under a private rwlock held
+ * shared, so once hs_smgr_set_observer returns no call of the previous
+ * observer is still running (its ctx may be freed); an observer must
+ * therefore not call hs_smgr_set_observer itself.
+ *
+ * Concurrency contract. read, write, extend, nblocks and sync may run from
+ * any number of threads, also on the same fork. create, unlink and truncate
+ * of a fork must not run concurrently with other calls on that same fork
+ * (the buffer pool drops a relation's buffers before cutting or removing
+ * it); hs_smgr_close must not run concurrently with anything.
+ *
+ * Durability. hs_smgr_sync is an fsync of the fork's file. After a failed
+ * fsync the kernel may have dropped the dirty pages, and a retry can succeed
+ * without the data reaching the disk (PostgreSQL's "fsyncgate"): callers must
+ * treat a sync failure as losing what was written since the last good sync.
+ * Creating and unlinking a file do not fsync the directory; hs_smgr_sync_all
+ * does, when a file was created or removed since its last run.
+ */
+#include "core/error.h"
+#include "hotset/fault.h"
+#include "hotset/storage.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(off_t) >= 8, "hotset needs a 64-bit off_t (-D_FILE_OFFSET_BITS=64)");
+
+#define INITIAL_BUCKETS 64u
+#define ERRSTR_LEN      128
+/* A data directory name leaves this much room for "/<rel>_init". */
+#define DIR_MAX (PATH_MAX - 32)
+/* fault_take's answer when no fault fires (an injected err is >= 0). */
+#define NO_FAULT (-1)
+
+/* One open fork. `fd` is set before the entry is published in the table and
+ * changes only under the table's write lock (create over a stale entry). */
+typedef struct smgr_file {
+  struct smgr_file *next; /* hash chain */
+  hs_relid rel;
+  hs_fork fork;
+  int fd;
+  pthread_mutex_t size_lock; /* serializes extend and truncate */
+  atomic_bool needs_sync;    /* written, extended or cut since the last fsync */
+} smgr_file;
+
+/* An armed fault: the op `countdown` ops from now fails, and `remaining - 1`
+ * after it. countdown 0 means disarmed; it stays at 1 while the fault fires. */
+typedef struct smgr_fault {
+  _Atomic uint64_t countdown;
+  _Atomic uint32_t remaining;
+  _Atomic int err;
+} smgr_fault;
+
+struct hs_smgr {
+  char *dir;
+  uint32_t page_size;
+  void *zero_page; /* what extend writes when given no page */
+
+  pthread_rwlock_t table_lock; /* guards buckets, nbuckets, nfiles */
+  smgr_file **buckets;
+  uint32_t nbuckets; /* a power of two */
+  uint32_t nfiles;
+
+  atomic_bool dir_needs_sync; /* a file was created or removed since the last sync_all */
+
+  atomic_bool any_fault; /* some fault may be armed */
+  smgr_fault faults[HS_IO_OP_COUNT];
+
+  atomic_bool has_observer;       /* observer != NULL */
+  pthread_rwlock_t observer_lock; /* guards observer, observer_ctx */
+  hs_io_observer observer;
+  void *observer_ctx;
+};
+
+static const char *const fork_suffix[HS_FORK_COUNT] = {
+    [HS_FORK_MAIN] = "", [HS_FORK_FSM] = "_fsm", [HS_FORK_VM] = "_vm", [HS_FORK_INIT] = "_init"};
+
+static const char *const io_op_names[HS_IO_OP_COUNT] = {
+    [HS_IO_OPEN] = "open", [HS_IO_READ] = "read",     [HS_IO_WRITE] = "write",
+    [HS_IO_SYNC] = "sync", [HS_IO_EXTEND] = "extend",
+};
+
+const char *hs_io_op_name(hs_io_op op) {
+  if ((unsigned)op >= HS_IO_OP_COUNT) return "unknown";
+  return io_op_names[op];
+}
+
+/* ---- messages ---------------------------------------------------------- */
+
+/* strerror, without its static buffer (GNU and XSI strerror_r differ). */
+static const char *errstr(int err, char buf[ERRSTR_LEN]) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(err, buf, ERRSTR_LEN);
+#else
+  if (strerror_r(err, buf, ERRSTR_LEN) != 0) snprintf(buf, ERRSTR_LEN, "error %d", err);
+  return buf;
+#endif
+}
+
+/* Fails with the status for `err` and the message "<what>: <strerror>". */
+static hs_status fail_sys(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static hs_status fail_sys(int err, const char *fmt, ...) {
+  char what[PATH_MAX + 64], ebuf[ERRSTR_LEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return hs_fail(hs_status_from_errno(err), err, "%s: %s", what, errstr(err, ebuf));
+}
+
+void hs_smgr_fork_filename(hs_relid rel, hs_fork fork, char *buf, size_t len) {
+  if (!buf || len == 0) return;
+  if ((unsigned)fork >= HS_FORK_COUNT) {
+    snprintf(buf, len, "%u_fork%d", rel, (int)fork);
+    return;
+  }
+  snprintf(buf, len, "%u%s", rel, fork_suffix[fork]);
+}
+
+/* "<dir>/<file name>"; buf holds PATH_MAX bytes (hs_smgr_open checked the
+ * directory name's length, so it always fits). */
+static void fork_path(const hs_smgr *s, hs_relid rel, hs_fork fork, char *buf) {
+  char name[32];
+  hs_smgr_fork_filename(rel, fork, name, sizeof name);
+  snprintf(buf, PATH_MAX, "%s/%s", s->dir, name);
+}
+
+static hs_status check_fork(hs_fork fork) {
+  if ((unsigned)fork < HS_FORK_COUNT) return HS_OK;
+  return hs_fail(HS_ERR_INVALID, 0, "invalid fork number %d", (int)fork);
+}
+
+/* ---- fault injection and the observer ---------------------------------- */
+
+/* Counts one op of kind `op` against its armed fault. Returns NO_FAULT, or
+ * the errno to fail with (0: a short transfer). */
+static int fault_take(hs_smgr *s, hs_io_op op) {
+  if (!atomic_load_explicit(&s->any_fault, memory_order_relaxed)) return NO_FAULT;
+  smgr_fault *f = &s->faults[op];
+  uint64_t c = atomic_load_explicit(&f->countdown, memory_order_acquire);
+  while (c > 1) {
+    if (atomic_compare_exchange_weak_explicit(&f->countdown, &c, c - 1, memory_order_acq_rel,
+                                              memory_order_acquire))
+      return NO_FAULT;
+  }
+  if (c == 0) return NO_FAULT;
+  uint32_t r = atomic_load_explicit(&f->remaining, memory_order_acquire);
+  while (r > 0) {
+    if (!atomic_compare_exchange_weak_explicit(&f->remaining, &r, r - 1, memory_order_acq_rel,
+                                               memory_order_acquire))
+      continue;
+    if (r == 1) { /* the last failure: disarm, unless re-armed meanwhile */
+      uint64_t one = 1;
+      atomic_compare_exchange_strong_explicit(&f->countdown, &one, 0, memory_order_acq_rel,
+                                              memory_order_relaxed);
+    }
+    return atomic_load_explicit(&f->err, memory_order_relaxed);
+  }
+  return NO_FAULT;
+}
+
+/* The injected errno for a transfer of kind `op` (0 if none); a short-transfer
+ * fault halves *len instead. */
+static int fault_transfer(hs_smgr *s, hs_io_op op, size_t *len) {
+  int err = fault_take(s, op);
+  if (err == 0) *len /= 2;
+  return err > 0 ? err : 0;
+}
+
+hs_status hs_smgr_inject_fault(hs_smgr *smgr, hs_io_op op, uint64_t nth, int err, uint32_t times) {
+  if ((unsigned)op >= HS_IO_OP_COUNT)
+    return hs_fail(HS_ERR_INVALID, 0, "cannot inject a fault: invalid I/O op %d", (int)op);
+  if (nth == 0 || times == 0 || err < 0)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "cannot inject a %s fault: nth (%llu) and times (%u) must be >= 1, err (%d) "
+                   ">= 0",
+                   hs_io_op_name(op), (unsigned long long)nth, times, err);
+  if (err == 0 && (op == HS_IO_OPEN || op == HS_IO_SYNC))
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "cannot inject a short %s: only read, write and extend transfer a page",
+                   hs_io_op_name(op));
+  smgr_fault *f = &smgr->faults[op];
+  atomic_store_explicit(&f->countdown, 0, memory_order_relaxed);
+  atomic_store_explicit(&f->err, err, memory_order_relaxed);
+  atomic_store_explicit(&f->remaining, times, memory_order_relaxed);
+  atomic_store_explicit(&f->countdown, nth, memory_order_release);
+  atomic_store_explicit(&smgr->any_fault, true, memory_order_release);
+  return HS_OK;
+}
+
+void hs_smgr_clear_faults(hs_smgr *smgr) {
+  atomic_store_explicit(&smgr->any_fault, false, memory_order_relaxed);
+  for (int op = 0; op < HS_IO_OP_COUNT; op++)
+    atomic_store_explicit(&smgr->faults[op].countdown, 0, memory_order_release);
+}
+
+void hs_smgr_set_observer(hs_smgr *smgr, hs_io_observer fn, void *ctx) {
+  pthread_rwlock_wrlock(&smgr->observer_lock);
+  smgr->observer = fn;
+  smgr->observer_ctx = ctx;
+  atomic_store_explicit(&smgr->has_observer, fn != NULL, memory_order_relaxed);
+  pthread_rwlock_unlock(&smgr->observer_lock);
+}
+
+static void notify(hs_smgr *s, hs_io_op op, const smgr_file *f, hs_blockno block,
+                   const void *page) {
+  if (!atomic_load_explicit(&s->has_observer, memory_order_relaxed)) return;
+  pthread_rwlock_rdlock(&s->observer_lock);
+  if (s->observer) s->observer(s->observer_ctx, op, f->rel, f->fork, block, page);
+  pthread_rwlock_unlock(&s->observer_lock);
+}
+
+/* ---- the table of open files ------------------------------------------- */
+
+static uint32_t file_hash(hs_relid rel, hs_fork fork) {
+  uint64_t key = ((uint64_t)rel << 2 | (uint64_t)fork) * 0x9E3779B97F4A7C15ull;
+  return (uint32_t)(key >> 32);
+}
+
+/* The link pointing at (rel, fork)'s entry, or at the NULL ending its chain.
+ * Caller holds table_lock. */
+static smgr_file **find_link(hs_smgr *s, hs_relid rel, hs_fork fork) {
+  smgr_file **link = &s->buckets[file_hash(rel, fork) & (s->nbuckets - 1)];
+  while (*link && ((*link)->rel != rel || (*link)->fork != fork)) link = &(*link)->next;
+  return link;
+}
+
+/* Doubles the bucket array; on allocation failure the chains just get longer.
+ * Caller holds table_lock exclusively. */
+static void table_grow(hs_smgr *s) {
+  uint32_t n = s->nbuckets * 2;
+  smgr_file **b = calloc(n, sizeof *b);
+  if (!b) return;
+  for (uint32_t i = 0; i < s->nbuckets; i++) {
+    for (smgr_file *f = s->buckets[i], *next; f; f = next) {
+      next = f->next;
+      smgr_file **head = &b[file_hash(f->rel, f->fork) & (n - 1)];
+      f->next = *head;
+      *head = f;
+    }
+  }
+  free(s->buckets);
+  s->buckets = b;
+  s->nbuckets = n;
+}
+
+/* Adds a new entry at `link`. Caller holds table_lock exclusively. */
+static smgr_file *table_add(hs_smgr *s, smgr_file **link, hs_relid rel, hs_fork fork, int fd) {
+  smgr_file *f = malloc(sizeof *f);
+  if (!f) return NULL;
+  if (pthread_mutex_init(&f->size_lock, NULL) != 0) {
+    free(f);
+    return NULL;
+  }
+  f->rel = rel;
+  f->fork = fork;
+  f->fd = fd;
+  f->next = NULL;
+  atomic_init(&f->needs_sync, false);
+  *link = f;
+  if (++s->nfiles > s->nbuckets) table_grow(s);
+  return f;
+}
+
+/* Puts a freshly opened fd into the table. If another thread got there
+ * first, its entry wins and fd is closed, unless `replace` (the file was just
+ * created, so an existing entry is stale). Takes ownership of fd. */
+static hs_status install_fd(hs_smgr *s, hs_relid rel, hs_fork fork, int fd, bool replace,
+                            smgr_file **out) {
+  pthread_rwlock_wrlock(&s->table_lock);
+  smgr_file **link = find_link(s, rel, fork);
+  smgr_file *f = *link;
+  if (f) {
+    close(replace ? f->fd : fd);
+    if (replace) f->fd = fd;
+  } else {
+    f = table_add(s, link, rel, fork, fd);
+  }
+  pthread_rwlock_unlock(&s->table_lock);
+  if (!f) {
+    close(fd);
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "could not open relation %u: out of memory", rel);
+  }
+  *out = f;
+  return HS_OK;
+}
+
+static void file_free(smgr_file *f) {
+  close(f->fd);
+  pthread_mutex_destroy(&f->size_lock);
+  free(f);
+}
+
+/* open(2) with EINTR retried, or the HS_IO_OPEN fault in its place.
+ * Returns 0 or the errno. */
+static int open_fd(hs_smgr *s, const char *path, int flags, int *fd) {
+  int err = fault_take(s, HS_IO_OPEN);
+  if (err > 0) return err;
+  do {
+    *fd = open(path, flags | O_CLOEXEC, 0600);
+  } while (*fd < 0 && errno == EINTR);
+  return *fd < 0 ? errno : 0;
+}
+
+/* Fails for an open(2) of `path` done for `op` on `block`. */
+static hs_status open_failed(int err, const char *path, hs_io_op op, hs_blockno block) {
+  if (op == HS_IO_READ || op == HS_IO_WRITE)
+    return fail_sys(err, "could not open \"%s\" to %s block %u", path, hs_io_op_name(op), block);
+  if (op == HS_IO_EXTEND) return fail_sys(err, "could not open \"%s\" to extend it", path);
+  return fail_sys(err, "could not open \"%s\"", path);
+}
+
+/* The open file of (rel, fork), opening it on first use; `op` and `block`
+ * (HS_IO_OPEN: none) say what for, in the message if opening fails. */
+static hs_status get_file(hs_smgr *s, hs_relid rel, hs_fork fork, hs_io_op op, hs_blockno block,
+                          smgr_file **out) {
+  hs_status st = check_fork(fork);
+  if (st) return st;
+  pthread_rwlock_rdlock(&s->table_lock);
+  smgr_file *f = *find_link(s, rel, fork);
+  pthread_rwlock_unlock(&s->table_lock);
+  if (f) {
+    *out = f;
+    return HS_OK;
+  }
+  char path[PATH_MAX];
+  fork_path(s, rel, fork, path);
+  int fd, err = open_fd(s, path, O_RDWR, &fd);
+  if (err) return open_failed(err, path, op, block);
+  return install_fd(s, rel, fork, fd, false, out);
+}
+
+/* ---- opening and closing ----------------------------------------------- */
+
+static bool page_size_valid(uint32_t page_size) {
+  return page_size >= HS_PAGE_SIZE_MIN && page_size <= HS_PAGE_SIZE_MAX &&
+         (page_size & (page_size - 1)) == 0;
+}
+
+/* Creates `dir` if missing (not its parents); fails if it is not a directory. */
+static hs_status make_dir(const char *dir) {
+  if (mkdir(dir, 0700) == 0) return HS_OK;
+  if (errno != EEXIST) return fail_sys(errno, "could not create directory \"%s\"", dir);
+  struct stat sb;
+  if (stat(dir, &sb) != 0) return fail_sys(errno, "could not stat directory \"%s\"", dir);
+  if (!S_ISDIR(sb.st_mode)) return fail_sys(ENOTDIR, "could not use \"%s\" as data directory", dir);
+  return HS_OK;
+}
+
+/* The directory name without trailing slashes (but "/" stays "/"). */
+static char *dir_dup(const char *dir) {
+  size_t len = strlen(dir);
+  while (len > 1 && dir[len - 1] == '/') len--;
+  char *copy = malloc(len + 1);
+  if (!copy) return NULL;
+  memcpy(copy, dir, len);
+  copy[len] = '\0';
+  return copy;
+}
+
+/* Allocates an hs_smgr with every lock initialized, or returns NULL. */
+static hs_smgr *smgr_alloc(const char *dir, uint32_t page_size) {
+  hs_smgr *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->page_size = page_size;
+  s->nbuckets = INITIAL_BUCKETS;
+  s->dir = dir_dup(dir);
+  s->zero_page = calloc(1, page_size);
+  s->buckets = calloc(s->nbuckets, sizeof *s->buckets);
+  bool locks = pthread_rwlock_init(&s->table_lock, NULL) == 0;
+  if (locks && pthread_rwlock_init(&s->observer_lock, NULL) != 0) {
+    pthread_rwlock_destroy(&s->table_lock);
+    locks = false;
+  }
+  if (s->dir && s->zero_page && s->buckets && locks) return s;
+  if (locks) {
+    pthread_rwlock_destroy(&s->table_lock);
+    pthread_rwlock_destroy(&s->observer_lock);
+  }
+  free(s->dir);
+  free(s->zero_page);
+  free(s->buckets);
+  free(s);
+  return NULL;
+}
+
+hs_status hs_smgr_open(const char *dir, uint32_t page_size, hs_smgr **out) {
+  if (!out) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_open: out is NULL");
+  *out = NULL;
+  if (!dir || !*dir) return hs_fail(HS_ERR_INVALID, 0, "no data directory given");
+  if (strlen(dir) > DIR_MAX)
+    return hs_fail(HS_ERR_INVALID, 0, "data directory name is too long (%zu bytes, at most %d)",
+                   strlen(dir), DIR_MAX);
+  if (!page_size_valid(page_size))
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "invalid page size %u: must be a power of two from %u to %u bytes", page_size,
+                   HS_PAGE_SIZE_MIN, HS_PAGE_SIZE_MAX);
+  hs_status st = make_dir(dir);
+  if (st) return st;
+  hs_smgr *s = smgr_alloc(dir, page_size);
+  if (!s)
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "could not allocate the storage manager for \"%s\"", dir);
+  *out = s;
+  return HS_OK;
+}
+
+void hs_smgr_close(hs_smgr *smgr) {
+  if (!smgr) return;
+  for (uint32_t i = 0; i < smgr->nbuckets; i++) {
+    for (smgr_file *f = smgr->buckets[i], *next; f; f = next) {
+      next = f->next;
+      file_free(f);
+    }
+  }
+  pthread_rwlock_destroy(&smgr->table_lock);
+  pthread_rwlock_destroy(&smgr->observer_lock);
+  free(smgr->buckets);
+  free(smgr->zero_page);
+  free(smgr->dir);
+  free(smgr);
+}
+
+uint32_t hs_smgr_page_size(const hs_smgr *smgr) {
+  return smgr->page_size;
+}
+
+const char *hs_smgr_dir(const hs_smgr *smgr) {
+  return smgr->dir;
+}
+
+/* ---- creating and removing forks --------------------------------------- */
+
+hs_status hs_smgr_create(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  hs_status st = check_fork(fork);
+  if (st) return st;
+  char path[PATH_MAX];
+  fork_path(smgr, rel, fork, path);
+  int fd, err = open_fd(smgr, path, O_RDWR | O_CREAT | O_EXCL, &fd);
+  if (err) return fail_sys(err, "could not create \"%s\"", path);
+  atomic_store(&smgr->dir_needs_sync, true);
+  smgr_file *f;
+  return install_fd(smgr, rel, fork, fd, true, &f);
+}
+
+bool hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  if ((unsigned)fork >= HS_FORK_COUNT) return false;
+  char path[PATH_MAX];
+  fork_path(smgr, rel, fork, path);
+  struct stat sb;
+  return stat(path, &sb) == 0;
+}
+
+hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  hs_status st = check_fork(fork);
+  if (st) return st;
+  pthread_rwlock_wrlock(&smgr->table_lock);
+  smgr_file **link = find_link(smgr, rel, fork);
+  smgr_file *f = *link;
+  if (f) {
+    *link = f->next;
+    smgr->nfiles--;
+  }
+  pthread_rwlock_unlock(&smgr->table_lock);
+  if (f) file_free(f);
+  char path[PATH_MAX];
+  fork_path(smgr, rel, fork, path);
+  if (unlink(path) != 0) return fail_sys(errno, "could not unlink \"%s\"", path);
+  atomic_store(&smgr->dir_needs_sync, true);
+  return HS_OK;
+}
+
+/* ---- block I/O --------------------------------------------------------- */
+
+/* pread of len bytes, retried on EINTR and partial reads; stops early at
+ * end of file. Returns 0 or the errno; *done is what was read. */
+static int pread_full(int fd, void *buf, size_t len, off_t off, size_t *done) {
+  *done = 0;
+  while (*done < len) {
+    ssize_t n = pread(fd, (char *)buf + *done, len - *done, off + (off_t)*done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) break;
+    *done += (size_t)n;
+  }
+  return 0;
+}
+
+/* pwrite of len bytes, retried on EINTR and partial writes. */
+static int pwrite_full(int fd, const void *buf, size_t len, off_t off, size_t *done) {
+  *done = 0;
+  while (*done < len) {
+    ssize_t n = pwrite(fd, (const char *)buf + *done, len - *done, off + (off_t)*done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) break; /* cannot happen for len > 0; never loop forever */
+    *done += (size_t)n;
+  }
+  return 0;
+}
+
+static off_t block_offset(const hs_smgr *s, hs_blockno block) {
+  return (off_t)block * (off_t)s->page_size;
+}
+
+/* One block's read, or the READ fault in its place. */
+static int read_block(hs_smgr *s, smgr_file *f, hs_blockno block, void *page, size_t *done) {
+  size_t len = s->page_size;
+  int err = fault_transfer(s, HS_IO_READ, &len);
+  if (err) {
+    *done = 0;
+    return err;
+  }
+  return pread_full(f->fd, page, len, block_offset(s, block), done);
+}
+
+/* One block's write for `op` (write or extend), or that op's fault instead. */
+static int write_block(hs_smgr *s, hs_io_op op, smgr_file *f, hs_blockno block, const void *page,
+                       size_t *done) {
+  size_t len = s->page_size;
+  int err = fault_transfer(s, op, &len);
+  if (err) {
+    *done = 0;
+    return err;
+  }
+  err = pwrite_full(f->fd, page, len, block_offset(s, block), done);
+  /* Even a failed or partial write may have changed the file. */
+  atomic_store_explicit(&f->needs_sync, true, memory_order_release);
+  return err;
+}
+
+/* The first half of every block I/O message, e.g.
+ * `could not read block 7 of "/data/16384_fsm"`. */
+static void describe(const hs_smgr *s, const smgr_file *f, hs_io_op op, hs_blockno block, char *buf,
+                     size_t len) {
+  char path[PATH_MAX];
+  fork_path(s, f->rel, f->fork, path);
+  if (op == HS_IO_EXTEND)
+    snprintf(buf, len, "could not extend \"%s\" with block %u", path, block);
+  else
+    snprintf(buf, len, "could not %s block %u of \"%s\"", hs_io_op_name(op), block, path);
+}
+
+/* The number of whole blocks in f's file (a partial last block not counted). */
+static hs_status file_nblocks(hs_smgr *s, smgr_file *f, hs_blockno *out) {
+  char path[PATH_MAX];
+  struct stat sb;
+  if (fstat(f->fd, &sb) != 0) {
+    int err = errno;
+    fork_path(s, f->rel, f->fork, path);
+    return fail_sys(err, "could not stat \"%s\"", path);
+  }
+  uint64_t n = (uint64_t)sb.st_size / s->page_size;
+  if (n > HS_INVALID_BLOCK) {
+    fork_path(s, f->rel, f->fork, path);
+    return hs_fail(HS_ERR_CORRUPT, 0, "\"%s\" is too large: %llu blocks of %u bytes", path,
+                   (unsigned long long)n, s->page_size);
+  }
+  *out = (hs_blockno)n;
+  return HS_OK;
+}
+
+/* HS_ERR_EOF for `block`, with the file's size in the message. */
+static hs_status past_end(hs_smgr *s, smgr_file *f, hs_io_op op, hs_blockno block) {
+  char what[PATH_MAX + 64];
+  describe(s, f, op, block, what, sizeof what);
+  hs_blockno n;
+  if (file_nblocks(s, f, &n) != HS_OK)
+    return hs_fail(HS_ERR_EOF, 0, "%s: block %u is past the end of the file", what, block);
+  return hs_fail(HS_ERR_EOF, 0, "%s: block %u is past the end of the file (%u blocks)", what, block,
+                 n);
+}
+
+/* Turns a transfer's outcome into a status and message. */
+static hs_status io_result(hs_smgr *s, smgr_file *f, hs_io_op op, hs_blockno block, int err,
+                           size_t done) {
+  if (!err && done == s->page_size) return HS_OK;
+  if (!err && done == 0 && op == HS_IO_READ) return past_end(s, f, op, block);
+  char what[PATH_MAX + 64], ebuf[ERRSTR_LEN];
+  describe(s, f, op, block, what, sizeof what);
+  if (err) return hs_fail(hs_status_from_errno(err), err, "%s: %s", what, errstr(err, ebuf));
+  return hs_fail(HS_ERR_SHORT_IO, 0, "%s: %s only %zu of %u bytes", what,
+                 op == HS_IO_READ ? "read" : "wrote", done, s->page_size);
+}
+
+hs_status hs_smgr_read(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block, void *page) {
+  if (!page) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_read: page is NULL");
+  smgr_file *f;
+  hs_status st = get_file(smgr, rel, fork, HS_IO_READ, block, &f);
+  if (st) return st;
+  notify(smgr, HS_IO_READ, f, block, NULL);
+  size_t done;
+  int err = read_block(smgr, f, block, page, &done);
+  return io_result(smgr, f, HS_IO_READ, block, err, done);
+}
+
+hs_status hs_smgr_write(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block,
+                        const void *page) {
+  if (!page) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_write: page is NULL");
+  smgr_file *f;
+  hs_blockno n;
+  hs_status st = get_file(smgr, rel, fork, HS_IO_WRITE, block, &f);
+  if (!st) st = file_nblocks(smgr, f, &n);
+  if (st) return st;
+  if (block >= n) return past_end(smgr, f, HS_IO_WRITE, block);
+  notify(smgr, HS_IO_WRITE, f, block, page);
+  size_t done;
+  int err = write_block(smgr, HS_IO_WRITE, f, block, page, &done);
+  return io_result(smgr, f, HS_IO_WRITE, block, err, done);
+}
+
+/* Writes `page` as block nblocks; caller holds f->size_lock. */
+static hs_status extend_locked(hs_smgr *s, smgr_file *f, const void *page, hs_blockno *block) {
+  hs_status st = file_nblocks(s, f, block);
+  if (st) return st;
+  if (*block == HS_INVALID_BLOCK) {
+    char what[PATH_MAX + 64];
+    describe(s, f, HS_IO_EXTEND, *block, what, sizeof what);
+    return hs_fail(HS_ERR_NOSPACE, 0, "%s: a fork holds at most %u blocks", what, HS_INVALID_BLOCK);
+  }
+  notify(s, HS_IO_EXTEND, f, *block, page);
+  size_t done;
+  int err = write_block(s, HS_IO_EXTEND, f, *block, page, &done);
+  return io_result(s, f, HS_IO_EXTEND, *block, err, done);
+}
+
+hs_status hs_smgr_extend(hs_smgr *smgr, hs_relid rel, hs_fork fork, const void *page,
+                         hs_blockno *new_block) {
+  smgr_file *f;
+  hs_status st = get_file(smgr, rel, fork, HS_IO_EXTEND, 0, &f);
+  if (st) return st;
+  hs_blockno block;
+  pthread_mutex_lock(&f->size_lock);
+  st = extend_locked(smgr, f, page ? page : smgr->zero_page, &block);
+  pthread_mutex_unlock(&f->size_lock);
+  if (!st && new_block) *new_block = block;
+  return st;
+}
+
+hs_status hs_smgr_nblocks(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno *nblocks) {
+  if (!nblocks) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_nblocks: nblocks is NULL");
+  smgr_file *f;
+  hs_status st = get_file(smgr, rel, fork, HS_IO_OPEN, 0, &f);
+  if (st) return st;
+  return file_nblocks(smgr, f, nblocks);
+}
+
+/* Cuts f's file to nblocks; caller holds f->size_lock. */
+static hs_status truncate_locked(hs_smgr *s, smgr_file *f, hs_blockno nblocks) {
+  hs_blockno cur;
+  hs_status st = file_nblocks(s, f, &cur);
+  if (st) return st;
+  char path[PATH_MAX];
+  fork_path(s, f->rel, f->fork, path);
+  if (nblocks > cur)
+    return hs_fail(HS_ERR_INVALID, 0, "cannot truncate \"%s\" to %u blocks: it has only %u", path,
+                   nblocks, cur);
+  int rc;
+  do {
+    rc = ftruncate(f->fd, block_offset(s, nblocks));
+  } while (rc != 0 && errno == EINTR);
+  atomic_store_explicit(&f->needs_sync, true, memory_order_release);
+  if (rc != 0) return fail_sys(errno, "could not truncate \"%s\" to %u blocks", path, nblocks);
+  return HS_OK;
+}
+
+hs_status hs_smgr_truncate(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno nblocks) {
+  smgr_file *f;
+  hs_status st = get_file(smgr, rel, fork, HS_IO_OPEN, 0, &f);
+  if (st) return st;
+  pthread_mutex_lock(&f->size_lock);
+  st = truncate_locked(smgr, f, nblocks);
+  pthread_mutex_unlock(&f->size_lock);
+  return st;
+}
+
+/* fsync(2) with EINTR retried, or the SYNC fault in its place. */
+static int sync_fd(hs_smgr *s, int fd) {
+  int err = fault_take(s, HS_IO_SYNC);
+  if (err > 0) return err;
+  int rc;
+  do {
+    rc = fsync(fd);
+  } while (rc != 0 && errno == EINTR);
+  return rc != 0 ? errno : 0;
+}
+
+/* fsyncs one open file. The needs_sync flag is cleared first, so a write
+ * that lands during the fsync sets it again and is synced next time; a
+ * failed fsync sets it back. */
+static hs_status sync_file(hs_smgr *s, smgr_file *f) {
+  atomic_store_explicit(&f->needs_sync, false, memory_order_release);
+  int err = sync_fd(s, f->fd);
+  if (!err) return HS_OK;
+  atomic_store_explicit(&f->needs_sync, true, memory_order_release);
+  char path[PATH_MAX];
+  fork_path(s, f->rel, f->fork, path);
+  return fail_sys(err, "could not fsync \"%s\"", path);
+}
+
+hs_status hs_smgr_sync(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  smgr_file *f;
+  hs_status st = get_file(smgr, rel, fork, HS_IO_OPEN, 0, &f);
+  if (st) return st;
+  return sync_file(smgr, f);
+}
+
+/* The open files (of one relation, or all) that need an fsync, collected
+ * under the table lock; the fsyncs run after it is dropped (entries never
+ * move, and unlink is not concurrent with sync by contract). */
+static hs_status sync_matching(hs_smgr *s, bool one_rel, hs_relid rel) {
+  pthread_rwlock_rdlock(&s->table_lock);
+  smgr_file **todo = malloc(sizeof *todo * (s->nfiles + 1));
+  uint32_t n = 0;
+  if (todo) {
+    for (uint32_t i = 0; i < s->nbuckets; i++)
+      for (smgr_file *f = s->buckets[i]; f; f = f->next)
+        if ((!one_rel || f->rel == rel) &&
+            atomic_load_explicit(&f->needs_sync, memory_order_acquire))
+          todo[n++] = f;
+  }
+  pthread_rwlock_unlock(&s->table_lock);
+  if (!todo) return hs_fail(HS_ERR_NOMEM, ENOMEM, "could not sync: out of memory");
+  hs_status first = HS_OK;
+  char msg[512] = "";
+  int first_errno = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    hs_status st = sync_file(s, todo[i]);
+    if (st != HS_OK && first == HS_OK) {
+      first = st;
+      first_errno = hs_last_errno();
+      snprintf(msg, sizeof msg, "%s", hs_last_error());
+    }
+  }
+  free(todo);
+  if (first != HS_OK) return hs_fail(first, first_errno, "%s", msg);
+  return HS_OK;
+}
+
+hs_status hs_smgr_sync_relation(hs_smgr *smgr, hs_relid rel) {
+  return sync_matching(smgr, true, rel);
+}
+
+/* fsync of the data directory, so created and removed files are durable. */
+static hs_status sync_dir(hs_smgr *s) {
+  if (!atomic_exchange(&s->dir_needs_sync, false)) return HS_OK;
+  int fd, err = open_fd(s, s->dir, O_RDONLY | O_DIRECTORY, &fd);
+  if (!err) {
+    err = sync_fd(s, fd);
+    close(fd);
+  }
+  if (!err) return HS_OK;
+  atomic_store(&s->dir_needs_sync, true);
+  return fail_sys(err, "could not fsync directory \"%s\"", s->dir);
+}
+
+hs_status hs_smgr_sync_all(hs_smgr *smgr) {
+  hs_status st = sync_matching(smgr, false, 0);
+  hs_status dst = sync_dir(smgr);
+  return st != HS_OK ? st : dst;
+}

@@ -1,0 +1,85 @@
+/*
+ * tests/check.h — the test suite's assertions.
+ *
+ * CHECK(cond) and friends report file:line and the values on failure, count
+ * it, and let the test go on; a test's main returns check_finish(), which
+ * prints "N passed, N failed" and exits non-zero on any failure. REQUIRE
+ * stops the test at once (for preconditions later checks depend on).
+ */
+#ifndef HOTSET_TESTS_CHECK_H
+#define HOTSET_TESTS_CHECK_H
+
+#include "hotset/status.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned check_passed, check_failed;
+
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (cond) {                                                                                    \
+      check_passed++;                                                                              \
+    } else {                                                                                       \
+      check_failed++;                                                                              \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                     \
+    }                                                                                              \
+  } while (0)
+
+#define CHECK_EQ(a, b)                                                                             \
+  do {                                                                                             \
+    long long check_a_ = (long long)(a), check_b_ = (long long)(b);                                \
+    if (check_a_ == check_b_) {                                                                    \
+      check_passed++;                                                                              \
+    } else {                                                                                       \
+      check_failed++;                                                                              \
+      fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s (%lld != %lld)\n", __FILE__, __LINE__, #a, \
+              #b, check_a_, check_b_);                                                             \
+    }                                                                                              \
+  } while (0)
+
+/* A call that must return `want`; on mismatch also prints hs_last_error(). */
+#define CHECK_ST(call, want)                                                                       \
+  do {                                                                                             \
+    hs_status check_st_ = (call);                                                                  \
+    if (check_st_ == (want)) {                                                                     \
+      check_passed++;                                                                              \
+    } else {                                                                                       \
+      check_failed++;                                                                              \
+      fprintf(stderr, "%s:%d: %s returned %s, want %s (%s)\n", __FILE__, __LINE__, #call,          \
+              hs_status_name(check_st_), hs_status_name(want), hs_last_error());                   \
+    }                                                                                              \
+  } while (0)
+
+#define CHECK_OK(call) CHECK_ST(call, HS_OK)
+
+#define CHECK_CONTAINS(haystack, needle)                                                           \
+  do {                                                                                             \
+    const char *check_h_ = (haystack);                                                             \
+    if (check_h_ && strstr(check_h_, (needle))) {                                                  \
+      check_passed++;                                                                              \
+    } else {                                                                                       \
+      check_failed++;                                                                              \
+      fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,               \
+              check_h_ ? check_h_ : "(null)", (needle));                                           \
+    }                                                                                              \
+  } while (0)
+
+#define REQUIRE(cond)                                                                              \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: REQUIRE failed: %s (%s)\n", __FILE__, __LINE__, #cond,               \
+              hs_last_error());                                                                    \
+      exit(1);                                                                                     \
+    }                                                                                              \
+    check_passed++;                                                                                \
+  } while (0)
+
+static inline int check_finish(void) {
+  printf("%u passed, %u failed\n", check_passed, check_failed);
+  return check_failed ? 1 : 0;
+}
+
+#endif

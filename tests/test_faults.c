@@ -1,0 +1,137 @@
+/*
+ * test_faults — what the pool does when every buffer is pinned, and when the
+ * storage under it fails: reads, victim writes, flushes and close.
+ */
+#include "pool_util.h"
+
+#include <errno.h>
+
+static const hs_relid REL = 9;
+
+static void test_exhaustion(const char *dir) {
+  hs_pool *pool = open_pool(dir, 4, 1024, NULL, NULL);
+  make_relation(pool, REL, 8);
+  hs_buf held[4];
+  for (int i = 0; i < 4; i++) held[i] = must_read(pool, REL, (hs_blockno)i, NULL);
+  hs_buf b = HS_INVALID_BUF;
+  CHECK_ST(hs_pool_read(pool, REL, HS_FORK_MAIN, 5, HS_READ_NORMAL, NULL, &b, NULL),
+           HS_ERR_NO_BUFFERS);
+  CHECK_CONTAINS(hs_last_error(), "no unpinned buffers available");
+  CHECK_EQ(b, HS_INVALID_BUF);
+  /* A resident page can still be pinned again. */
+  hs_buf again = must_read(pool, REL, 2, NULL);
+  CHECK_EQ(again, held[2]);
+  hs_buf_release(pool, again);
+  /* One release makes room. */
+  hs_buf_release(pool, held[1]);
+  b = must_read(pool, REL, 5, NULL);
+  CHECK_EQ(b, held[1]);
+  hs_buf_release(pool, b);
+  for (int i = 0; i < 4; i++)
+    if (i != 1) hs_buf_release(pool, held[i]);
+  CHECK_OK(hs_pool_close(pool));
+}
+
+static void test_read_failure_then_retry(const char *dir) {
+  hs_pool *pool = open_pool(dir, 4, 1024, NULL, NULL);
+  hs_smgr *smgr = hs_pool_smgr(pool);
+  CHECK_OK(hs_smgr_inject_fault(smgr, HS_IO_READ, 1, EIO, 1));
+  hs_buf b = HS_INVALID_BUF;
+  CHECK_ST(hs_pool_read(pool, REL, HS_FORK_MAIN, 6, HS_READ_NORMAL, NULL, &b, NULL), HS_ERR_IO);
+  CHECK_EQ(hs_last_errno(), EIO);
+  CHECK_CONTAINS(hs_last_error(), "block 6");
+  hs_buffer_info info;
+  hs_buf failed = find_buffer(pool, REL, 6, &info);
+  REQUIRE(failed >= 0);
+  CHECK(!info.valid && info.io_error && info.pins == 0);
+  /* The next read retries, in the same buffer, and gets the real page. */
+  bool hit = true;
+  b = must_read(pool, REL, 6, &hit);
+  CHECK(!hit);
+  CHECK_EQ(b, failed);
+  CHECK_EQ(stamp_value(hs_buf_page(pool, b), REL, 6), 0);
+  find_buffer(pool, REL, 6, &info);
+  CHECK(info.valid && !info.io_error);
+  hs_buf_release(pool, b);
+  /* A short read is an error too, never a half-zero page. */
+  CHECK_OK(hs_smgr_inject_fault(smgr, HS_IO_READ, 1, 0, 1));
+  CHECK_ST(hs_pool_read(pool, REL, HS_FORK_MAIN, 7, HS_READ_NORMAL, NULL, &b, NULL),
+           HS_ERR_SHORT_IO);
+  CHECK_OK(hs_pool_close(pool));
+}
+
+static void test_victim_write_failure(const char *dir) {
+  hs_pool *pool = open_pool(dir, 2, 1024, NULL, NULL);
+  hs_smgr *smgr = hs_pool_smgr(pool);
+  must_update(pool, REL, 0, 500, 0);
+  must_update(pool, REL, 1, 501, 0);
+  /* Both buffers are dirty; every write now fails with ENOSPC. */
+  CHECK_OK(hs_smgr_inject_fault(smgr, HS_IO_WRITE, 1, ENOSPC, 1000));
+  hs_buf b = HS_INVALID_BUF;
+  CHECK_ST(hs_pool_read(pool, REL, HS_FORK_MAIN, 2, HS_READ_NORMAL, NULL, &b, NULL),
+           HS_ERR_NOSPACE);
+  CHECK_CONTAINS(hs_last_error(), "No space left on device");
+  /* Nothing was lost: both pages are still here, dirty, with their data. */
+  hs_buffer_info info;
+  CHECK(find_buffer(pool, REL, 0, &info) >= 0 && info.dirty && info.valid);
+  CHECK(find_buffer(pool, REL, 1, &info) >= 0 && info.dirty && info.valid);
+  CHECK_EQ(find_buffer(pool, REL, 2, NULL), HS_INVALID_BUF);
+  hs_io_stats s;
+  hs_pool_stats(pool, &s);
+  CHECK(hs_io_stats_total(&s, HS_STAT_WRITE_ERRORS) >= 2);
+  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_WRITES), 0);
+
+  /* close reports the failure and keeps the pool open. */
+  CHECK_ST(hs_pool_close(pool), HS_ERR_NOSPACE);
+  b = must_read(pool, REL, 1, NULL);
+  CHECK_EQ(stamp_value(hs_buf_page(pool, b), REL, 1), 501);
+  hs_buf_release(pool, b);
+
+  /* Space comes back: the same pages reach the file. */
+  hs_smgr_clear_faults(smgr);
+  b = must_read(pool, REL, 2, NULL);
+  hs_buf_release(pool, b);
+  CHECK_OK(hs_pool_close(pool));
+  pool = open_pool(dir, 2, 1024, NULL, NULL);
+  for (hs_blockno i = 0; i < 2; i++) {
+    b = must_read(pool, REL, i, NULL);
+    CHECK_EQ(stamp_value(hs_buf_page(pool, b), REL, i), 500 + i);
+    hs_buf_release(pool, b);
+  }
+  CHECK_OK(hs_pool_close(pool));
+}
+
+static void test_fsync_failure(const char *dir) {
+  hs_pool *pool = open_pool(dir, 4, 1024, NULL, NULL);
+  must_update(pool, REL, 3, 42, 0);
+  CHECK_OK(hs_smgr_inject_fault(hs_pool_smgr(pool), HS_IO_SYNC, 1, EIO, 1));
+  CHECK_ST(hs_pool_flush_all(pool), HS_ERR_IO);
+  CHECK_CONTAINS(hs_last_error(), "sync");
+  CHECK_OK(hs_pool_close(pool));
+}
+
+static void test_extend_failure(const char *dir) {
+  hs_pool *pool = open_pool(dir, 4, 1024, NULL, NULL);
+  CHECK_OK(hs_smgr_inject_fault(hs_pool_smgr(pool), HS_IO_EXTEND, 1, ENOSPC, 1));
+  hs_buf b = HS_INVALID_BUF;
+  CHECK_ST(hs_pool_read(pool, REL, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &b, NULL), HS_ERR_NOSPACE);
+  hs_blockno n = 0;
+  CHECK_OK(hs_smgr_nblocks(hs_pool_smgr(pool), REL, HS_FORK_MAIN, &n));
+  CHECK_EQ(n, 8);
+  CHECK_OK(hs_pool_read(pool, REL, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &b, NULL));
+  CHECK_EQ(hs_buf_block(pool, b), 8);
+  hs_buf_release(pool, b);
+  CHECK_OK(hs_pool_close(pool));
+}
+
+int main(void) {
+  char dir[256];
+  testdir_make(dir, sizeof dir, "faults");
+  test_exhaustion(dir);
+  test_read_failure_then_retry(dir);
+  test_victim_write_failure(dir);
+  test_fsync_failure(dir);
+  test_extend_failure(dir);
+  testdir_remove(dir);
+  return check_finish();
+}

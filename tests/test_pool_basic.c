@@ -1,0 +1,206 @@
+/*
+ * test_pool_basic — the pool's API on one thread: read, pin counts, hit and
+ * miss, new and zeroed blocks, dirty pages reaching the file, flush and drop,
+ * statistics that add up, bad arguments.
+ */
+#include "pool_util.h"
+
+static const hs_relid REL = 16384;
+
+static void test_open_errors(const char *dir) {
+  hs_pool_options o;
+  hs_pool_options_init(&o);
+  hs_pool *pool = NULL;
+  CHECK_ST(hs_pool_open(&o, &pool), HS_ERR_INVALID); /* no directory */
+  CHECK_CONTAINS(hs_last_error(), "directory");
+  o.dir = dir;
+  o.policy = "no-such-policy";
+  CHECK_ST(hs_pool_open(&o, &pool), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "no-such-policy");
+  o.policy = NULL;
+  o.pool_bytes = 100; /* less than a page */
+  CHECK_ST(hs_pool_open(&o, &pool), HS_ERR_INVALID);
+  o.pool_bytes = 1 << 20;
+  o.page_size = 3000;
+  CHECK_ST(hs_pool_open(&o, &pool), HS_ERR_INVALID);
+  CHECK(pool == NULL);
+}
+
+static void test_read_pin_hit(const char *dir) {
+  hs_pool *pool = open_pool(dir, 8, 4096, NULL, NULL);
+  CHECK_EQ(hs_pool_nbuffers(pool), 8);
+  CHECK(strcmp(hs_pool_policy_name(pool), "clock-sweep") == 0);
+  make_relation(pool, REL, 4);
+
+  bool hit = true;
+  hs_buf b = must_read(pool, REL, 2, &hit);
+  CHECK(!hit);
+  CHECK_EQ(stamp_value(hs_buf_page(pool, b), REL, 2), 0);
+  CHECK_EQ(hs_buf_block(pool, b), 2);
+  CHECK_EQ(hs_buf_rel(pool, b), REL);
+  hs_buffer_info info;
+  CHECK_EQ(find_buffer(pool, REL, 2, &info), b);
+  CHECK_EQ(info.pins, 1);
+  CHECK_EQ(info.usage, 1);
+  CHECK(info.valid && !info.dirty);
+
+  hs_buf b2 = must_read(pool, REL, 2, &hit);
+  CHECK(hit);
+  CHECK_EQ(b2, b);
+  hs_buf_pin_again(pool, b);
+  find_buffer(pool, REL, 2, &info);
+  CHECK_EQ(info.pins, 3);
+  CHECK_EQ(info.usage, 2); /* pin_again does not count as a use */
+  hs_buf_release(pool, b);
+  hs_buf_release(pool, b);
+  hs_buf_release(pool, b);
+  find_buffer(pool, REL, 2, &info);
+  CHECK_EQ(info.pins, 0);
+
+  hs_io_stats s;
+  hs_pool_stats(pool, &s);
+  CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_HITS], 1);
+  CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_READS], 1);
+  CHECK_EQ(s.valid, 1);
+  CHECK_EQ(s.pinned, 0);
+
+  /* Reading past the end, and a relation that does not exist. */
+  hs_buf bad = HS_INVALID_BUF;
+  CHECK_ST(hs_pool_read(pool, REL, HS_FORK_MAIN, 99, HS_READ_NORMAL, NULL, &bad, NULL), HS_ERR_EOF);
+  CHECK_CONTAINS(hs_last_error(), "99");
+  CHECK_ST(hs_pool_read(pool, 777, HS_FORK_MAIN, 0, HS_READ_NORMAL, NULL, &bad, NULL),
+           HS_ERR_NOENT);
+  CHECK_ST(hs_pool_read(pool, REL, (hs_fork)9, 0, HS_READ_NORMAL, NULL, &bad, NULL),
+           HS_ERR_INVALID);
+  hs_pool_stats(pool, &s);
+  CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_READ_ERRORS], 2);
+  CHECK_EQ(s.pinned, 0); /* failed reads leave no pin behind */
+  CHECK_OK(hs_pool_close(pool));
+}
+
+static void test_dirty_roundtrip(const char *dir) {
+  hs_pool *pool = open_pool(dir, 4, 4096, NULL, NULL);
+  /* Extend through the pool. */
+  REQUIRE(hs_smgr_create(hs_pool_smgr(pool), REL + 1, HS_FORK_MAIN) == HS_OK);
+  hs_buf b;
+  for (hs_blockno i = 0; i < 6; i++) {
+    bool hit = true;
+    REQUIRE(hs_pool_read(pool, REL + 1, HS_FORK_MAIN, HS_INVALID_BLOCK, HS_READ_NEW, NULL, &b,
+                         &hit) == HS_OK);
+    CHECK(!hit);
+    CHECK_EQ(hs_buf_block(pool, b), i);
+    unsigned char *page = hs_buf_page(pool, b);
+    CHECK_EQ(page[0] | page[4095], 0);
+    hs_buf_lock(pool, b, HS_LOCK_EXCLUSIVE);
+    stamp_page(page, REL + 1, i, 100 + i);
+    bool was_clean = false;
+    CHECK_OK(hs_buf_mark_dirty(pool, b, 0, &was_clean));
+    CHECK(was_clean);
+    CHECK_OK(hs_buf_mark_dirty(pool, b, 0, &was_clean));
+    CHECK(!was_clean);
+    hs_buf_unlock(pool, b);
+    hs_buf_release(pool, b);
+  }
+  /* Marking dirty needs the exclusive lock. */
+  b = must_read(pool, REL + 1, 5, NULL);
+  CHECK_ST(hs_buf_mark_dirty(pool, b, 0, NULL), HS_ERR_INVALID);
+  hs_buf_lock(pool, b, HS_LOCK_SHARE);
+  CHECK_ST(hs_buf_mark_dirty(pool, b, 0, NULL), HS_ERR_INVALID);
+  CHECK(!hs_buf_trylock(pool, b, HS_LOCK_EXCLUSIVE));
+  CHECK(hs_buf_trylock(pool, b, HS_LOCK_SHARE));
+  hs_buf_unlock(pool, b);
+  hs_buf_unlock(pool, b);
+  hs_buf_release(pool, b);
+
+  hs_io_stats s;
+  hs_pool_stats(pool, &s);
+  CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_EXTENDS], 6);
+  CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_EVICTIONS], 2); /* 6 blocks, 4 buffers */
+  CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_WRITES], 2);    /* the evicted were dirty */
+  CHECK_EQ(s.dirty, 4);
+
+  /* The pages are on disk after flush_relation, in the file itself. */
+  CHECK_OK(hs_pool_flush_relation(pool, REL + 1));
+  hs_pool_stats(pool, &s);
+  CHECK_EQ(s.dirty, 0);
+  CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_WRITES], 6);
+  unsigned char page[4096];
+  for (hs_blockno i = 0; i < 6; i++) {
+    CHECK_OK(hs_smgr_read(hs_pool_smgr(pool), REL + 1, HS_FORK_MAIN, i, page));
+    CHECK_EQ(stamp_value(page, REL + 1, i), 100 + i);
+  }
+
+  /* HS_READ_ZERO gives a zeroed page without reading. */
+  hs_pool_stats_reset(pool);
+  CHECK_OK(hs_pool_drop_relation(pool, REL + 1));
+  CHECK_EQ(find_buffer(pool, REL + 1, 3, NULL), HS_INVALID_BUF);
+  CHECK_OK(hs_pool_read(pool, REL + 1, HS_FORK_MAIN, 3, HS_READ_ZERO, NULL, &b, NULL));
+  CHECK_EQ(((unsigned char *)hs_buf_page(pool, b))[0], 0);
+  hs_pool_stats(pool, &s);
+  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_READS), 0);
+
+  /* Dropping a relation with a pinned buffer is refused, not done halfway
+   * silently. */
+  CHECK_ST(hs_pool_drop_relation(pool, REL + 1), HS_ERR_BUSY);
+  CHECK_CONTAINS(hs_last_error(), "pinned");
+  CHECK_ST(hs_pool_close(pool), HS_ERR_BUSY);
+  hs_buf_release(pool, b);
+  CHECK_OK(hs_pool_drop_relation(pool, REL + 1));
+  CHECK_OK(hs_pool_close(pool));
+}
+
+static void test_close_writes_everything(const char *dir) {
+  hs_pool *pool = open_pool(dir, 16, 8192, NULL, NULL);
+  make_relation(pool, REL + 2, 10);
+  for (hs_blockno i = 0; i < 10; i++) must_update(pool, REL + 2, i, 7000 + i, 0);
+  CHECK_OK(hs_pool_close(pool));
+  pool = open_pool(dir, 16, 8192, NULL, NULL);
+  for (hs_blockno i = 0; i < 10; i++) {
+    hs_buf b = must_read(pool, REL + 2, i, NULL);
+    CHECK_EQ(stamp_value(hs_buf_page(pool, b), REL + 2, i), 7000 + i);
+    hs_buf_release(pool, b);
+  }
+  CHECK_OK(hs_pool_close(pool));
+}
+
+static void test_stats_printing(const char *dir) {
+  hs_pool *pool = open_pool(dir, 4, 4096, NULL, NULL);
+  make_relation(pool, REL + 3, 8);
+  for (int round = 0; round < 3; round++)
+    for (hs_blockno i = 0; i < 8; i++) hs_buf_release(pool, must_read(pool, REL + 3, i, NULL));
+  hs_io_stats s;
+  hs_pool_stats(pool, &s);
+  /* Every read call is exactly one hit or one read. */
+  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_HITS) + hs_io_stats_total(&s, HS_STAT_READS), 24);
+  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_EVICTIONS), hs_io_stats_total(&s, HS_STAT_READS) - 4);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  hs_io_stats_print_json(&s, f);
+  fclose(f);
+  CHECK_CONTAINS(buf, "\"contexts\":{\"normal\":{\"hits\":");
+  CHECK_CONTAINS(buf, "\"bulkread\"");
+  CHECK_CONTAINS(buf, "\"wal_flushes\"");
+  CHECK(buf[len - 1] == '\n' && strchr(buf, '\n') == buf + len - 1); /* one line */
+  free(buf);
+  f = open_memstream(&buf, &len);
+  hs_io_stats_print_table(&s, f);
+  CHECK_OK(hs_pool_dump_print(pool, f, true));
+  fclose(f);
+  CHECK_CONTAINS(buf, "evictions");
+  CHECK_CONTAINS(buf, "\"relation\":16387");
+  free(buf);
+  CHECK_OK(hs_pool_close(pool));
+}
+
+int main(void) {
+  char dir[256];
+  testdir_make(dir, sizeof dir, "pool-basic");
+  test_open_errors(dir);
+  test_read_pin_hit(dir);
+  test_dirty_roundtrip(dir);
+  test_close_writes_everything(dir);
+  test_stats_printing(dir);
+  testdir_remove(dir);
+  return check_finish();
+}

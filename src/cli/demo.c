@@ -451,9 +451,9 @@ int demo_main(int argc, char **argv) {
            threads, (double)elapsed / 1e9, pool, nbuffers, page, policy_name, pages, rel);
     printf("  %" PRIu64 " ops (%" PRIu64 " reads, %" PRIu64 " updates): %.0f ops/s\n", ops, reads,
            updates, ops_per_sec);
-    printf("  log: %" PRIu64 " records, flushed %" PRIu64 " times, up to LSN %" PRIu64
+    printf("  log: %" PRIu64 " records, flushed %" PRIu64 " time%s, up to LSN %" PRIu64
            " (counting those at close); no page was written ahead of it\n\n",
-           updates, wal_flushes, flushed);
+           updates, wal_flushes, wal_flushes == 1 ? "" : "s", flushed);
     hs_io_stats_print_table(&stats, stdout);
     printf("\nclosed the pool; verified %" PRIu64 " pages on disk: stamps intact, all %" PRIu64
            " updates there\n",

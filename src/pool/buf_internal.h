@@ -5,7 +5,8 @@
  * neighbouring buffers never share a line). Everything a pin needs is in one
  * 32-bit atomic state word, as PostgreSQL packed it in 9.6:
  *
- *   bits  0..17  reference count (pins)
+ *   bits  0..17  reference count (pins taken the shared way; see pool.c
+ *                for the per-thread private pins that the hit path uses)
  *   bits 18..21  usage count (the replacement policy's counter)
  *   bits 22..31  flags
  *
@@ -94,10 +95,12 @@ static inline uint32_t buf_wait_unlocked(hs_bufdesc *d) {
   return s;
 }
 
-/* Takes the header spinlock; returns the state with BM_LOCKED set. */
+/* Takes the header spinlock; returns the state with BM_LOCKED set.
+ * Sequentially consistent: the pool's private pins (pool.c) rely on a
+ * Dekker-style handshake between this RMW and a pinner's counter increment. */
 static inline uint32_t buf_hdr_lock(hs_bufdesc *d) {
   for (;;) {
-    uint32_t old = atomic_fetch_or_explicit(&d->state, BM_LOCKED, memory_order_acquire);
+    uint32_t old = atomic_fetch_or_explicit(&d->state, BM_LOCKED, memory_order_seq_cst);
     if (!(old & BM_LOCKED)) return old | BM_LOCKED;
     buf_wait_unlocked(d);
   }
@@ -123,15 +126,15 @@ static inline uint32_t buf_pin(hs_bufdesc *d, uint32_t usage_cap) {
   }
 }
 
-/* Drops a pin; returns the state after it. */
-static inline uint32_t buf_unpin(hs_bufdesc *d) {
+/* Drops a pin counted in the state word; false if it holds none. */
+static inline bool buf_unpin_shared(hs_bufdesc *d) {
   uint32_t old = atomic_load_explicit(&d->state, memory_order_relaxed);
   for (;;) {
     if (old & BM_LOCKED) old = buf_wait_unlocked(d);
-    uint32_t next = old - BUF_REFCOUNT_ONE;
-    if (atomic_compare_exchange_weak_explicit(&d->state, &old, next, memory_order_release,
-                                              memory_order_relaxed))
-      return next;
+    if (buf_refcount(old) == 0) return false;
+    if (atomic_compare_exchange_weak_explicit(&d->state, &old, old - BUF_REFCOUNT_ONE,
+                                              memory_order_release, memory_order_relaxed))
+      return true;
   }
 }
 

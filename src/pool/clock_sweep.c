@@ -38,14 +38,17 @@ typedef struct clock_sweep {
   alignas(64) _Atomic uint64_t hand; /* ticks so far; the buffer is hand % n */
   hs_bufdesc_padded *descs;
   uint32_t nbuffers;
+  hs_pin_probe probe;
 } clock_sweep;
 
-static hs_status clock_sweep_create(hs_bufdesc_padded *descs, uint32_t nbuffers, void **state) {
+static hs_status clock_sweep_create(hs_bufdesc_padded *descs, uint32_t nbuffers, hs_pin_probe probe,
+                                    void **state) {
   clock_sweep *cs = aligned_alloc(64, sizeof *cs);
   if (!cs) return hs_fail(HS_ERR_NOMEM, 0, "could not allocate the clock-sweep state");
   atomic_init(&cs->hand, 0);
   cs->descs = descs;
   cs->nbuffers = nbuffers;
+  cs->probe = probe;
   *state = cs;
   return HS_OK;
 }
@@ -63,10 +66,11 @@ static hs_status clock_sweep_get_victim(void *state, hs_buf *out, uint32_t *lock
     uint64_t tick = atomic_fetch_add_explicit(&cs->hand, 1, memory_order_relaxed);
     hs_buf b = (hs_buf)(tick % cs->nbuffers);
     hs_bufdesc *d = &cs->descs[b].d;
-    /* Skip pinned buffers without taking their header lock. */
+    /* Skip buffers pinned the shared way without taking their header lock;
+     * the probe (under the lock) also sees the threads' private pins. */
     if (buf_refcount(atomic_load_explicit(&d->state, memory_order_relaxed)) == 0) {
       uint32_t s = buf_hdr_lock(d);
-      if (buf_refcount(s) == 0) {
+      if (!cs->probe.pinned(cs->probe.ctx, b, s)) {
         if (buf_usage(s) == 0) {
           *out = b;
           *locked_state = s;

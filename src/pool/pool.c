@@ -53,6 +53,8 @@ void hs_pool_options_init(hs_pool_options *opts) {
   opts->partitions = 128;
 }
 
+static bool pool_pinned(void *ctx, hs_buf b, uint32_t locked_state);
+
 /* ---- opening and closing ---------------------------------------------- */
 
 static void pool_free(hs_pool *pool) {
@@ -63,6 +65,8 @@ static void pool_free(hs_pool *pool) {
   wait_stripes_destroy(pool->io_waits, HS_WAIT_STRIPES);
   pthread_mutex_destroy(&pool->free_lock);
   pthread_mutex_destroy(&pool->stats_lock);
+  pthread_mutex_destroy(&pool->pins_lock);
+  for (int i = 0; i < HS_STAT_SHARDS; i++) free(atomic_load(&pool->pins[i]));
   free(pool->pages);
   free(pool->descs);
   free(pool);
@@ -98,6 +102,9 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   pool->wal_ctx = opts->wal_ctx;
   pthread_mutex_init(&pool->free_lock, NULL);
   pthread_mutex_init(&pool->stats_lock, NULL);
+  pthread_mutex_init(&pool->pins_lock, NULL);
+  for (int i = 0; i < HS_STAT_SHARDS; i++) atomic_init(&pool->pins[i], NULL);
+  atomic_init(&pool->pins_max, 0);
   wait_stripes_init(pool->lock_waits, HS_WAIT_STRIPES);
   wait_stripes_init(pool->io_waits, HS_WAIT_STRIPES);
   stat_shards_init(&pool->stats);
@@ -135,7 +142,8 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   atomic_init(&pool->io_waiters, 0);
 
   st = page_table_init(&pool->table, pool->descs, pool->nbuffers, opts->partitions);
-  if (st == HS_OK) st = replacer->create(pool->descs, pool->nbuffers, &pool->replacer_state);
+  hs_pin_probe probe = {.pinned = pool_pinned, .ctx = pool};
+  if (st == HS_OK) st = replacer->create(pool->descs, pool->nbuffers, probe, &pool->replacer_state);
   if (st != HS_OK) {
     pool_free(pool);
     return st;
@@ -148,7 +156,7 @@ hs_status hs_pool_close(hs_pool *pool) {
   if (!pool) return HS_OK;
   for (uint32_t b = 0; b < pool->nbuffers; b++) {
     hs_bufdesc *d = pool_desc(pool, (hs_buf)b);
-    if (buf_refcount(atomic_load(&d->state)) > 0) {
+    if (pool_pin_count(pool, (hs_buf)b, atomic_load(&d->state)) > 0) {
       hs_buftag t = buf_tag_get(d);
       return hs_fail(HS_ERR_BUSY, 0,
                      "cannot close the pool: buffer %u (block %u of relation %u) is still pinned",
@@ -179,6 +187,123 @@ const char *hs_pool_policy_name(const hs_pool *pool) {
 }
 uint32_t hs_pool_debug_io_waiters(hs_pool *pool) {
   return atomic_load(&pool->io_waiters);
+}
+
+/* ---- pins ----------------------------------------------------------------
+ *
+ * A pin counted in the state word is a write to a cache line every thread
+ * touching that page shares; two threads pinning random resident pages then
+ * pay a cache-line transfer on most hits, and the hit path stops scaling. So
+ * a thread that owns a statistics shard (stat_shards.h) pins privately: it
+ * bumps its own counter for the buffer, in an array only it normally writes,
+ * and only *reads* the state word. Whoever needs to know that a buffer is
+ * unpinned (victim selection, retagging, drop) holds the header lock and sums
+ * the state word's count and every thread's private counter.
+ *
+ * Why that is safe — a Dekker handshake, all sequentially consistent: the
+ * pinner increments its counter, then loads the state; the header-lock taker
+ * sets LOCKED (an RMW), then loads the counters. Either the pinner sees
+ * LOCKED — it then waits for the unlock and re-reads the state, tag and all,
+ * so it sees any retag and backs off — or the lock taker sees the pin and
+ * leaves the buffer alone.
+ *
+ * Pins are counts, not owned tokens: a release first takes one from the
+ * releasing thread's own counter, else from the state word, else from any
+ * other thread's counter — so a buffer pinned on one thread may be released
+ * on another. Threads beyond HS_STAT_SHARDS pin through the state word.
+ */
+
+static _Atomic uint32_t *pins_alloc(hs_pool *pool, int id) {
+  pthread_mutex_lock(&pool->pins_lock);
+  _Atomic uint32_t *a = atomic_load(&pool->pins[id]);
+  if (!a) {
+    a = malloc(sizeof *a * pool->nbuffers);
+    if (a) {
+      for (uint32_t i = 0; i < pool->nbuffers; i++) atomic_init(&a[i], 0);
+      atomic_store(&pool->pins[id], a);
+      if ((uint32_t)id + 1 > atomic_load(&pool->pins_max))
+        atomic_store(&pool->pins_max, (uint32_t)id + 1);
+    }
+  }
+  pthread_mutex_unlock(&pool->pins_lock);
+  return a;
+}
+
+/* This thread's private pin counters, or NULL (no exclusive shard, or no
+ * memory): then it pins through the state word. */
+static inline _Atomic uint32_t *my_pins(hs_pool *pool) {
+  if (__builtin_expect(hs_my_shard.id < 0, 0)) stat_shard_claim();
+  if (!hs_my_shard.exclusive) return NULL;
+  _Atomic uint32_t *a = atomic_load_explicit(&pool->pins[hs_my_shard.id], memory_order_acquire);
+  return a ? a : pins_alloc(pool, hs_my_shard.id);
+}
+
+uint32_t pool_pin_count(hs_pool *pool, hs_buf b, uint32_t state) {
+  uint32_t n = buf_refcount(state);
+  uint32_t max = atomic_load(&pool->pins_max);
+  for (uint32_t i = 0; i < max; i++) {
+    _Atomic uint32_t *a = atomic_load(&pool->pins[i]);
+    if (a) n += atomic_load(&a[b]);
+  }
+  return n;
+}
+
+static bool pool_pinned(void *ctx, hs_buf b, uint32_t locked_state) {
+  return pool_pin_count(ctx, b, locked_state) > 0;
+}
+
+/* Pins b (raising its usage count up to usage_cap); returns its state as
+ * seen after the pin, never with LOCKED set. */
+static inline uint32_t pool_pin(hs_pool *pool, hs_buf b, uint32_t usage_cap) {
+  hs_bufdesc *d = pool_desc(pool, b);
+  _Atomic uint32_t *mine = my_pins(pool);
+  if (!mine) return buf_pin(d, usage_cap);
+  atomic_fetch_add_explicit(&mine[b], 1, memory_order_seq_cst);
+  uint32_t s = atomic_load_explicit(&d->state, memory_order_seq_cst);
+  if (s & BM_LOCKED) s = buf_wait_unlocked(d);
+  /* One try at raising the usage count: a hot page sits at the cap, so a hit
+   * on it writes nothing shared. If the word moved meanwhile, re-read it with
+   * acquire ordering: the caller trusts VALID in what we return, and must
+   * then see the page the reader who set VALID filled in. */
+  if (buf_usage(s) < usage_cap) {
+    uint32_t want = s + BUF_USAGE_ONE;
+    if (atomic_compare_exchange_strong_explicit(&d->state, &s, want, memory_order_relaxed,
+                                                memory_order_relaxed))
+      s = want;
+    else
+      s = buf_wait_unlocked(d);
+  }
+  return s;
+}
+
+/* Takes one pin off counter *c if it has any. */
+static inline bool take_pin(_Atomic uint32_t *c) {
+  uint32_t v = atomic_load_explicit(c, memory_order_relaxed);
+  while (v > 0)
+    if (atomic_compare_exchange_weak_explicit(c, &v, v - 1, memory_order_release,
+                                              memory_order_relaxed))
+      return true;
+  return false;
+}
+
+static void pool_unpin(hs_pool *pool, hs_buf b) {
+  if (hs_my_shard.exclusive) {
+    _Atomic uint32_t *mine =
+        atomic_load_explicit(&pool->pins[hs_my_shard.id], memory_order_acquire);
+    if (mine && take_pin(&mine[b])) return;
+  }
+  if (buf_unpin_shared(pool_desc(pool, b))) return;
+  /* A pin taken on another thread and handed to this one. Counters only
+   * drop by releases, so the pin is found; a few rounds cover a release
+   * racing with others. More than that means a release without a pin. */
+  for (int round = 0; round < 3; round++) {
+    uint32_t max = atomic_load(&pool->pins_max);
+    for (uint32_t i = 0; i < max; i++) {
+      _Atomic uint32_t *a = atomic_load(&pool->pins[i]);
+      if (a && take_pin(&a[b])) return;
+    }
+    if (buf_unpin_shared(pool_desc(pool, b))) return;
+  }
 }
 
 /* ---- I/O in progress ----------------------------------------------------- */
@@ -251,7 +376,7 @@ static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_r
   if (st != HS_OK) {
     end_io(pool, b, BM_IO_ERROR, 0, false);
     stat_add(&pool->stats, ctx, HS_STAT_READ_ERRORS, 1);
-    buf_unpin(pool_desc(pool, b));
+    pool_unpin(pool, b);
     return st;
   }
   end_io(pool, b, BM_VALID, BM_IO_ERROR, false);
@@ -361,7 +486,7 @@ static bool pop_free(hs_pool *pool, hs_buf *out, uint32_t *locked_state) {
     atomic_fetch_sub_explicit(&pool->free_count, 1, memory_order_relaxed);
     pthread_mutex_unlock(&pool->free_lock);
     uint32_t s = buf_hdr_lock(d);
-    if (buf_refcount(s) == 0 && !(s & BM_TAG_VALID)) {
+    if (!(s & BM_TAG_VALID) && !pool_pinned(pool, b, s)) {
       *out = b;
       *locked_state = s;
       return true;
@@ -380,7 +505,7 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
   page_table_lock(pt, part);
   hs_buf b = page_table_lookup(pt, tag, hash);
   if (b >= 0) {
-    buf_pin(pool_desc(pool, b), pool->replacer->pin_usage_cap);
+    pool_pin(pool, b, pool->replacer->pin_usage_cap);
     page_table_unlock(pt, part);
     return finish_pinned(pool, b, tag, mode, ctx, out, hit);
   }
@@ -402,14 +527,14 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
       /* Only try the content lock: we may hold other content locks, and the
        * holder of this one may be waiting for a buffer too. */
       if (!content_lock_try(&vd->content_lock, HS_LOCK_SHARE)) {
-        buf_unpin(vd);
+        pool_unpin(pool, v);
         continue;
       }
       bool wrote;
       hs_status st = write_buffer(pool, v, ctx, &wrote);
       content_lock_release(&vd->content_lock, &pool->lock_waits[(uint32_t)v % HS_WAIT_STRIPES]);
       if (st != HS_OK) {
-        buf_unpin(vd); /* still dirty: this frame is not reused */
+        pool_unpin(pool, v); /* still dirty: this frame is not reused */
         if (++write_failures >= MAX_VICTIM_WRITE_FAILURES) return st;
         continue;
       }
@@ -423,17 +548,17 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
     page_table_lock2(pt, part, old_part);
     b = page_table_lookup(pt, tag, hash);
     if (b >= 0) { /* someone read our block in while we were evicting */
-      buf_pin(pool_desc(pool, b), pool->replacer->pin_usage_cap);
+      pool_pin(pool, b, pool->replacer->pin_usage_cap);
       page_table_unlock2(pt, part, old_part);
-      buf_unpin(vd);
+      pool_unpin(pool, v);
       if (!had_tag) push_free(pool, v);
       return finish_pinned(pool, b, tag, mode, ctx, out, hit);
     }
     s = buf_hdr_lock(vd);
-    if (buf_refcount(s) != 1 || (s & BM_DIRTY)) { /* pinned or dirtied meanwhile */
+    if (pool_pin_count(pool, v, s) != 1 || (s & BM_DIRTY)) { /* pinned or dirtied meanwhile */
       buf_hdr_unlock(vd, s);
       page_table_unlock2(pt, part, old_part);
-      buf_unpin(vd);
+      pool_unpin(pool, v);
       continue;
     }
     bool evicted = s & BM_VALID;
@@ -477,7 +602,7 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
   hs_buf b = page_table_lookup_fast(&pool->table, &tag, hash);
   if (b >= 0) {
     hs_bufdesc *d = pool_desc(pool, b);
-    uint32_t s = buf_pin(d, pool->replacer->pin_usage_cap);
+    uint32_t s = pool_pin(pool, b, pool->replacer->pin_usage_cap);
     if ((s & BM_TAG_VALID) && buf_tag_is(d, &tag)) {
       if (s & BM_VALID) {
         stat_add(&pool->stats, ctx, HS_STAT_HITS, 1);
@@ -487,7 +612,7 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
       }
       return finish_pinned(pool, b, &tag, mode, ctx, out, hit);
     }
-    buf_unpin(d);
+    pool_unpin(pool, b);
   }
   return read_slow(pool, &tag, hash, mode, ctx, out, hit);
 }
@@ -552,11 +677,11 @@ hs_status hs_buf_mark_dirty(hs_pool *pool, hs_buf buf, hs_lsn lsn, bool *was_cle
 }
 
 void hs_buf_pin_again(hs_pool *pool, hs_buf buf) {
-  if (buf_ok(pool, buf)) buf_pin(pool_desc(pool, buf), 0);
+  if (buf_ok(pool, buf)) pool_pin(pool, buf, 0);
 }
 
 void hs_buf_release(hs_pool *pool, hs_buf buf) {
-  if (buf_ok(pool, buf)) buf_unpin(pool_desc(pool, buf));
+  if (buf_ok(pool, buf)) pool_unpin(pool, buf);
 }
 
 /* ---- flushing and dropping ---------------------------------------------- */
@@ -583,16 +708,16 @@ static hs_status flush_buffers(hs_pool *pool, bool one_rel, hs_relid rel) {
     uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
     if ((s & (BM_VALID | BM_DIRTY)) != (BM_VALID | BM_DIRTY)) continue;
     if (one_rel && atomic_load_explicit(&d->rel, memory_order_relaxed) != rel) continue;
-    s = buf_pin(d, 0);
+    s = pool_pin(pool, b, 0);
     if (!(s & BM_TAG_VALID) || (one_rel && buf_tag_get(d).rel != rel)) {
-      buf_unpin(d);
+      pool_unpin(pool, b);
       continue;
     }
     bool wrote;
     hs_buf_lock(pool, b, HS_LOCK_SHARE);
     hs_status st = write_buffer(pool, b, HS_IOCTX_NORMAL, &wrote);
     hs_buf_unlock(pool, b);
-    buf_unpin(d);
+    pool_unpin(pool, b);
     if (st != HS_OK && first == HS_OK) {
       first = st;
       first_errno = hs_last_errno();
@@ -636,7 +761,7 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
       page_table_unlock(pt, part);
       continue;
     }
-    if (buf_refcount(s) > 0) {
+    if (pool_pinned(pool, b, s)) {
       buf_hdr_unlock(d, s);
       page_table_unlock(pt, part);
       busy = true;
@@ -672,7 +797,7 @@ void hs_pool_stats(hs_pool *pool, hs_io_stats *out) {
     uint32_t s = atomic_load_explicit(&pool->descs[b].d.state, memory_order_relaxed);
     if (s & BM_VALID) out->valid++;
     if (s & BM_DIRTY) out->dirty++;
-    if (buf_refcount(s)) out->pinned++;
+    if (pool_pin_count(pool, (hs_buf)b, s)) out->pinned++;
   }
 }
 

@@ -15,6 +15,7 @@ static void buffer_info(hs_pool *pool, uint32_t i, hs_buffer_info *bi) {
   uint32_t s = buf_hdr_lock(d);
   hs_buftag t = buf_tag_get(d);
   hs_lsn lsn = atomic_load_explicit(&d->lsn, memory_order_relaxed);
+  uint32_t pins = pool_pin_count(pool, (hs_buf)i, s);
   buf_hdr_unlock(d, s);
   bi->buf = (hs_buf)i;
   bi->valid = s & BM_VALID;
@@ -22,7 +23,7 @@ static void buffer_info(hs_pool *pool, uint32_t i, hs_buffer_info *bi) {
   bi->fork = t.fork;
   bi->block = (s & BM_TAG_VALID) ? t.block : HS_INVALID_BLOCK;
   bi->usage = buf_usage(s);
-  bi->pins = buf_refcount(s);
+  bi->pins = pins;
   bi->dirty = s & BM_DIRTY;
   bi->io_in_progress = s & BM_IO_IN_PROGRESS;
   bi->io_error = s & BM_IO_ERROR;

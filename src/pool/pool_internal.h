@@ -43,11 +43,19 @@ struct hs_pool {
 
   pthread_mutex_t stats_lock; /* serializes snapshot against reset */
   hs_stat_shards stats;
+
+  /* Private pins: per thread shard, one counter per buffer (pool.c). */
+  pthread_mutex_t pins_lock;
+  _Atomic(_Atomic uint32_t *) pins[HS_STAT_SHARDS];
+  _Atomic uint32_t pins_max; /* shards below this may have an array */
 };
 
 static inline hs_bufdesc *pool_desc(hs_pool *pool, hs_buf b) {
   return &pool->descs[b].d;
 }
+
+/* All pins on a buffer: the state word's count plus every private one. */
+uint32_t pool_pin_count(hs_pool *pool, hs_buf b, uint32_t state);
 
 /* For tests: how many threads are asleep waiting for some buffer's I/O. */
 uint32_t hs_pool_debug_io_waiters(hs_pool *pool);

@@ -21,11 +21,20 @@
 
 #include <stdint.h>
 
+/* The pool's answer to "is this buffer pinned?" — the state word's
+ * reference count alone does not know about per-thread private pins. Called
+ * with the buffer's header locked (locked_state is its state). */
+typedef struct hs_pin_probe {
+  bool (*pinned)(void *ctx, hs_buf buf, uint32_t locked_state);
+  void *ctx;
+} hs_pin_probe;
+
 typedef struct hs_replacer_ops {
   const char *name;
   uint32_t pin_usage_cap; /* raise usage up to this on every pin (0: never) */
   uint32_t insert_usage;  /* usage count a newly read page starts with */
-  hs_status (*create)(hs_bufdesc_padded *descs, uint32_t nbuffers, void **state);
+  hs_status (*create)(hs_bufdesc_padded *descs, uint32_t nbuffers, hs_pin_probe probe,
+                      void **state);
   void (*destroy)(void *state);
   void (*on_insert)(void *state, hs_buf buf); /* may be NULL */
   void (*on_remove)(void *state, hs_buf buf); /* may be NULL */

@@ -1,0 +1,98 @@
+/*
+ * test_pins — pins are counts that every path agrees on.
+ *
+ * Threads pin privately (their own counter array) while they own a
+ * statistics shard, and through the shared state word beyond that; a pin
+ * may be released on another thread than the one that took it. Checked
+ * here: the dump and the statistics count every pin, whichever way it was
+ * taken; a buffer pinned by any thread is never evicted or dropped; a pin
+ * handed to another thread and released there leaves the buffer unpinned.
+ */
+#include "pool_util.h"
+
+#include <pthread.h>
+
+#define MANY_THREADS 80 /* more than the 64 private-pin shards */
+
+static const hs_relid REL = 12;
+
+typedef struct holder {
+  hs_pool *pool;
+  hs_blockno block;
+  hs_buf buf;
+  pthread_barrier_t *pinned, *release;
+  bool release_here; /* else main releases it */
+} holder;
+
+static void *hold_pin(void *arg) {
+  holder *h = arg;
+  h->buf = must_read(h->pool, REL, h->block, NULL);
+  pthread_barrier_wait(h->pinned);
+  pthread_barrier_wait(h->release);
+  if (h->release_here) hs_buf_release(h->pool, h->buf);
+  return NULL;
+}
+
+static uint32_t total_pins(hs_pool *pool) {
+  uint32_t n = hs_pool_nbuffers(pool), sum = 0;
+  hs_buffer_info *all = calloc(n, sizeof *all);
+  REQUIRE(hs_pool_dump(pool, all, n) == HS_OK);
+  for (uint32_t i = 0; i < n; i++) sum += all[i].pins;
+  free(all);
+  return sum;
+}
+
+int main(void) {
+  char dir[256];
+  testdir_make(dir, sizeof dir, "pins");
+  hs_pool *pool = open_pool(dir, MANY_THREADS + 8, 1024, NULL, NULL);
+  make_relation(pool, REL, 2 * MANY_THREADS);
+  /* Make every block resident so the threads' reads are hits (private pins
+   * where a shard is free). */
+  for (hs_blockno i = 0; i < MANY_THREADS; i++) hs_buf_release(pool, must_read(pool, REL, i, NULL));
+
+  pthread_barrier_t pinned, release;
+  pthread_barrier_init(&pinned, NULL, MANY_THREADS + 1);
+  pthread_barrier_init(&release, NULL, MANY_THREADS + 1);
+  pthread_t t[MANY_THREADS];
+  holder h[MANY_THREADS];
+  for (int i = 0; i < MANY_THREADS; i++) {
+    h[i] = (holder){.pool = pool,
+                    .block = (hs_blockno)(i % (MANY_THREADS / 2)), /* two pins per block */
+                    .pinned = &pinned,
+                    .release = &release,
+                    .release_here = i % 3 != 0};
+    pthread_create(&t[i], NULL, hold_pin, &h[i]);
+  }
+  pthread_barrier_wait(&pinned);
+
+  CHECK_EQ(total_pins(pool), MANY_THREADS);
+  hs_io_stats s;
+  hs_pool_stats(pool, &s);
+  CHECK_EQ(s.pinned, MANY_THREADS / 2);
+  hs_buffer_info info;
+  REQUIRE(find_buffer(pool, REL, 0, &info) >= 0);
+  CHECK_EQ(info.pins, 2);
+  /* Pinned blocks survive a flood of other reads through the free buffers. */
+  for (hs_blockno i = MANY_THREADS; i < 2 * MANY_THREADS; i++)
+    hs_buf_release(pool, must_read(pool, REL, i, NULL));
+  for (hs_blockno i = 0; i < MANY_THREADS / 2; i++) CHECK(find_buffer(pool, REL, i, NULL) >= 0);
+  CHECK_ST(hs_pool_drop_relation(pool, REL), HS_ERR_BUSY);
+
+  pthread_barrier_wait(&release);
+  for (int i = 0; i < MANY_THREADS; i++) pthread_join(t[i], NULL);
+  /* A third of the pins were taken by threads that are gone now; release
+   * them here, on another thread than the one that took them. */
+  CHECK_EQ(total_pins(pool), MANY_THREADS / 3 + 1);
+  for (int i = 0; i < MANY_THREADS; i++)
+    if (!h[i].release_here) hs_buf_release(pool, h[i].buf);
+  CHECK_EQ(total_pins(pool), 0);
+  hs_pool_stats(pool, &s);
+  CHECK_EQ(s.pinned, 0);
+  CHECK_OK(hs_pool_drop_relation(pool, REL));
+  CHECK_OK(hs_pool_close(pool));
+  pthread_barrier_destroy(&pinned);
+  pthread_barrier_destroy(&release);
+  testdir_remove(dir);
+  return check_finish();
+}

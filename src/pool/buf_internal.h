@@ -63,7 +63,6 @@ typedef struct hs_bufdesc {
   _Atomic int32_t hash_next; /* page-table chain; -1 ends it */
   _Atomic uint64_t lsn;      /* the page's LSN (WAL-before-data) */
   int32_t free_next;         /* free list link, under the free-list lock */
-  uint32_t io_started_ms;    /* reserved for policies that keep time */
 } hs_bufdesc;
 
 _Static_assert(sizeof(hs_bufdesc) <= 64, "a buffer descriptor must fit one cache line");

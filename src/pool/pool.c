@@ -135,7 +135,6 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
     atomic_init(&d->hash_next, -1);
     atomic_init(&d->lsn, 0);
     d->free_next = b + 1 < pool->nbuffers ? (int32_t)b + 1 : FREE_END;
-    d->io_started_ms = 0;
   }
   pool->free_head = 0;
   atomic_init(&pool->free_count, pool->nbuffers);

@@ -12,11 +12,12 @@
 
 #include <string.h>
 
-static inline hs_pool *open_pool(const char *dir, uint32_t pages, uint32_t page_size,
-                                 hs_wal_flush_fn wal, void *wal_ctx) {
+static inline hs_pool *open_pool_with(const char *dir, uint32_t pages, uint32_t page_size,
+                                      const char *policy, hs_wal_flush_fn wal, void *wal_ctx) {
   hs_pool_options o;
   hs_pool_options_init(&o);
   o.dir = dir;
+  o.policy = policy;
   o.pool_pages = pages;
   o.page_size = page_size;
   o.flush_wal_up_to = wal;
@@ -28,6 +29,11 @@ static inline hs_pool *open_pool(const char *dir, uint32_t pages, uint32_t page_
     exit(1);
   }
   return pool;
+}
+
+static inline hs_pool *open_pool(const char *dir, uint32_t pages, uint32_t page_size,
+                                 hs_wal_flush_fn wal, void *wal_ctx) {
+  return open_pool_with(dir, pages, page_size, NULL, wal, wal_ctx);
 }
 
 /* A page stamped with (rel, block, value) in its first 24 bytes. */

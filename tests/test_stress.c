@@ -12,7 +12,8 @@
  * is flushed past its LSN, and two more threads extend another relation
  * through the pool at the same time.
  *
- * Deterministic seeds; run under ThreadSanitizer in CI.
+ * Deterministic seeds; run under ThreadSanitizer in CI, once per
+ * replacement policy the pool accepts (the policy is argv[1]).
  */
 #include "pool_util.h"
 
@@ -176,10 +177,12 @@ static void verify_all(hs_pool *pool, const char *when) {
   for (int i = 0; i < EXTENDERS; i++) CHECK_EQ(per_extender[i], EXTEND_BLOCKS);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  const char *policy = argc > 1 ? argv[1] : "clock-sweep";
   char dir[256];
   testdir_make(dir, sizeof dir, "stress");
-  hs_pool *pool = open_pool(dir, POOL_PAGES, PAGE_SIZE, wal_flush, NULL);
+  hs_pool *pool = open_pool_with(dir, POOL_PAGES, PAGE_SIZE, policy, wal_flush, NULL);
+  printf("policy %s\n", hs_pool_policy_name(pool));
   hs_smgr *smgr = hs_pool_smgr(pool);
   REQUIRE(hs_smgr_create(smgr, REL, HS_FORK_MAIN) == HS_OK);
   REQUIRE(hs_smgr_create(smgr, GROW_REL, HS_FORK_MAIN) == HS_OK);

@@ -7,16 +7,15 @@
  *
  *   bits  0..17  reference count (pins taken the shared way; see pool.c
  *                for the per-thread private pins that the hit path uses)
- *   bits 18..21  usage count (the replacement policy's counter)
+ *   bits 18..21  unused (PostgreSQL keeps its usage count here; hotset's
+ *                policies keep their own, see hotset/policy.h)
  *   bits 22..31  flags
  *
- * so pinning a resident page — raise refcount, raise usage count — is one
- * compare-and-swap. LOCKED is a spinlock over the descriptor header: while it
- * is set the state word is frozen (every other writer waits for it to clear),
- * which lets the holder unlock with a plain store. The tag changes only with
- * LOCKED held, refcount 1 (the changer's own pin) and the page-table
- * partition locks of the old and new tags held. So a thread that has pinned a
- * buffer and then sees the tag it wanted can trust it until it unpins.
+ * so a shared pin is one compare-and-swap. LOCKED is a spinlock over the descriptor header: while
+ * it is set the state word is frozen (every other writer waits for it to clear), which lets the
+ * holder unlock with a plain store. The tag changes only with LOCKED held, refcount 1 (the
+ * changer's own pin) and the page-table partition locks of the old and new tags held. So a thread
+ * that has pinned a buffer and then sees the tag it wanted can trust it until it unpins.
  */
 #ifndef HOTSET_POOL_BUF_INTERNAL_H
 #define HOTSET_POOL_BUF_INTERNAL_H
@@ -31,10 +30,6 @@
 
 #define BUF_REFCOUNT_ONE  1u
 #define BUF_REFCOUNT_MASK ((1u << 18) - 1)
-#define BUF_USAGE_SHIFT   18
-#define BUF_USAGE_ONE     (1u << BUF_USAGE_SHIFT)
-#define BUF_USAGE_MASK    (0xFu << BUF_USAGE_SHIFT)
-#define BUF_USAGE_LIMIT   15u /* what 4 bits hold; clock-sweep caps at 5 */
 
 #define BM_LOCKED         (1u << 22) /* header spinlock */
 #define BM_DIRTY          (1u << 23) /* page differs from its file */
@@ -47,9 +42,6 @@
 
 static inline uint32_t buf_refcount(uint32_t state) {
   return state & BUF_REFCOUNT_MASK;
-}
-static inline uint32_t buf_usage(uint32_t state) {
-  return (state & BUF_USAGE_MASK) >> BUF_USAGE_SHIFT;
 }
 
 typedef struct hs_bufdesc {
@@ -111,14 +103,12 @@ static inline void buf_hdr_unlock(hs_bufdesc *d, uint32_t state) {
   atomic_store_explicit(&d->state, state & ~BM_LOCKED, memory_order_release);
 }
 
-/* Adds a pin, and raises the usage count up to `usage_cap` (0: leave it).
- * Returns the state after the pin. */
-static inline uint32_t buf_pin(hs_bufdesc *d, uint32_t usage_cap) {
+/* Adds a pin counted in the state word; returns the state after it. */
+static inline uint32_t buf_pin(hs_bufdesc *d) {
   uint32_t old = atomic_load_explicit(&d->state, memory_order_relaxed);
   for (;;) {
     if (old & BM_LOCKED) old = buf_wait_unlocked(d);
     uint32_t next = old + BUF_REFCOUNT_ONE;
-    if (buf_usage(next) < usage_cap) next += BUF_USAGE_ONE;
     if (atomic_compare_exchange_weak_explicit(&d->state, &old, next, memory_order_acquire,
                                               memory_order_relaxed))
       return next;

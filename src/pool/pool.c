@@ -30,21 +30,14 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Failed victim writes tolerated in one read before it reports the error. */
 #define MAX_VICTIM_WRITE_FAILURES 4
 
-static const hs_replacer_ops *const all_replacers[] = {&hs_clock_sweep_replacer};
-
-const hs_replacer_ops *replacer_find(const char *name) {
-  for (size_t i = 0; i < sizeof all_replacers / sizeof all_replacers[0]; i++)
-    if (strcmp(all_replacers[i]->name, name) == 0) return all_replacers[i];
-  return NULL;
-}
-
-const char *replacer_names(void) {
-  return "clock-sweep";
-}
+/* Victims a miss may find pinned before it was pinned by us, before the
+ * read gives up with HS_ERR_NO_BUFFERS. */
+#define MAX_VICTIM_RACES 1000
 
 void hs_pool_options_init(hs_pool_options *opts) {
   memset(opts, 0, sizeof *opts);
@@ -53,12 +46,11 @@ void hs_pool_options_init(hs_pool_options *opts) {
   opts->partitions = 128;
 }
 
-static bool pool_pinned(void *ctx, hs_buf b, uint32_t locked_state);
-
 /* ---- opening and closing ---------------------------------------------- */
 
 static void pool_free(hs_pool *pool) {
-  if (pool->replacer_state) pool->replacer->destroy(pool->replacer_state);
+  hs_policy_destroy(pool->policy);
+  pthread_mutex_destroy(&pool->policy_lock);
   if (pool->table.heads) page_table_destroy(&pool->table);
   if (pool->smgr) hs_smgr_close(pool->smgr);
   wait_stripes_destroy(pool->lock_waits, HS_WAIT_STRIPES);
@@ -79,10 +71,6 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   if (!opts->dir || !*opts->dir)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: a data directory is required");
   const char *policy = opts->policy ? opts->policy : "clock-sweep";
-  const hs_replacer_ops *replacer = replacer_find(policy);
-  if (!replacer)
-    return hs_fail(HS_ERR_INVALID, 0, "unknown replacement policy \"%s\" (known: %s)", policy,
-                   replacer_names());
   uint32_t page_size = opts->page_size ? opts->page_size : HS_PAGE_SIZE_DEFAULT;
   uint64_t npages = opts->pool_pages ? opts->pool_pages : opts->pool_bytes / page_size;
   if (npages < 1)
@@ -97,12 +85,12 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   memset(pool, 0, sizeof *pool);
   pool->nbuffers = (uint32_t)npages;
   pool->page_size = page_size;
-  pool->replacer = replacer;
   pool->flush_wal_up_to = opts->flush_wal_up_to;
   pool->wal_ctx = opts->wal_ctx;
   pthread_mutex_init(&pool->free_lock, NULL);
   pthread_mutex_init(&pool->stats_lock, NULL);
   pthread_mutex_init(&pool->pins_lock, NULL);
+  pthread_mutex_init(&pool->policy_lock, NULL);
   for (int i = 0; i < HS_STAT_SHARDS; i++) atomic_init(&pool->pins[i], NULL);
   atomic_init(&pool->pins_max, 0);
   wait_stripes_init(pool->lock_waits, HS_WAIT_STRIPES);
@@ -141,8 +129,18 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   atomic_init(&pool->io_waiters, 0);
 
   st = page_table_init(&pool->table, pool->descs, pool->nbuffers, opts->partitions);
-  hs_pin_probe probe = {.pinned = pool_pinned, .ctx = pool};
-  if (st == HS_OK) st = replacer->create(pool->descs, pool->nbuffers, probe, &pool->replacer_state);
+  if (st == HS_OK) st = hs_policy_create(policy, pool->nbuffers, pool->nbuffers, &pool->policy);
+  if (st == HS_OK && (hs_policy_flags(pool->policy) & HS_POLICY_SIM_ONLY))
+    st = hs_fail(HS_ERR_INVALID, 0,
+                 "replacement policy \"%s\" needs to know the future: it runs only in the "
+                 "simulator",
+                 policy);
+  if (st == HS_OK) {
+    unsigned flags = hs_policy_flags(pool->policy);
+    pool->lock_others = !(flags & HS_POLICY_CONCURRENT);
+    pool->lock_hits = !(flags & (HS_POLICY_CONCURRENT | HS_POLICY_CONCURRENT_HIT));
+    pool->needs_time = flags & HS_POLICY_NEEDS_TIME;
+  }
   if (st != HS_OK) {
     pool_free(pool);
     return st;
@@ -182,7 +180,7 @@ uint32_t hs_pool_page_size(const hs_pool *pool) {
   return pool->page_size;
 }
 const char *hs_pool_policy_name(const hs_pool *pool) {
-  return pool->replacer->name;
+  return hs_policy_name(pool->policy);
 }
 uint32_t hs_pool_debug_io_waiters(hs_pool *pool) {
   return atomic_load(&pool->io_waiters);
@@ -247,32 +245,66 @@ uint32_t pool_pin_count(hs_pool *pool, hs_buf b, uint32_t state) {
   return n;
 }
 
-static bool pool_pinned(void *ctx, hs_buf b, uint32_t locked_state) {
-  return pool_pin_count(ctx, b, locked_state) > 0;
+static bool pool_pinned(hs_pool *pool, hs_buf b, uint32_t locked_state) {
+  return pool_pin_count(pool, b, locked_state) > 0;
 }
 
-/* Pins b (raising its usage count up to usage_cap); returns its state as
- * seen after the pin, never with LOCKED set. */
-static inline uint32_t pool_pin(hs_pool *pool, hs_buf b, uint32_t usage_cap) {
+/* The policy's view while it looks for a victim: a quick look without the
+ * header lock. The pool checks again under the lock before it takes the
+ * victim, so a pin that arrives in between is still respected. */
+static bool policy_sees_pinned(void *ctx, uint32_t slot) {
+  hs_pool *pool = ctx;
+  uint32_t s = atomic_load_explicit(&pool_desc(pool, (hs_buf)slot)->state, memory_order_relaxed);
+  return pool_pin_count(pool, (hs_buf)slot, s) > 0;
+}
+
+/* Pins b; returns its state as seen after the pin, never with LOCKED set
+ * (read with acquire ordering: the caller trusts VALID in it, and must then
+ * see the page that the thread which set VALID filled in). */
+static inline uint32_t pool_pin(hs_pool *pool, hs_buf b) {
   hs_bufdesc *d = pool_desc(pool, b);
   _Atomic uint32_t *mine = my_pins(pool);
-  if (!mine) return buf_pin(d, usage_cap);
+  if (!mine) return buf_pin(d);
   atomic_fetch_add_explicit(&mine[b], 1, memory_order_seq_cst);
   uint32_t s = atomic_load_explicit(&d->state, memory_order_seq_cst);
   if (s & BM_LOCKED) s = buf_wait_unlocked(d);
-  /* One try at raising the usage count: a hot page sits at the cap, so a hit
-   * on it writes nothing shared. If the word moved meanwhile, re-read it with
-   * acquire ordering: the caller trusts VALID in what we return, and must
-   * then see the page the reader who set VALID filled in. */
-  if (buf_usage(s) < usage_cap) {
-    uint32_t want = s + BUF_USAGE_ONE;
-    if (atomic_compare_exchange_strong_explicit(&d->state, &s, want, memory_order_relaxed,
-                                                memory_order_relaxed))
-      s = want;
-    else
-      s = buf_wait_unlocked(d);
-  }
   return s;
+}
+
+/* ---- the policy ----------------------------------------------------------
+ *
+ * The pool's buffers are the policy's slots; a buffer is resident for the
+ * policy exactly while its tag is valid. Keys are the tags' hashes.
+ */
+
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline hs_access make_access(hs_pool *pool, uint64_t key, hs_read_mode mode) {
+  hs_access a = {.key = key,
+                 .size = 1,
+                 .now = pool->needs_time ? now_ms() : 0,
+                 .next = HS_NEXT_UNKNOWN,
+                 .kind = mode == HS_READ_NORMAL ? HS_ACCESS_READ : HS_ACCESS_WRITE,
+                 .hint = HS_HINT_NORMAL};
+  return a;
+}
+
+static inline void policy_lock(hs_pool *pool, bool needed) {
+  if (needed) pthread_mutex_lock(&pool->policy_lock);
+}
+static inline void policy_unlock(hs_pool *pool, bool needed) {
+  if (needed) pthread_mutex_unlock(&pool->policy_lock);
+}
+
+static inline void policy_hit(hs_pool *pool, hs_buf b, uint64_t key, hs_read_mode mode) {
+  hs_access a = make_access(pool, key, mode);
+  policy_lock(pool, pool->lock_hits);
+  hs_policy_hit(pool->policy, (uint32_t)b, &a);
+  policy_unlock(pool, pool->lock_hits);
 }
 
 /* Takes one pin off counter *c if it has any. */
@@ -386,10 +418,12 @@ static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_r
 }
 
 /* Buffer b is pinned and tagged with `tag` but may not be valid yet: wait
- * for another thread's read, or do the read ourselves. */
-static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_read_mode mode,
-                               hs_io_context ctx, hs_buf *out, bool *hit) {
+ * for another thread's read, or do the read ourselves. Either way this is
+ * an access to a page the policy already holds: a hit for the policy. */
+static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, uint64_t hash,
+                               hs_read_mode mode, hs_io_context ctx, hs_buf *out, bool *hit) {
   hs_bufdesc *d = pool_desc(pool, b);
+  policy_hit(pool, b, hash, mode);
   for (;;) {
     uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
     if (s & BM_VALID) {
@@ -497,6 +531,43 @@ static bool pop_free(hs_pool *pool, hs_buf *out, uint32_t *locked_state) {
 
 /* ---- the read path ------------------------------------------------------ */
 
+/* A buffer to put a new page in, pinned by us (the shared way), with its
+ * state as pinned: from the free list, else the policy's victim. */
+static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_buf *out,
+                             uint32_t *state) {
+  hs_buf v;
+  uint32_t s;
+  if (pop_free(pool, &v, &s)) {
+    s += BUF_REFCOUNT_ONE;
+    buf_hdr_unlock(pool_desc(pool, v), s);
+    *out = v;
+    *state = s;
+    return HS_OK;
+  }
+  for (int race = 0; race < MAX_VICTIM_RACES; race++) {
+    policy_lock(pool, pool->lock_others);
+    int64_t cand = hs_policy_victim(pool->policy, incoming, policy_sees_pinned, pool);
+    policy_unlock(pool, pool->lock_others);
+    if (cand < 0) break;
+    v = (hs_buf)cand;
+    hs_bufdesc *vd = pool_desc(pool, v);
+    /* The policy looked without the header lock: check again with it, and
+     * pin before anyone else can. */
+    s = buf_hdr_lock(vd);
+    if (!(s & BM_TAG_VALID) || pool_pinned(pool, v, s)) {
+      buf_hdr_unlock(vd, s);
+      continue;
+    }
+    s += BUF_REFCOUNT_ONE;
+    buf_hdr_unlock(vd, s);
+    *out = v;
+    *state = s;
+    return HS_OK;
+  }
+  return hs_fail(HS_ERR_NO_BUFFERS, 0, "no unpinned buffers available (all %u are pinned)",
+                 pool->nbuffers);
+}
+
 static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
                            hs_io_context ctx, hs_buf *out, bool *hit) {
   hs_page_table *pt = &pool->table;
@@ -504,23 +575,20 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
   page_table_lock(pt, part);
   hs_buf b = page_table_lookup(pt, tag, hash);
   if (b >= 0) {
-    pool_pin(pool, b, pool->replacer->pin_usage_cap);
+    pool_pin(pool, b);
     page_table_unlock(pt, part);
-    return finish_pinned(pool, b, tag, mode, ctx, out, hit);
+    return finish_pinned(pool, b, tag, hash, mode, ctx, out, hit);
   }
   page_table_unlock(pt, part);
 
+  hs_access incoming = make_access(pool, hash, mode);
   unsigned write_failures = 0;
   for (;;) {
-    hs_buf v;
-    uint32_t s;
-    if (!pop_free(pool, &v, &s)) {
-      hs_status st = pool->replacer->get_victim(pool->replacer_state, &v, &s);
-      if (st != HS_OK) return st;
-    }
+    hs_buf v = HS_INVALID_BUF;
+    uint32_t s = 0;
+    hs_status st = take_victim(pool, &incoming, &v, &s);
+    if (st != HS_OK) return st;
     hs_bufdesc *vd = pool_desc(pool, v);
-    s += BUF_REFCOUNT_ONE; /* pin it before anyone else can */
-    buf_hdr_unlock(vd, s);
 
     if (s & BM_DIRTY) {
       /* Only try the content lock: we may hold other content locks, and the
@@ -530,7 +598,7 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
         continue;
       }
       bool wrote;
-      hs_status st = write_buffer(pool, v, ctx, &wrote);
+      st = write_buffer(pool, v, ctx, &wrote);
       content_lock_release(&vd->content_lock, &pool->lock_waits[(uint32_t)v % HS_WAIT_STRIPES]);
       if (st != HS_OK) {
         pool_unpin(pool, v); /* still dirty: this frame is not reused */
@@ -547,11 +615,11 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
     page_table_lock2(pt, part, old_part);
     b = page_table_lookup(pt, tag, hash);
     if (b >= 0) { /* someone read our block in while we were evicting */
-      pool_pin(pool, b, pool->replacer->pin_usage_cap);
+      pool_pin(pool, b);
       page_table_unlock2(pt, part, old_part);
       pool_unpin(pool, v);
       if (!had_tag) push_free(pool, v);
-      return finish_pinned(pool, b, tag, mode, ctx, out, hit);
+      return finish_pinned(pool, b, tag, hash, mode, ctx, out, hit);
     }
     s = buf_hdr_lock(vd);
     if (pool_pin_count(pool, v, s) != 1 || (s & BM_DIRTY)) { /* pinned or dirtied meanwhile */
@@ -565,13 +633,18 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
     buf_tag_set(vd, tag);
     atomic_store_explicit(&vd->lsn, 0, memory_order_relaxed);
     page_table_insert(pt, v, hash);
-    s = (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS |
-        (pool->replacer->insert_usage << BUF_USAGE_SHIFT);
-    buf_hdr_unlock(vd, s);
+    buf_hdr_unlock(vd, (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS);
     page_table_unlock2(pt, part, old_part);
 
-    if (had_tag && pool->replacer->on_remove) pool->replacer->on_remove(pool->replacer_state, v);
-    if (pool->replacer->on_insert) pool->replacer->on_insert(pool->replacer_state, v);
+    policy_lock(pool, pool->lock_others);
+    if (had_tag) hs_policy_evict(pool->policy, (uint32_t)v);
+    st = hs_policy_insert(pool->policy, (uint32_t)v, &incoming);
+    policy_unlock(pool, pool->lock_others);
+    if (st != HS_OK) { /* cannot happen: one buffer, one slot */
+      end_io(pool, v, BM_IO_ERROR, 0, false);
+      pool_unpin(pool, v);
+      return st;
+    }
     if (evicted) stat_add(&pool->stats, ctx, HS_STAT_EVICTIONS, 1);
     return fill_buffer(pool, v, tag, mode, ctx, out, hit);
   }
@@ -594,22 +667,21 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
   hs_buftag tag = {.rel = rel, .fork = fork, .block = block};
   uint64_t hash = buf_tag_hash(&tag);
 
-  /* The hit path: find the buffer without a lock, pin it with one CAS (which
-   * also raises its usage count), then check that the pin caught the page we
+  /* The hit path: find the buffer without a lock, pin it (a private counter
+   * and a read of the state word), check that the pin caught the page we
    * asked for — the buffer may have been given to another page between the
-   * lookup and the pin. */
+   * lookup and the pin — and tell the policy. */
   hs_buf b = page_table_lookup_fast(&pool->table, &tag, hash);
   if (b >= 0) {
     hs_bufdesc *d = pool_desc(pool, b);
-    uint32_t s = pool_pin(pool, b, pool->replacer->pin_usage_cap);
+    uint32_t s = pool_pin(pool, b);
     if ((s & BM_TAG_VALID) && buf_tag_is(d, &tag)) {
-      if (s & BM_VALID) {
-        stat_add(&pool->stats, ctx, HS_STAT_HITS, 1);
-        *out = b;
-        if (hit) *hit = true;
-        return HS_OK;
-      }
-      return finish_pinned(pool, b, &tag, mode, ctx, out, hit);
+      if (!(s & BM_VALID)) return finish_pinned(pool, b, &tag, hash, mode, ctx, out, hit);
+      policy_hit(pool, b, hash, mode);
+      stat_add(&pool->stats, ctx, HS_STAT_HITS, 1);
+      *out = b;
+      if (hit) *hit = true;
+      return HS_OK;
     }
     pool_unpin(pool, b);
   }
@@ -676,7 +748,7 @@ hs_status hs_buf_mark_dirty(hs_pool *pool, hs_buf buf, hs_lsn lsn, bool *was_cle
 }
 
 void hs_buf_pin_again(hs_pool *pool, hs_buf buf) {
-  if (buf_ok(pool, buf)) pool_pin(pool, buf, 0);
+  if (buf_ok(pool, buf)) pool_pin(pool, buf);
 }
 
 void hs_buf_release(hs_pool *pool, hs_buf buf) {
@@ -707,7 +779,7 @@ static hs_status flush_buffers(hs_pool *pool, bool one_rel, hs_relid rel) {
     uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
     if ((s & (BM_VALID | BM_DIRTY)) != (BM_VALID | BM_DIRTY)) continue;
     if (one_rel && atomic_load_explicit(&d->rel, memory_order_relaxed) != rel) continue;
-    s = pool_pin(pool, b, 0);
+    s = pool_pin(pool, b);
     if (!(s & BM_TAG_VALID) || (one_rel && buf_tag_get(d).rel != rel)) {
       pool_unpin(pool, b);
       continue;
@@ -770,10 +842,11 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
     page_table_delete(pt, b, hash);
     atomic_store_explicit(&d->block, HS_INVALID_BLOCK, memory_order_relaxed);
     atomic_store_explicit(&d->lsn, 0, memory_order_relaxed);
-    buf_hdr_unlock(d, s & ~(BM_TAG_VALID | BM_VALID | BM_DIRTY | BM_JUST_DIRTIED | BM_IO_ERROR |
-                            BUF_USAGE_MASK));
+    buf_hdr_unlock(d, s & ~(BM_TAG_VALID | BM_VALID | BM_DIRTY | BM_JUST_DIRTIED | BM_IO_ERROR));
     page_table_unlock(pt, part);
-    if (pool->replacer->on_remove) pool->replacer->on_remove(pool->replacer_state, b);
+    policy_lock(pool, pool->lock_others);
+    hs_policy_remove(pool->policy, (uint32_t)b);
+    policy_unlock(pool, pool->lock_others);
     push_free(pool, b);
   }
   if (busy)

@@ -22,7 +22,9 @@ static void buffer_info(hs_pool *pool, uint32_t i, hs_buffer_info *bi) {
   bi->rel = t.rel;
   bi->fork = t.fork;
   bi->block = (s & BM_TAG_VALID) ? t.block : HS_INVALID_BLOCK;
-  bi->usage = buf_usage(s);
+  pthread_mutex_lock(&pool->policy_lock); /* standing reads the policy's state */
+  bi->usage = (s & BM_TAG_VALID) ? hs_policy_standing(pool->policy, i) : 0;
+  pthread_mutex_unlock(&pool->policy_lock);
   bi->pins = pins;
   bi->dirty = s & BM_DIRTY;
   bi->io_in_progress = s & BM_IO_IN_PROGRESS;

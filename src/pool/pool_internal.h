@@ -5,11 +5,11 @@
 #ifndef HOTSET_POOL_POOL_INTERNAL_H
 #define HOTSET_POOL_POOL_INTERNAL_H
 
+#include "hotset/policy.h"
 #include "hotset/pool.h"
 #include "pool/buf_internal.h"
 #include "pool/content_lock.h"
 #include "pool/page_table.h"
-#include "pool/replacer.h"
 #include "pool/stat_shards.h"
 
 #include <pthread.h>
@@ -26,8 +26,13 @@ struct hs_pool {
   hs_smgr *smgr;
   hs_page_table table;
 
-  const hs_replacer_ops *replacer;
-  void *replacer_state;
+  /* The replacement policy (hotset/policy.h). policy_lock serializes the
+   * calls the policy's flags say are not thread-safe. */
+  hs_policy *policy;
+  bool lock_hits;   /* hit needs policy_lock */
+  bool lock_others; /* victim/evict/insert/remove need policy_lock */
+  bool needs_time;  /* the policy reads hs_access.now (milliseconds) */
+  pthread_mutex_t policy_lock;
 
   /* Buffers that hold no page, taken before asking the policy. */
   pthread_mutex_t free_lock;

@@ -1,0 +1,130 @@
+/*
+ * hotset/policy.h — replacement policies, one implementation each, shared
+ * by the buffer pool and the trace simulator.
+ *
+ * A policy decides which resident entry leaves when room is needed. It
+ * knows entries by two names: a *slot* (a dense index 0 .. max_slots-1 that
+ * the caller allocates: a buffer in the pool, a table row in the simulator)
+ * and a *key* (a 64-bit identity that survives eviction: a page tag's hash, a
+ * trace's object id). Keys let a policy remember entries it has evicted —
+ * ARC's B1/B2, 2Q's A1out, LIRS's non-resident HIR blocks, Linux's shadow
+ * entries — and recognise them when they come back. Every entry has a size
+ * in the capacity's units: 1 for pages, bytes in the simulator.
+ *
+ * The caller drives it:
+ *
+ *   hit     a resident entry was accessed;
+ *   victim  room is needed for `incoming`: name a resident slot to evict,
+ *           skipping the ones `pinned` says are in use (the pool's pins);
+ *           the policy may move its hands but does not yet forget anything,
+ *           because the caller may fail to evict it (a pin arrived meanwhile)
+ *           and ask again;
+ *   evict   that slot really leaves (the policy may keep a ghost of its key);
+ *   insert  a missed entry was brought into a free slot;
+ *   remove  a slot leaves without being a victim (a dropped relation): no
+ *           ghost.
+ *
+ * The simulator calls victim/evict until the incoming entry fits
+ * (`hs_policy_used` + size <= capacity), then insert. The pool, with size 1,
+ * calls them once per miss. The policy never holds more than its capacity:
+ * insert refuses (HS_ERR_INVALID) if there is no room.
+ *
+ * Threads: a policy is single-threaded unless its flags say otherwise:
+ * HS_POLICY_CONCURRENT (every call may run concurrently: clock-sweep, clock)
+ * or HS_POLICY_CONCURRENT_HIT (hits need no lock, the rest one lock: fifo,
+ * sieve, s3fifo). The pool serializes the rest with a lock of their own.
+ *
+ * Policies are named by a spec "name[:key=value,...]", e.g. "s3fifo:small=0.1"
+ * or "slru:segments=4"; hs_policy_names lists them.
+ */
+#ifndef HOTSET_POLICY_H
+#define HOTSET_POLICY_H
+
+#include "hotset/status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hs_access_kind { HS_ACCESS_READ = 0, HS_ACCESS_WRITE = 1 } hs_access_kind;
+
+typedef enum hs_access_hint {
+  HS_HINT_NORMAL = 0, /* an ordinary access */
+  HS_HINT_RING = 1    /* under a ring strategy: never raise the entry's
+                         standing beyond "used once" */
+} hs_access_hint;
+
+/* "Never accessed again", for hs_access.next. */
+#define HS_NEXT_NEVER INT64_MAX
+/* The caller does not know the future (only belady needs it). */
+#define HS_NEXT_UNKNOWN (-1)
+
+/* One access, as the caller saw it. */
+typedef struct hs_access {
+  uint64_t key;  /* the entry's identity */
+  uint64_t size; /* in capacity units; 1 for pages */
+  uint64_t now;  /* the caller's clock: request number (simulator) or
+                    milliseconds (pool); never goes backwards */
+  int64_t next;  /* when this key is accessed next (same clock as `now`),
+                    HS_NEXT_NEVER, or HS_NEXT_UNKNOWN */
+  hs_access_kind kind;
+  hs_access_hint hint;
+} hs_access;
+
+/* True if the slot must not be evicted now (e.g. the buffer is pinned). */
+typedef bool (*hs_pinned_fn)(void *ctx, uint32_t slot);
+
+typedef struct hs_policy hs_policy;
+
+enum {
+  HS_POLICY_CONCURRENT = 1u << 0,     /* every call is thread-safe */
+  HS_POLICY_CONCURRENT_HIT = 1u << 1, /* hit is thread-safe against every call;
+                                         the others need one lock */
+  HS_POLICY_NEEDS_FUTURE = 1u << 2,   /* needs hs_access.next (belady) */
+  HS_POLICY_SIM_ONLY = 1u << 3,       /* not usable in the pool */
+  HS_POLICY_NEEDS_TIME = 1u << 4      /* reads hs_access.now */
+};
+
+/* Creates the policy named by `spec` for `capacity` units held in at most
+ * `max_slots` slots. Errors: an unknown name or parameter, a bad value. */
+hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
+                           hs_policy **out);
+void hs_policy_destroy(hs_policy *p);
+
+void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a);
+/* A resident slot to evict so that `incoming` can come in, or -1 when every
+ * resident entry is pinned (or none is resident). */
+int64_t hs_policy_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned, void *ctx);
+void hs_policy_evict(hs_policy *p, uint32_t slot);
+hs_status hs_policy_insert(hs_policy *p, uint32_t slot, const hs_access *a);
+void hs_policy_remove(hs_policy *p, uint32_t slot);
+
+/* What the policy holds: resident units (<= capacity) and entries. */
+uint64_t hs_policy_used(const hs_policy *p);
+uint64_t hs_policy_capacity(const hs_policy *p);
+uint32_t hs_policy_resident(const hs_policy *p);
+/* Ghost (history) entries it remembers now. */
+uint64_t hs_policy_ghosts(const hs_policy *p);
+/* A small number saying how well placed a resident slot is (clock-sweep:
+ * its usage count; list policies: which list), for dumps. */
+uint32_t hs_policy_standing(const hs_policy *p, uint32_t slot);
+/* Bytes of metadata the policy has allocated. */
+size_t hs_policy_memory(const hs_policy *p);
+
+/* The canonical spec: the name and every parameter with its value, e.g.
+ * "s3fifo:small=0.1,ghost=0.9,move=2". */
+const char *hs_policy_spec(const hs_policy *p);
+const char *hs_policy_name(const hs_policy *p);
+unsigned hs_policy_flags(const hs_policy *p);
+
+/* Every policy name, comma-separated. */
+const char *hs_policy_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,76 @@
+/*
+ * policy/dlist.h — doubly linked lists threaded through index arrays.
+ *
+ * Policies keep their entries in arrays indexed by slot (or ghost index), so
+ * a list is two 32-bit links per node, shared by every list a node can be on
+ * (a node is on at most one list at a time). No allocation, O(1) everything.
+ * `units` sums the sizes of the members, for byte-sized caches.
+ */
+#ifndef HOTSET_POLICY_DLIST_H
+#define HOTSET_POLICY_DLIST_H
+
+#include <stdint.h>
+
+#define DL_NIL UINT32_MAX
+
+typedef struct dl_node {
+  uint32_t prev, next;
+} dl_node;
+
+typedef struct dl_list {
+  uint32_t head, tail; /* head = most recent end, tail = oldest end */
+  uint32_t count;
+  uint64_t units;
+} dl_list;
+
+static inline void dl_init(dl_list *l) {
+  l->head = l->tail = DL_NIL;
+  l->count = 0;
+  l->units = 0;
+}
+
+static inline void dl_push_head(dl_list *l, dl_node *n, uint32_t i, uint64_t units) {
+  n[i].prev = DL_NIL;
+  n[i].next = l->head;
+  if (l->head != DL_NIL)
+    n[l->head].prev = i;
+  else
+    l->tail = i;
+  l->head = i;
+  l->count++;
+  l->units += units;
+}
+
+static inline void dl_push_tail(dl_list *l, dl_node *n, uint32_t i, uint64_t units) {
+  n[i].next = DL_NIL;
+  n[i].prev = l->tail;
+  if (l->tail != DL_NIL)
+    n[l->tail].next = i;
+  else
+    l->head = i;
+  l->tail = i;
+  l->count++;
+  l->units += units;
+}
+
+static inline void dl_remove(dl_list *l, dl_node *n, uint32_t i, uint64_t units) {
+  if (n[i].prev != DL_NIL)
+    n[n[i].prev].next = n[i].next;
+  else
+    l->head = n[i].next;
+  if (n[i].next != DL_NIL)
+    n[n[i].next].prev = n[i].prev;
+  else
+    l->tail = n[i].prev;
+  n[i].prev = n[i].next = DL_NIL;
+  l->count--;
+  l->units -= units;
+}
+
+static inline void dl_move_to_head(dl_list *l, dl_node *n, uint32_t i) {
+  if (l->head == i) return;
+  dl_remove(l, n, i, 0);
+  dl_push_head(l, n, i, 0);
+}
+
+#endif

@@ -1,0 +1,212 @@
+/*
+ * policy/policy.c — the policy registry, spec parsing, and the accounting
+ * every policy shares (residency, sizes, units used), so that each policy
+ * file holds only its algorithm and the capacity rule is checked in one
+ * place.
+ */
+#include "core/error.h"
+#include "policy/policy_impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const hs_policy_ops *hs_policy_find(const char *name) {
+  for (int i = 0; hs_all_policies[i]; i++)
+    if (strcmp(hs_all_policies[i]->name, name) == 0) return hs_all_policies[i];
+  return NULL;
+}
+
+const char *hs_policy_names(void) {
+  static char names[512];
+  if (!names[0]) {
+    size_t off = 0;
+    for (int i = 0; hs_all_policies[i]; i++)
+      off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? "," : "",
+                              hs_all_policies[i]->name);
+  }
+  return names;
+}
+
+static int param_count(const hs_policy_ops *ops) {
+  int n = 0;
+  while (n < HS_POLICY_MAX_PARAMS && ops->params[n].name) n++;
+  return n;
+}
+
+/* Parses "key=value,key=value" into p->param[]. */
+static hs_status parse_params(hs_policy *p, const char *list, const char *spec) {
+  const hs_policy_ops *ops = p->ops;
+  int n = param_count(ops);
+  for (int i = 0; i < n; i++) p->param[i] = ops->params[i].def;
+  if (!list || !*list) return HS_OK;
+  char buf[256];
+  if (strlen(list) >= sizeof buf)
+    return hs_fail(HS_ERR_INVALID, 0, "policy \"%s\": parameter list too long", spec);
+  strcpy(buf, list);
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    if (!eq)
+      return hs_fail(HS_ERR_INVALID, 0, "policy \"%s\": \"%s\" is not key=value", spec, item);
+    *eq = '\0';
+    const char *key = item, *val = eq + 1;
+    int k = 0;
+    while (k < n && strcmp(ops->params[k].name, key) != 0) k++;
+    if (k == n) {
+      char known[160] = "";
+      size_t off = 0;
+      for (int i = 0; i < n; i++)
+        off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", i ? ", " : "",
+                                ops->params[i].name);
+      return hs_fail(HS_ERR_INVALID, 0, "policy \"%s\": unknown parameter \"%s\" (%s takes: %s)",
+                     spec, key, ops->name, n ? known : "none");
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    const hs_param_def *d = &ops->params[k];
+    if (end == val || *end || errno || !isfinite(v))
+      return hs_fail(HS_ERR_INVALID, 0, "policy \"%s\": %s=\"%s\" is not a number", spec, key, val);
+    if (d->integer && v != floor(v))
+      return hs_fail(HS_ERR_INVALID, 0, "policy \"%s\": %s must be a whole number", spec, key);
+    if (v < d->min || v > d->max)
+      return hs_fail(HS_ERR_INVALID, 0, "policy \"%s\": %s=%g is outside [%g, %g]", spec, key, v,
+                     d->min, d->max);
+    p->param[k] = v;
+  }
+  return HS_OK;
+}
+
+static void canonical_spec(hs_policy *p) {
+  const hs_policy_ops *ops = p->ops;
+  size_t off = (size_t)snprintf(p->spec, sizeof p->spec, "%s", ops->name);
+  for (int i = 0; i < param_count(ops) && off < sizeof p->spec; i++)
+    off += (size_t)snprintf(p->spec + off, sizeof p->spec - off, "%c%s=%g", i ? ',' : ':',
+                            ops->params[i].name, p->param[i]);
+}
+
+hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
+                           hs_policy **out) {
+  if (!spec || !out) return hs_fail(HS_ERR_INVALID, 0, "hs_policy_create: spec and out needed");
+  *out = NULL;
+  char name[64];
+  const char *colon = strchr(spec, ':');
+  size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+  if (len == 0 || len >= sizeof name)
+    return hs_fail(HS_ERR_INVALID, 0, "bad policy spec \"%s\"", spec);
+  memcpy(name, spec, len);
+  name[len] = '\0';
+  const hs_policy_ops *ops = hs_policy_find(name);
+  if (!ops)
+    return hs_fail(HS_ERR_INVALID, 0, "unknown replacement policy \"%s\" (known: %s)", name,
+                   hs_policy_names());
+  if (capacity == 0 || max_slots == 0)
+    return hs_fail(HS_ERR_INVALID, 0, "policy %s: capacity and slots must be positive", name);
+  hs_policy *p = calloc(1, sizeof *p);
+  if (!p) return hs_fail(HS_ERR_NOMEM, 0, "could not allocate policy %s", name);
+  p->ops = ops;
+  p->capacity = capacity;
+  p->max_slots = max_slots;
+  atomic_init(&p->used, 0);
+  atomic_init(&p->resident, 0);
+  hs_status st = parse_params(p, colon ? colon + 1 : NULL, spec);
+  if (st == HS_OK) {
+    canonical_spec(p);
+    p->size = calloc(max_slots, sizeof *p->size);
+    st = p->size ? ops->create(p)
+                 : hs_fail(HS_ERR_NOMEM, 0, "policy %s: no memory for %u slots", name, max_slots);
+  }
+  if (st != HS_OK) {
+    free(p->size);
+    free(p);
+    return st;
+  }
+  *out = p;
+  return HS_OK;
+}
+
+void hs_policy_destroy(hs_policy *p) {
+  if (!p) return;
+  p->ops->destroy(p);
+  free(p->size);
+  free(p);
+}
+
+void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a) {
+  p->ops->hit(p, slot, a);
+}
+
+int64_t hs_policy_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned, void *ctx) {
+  if (atomic_load_explicit(&p->resident, memory_order_relaxed) == 0) return -1;
+  return p->ops->victim(p, incoming, pinned, ctx);
+}
+
+static void forget_slot(hs_policy *p, uint32_t slot) {
+  atomic_fetch_sub_explicit(&p->used, p->size[slot], memory_order_relaxed);
+  atomic_fetch_sub_explicit(&p->resident, 1, memory_order_relaxed);
+  p->size[slot] = 0;
+}
+
+void hs_policy_evict(hs_policy *p, uint32_t slot) {
+  if (slot >= p->max_slots || p->size[slot] == 0) return;
+  p->ops->evict(p, slot);
+  forget_slot(p, slot);
+}
+
+void hs_policy_remove(hs_policy *p, uint32_t slot) {
+  if (slot >= p->max_slots || p->size[slot] == 0) return;
+  p->ops->remove(p, slot);
+  forget_slot(p, slot);
+}
+
+hs_status hs_policy_insert(hs_policy *p, uint32_t slot, const hs_access *a) {
+  if (slot >= p->max_slots)
+    return hs_fail(HS_ERR_INVALID, 0, "policy %s: slot %u out of range (%u slots)", p->ops->name,
+                   slot, p->max_slots);
+  if (p->size[slot] != 0)
+    return hs_fail(HS_ERR_INVALID, 0, "policy %s: slot %u is already resident", p->ops->name, slot);
+  if (a->size == 0 || a->size > UINT32_MAX || a->size > p->capacity)
+    return hs_fail(HS_ERR_INVALID, 0, "policy %s: an entry of %llu units cannot be admitted",
+                   p->ops->name, (unsigned long long)a->size);
+  if (atomic_load_explicit(&p->used, memory_order_relaxed) + a->size > p->capacity)
+    return hs_fail(HS_ERR_INVALID, 0, "policy %s: no room for %llu units (%llu of %llu used)",
+                   p->ops->name, (unsigned long long)a->size,
+                   (unsigned long long)atomic_load(&p->used), (unsigned long long)p->capacity);
+  p->size[slot] = (uint32_t)a->size;
+  atomic_fetch_add_explicit(&p->used, a->size, memory_order_relaxed);
+  atomic_fetch_add_explicit(&p->resident, 1, memory_order_relaxed);
+  p->ops->insert(p, slot, a);
+  return HS_OK;
+}
+
+uint64_t hs_policy_used(const hs_policy *p) {
+  return atomic_load_explicit(&p->used, memory_order_relaxed);
+}
+uint64_t hs_policy_capacity(const hs_policy *p) {
+  return p->capacity;
+}
+uint32_t hs_policy_resident(const hs_policy *p) {
+  return atomic_load_explicit(&p->resident, memory_order_relaxed);
+}
+uint64_t hs_policy_ghosts(const hs_policy *p) {
+  return p->ops->ghosts ? p->ops->ghosts(p) : 0;
+}
+uint32_t hs_policy_standing(const hs_policy *p, uint32_t slot) {
+  if (slot >= p->max_slots || p->size[slot] == 0 || !p->ops->standing) return 0;
+  return p->ops->standing(p, slot);
+}
+size_t hs_policy_memory(const hs_policy *p) {
+  return sizeof *p + (size_t)p->max_slots * sizeof *p->size + p->ops->memory(p);
+}
+const char *hs_policy_spec(const hs_policy *p) {
+  return p->spec;
+}
+const char *hs_policy_name(const hs_policy *p) {
+  return p->ops->name;
+}
+unsigned hs_policy_flags(const hs_policy *p) {
+  return p->ops->flags;
+}

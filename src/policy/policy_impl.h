@@ -1,0 +1,70 @@
+/*
+ * policy/policy_impl.h — what a replacement policy implements.
+ *
+ * hotset/policy.h is the callers' view. Each policy is one file in
+ * src/policy/ defining a `const hs_policy_ops`; policy.c keeps the registry,
+ * parses specs, and keeps the accounting every policy needs (which slots are
+ * resident, their sizes, units used), so a policy only implements its
+ * algorithm. The generic layer calls the ops only with valid arguments:
+ * hit/evict/remove/standing on resident slots, insert on a free slot with
+ * room for it (after the caller's victim/evict rounds).
+ */
+#ifndef HOTSET_POLICY_IMPL_H
+#define HOTSET_POLICY_IMPL_H
+
+#include "hotset/policy.h"
+
+#include <stdatomic.h>
+
+#define HS_POLICY_MAX_PARAMS 8
+
+/* A numeric parameter a policy accepts in its spec. */
+typedef struct hs_param_def {
+  const char *name;
+  double def, min, max;
+  bool integer;
+  const char *help;
+} hs_param_def;
+
+typedef struct hs_policy_ops {
+  const char *name;
+  unsigned flags; /* HS_POLICY_* */
+  const char *summary;
+  hs_param_def params[HS_POLICY_MAX_PARAMS]; /* ends at the first NULL name */
+
+  /* Sets p->impl; p->capacity, p->max_slots and p->param[] are filled in. */
+  hs_status (*create)(hs_policy *p);
+  void (*destroy)(hs_policy *p);
+  void (*hit)(hs_policy *p, uint32_t slot, const hs_access *a);
+  int64_t (*victim)(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned, void *ctx);
+  void (*evict)(hs_policy *p, uint32_t slot);
+  void (*insert)(hs_policy *p, uint32_t slot, const hs_access *a);
+  void (*remove)(hs_policy *p, uint32_t slot);             /* leaves without a ghost */
+  uint32_t (*standing)(const hs_policy *p, uint32_t slot); /* may be NULL */
+  uint64_t (*ghosts)(const hs_policy *p);                  /* may be NULL */
+  size_t (*memory)(const hs_policy *p);                    /* the impl's bytes */
+} hs_policy_ops;
+
+struct hs_policy {
+  const hs_policy_ops *ops;
+  void *impl;
+  uint64_t capacity;
+  uint32_t max_slots;
+  double param[HS_POLICY_MAX_PARAMS];
+  /* Accounting kept by policy.c (atomics: concurrent policies). */
+  _Atomic uint64_t used;
+  _Atomic uint32_t resident;
+  uint32_t *size; /* per slot; 0 = not resident */
+  char spec[160];
+};
+
+/* Every registered policy (policy.c), and lookup by name. */
+extern const hs_policy_ops *const hs_all_policies[];
+const hs_policy_ops *hs_policy_find(const char *name);
+
+/* A slot's size as the generic layer recorded it (0 if not resident). */
+static inline uint32_t hs_policy_slot_size(const hs_policy *p, uint32_t slot) {
+  return p->size[slot];
+}
+
+#endif

@@ -1,0 +1,11 @@
+/*
+ * policy/registry.c — every replacement policy hotset knows, by name.
+ * One line per policy; the order is the order `hs_policy_names` lists them.
+ */
+#include "policy/policy_impl.h"
+
+extern const hs_policy_ops hs_policy_lru, hs_policy_fifo, hs_policy_clock, hs_policy_clock_sweep;
+
+const hs_policy_ops *const hs_all_policies[] = {
+    &hs_policy_lru, &hs_policy_fifo, &hs_policy_clock, &hs_policy_clock_sweep, NULL,
+};

@@ -1,0 +1,167 @@
+/*
+ * tests/policy_driver.h — a minimal cache simulator around one policy, for
+ * the policy tests: keys are small integers, slots come from a free stack,
+ * a set of pinned slots can be kept, and every step checks the contract
+ * (capacity, victims resident and unpinned, counts agreeing).
+ */
+#ifndef HOTSET_TESTS_POLICY_DRIVER_H
+#define HOTSET_TESTS_POLICY_DRIVER_H
+
+#include "check.h"
+#include "hotset/policy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct driver {
+  hs_policy *p;
+  uint32_t nkeys, nslots;
+  int64_t *slot_of; /* key -> slot or -1 */
+  int64_t *key_of;  /* slot -> key or -1 */
+  uint32_t *free_stack;
+  uint32_t nfree;
+  bool *pinned; /* by slot */
+  uint64_t requests, misses, violations;
+  uint64_t now;
+} driver;
+
+static bool driver_is_pinned(void *ctx, uint32_t slot) {
+  driver *d = ctx;
+  return d->pinned[slot];
+}
+
+static inline void driver_init(driver *d, const char *spec, uint64_t capacity, uint32_t nslots,
+                               uint32_t nkeys) {
+  memset(d, 0, sizeof *d);
+  hs_status st = hs_policy_create(spec, capacity, nslots, &d->p);
+  if (st != HS_OK) {
+    fprintf(stderr, "hs_policy_create(%s): %s\n", spec, hs_last_error());
+    exit(1);
+  }
+  d->nkeys = nkeys;
+  d->nslots = nslots;
+  d->slot_of = malloc(sizeof *d->slot_of * nkeys);
+  d->key_of = malloc(sizeof *d->key_of * nslots);
+  d->free_stack = malloc(sizeof *d->free_stack * nslots);
+  d->pinned = calloc(nslots, sizeof *d->pinned);
+  for (uint32_t k = 0; k < nkeys; k++) d->slot_of[k] = -1;
+  for (uint32_t s = 0; s < nslots; s++) {
+    d->key_of[s] = -1;
+    d->free_stack[s] = nslots - 1 - s; /* slot 0 is handed out first */
+  }
+  d->nfree = nslots;
+}
+
+static inline void driver_free(driver *d) {
+  hs_policy_destroy(d->p);
+  free(d->slot_of);
+  free(d->key_of);
+  free(d->free_stack);
+  free(d->pinned);
+}
+
+static inline void driver_violation(driver *d, const char *what, uint64_t a, uint64_t b) {
+  if (d->violations++ < 5)
+    fprintf(stderr, "%s: request %llu: %s (%llu, %llu)\n", hs_policy_spec(d->p),
+            (unsigned long long)d->requests, what, (unsigned long long)a, (unsigned long long)b);
+}
+
+/* One request. Returns true on a hit. `next` is the request number of the
+ * key's next access (HS_NEXT_NEVER if none), for belady. */
+static inline bool driver_access(driver *d, uint32_t key, uint32_t size, int64_t next,
+                                 hs_access_kind kind) {
+  hs_access a = {.key = key,
+                 .size = size,
+                 .now = d->now++,
+                 .next = next,
+                 .kind = kind,
+                 .hint = HS_HINT_NORMAL};
+  d->requests++;
+  int64_t slot = d->slot_of[key];
+  if (slot >= 0) {
+    hs_policy_hit(d->p, (uint32_t)slot, &a);
+    return true;
+  }
+  d->misses++;
+  if (size > hs_policy_capacity(d->p)) return false; /* never admitted */
+  while (hs_policy_used(d->p) + size > hs_policy_capacity(d->p) || d->nfree == 0) {
+    int64_t v = hs_policy_victim(d->p, &a, driver_is_pinned, d);
+    if (v < 0) {
+      /* Only allowed when nothing unpinned is resident. */
+      for (uint32_t s = 0; s < d->nslots; s++)
+        if (d->key_of[s] >= 0 && !d->pinned[s]) {
+          driver_violation(d, "no victim though an unpinned slot is resident", s, 0);
+          break;
+        }
+      return false;
+    }
+    if ((uint64_t)v >= d->nslots || d->key_of[v] < 0) {
+      driver_violation(d, "victim is not a resident slot", (uint64_t)v, 0);
+      return false;
+    }
+    if (d->pinned[v]) driver_violation(d, "victim is pinned", (uint64_t)v, 0);
+    hs_policy_evict(d->p, (uint32_t)v);
+    d->slot_of[d->key_of[v]] = -1;
+    d->key_of[v] = -1;
+    d->free_stack[d->nfree++] = (uint32_t)v;
+  }
+  uint32_t s = d->free_stack[--d->nfree];
+  if (hs_policy_insert(d->p, s, &a) != HS_OK) {
+    driver_violation(d, "insert refused", s, size);
+    d->free_stack[d->nfree++] = s;
+    return false;
+  }
+  d->slot_of[key] = s;
+  d->key_of[s] = key;
+  if (hs_policy_used(d->p) > hs_policy_capacity(d->p))
+    driver_violation(d, "over capacity", hs_policy_used(d->p), hs_policy_capacity(d->p));
+  if (hs_policy_resident(d->p) != d->nslots - d->nfree)
+    driver_violation(d, "resident count disagrees", hs_policy_resident(d->p), d->nslots - d->nfree);
+  return false;
+}
+
+static inline bool driver_resident(const driver *d, uint32_t key) {
+  return d->slot_of[key] >= 0;
+}
+
+/* splitmix64: the tests' deterministic random numbers. */
+static inline uint64_t test_rand(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/* A trace mixing a skewed hot set, uniform noise and sequential scans. */
+static inline void make_trace(uint32_t *keys, uint32_t n, uint32_t nkeys, uint64_t seed) {
+  uint64_t r = seed;
+  uint32_t scan_pos = 0, scan_left = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t x = test_rand(&r);
+    if (scan_left) {
+      keys[i] = scan_pos++ % nkeys;
+      scan_left--;
+    } else if (x % 2000 == 0) { /* about a quarter of the requests are scans */
+      scan_pos = (uint32_t)(x >> 32) % nkeys;
+      scan_left = nkeys / 4;
+      keys[i] = scan_pos++ % nkeys;
+    } else if (x % 100 < 70) {
+      keys[i] = (uint32_t)((x >> 16) % (nkeys / 10 + 1)); /* hot tenth */
+    } else {
+      keys[i] = (uint32_t)((x >> 16) % nkeys);
+    }
+  }
+}
+
+/* next[i] = index of the next request for keys[i], or HS_NEXT_NEVER. */
+static inline void make_next(const uint32_t *keys, int64_t *next, uint32_t n, uint32_t nkeys) {
+  int64_t *last = malloc(sizeof *last * nkeys);
+  for (uint32_t k = 0; k < nkeys; k++) last[k] = HS_NEXT_NEVER;
+  for (uint32_t i = n; i-- > 0;) {
+    next[i] = last[keys[i]];
+    last[keys[i]] = i;
+  }
+  free(last);
+}
+
+#endif

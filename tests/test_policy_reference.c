@@ -1,0 +1,112 @@
+/*
+ * test_policy_reference — the exact policies against slow, obviously right
+ * reference implementations written here from their definitions: on random
+ * traces the resident set must agree after every request, so the miss
+ * counts do too. lru and fifo in object and byte mode, clock in object mode.
+ */
+#include "policy_driver.h"
+
+#define NKEYS 500
+#define NREQ  20000
+
+typedef enum ref_kind { REF_LRU, REF_FIFO, REF_CLOCK } ref_kind;
+
+/* The reference cache: an array ordered oldest first. */
+typedef struct ref {
+  ref_kind kind;
+  uint64_t capacity, used;
+  uint32_t n;
+  uint32_t key[NKEYS];
+  uint32_t size[NKEYS];
+  bool bit[NKEYS];
+} ref;
+
+static int ref_find(const ref *c, uint32_t key) {
+  for (uint32_t i = 0; i < c->n; i++)
+    if (c->key[i] == key) return (int)i;
+  return -1;
+}
+
+static void ref_delete(ref *c, uint32_t i) {
+  c->used -= c->size[i];
+  memmove(&c->key[i], &c->key[i + 1], (c->n - i - 1) * sizeof c->key[0]);
+  memmove(&c->size[i], &c->size[i + 1], (c->n - i - 1) * sizeof c->size[0]);
+  memmove(&c->bit[i], &c->bit[i + 1], (c->n - i - 1) * sizeof c->bit[0]);
+  c->n--;
+}
+
+static void ref_append(ref *c, uint32_t key, uint32_t size, bool bit) {
+  c->key[c->n] = key;
+  c->size[c->n] = size;
+  c->bit[c->n] = bit;
+  c->n++;
+  c->used += size;
+}
+
+static bool ref_access(ref *c, uint32_t key, uint32_t size) {
+  int i = ref_find(c, key);
+  if (i >= 0) {
+    if (c->kind == REF_LRU) { /* move to the newest end */
+      ref_delete(c, (uint32_t)i);
+      ref_append(c, key, size, false);
+    } else if (c->kind == REF_CLOCK) {
+      c->bit[i] = true;
+    }
+    return true;
+  }
+  if (size > c->capacity) return false;
+  while (c->used + size > c->capacity) {
+    if (c->kind == REF_CLOCK && c->bit[0]) { /* second chance: to the back */
+      uint32_t k = c->key[0], s = c->size[0];
+      ref_delete(c, 0);
+      ref_append(c, k, s, false);
+      continue;
+    }
+    ref_delete(c, 0);
+  }
+  ref_append(c, key, size, false);
+  return false;
+}
+
+static void compare(const char *spec, ref_kind kind, uint64_t capacity, bool bytes, uint64_t seed) {
+  static uint32_t keys[NREQ];
+  static uint32_t size_of[NKEYS];
+  make_trace(keys, NREQ, NKEYS, seed);
+  uint64_t r = seed * 7 + 1;
+  for (uint32_t k = 0; k < NKEYS; k++) size_of[k] = bytes ? 1 + (uint32_t)(test_rand(&r) % 60) : 1;
+  static ref c;
+  memset(&c, 0, sizeof c);
+  c.kind = kind;
+  c.capacity = capacity;
+  driver d;
+  driver_init(&d, spec, capacity, NKEYS, NKEYS);
+  uint64_t ref_misses = 0, mismatched_steps = 0;
+  for (uint32_t i = 0; i < NREQ; i++) {
+    bool hit_ref = ref_access(&c, keys[i], size_of[keys[i]]);
+    bool hit = driver_access(&d, keys[i], size_of[keys[i]], HS_NEXT_UNKNOWN, HS_ACCESS_READ);
+    ref_misses += !hit_ref;
+    bool same = hit == hit_ref && c.n == hs_policy_resident(d.p);
+    for (uint32_t j = 0; same && j < c.n; j++) same = driver_resident(&d, c.key[j]);
+    if (!same && mismatched_steps++ == 0)
+      fprintf(stderr, "%s (capacity %llu%s): differs from the reference at request %u\n", spec,
+              (unsigned long long)capacity, bytes ? ", bytes" : "", i);
+  }
+  CHECK_EQ(mismatched_steps, 0);
+  CHECK_EQ(d.misses, ref_misses);
+  CHECK_EQ(d.violations, 0);
+  driver_free(&d);
+}
+
+int main(void) {
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    for (uint64_t cap = 1; cap <= 200; cap *= 3) {
+      compare("lru", REF_LRU, cap, false, seed);
+      compare("fifo", REF_FIFO, cap, false, seed);
+      compare("clock", REF_CLOCK, cap, false, seed);
+      compare("lru", REF_LRU, cap * 30, true, seed);
+      compare("fifo", REF_FIFO, cap * 30, true, seed);
+      compare("clock", REF_CLOCK, cap * 30, true, seed);
+    }
+  }
+  return check_finish();
+}

@@ -55,7 +55,9 @@ static const char usage[] =
     "                    (K/KB, M/MB, G/GB are the same powers of 1024)\n"
     "  --pages N         blocks in the relation (default 512)\n"
     "  --seconds S       duration of each run (default 2)\n"
-    "  --policy NAME     hotset replacement policy (default clock-sweep)\n"
+    "  --policy LIST     hotset replacement policies, comma-separated, each a spec\n"
+    "                    like s3fifo:small=0.2; \"all\" runs every policy the pool\n"
+    "                    accepts (default clock-sweep)\n"
     "  --page-size SIZE  page size, a power of two from 1KiB to 64KiB (default 8KiB)\n"
     "  --dir DIR         data directory to use (kept) instead of a temporary one\n"
     "  --seed N          seed of the block choices (default 1)\n"
@@ -200,6 +202,7 @@ typedef struct bench {
   double seconds;
   bool json;
   const char *policy;
+  const char *policy_spec; /* the one being measured */
   const char *dir_flag;
   /* state */
   char tmpdir[4096];
@@ -247,8 +250,9 @@ static hs_status preload(bench *b, variant var, hs_blockno n) {
   return HS_OK;
 }
 
+/* The policy as the user named it (with any parameters), or the baseline. */
 static const char *variant_name(const bench *b, variant var) {
-  return var == V_HOTSET ? hs_pool_policy_name(b->pool) : "global-mutex-lru";
+  return var == V_HOTSET ? b->policy_spec : "global-mutex-lru";
 }
 
 /* One (variant, workload, threads) run. On failure prints the error line and
@@ -407,6 +411,14 @@ int pool_bench_main(int argc, char **argv) {
 
   if (!is_power_of_two(b.page_size))
     args_usage_error(&cmd, "--page-size: %" PRIu64 " is not a power of two", b.page_size);
+  static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
+  int npolicies = 1;
+  snprintf(specs[0], ARGS_SPEC_LEN, "clock-sweep");
+  if (b.policy) {
+    const char *why = NULL;
+    npolicies = args_split_policies(b.policy, true, specs, ARGS_LIST_MAX, &why);
+    if (npolicies < 0) args_usage_error(&cmd, "--policy: \"%s\": %s", b.policy, why);
+  }
   uint64_t max_threads = 0;
   for (uint32_t i = 0; i < b.threads.n; i++)
     if (b.threads.v[i] > max_threads) max_threads = b.threads.v[i];
@@ -434,41 +446,50 @@ int pool_bench_main(int argc, char **argv) {
   if (bench_make_relation(b.smgr, BENCH_REL, (hs_blockno)b.pages) != HS_OK)
     return fail(&b, "creating the relation");
 
-  hs_pool_options po;
-  hs_pool_options_init(&po);
-  po.dir = b.dir;
-  po.page_size = (uint32_t)b.page_size;
-  po.pool_bytes = b.pool_bytes;
-  po.policy = b.policy;
-  if (hs_pool_open(&po, &b.pool) != HS_OK) return fail(&b, "opening the pool");
-  b.nbuffers = hs_pool_nbuffers(b.pool);
   /* The baseline gets exactly as many frames as hotset has buffers. */
+  b.nbuffers = (uint32_t)(b.pool_bytes / b.page_size);
   if (glru_open(b.smgr, b.nbuffers, &b.glru) != HS_OK)
     return fail(&b, "opening the global-mutex-lru pool");
 
   if (!b.json) print_table_header(&b);
-  result res[WL_COUNT][ARGS_LIST_MAX][V_COUNT];
-  for (int wl = 0; wl < WL_COUNT; wl++) {
-    for (uint32_t t = 0; t < b.threads.n; t++) {
-      uint32_t nthreads = (uint32_t)b.threads.v[t];
-      /* Interleaving the variants at each thread count keeps slow drifts of
-       * the machine (frequency, other load) from favouring either. */
-      for (int var = 0; var < V_COUNT; var++) {
-        if (!run_one(&b, (variant)var, (workload)wl, nthreads, &res[wl][t][var])) {
-          cleanup(&b);
-          return 1;
+  static result res[WL_COUNT][ARGS_LIST_MAX][V_COUNT];
+  for (int pi = 0; pi < npolicies; pi++) {
+    hs_pool_options po;
+    hs_pool_options_init(&po);
+    po.dir = b.dir;
+    po.page_size = (uint32_t)b.page_size;
+    po.pool_bytes = b.pool_bytes;
+    po.policy = specs[pi];
+    b.policy_spec = specs[pi];
+    if (hs_pool_open(&po, &b.pool) != HS_OK) return fail(&b, "opening the pool");
+    for (int wl = 0; wl < WL_COUNT; wl++) {
+      for (uint32_t t = 0; t < b.threads.n; t++) {
+        uint32_t nthreads = (uint32_t)b.threads.v[t];
+        /* The baseline runs once, interleaved with the first policy at each
+         * thread count, which keeps slow drifts of the machine (frequency,
+         * other load) from favouring either. */
+        for (int var = 0; var < V_COUNT; var++) {
+          if (var == V_BASELINE && pi > 0) continue;
+          if (!run_one(&b, (variant)var, (workload)wl, nthreads, &res[wl][t][var])) {
+            cleanup(&b);
+            return 1;
+          }
         }
-      }
-      for (int var = 0; var < V_COUNT; var++) {
-        const result *r = &res[wl][t][var];
-        if (b.json) {
-          print_json(&b, variant_name(&b, (variant)var), (workload)wl, nthreads, r);
-        } else {
-          print_table_row(variant_name(&b, (variant)var), (workload)wl, nthreads, r,
-                          &res[wl][0][var], var == V_HOTSET ? &res[wl][t][V_BASELINE] : NULL);
+        for (int var = 0; var < V_COUNT; var++) {
+          if (var == V_BASELINE && pi > 0) continue;
+          const result *r = &res[wl][t][var];
+          if (b.json) {
+            print_json(&b, variant_name(&b, (variant)var), (workload)wl, nthreads, r);
+          } else {
+            print_table_row(variant_name(&b, (variant)var), (workload)wl, nthreads, r,
+                            &res[wl][0][var], var == V_HOTSET ? &res[wl][t][V_BASELINE] : NULL);
+          }
         }
       }
     }
+    hs_status st = hs_pool_close(b.pool);
+    b.pool = NULL;
+    if (st != HS_OK) return fail(&b, "closing the pool");
   }
   if (!b.json) {
     printf("\nscaling: ops/s relative to the same variant and workload at %" PRIu64
@@ -479,8 +500,6 @@ int pool_bench_main(int argc, char **argv) {
   /* A failed close keeps its pool; cleanup() then abandons it. */
   if (glru_close(b.glru) != HS_OK) return fail(&b, "closing the global-mutex-lru pool");
   b.glru = NULL;
-  if (hs_pool_close(b.pool) != HS_OK) return fail(&b, "closing the pool");
-  b.pool = NULL;
   cleanup(&b);
   return 0;
 }

@@ -8,6 +8,8 @@
  */
 #include "cli/args.h"
 
+#include "hotset/policy.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -278,4 +280,77 @@ int args_parse(const args_cmd *cmd, const args_opt *opts, size_t nopts, int argc
     }
   }
   return npos;
+}
+
+int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN], int max,
+                        const char **why) {
+  char buf[1024];
+  if (strlen(s) >= sizeof buf) {
+    *why = "list too long";
+    return -1;
+  }
+  strcpy(buf, s);
+  int n = 0;
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    if (strcmp(item, "all") == 0) {
+      char names[1024];
+      snprintf(names, sizeof names, "%s", hs_policy_names());
+      char *save2 = NULL;
+      for (char *name = strtok_r(names, ",", &save2); name; name = strtok_r(NULL, ",", &save2)) {
+        hs_policy *p;
+        if (hs_policy_create(name, 1, 1, &p) != HS_OK) continue;
+        bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;
+        hs_policy_destroy(p);
+        if (pool_only && sim_only) continue;
+        if (n == max) goto too_many;
+        snprintf(out[n++], ARGS_SPEC_LEN, "%s", name);
+      }
+      continue;
+    }
+    if (strchr(item, '=') && !strchr(item, ':')) {
+      if (n == 0) {
+        *why = "a parameter before any policy name";
+        return -1;
+      }
+      size_t len = strlen(out[n - 1]);
+      if (len + 1 + strlen(item) >= ARGS_SPEC_LEN) goto too_long;
+      snprintf(out[n - 1] + len, ARGS_SPEC_LEN - len, "%c%s", strchr(out[n - 1], ':') ? ',' : ':',
+               item);
+      continue;
+    }
+    if (n == max) goto too_many;
+    if (strlen(item) >= ARGS_SPEC_LEN) goto too_long;
+    snprintf(out[n++], ARGS_SPEC_LEN, "%s", item);
+  }
+  if (n == 0) {
+    *why = "no policy given";
+    return -1;
+  }
+  /* Every spec must name a policy with valid parameters, and the pool's
+   * specs a policy the pool can run. */
+  static char message[256];
+  for (int i = 0; i < n; i++) {
+    hs_policy *p;
+    if (hs_policy_create(out[i], 1, 1, &p) != HS_OK) {
+      snprintf(message, sizeof message, "%s", hs_last_error());
+      *why = message;
+      return -1;
+    }
+    bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;
+    hs_policy_destroy(p);
+    if (pool_only && sim_only) {
+      snprintf(message, sizeof message, "%s needs the future and runs only in the simulator",
+               out[i]);
+      *why = message;
+      return -1;
+    }
+  }
+  return n;
+too_many:
+  *why = "too many policies";
+  return -1;
+too_long:
+  *why = "a policy spec is too long";
+  return -1;
 }

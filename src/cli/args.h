@@ -93,4 +93,13 @@ bool args_parse_bool(const char *s, bool *out);
  * "12345 B" when it is no whole multiple of a unit. Returns buf. */
 char *args_format_size(uint64_t bytes, char *buf, size_t len);
 
+/* A list of replacement-policy specs, e.g. "lru,s3fifo:small=0.2,move=1,arc":
+ * split at commas, except that an item with '=' but no ':' continues the
+ * spec before it (it is that spec's next parameter). "all" expands to every
+ * policy the buffer pool accepts (pool_only) or every policy at all.
+ * Returns the number of specs, or -1 with *why set. */
+#define ARGS_SPEC_LEN 160
+int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN], int max,
+                        const char **why);
+
 #endif

@@ -115,12 +115,14 @@ hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slo
   hs_status st = parse_params(p, colon ? colon + 1 : NULL, spec);
   if (st == HS_OK) {
     canonical_spec(p);
-    p->size = calloc(max_slots, sizeof *p->size);
+    p->size = malloc(sizeof *p->size * max_slots);
+    if (p->size)
+      for (uint32_t i = 0; i < max_slots; i++) atomic_init(&p->size[i], 0);
     st = p->size ? ops->create(p)
                  : hs_fail(HS_ERR_NOMEM, 0, "policy %s: no memory for %u slots", name, max_slots);
   }
   if (st != HS_OK) {
-    free(p->size);
+    free((void *)p->size);
     free(p);
     return st;
   }
@@ -131,12 +133,15 @@ hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slo
 void hs_policy_destroy(hs_policy *p) {
   if (!p) return;
   p->ops->destroy(p);
-  free(p->size);
+  free((void *)p->size);
   free(p);
 }
 
 void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a) {
-  p->ops->hit(p, slot, a);
+  /* A concurrent caller may report a hit on a slot whose insertion it raced
+   * with (the pool publishes a buffer's new tag just before it tells the
+   * policy); such a hit is dropped. */
+  if (slot < p->max_slots && hs_policy_slot_size(p, slot) != 0) p->ops->hit(p, slot, a);
 }
 
 int64_t hs_policy_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned, void *ctx) {
@@ -145,19 +150,19 @@ int64_t hs_policy_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn p
 }
 
 static void forget_slot(hs_policy *p, uint32_t slot) {
-  atomic_fetch_sub_explicit(&p->used, p->size[slot], memory_order_relaxed);
+  atomic_fetch_sub_explicit(&p->used, hs_policy_slot_size(p, slot), memory_order_relaxed);
   atomic_fetch_sub_explicit(&p->resident, 1, memory_order_relaxed);
-  p->size[slot] = 0;
+  atomic_store_explicit(&p->size[slot], 0, memory_order_relaxed);
 }
 
 void hs_policy_evict(hs_policy *p, uint32_t slot) {
-  if (slot >= p->max_slots || p->size[slot] == 0) return;
+  if (slot >= p->max_slots || hs_policy_slot_size(p, slot) == 0) return;
   p->ops->evict(p, slot);
   forget_slot(p, slot);
 }
 
 void hs_policy_remove(hs_policy *p, uint32_t slot) {
-  if (slot >= p->max_slots || p->size[slot] == 0) return;
+  if (slot >= p->max_slots || hs_policy_slot_size(p, slot) == 0) return;
   p->ops->remove(p, slot);
   forget_slot(p, slot);
 }
@@ -166,7 +171,7 @@ hs_status hs_policy_insert(hs_policy *p, uint32_t slot, const hs_access *a) {
   if (slot >= p->max_slots)
     return hs_fail(HS_ERR_INVALID, 0, "policy %s: slot %u out of range (%u slots)", p->ops->name,
                    slot, p->max_slots);
-  if (p->size[slot] != 0)
+  if (hs_policy_slot_size(p, slot) != 0)
     return hs_fail(HS_ERR_INVALID, 0, "policy %s: slot %u is already resident", p->ops->name, slot);
   if (a->size == 0 || a->size > UINT32_MAX || a->size > p->capacity)
     return hs_fail(HS_ERR_INVALID, 0, "policy %s: an entry of %llu units cannot be admitted",
@@ -175,9 +180,12 @@ hs_status hs_policy_insert(hs_policy *p, uint32_t slot, const hs_access *a) {
     return hs_fail(HS_ERR_INVALID, 0, "policy %s: no room for %llu units (%llu of %llu used)",
                    p->ops->name, (unsigned long long)a->size,
                    (unsigned long long)atomic_load(&p->used), (unsigned long long)p->capacity);
-  p->size[slot] = (uint32_t)a->size;
   atomic_fetch_add_explicit(&p->used, a->size, memory_order_relaxed);
   atomic_fetch_add_explicit(&p->resident, 1, memory_order_relaxed);
+  /* The size first, so the policy's insert can read it. A lock-free hit that
+   * slips in before the insert only touches the slot's own atomic counters,
+   * which the insert then sets afresh. */
+  atomic_store_explicit(&p->size[slot], (uint32_t)a->size, memory_order_release);
   p->ops->insert(p, slot, a);
   return HS_OK;
 }
@@ -195,7 +203,7 @@ uint64_t hs_policy_ghosts(const hs_policy *p) {
   return p->ops->ghosts ? p->ops->ghosts(p) : 0;
 }
 uint32_t hs_policy_standing(const hs_policy *p, uint32_t slot) {
-  if (slot >= p->max_slots || p->size[slot] == 0 || !p->ops->standing) return 0;
+  if (slot >= p->max_slots || hs_policy_slot_size(p, slot) == 0 || !p->ops->standing) return 0;
   return p->ops->standing(p, slot);
 }
 size_t hs_policy_memory(const hs_policy *p) {

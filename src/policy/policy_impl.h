@@ -54,7 +54,7 @@ struct hs_policy {
   /* Accounting kept by policy.c (atomics: concurrent policies). */
   _Atomic uint64_t used;
   _Atomic uint32_t resident;
-  uint32_t *size; /* per slot; 0 = not resident */
+  _Atomic uint32_t *size; /* per slot; 0 = not resident */
   char spec[160];
 };
 
@@ -64,7 +64,7 @@ const hs_policy_ops *hs_policy_find(const char *name);
 
 /* A slot's size as the generic layer recorded it (0 if not resident). */
 static inline uint32_t hs_policy_slot_size(const hs_policy *p, uint32_t slot) {
-  return p->size[slot];
+  return atomic_load_explicit(&p->size[slot], memory_order_acquire);
 }
 
 #endif

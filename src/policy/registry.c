@@ -4,8 +4,19 @@
  */
 #include "policy/policy_impl.h"
 
-extern const hs_policy_ops hs_policy_lru, hs_policy_fifo, hs_policy_clock, hs_policy_clock_sweep;
+extern const hs_policy_ops hs_policy_lru, hs_policy_fifo, hs_policy_clock, hs_policy_clock_sweep,
+    hs_policy_s3fifo, hs_policy_sieve, hs_policy_slru, hs_policy_lru_k;
 
+// clang-format off
 const hs_policy_ops *const hs_all_policies[] = {
-    &hs_policy_lru, &hs_policy_fifo, &hs_policy_clock, &hs_policy_clock_sweep, NULL,
+    &hs_policy_lru,
+    &hs_policy_fifo,
+    &hs_policy_clock,
+    &hs_policy_clock_sweep,
+    &hs_policy_slru,
+    &hs_policy_lru_k,
+    &hs_policy_s3fifo,
+    &hs_policy_sieve,
+    NULL,
 };
+// clang-format on

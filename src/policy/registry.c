@@ -5,7 +5,8 @@
 #include "policy/policy_impl.h"
 
 extern const hs_policy_ops hs_policy_lru, hs_policy_fifo, hs_policy_clock, hs_policy_clock_sweep,
-    hs_policy_s3fifo, hs_policy_sieve, hs_policy_slru, hs_policy_lru_k;
+    hs_policy_s3fifo, hs_policy_sieve, hs_policy_slru, hs_policy_lru_k, hs_policy_twolist,
+    hs_policy_midpoint, hs_policy_belady;
 
 // clang-format off
 const hs_policy_ops *const hs_all_policies[] = {
@@ -17,6 +18,9 @@ const hs_policy_ops *const hs_all_policies[] = {
     &hs_policy_lru_k,
     &hs_policy_s3fifo,
     &hs_policy_sieve,
+    &hs_policy_twolist,
+    &hs_policy_midpoint,
+    &hs_policy_belady,
     NULL,
 };
 // clang-format on

@@ -70,7 +70,6 @@
 #include "policy/ghost.h"
 #include "policy/policy_impl.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 enum { P_SMALL, P_GHOST, P_MOVE };
@@ -115,11 +114,12 @@ static hs_status s3fifo_create(hs_policy *p) {
     ok = s->links && s->keys && s->freq && s->queue;
   }
   if (ok) {
-    uint64_t small_share = (uint64_t)floor((double)p->capacity * p->param[P_SMALL]);
+    uint64_t small_share =
+        (uint64_t)((double)p->capacity * p->param[P_SMALL]) /* truncation = floor: both >= 0 */;
     if (small_share > p->capacity) small_share = p->capacity;
     s->main_share = p->capacity - small_share;
     s->move = (uint8_t)p->param[P_MOVE];
-    uint64_t ghost_units = (uint64_t)floor((double)p->capacity * p->param[P_GHOST]);
+    uint64_t ghost_units = (uint64_t)((double)p->capacity * p->param[P_GHOST]);
     if (ghost_units > 0) {
       /* In object mode the bound in units is the bound in entries; in byte
        * mode G never holds more entries than the cache has slots. */

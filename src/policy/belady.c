@@ -1,0 +1,202 @@
+/*
+ * policy/belady.c — Belady's MIN (OPT), the offline optimum.
+ *
+ * The algorithm (L. A. Belady, "A study of replacement algorithms for a
+ * virtual-storage computer", IBM Systems Journal 5(2), 1966; proved optimal
+ * for demand paging by Mattson et al. 1970). When room is needed, evict the
+ * resident entry whose next access lies furthest in the future; an entry
+ * never accessed again (HS_NEXT_NEVER) goes first. It needs the future, so it
+ * only runs in the simulator (HS_POLICY_NEEDS_FUTURE | HS_POLICY_SIM_ONLY),
+ * which hands every access the request number of the same key's next access
+ * (hs_access.next). It is the yardstick: no policy misses less in object
+ * mode, so "how far from Belady" measures what a real policy leaves behind.
+ *
+ * How it is kept. A binary max-heap of resident slots ordered by their next
+ * access, plus each slot's position in the heap, so a hit (which moves the
+ * entry's next access later) is one sift in O(log n), as are an insertion
+ * and an eviction. The victim is the heap's top. A pinned top is popped and
+ * set aside until an unpinned entry surfaces, then the popped entries are
+ * pushed back: the victim changes nothing the caller could observe (the set
+ * and the order stay the same), so it may be asked again.
+ *
+ * Ties. Next-access times of different keys are different request numbers,
+ * so the only ties are between entries never accessed again; which of them
+ * goes first changes no hit or miss (none of them is ever asked for again,
+ * and while any of them is resident none of the others is evicted), so the
+ * miss counts match any other correct implementation (libCacheSim's
+ * "Belady", whose priority queue breaks those ties its own way). An access
+ * whose future is unknown (HS_NEXT_UNKNOWN) sorts as the nearest: the entry
+ * is kept as long as possible.
+ *
+ * Byte mode. Like libCacheSim's "Belady", the caller evicts the furthest-next
+ * entry, then the next furthest, until the incoming entry fits. With sizes
+ * that vary this is NOT optimal any more — the true optimum for variable
+ * sizes is NP-hard (it would sometimes evict two small entries instead of
+ * one large one, or bypass a large incoming entry); this is the standard
+ * "byte-mode Belady" every simulator reports, an upper bound on what the
+ * optimum misses, not the optimum itself. Entries are always admitted (no
+ * bypass), also like libCacheSim.
+ *
+ * Invariants. Every resident slot is in the heap exactly once, at pos[slot];
+ * every parent's next access is >= its children's; the victim is the
+ * unpinned resident entry with the furthest next access.
+ *
+ * Standing: 0 = never accessed again (the next victims), 1 = accessed again.
+ *
+ * Cost. O(log n) per hit, insertion and eviction; a victim is O(1) plus
+ * O(log n) per pinned entry stepped over. 20 bytes per slot. Not for the
+ * pool (it cannot know the future), so it takes no care about threads.
+ */
+#include "core/error.h"
+#include "policy/policy_impl.h"
+
+#include <stdlib.h>
+
+typedef struct belady {
+  uint32_t *heap;   /* resident slots; heap[0] has the furthest next access */
+  uint32_t *pos;    /* slot -> its index in heap */
+  int64_t *next;    /* slot -> request number of its next access */
+  uint32_t *popped; /* the victim's scratch: pinned entries set aside */
+  uint32_t n;       /* entries in the heap */
+} belady;
+
+static hs_status belady_create(hs_policy *p) {
+  belady *s = calloc(1, sizeof *s);
+  if (s) {
+    s->heap = malloc(sizeof *s->heap * p->max_slots);
+    s->pos = malloc(sizeof *s->pos * p->max_slots);
+    s->next = malloc(sizeof *s->next * p->max_slots);
+    s->popped = malloc(sizeof *s->popped * p->max_slots);
+  }
+  if (!s || !s->heap || !s->pos || !s->next || !s->popped) {
+    if (s) {
+      free(s->heap);
+      free(s->pos);
+      free(s->next);
+      free(s->popped);
+    }
+    free(s);
+    return hs_fail(HS_ERR_NOMEM, 0, "belady: no memory for %u slots", p->max_slots);
+  }
+  p->impl = s;
+  return HS_OK;
+}
+
+static void belady_destroy(hs_policy *p) {
+  belady *s = p->impl;
+  free(s->heap);
+  free(s->pos);
+  free(s->next);
+  free(s->popped);
+  free(s);
+}
+
+static inline void heap_place(belady *s, uint32_t i, uint32_t slot) {
+  s->heap[i] = slot;
+  s->pos[slot] = i;
+}
+
+/* Moves the entry at index i up while it is further than its parent. */
+static void sift_up(belady *s, uint32_t i) {
+  uint32_t slot = s->heap[i];
+  int64_t key = s->next[slot];
+  while (i > 0) {
+    uint32_t parent = (i - 1) / 2;
+    if (s->next[s->heap[parent]] >= key) break;
+    heap_place(s, i, s->heap[parent]);
+    i = parent;
+  }
+  heap_place(s, i, slot);
+}
+
+/* Moves the entry at index i down while a child is further. */
+static void sift_down(belady *s, uint32_t i) {
+  uint32_t slot = s->heap[i];
+  int64_t key = s->next[slot];
+  for (;;) {
+    uint32_t child = 2 * i + 1;
+    if (child >= s->n) break;
+    if (child + 1 < s->n && s->next[s->heap[child + 1]] > s->next[s->heap[child]]) child++;
+    if (s->next[s->heap[child]] <= key) break;
+    heap_place(s, i, s->heap[child]);
+    i = child;
+  }
+  heap_place(s, i, slot);
+}
+
+static void heap_push(belady *s, uint32_t slot) {
+  heap_place(s, s->n++, slot);
+  sift_up(s, s->n - 1);
+}
+
+static void heap_delete(belady *s, uint32_t slot) {
+  uint32_t i = s->pos[slot];
+  uint32_t last = s->heap[--s->n];
+  if (i == s->n) return; /* it was the last element */
+  heap_place(s, i, last);
+  sift_up(s, i);
+  sift_down(s, s->pos[last]);
+}
+
+static void belady_hit(hs_policy *p, uint32_t slot, const hs_access *a) {
+  belady *s = p->impl;
+  int64_t old = s->next[slot];
+  s->next[slot] = a->next;
+  if (a->next > old)
+    sift_up(s, s->pos[slot]);
+  else if (a->next < old)
+    sift_down(s, s->pos[slot]);
+}
+
+static int64_t belady_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned,
+                             void *ctx) {
+  belady *s = p->impl;
+  (void)incoming;
+  int64_t found = -1;
+  uint32_t set_aside = 0;
+  while (s->n > 0) {
+    uint32_t top = s->heap[0];
+    if (!pinned || !pinned(ctx, top)) {
+      found = top;
+      break;
+    }
+    s->popped[set_aside++] = top;
+    heap_delete(s, top);
+  }
+  for (uint32_t i = 0; i < set_aside; i++) heap_push(s, s->popped[i]);
+  return found;
+}
+
+static void belady_leave(hs_policy *p, uint32_t slot) {
+  heap_delete(p->impl, slot);
+}
+
+static void belady_insert(hs_policy *p, uint32_t slot, const hs_access *a) {
+  belady *s = p->impl;
+  s->next[slot] = a->next;
+  heap_push(s, slot);
+}
+
+static uint32_t belady_standing(const hs_policy *p, uint32_t slot) {
+  const belady *s = p->impl;
+  return s->next[slot] != HS_NEXT_NEVER;
+}
+
+static size_t belady_memory(const hs_policy *p) {
+  return sizeof(belady) + (size_t)p->max_slots * (3 * sizeof(uint32_t) + sizeof(int64_t));
+}
+
+const hs_policy_ops hs_policy_belady = {
+    .name = "belady",
+    .flags = HS_POLICY_NEEDS_FUTURE | HS_POLICY_SIM_ONLY,
+    .summary = "Belady's MIN: evict the entry needed furthest in the future (offline)",
+    .create = belady_create,
+    .destroy = belady_destroy,
+    .hit = belady_hit,
+    .victim = belady_victim,
+    .evict = belady_leave,
+    .insert = belady_insert,
+    .remove = belady_leave,
+    .standing = belady_standing,
+    .memory = belady_memory,
+};

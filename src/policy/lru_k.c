@@ -24,7 +24,10 @@
  * page with t - LAST(q) > crp may be the victim; if every unpinned page is
  * still in its correlated period the paper has no answer and the one with
  * the smallest key is taken anyway. With crp = 0 and the pool's millisecond
- * clock, references in the same millisecond count once.
+ * clock, references in the same millisecond count once, but every page may
+ * be the victim (an empty period protects nothing: without this, a pool
+ * serving a million reads a second would find most pages "in their period"
+ * and walk the heap on every miss).
  *
  * Retained Information Period. A page's history outlives the page: when it
  * is evicted HIST(p,1..K-1) is kept, and if the page comes back its new
@@ -313,6 +316,11 @@ static uint32_t cand_pop(lruk *s, uint32_t *n) {
   return top;
 }
 
+/* Outside its correlated reference period (a zero period holds nothing). */
+static inline bool evictable(const lruk *s, uint32_t slot, uint32_t t) {
+  return s->crp == 0 || (uint64_t)(t - s->last[slot]) > s->crp;
+}
+
 static int64_t lruk_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned,
                            void *ctx) {
   lruk *s = p->impl;
@@ -321,14 +329,14 @@ static int64_t lruk_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn
   if (s->nheap == 0) return -1;
   uint32_t top = s->heap[0];
   bool top_pinned = pinned && pinned(ctx, top);
-  if (!top_pinned && (uint64_t)(t - s->last[top]) > s->crp) return top;
+  if (!top_pinned && evictable(s, top, t)) return top;
   /* Walk the heap in order: a best-first search over heap indices. */
   uint32_t n = 0;
   bool ok = cand_push(s, &n, 0);
   while (ok && n) {
     uint32_t idx = cand_pop(s, &n), slot = s->heap[idx];
     if (!pinned || !pinned(ctx, slot)) {
-      if ((uint64_t)(t - s->last[slot]) > s->crp) return slot;
+      if (evictable(s, slot, t)) return slot;
       if (fallback < 0) fallback = slot;
     }
     for (uint32_t c = 2 * idx + 1; ok && c <= 2 * idx + 2 && c < s->nheap; c++)
@@ -341,7 +349,7 @@ static int64_t lruk_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn
     uint32_t slot = s->heap[i];
     if (pinned && pinned(ctx, slot)) continue;
     if (best_any < 0 || before(s, slot, (uint32_t)best_any)) best_any = slot;
-    if ((uint64_t)(t - s->last[slot]) > s->crp && (best < 0 || before(s, slot, (uint32_t)best)))
+    if (evictable(s, slot, t) && (best < 0 || before(s, slot, (uint32_t)best)))
       best = slot;
   }
   return best >= 0 ? best : best_any;

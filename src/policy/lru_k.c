@@ -349,8 +349,7 @@ static int64_t lruk_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn
     uint32_t slot = s->heap[i];
     if (pinned && pinned(ctx, slot)) continue;
     if (best_any < 0 || before(s, slot, (uint32_t)best_any)) best_any = slot;
-    if (evictable(s, slot, t) && (best < 0 || before(s, slot, (uint32_t)best)))
-      best = slot;
+    if (evictable(s, slot, t) && (best < 0 || before(s, slot, (uint32_t)best))) best = slot;
   }
   return best >= 0 ? best : best_any;
 }

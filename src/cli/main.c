@@ -9,6 +9,7 @@
  */
 #include "bench/pool_bench.h"
 #include "cli/demo.h"
+#include "cli/sim_cmd.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,9 @@ static const subcommand subcommands[] = {
     {"pool-bench", "buffer reads per second: hotset against a global-mutex LRU pool",
      pool_bench_main},
     {"demo", "a short multi-threaded read/write run, with the pool's statistics", demo_main},
+    {"sim", "replay a trace through replacement policies: miss ratios, MRCs", sim_main},
+    {"gen-trace", "write a synthetic trace (Zipf, uniform, loop, scan pollution)", gen_trace_main},
+    {"trace-stats", "requests, objects, one-hit wonders and sizes of a trace", trace_stats_main},
 };
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])

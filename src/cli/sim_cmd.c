@@ -1,0 +1,427 @@
+/*
+ * cli/sim_cmd.c — `hotset sim`: replay a trace through replacement policies.
+ *
+ * Every (policy, size) pair is one simulation; the pairs run in parallel on
+ * --threads threads, each simulation single-threaded over the one copy of the
+ * trace loaded in memory (sim/sim.h). Results are printed in the order the
+ * pairs were given, whatever order they finish in, so runs are comparable
+ * line by line. Sizes: bytes with a suffix, a plain integer (objects with
+ * --ignore-size, else bytes), or a fraction 0 < x < 1 of the trace's working
+ * set. --mrc sweeps log-spaced sizes instead; --plot draws them with gnuplot.
+ */
+#include "cli/sim_cmd.h"
+
+#include "cli/args.h"
+#include "cli/sim_plot.h"
+#include "hotset/policy.h"
+#include "sim/sim.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG      "hotset sim"
+#define MAX_SIZES 256
+#define MAX_JOBS  4096
+
+static const char usage[] =
+    "usage: hotset sim --trace PATH --policy LIST (--size LIST | --mrc [N]) [flags]\n"
+    "\n"
+    "Replays a trace through replacement policies and reports miss ratios. Every\n"
+    "(policy, size) pair is one simulation; pairs run in parallel.\n"
+    "\n"
+    "flags:\n"
+    "  --trace PATH       the trace (a .zst suffix or zstd content is decompressed\n"
+    "                     on the fly)\n"
+    "  --format F         auto (default), oraclegeneral, vscsi, csv or txt\n"
+    "  --csv SPEC         csv columns: id=COL,size=COL,time=COL[,header][,delimiter=X]\n"
+    "                     (1-based); without a SPEC, --csv prints CSV output\n"
+    "  --policy LIST      policies, comma-separated, each name[:key=value,...];\n"
+    "                     \"all\" runs every policy (names: see hotset sim --help)\n"
+    "  --size LIST        cache sizes: 512MiB, 1GiB, 64KiB (bytes); 1000 (objects\n"
+    "                     with --ignore-size, else bytes); 0.1 (a share of the\n"
+    "                     working set: distinct bytes, or distinct objects)\n"
+    "  --ignore-size      every object counts 1 (object mode)\n"
+    "  --mrc [N]          a miss-ratio curve: N sizes (default 20) log-spaced from\n"
+    "                     0.1% to 100% of the working set, for every policy\n"
+    "  --plot FILE        draw miss ratio against size (.png or .svg) with gnuplot\n"
+    "  --threads N        simulations run at once (default: number of cores)\n"
+    "  --skip-bad         skip bad records (counted and reported) instead of\n"
+    "                     stopping at the first\n"
+    "  --json             one JSON object per simulation per line\n"
+    "  --help             show this help\n"
+    "\n"
+    "policies: ";
+
+static const args_cmd cmd_base = {PROG, usage};
+
+typedef struct job {
+  const char *spec;
+  uint64_t size;
+  hs_sim_result res;
+  hs_status st;
+  char err[512];
+} job;
+
+typedef struct pool_ctx {
+  hs_sim_trace *trace;
+  job *jobs;
+  size_t njobs;
+  bool ignore_size;
+  _Atomic size_t next;
+  _Atomic uint64_t done;
+} pool_ctx;
+
+static void *worker(void *arg) {
+  pool_ctx *c = arg;
+  for (;;) {
+    size_t i = atomic_fetch_add(&c->next, 1);
+    if (i >= c->njobs) return NULL;
+    job *j = &c->jobs[i];
+    j->st = hs_sim_run(c->trace, j->spec, j->size, c->ignore_size, &c->done, &j->res);
+    if (j->st != HS_OK) snprintf(j->err, sizeof j->err, "%s", hs_last_error());
+  }
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The progress line: on a terminal, for runs longer than two seconds. */
+typedef struct progress {
+  bool on;
+  double start;
+  _Atomic bool stop;
+  _Atomic uint64_t *done;
+  uint64_t total;
+  const char *what;
+  bool printed;
+} progress;
+
+static void *progress_main(void *arg) {
+  progress *p = arg;
+  while (!atomic_load(&p->stop)) {
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    double el = now_s() - p->start;
+    if (el < 2.0) continue;
+    uint64_t d = atomic_load(p->done);
+    double rate = d / el;
+    double eta = rate > 0 && p->total > d ? (double)(p->total - d) / rate : 0;
+    fprintf(stderr, "\r%s: %" PRIu64 "/%" PRIu64 " requests, %.1f MQPS, ETA %.0f s   ", p->what, d,
+            p->total, rate / 1e6, eta);
+    p->printed = true;
+  }
+  if (p->printed) fputs("\r\033[K", stderr);
+  return NULL;
+}
+
+static void load_progress(void *ctx, uint64_t done, uint64_t total) {
+  progress *p = ctx;
+  if (!p->on) return;
+  double el = now_s() - p->start;
+  if (el < 2.0) return;
+  fprintf(stderr, "\rloading: %.0f%%   ", total ? 100.0 * (double)done / (double)total : 0.0);
+  p->printed = true;
+}
+
+/* Size list: bytes with a suffix, integers, or fractions of the working set. */
+static bool parse_sizes(const char *s, const hs_sim_trace *t, bool ignore_size, uint64_t *out,
+                        int *n, char *why, size_t whylen) {
+  char buf[2048];
+  snprintf(buf, sizeof buf, "%s", s);
+  char *save = NULL;
+  *n = 0;
+  uint64_t ws = ignore_size ? t->objects : t->ws_bytes;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    if (*n == MAX_SIZES) {
+      snprintf(why, whylen, "more than %d sizes", MAX_SIZES);
+      return false;
+    }
+    uint64_t v;
+    double f;
+    if (strchr(item, '.') && args_parse_double(item, &f)) {
+      if (!(f > 0 && f < 1)) {
+        snprintf(why, whylen, "\"%s\": a fraction must be between 0 and 1", item);
+        return false;
+      }
+      v = (uint64_t)llround(f * (double)ws);
+      if (v == 0) v = 1;
+    } else if (args_parse_size(item, &v) && v > 0) {
+      bool suffixed = strspn(item, "0123456789") != strlen(item);
+      if (suffixed && ignore_size) {
+        snprintf(why, whylen, "\"%s\": a byte size with --ignore-size (give a number of objects)",
+                 item);
+        return false;
+      }
+    } else {
+      snprintf(why, whylen, "\"%s\" is not a size (e.g. 512MiB, 1000, 0.1)", item);
+      return false;
+    }
+    out[(*n)++] = v;
+  }
+  if (*n == 0) {
+    snprintf(why, whylen, "no size given");
+    return false;
+  }
+  return true;
+}
+
+static void mrc_sizes(const hs_sim_trace *t, bool ignore_size, int points, uint64_t *out, int *n) {
+  uint64_t ws = ignore_size ? t->objects : t->ws_bytes;
+  *n = 0;
+  for (int i = 0; i < points; i++) {
+    double frac = points == 1 ? 1.0 : pow(10.0, -3.0 + 3.0 * i / (points - 1));
+    uint64_t v = (uint64_t)llround(frac * (double)ws);
+    if (v == 0) v = 1;
+    if (*n && out[*n - 1] == v) continue;
+    out[(*n)++] = v;
+  }
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static const char *canonical(const char *spec, char *buf, size_t len) {
+  hs_policy *p;
+  if (hs_policy_create(spec, 1, 1, &p) != HS_OK) return spec;
+  snprintf(buf, len, "%s", hs_policy_spec(p));
+  hs_policy_destroy(p);
+  return buf;
+}
+
+/* Rewrites the optional-value flags into plain ones: `--csv SPEC` (a value
+ * with '=') -> --csv-spec SPEC, bare `--csv` -> --csv-out; `--mrc [N]` ->
+ * --mrc-points N (20 without N). */
+static char **rewrite_optional(int argc, char **argv, int *out_argc) {
+  char **v = calloc((size_t)argc * 2 + 1, sizeof *v);
+  int n = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--csv") == 0) {
+      if (i + 1 < argc && argv[i + 1][0] != '-' && strchr(argv[i + 1], '=')) {
+        v[n++] = "--csv-spec";
+        v[n++] = argv[++i];
+      } else {
+        v[n++] = "--csv-out";
+      }
+    } else if (strncmp(a, "--csv=", 6) == 0) {
+      v[n++] = "--csv-spec";
+      v[n++] = (char *)a + 6;
+    } else if (strcmp(a, "--mrc") == 0) {
+      uint64_t pts;
+      v[n++] = "--mrc-points";
+      if (i + 1 < argc && args_parse_uint(argv[i + 1], &pts))
+        v[n++] = argv[++i];
+      else
+        v[n++] = "20";
+    } else if (strncmp(a, "--mrc=", 6) == 0) {
+      v[n++] = "--mrc-points";
+      v[n++] = (char *)a + 6;
+    } else {
+      v[n++] = argv[i];
+    }
+  }
+  *out_argc = n;
+  return v;
+}
+
+int sim_main(int argc, char **argv) {
+  static char usage_text[sizeof usage + 512];
+  snprintf(usage_text, sizeof usage_text, "%s%s\n", usage, hs_policy_names());
+  const args_cmd cmd = {cmd_base.prog, usage_text};
+
+  const char *trace_path = NULL, *format_name = "auto", *csv_spec = NULL, *policy = NULL,
+             *sizes_arg = NULL, *plot = NULL;
+  bool ignore_size = false, skip_bad = false, json = false, csv_out = false;
+  uint64_t mrc_points = 0;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t threads = ncpu > 0 ? (uint64_t)ncpu : 1;
+  const args_opt opts[] = {
+      {.name = "trace", .kind = ARGS_STRING, .dest = &trace_path},
+      {.name = "format", .kind = ARGS_STRING, .dest = &format_name},
+      {.name = "csv-spec", .kind = ARGS_STRING, .dest = &csv_spec},
+      {.name = "csv-out", .kind = ARGS_FLAG, .dest = &csv_out},
+      {.name = "policy", .kind = ARGS_STRING, .dest = &policy},
+      {.name = "size", .kind = ARGS_STRING, .dest = &sizes_arg},
+      {.name = "ignore-size", .kind = ARGS_FLAG, .dest = &ignore_size},
+      {.name = "mrc-points", .kind = ARGS_UINT, .dest = &mrc_points, .min = 1, .max = MAX_SIZES},
+      {.name = "plot", .kind = ARGS_STRING, .dest = &plot},
+      {.name = "threads", .kind = ARGS_UINT, .dest = &threads, .min = 1, .max = 1024},
+      {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &skip_bad},
+      {.name = "json", .kind = ARGS_FLAG, .dest = &json},
+  };
+  int nargc;
+  char **nargv = rewrite_optional(argc, argv, &nargc);
+  args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 0);
+
+  if (!trace_path) args_usage_error(&cmd, "--trace: a trace file is required");
+  if (!policy) args_usage_error(&cmd, "--policy: at least one policy is required");
+  if (!sizes_arg && !mrc_points) args_usage_error(&cmd, "--size or --mrc is required");
+  if (sizes_arg && mrc_points) args_usage_error(&cmd, "--size and --mrc exclude each other");
+  if (json && csv_out) args_usage_error(&cmd, "--json and --csv (output) exclude each other");
+  if (plot && !mrc_points && !sizes_arg) args_usage_error(&cmd, "--plot needs --mrc or --size");
+  if (plot) {
+    const char *dot = strrchr(plot, '.');
+    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+      args_usage_error(&cmd, "--plot: \"%s\" must end in .png or .svg", plot);
+  }
+  hs_trace_options topts = {.format = HS_TRACE_AUTO, .skip_bad = skip_bad};
+  if (!hs_trace_format_parse(format_name, &topts.format))
+    args_usage_error(&cmd, "--format: \"%s\" is not auto, oraclegeneral, vscsi, csv or txt",
+                     format_name);
+  if (csv_spec && hs_csv_spec_parse(csv_spec, &topts.csv) != HS_OK)
+    args_usage_error(&cmd, "--csv: %s", hs_last_error());
+  static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
+  const char *why = NULL;
+  int nspecs = args_split_policies(policy, false, specs, ARGS_LIST_MAX, &why);
+  if (nspecs < 0) args_usage_error(&cmd, "--policy: \"%s\": %s", policy, why);
+  if (plot && sim_plot_check() != 0) {
+    fprintf(stderr, PROG ": --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n");
+    return 1;
+  }
+
+  progress prog = {.on = isatty(2), .start = now_s(), .what = "sim"};
+  hs_sim_trace *t;
+  if (hs_sim_load(trace_path, &topts, load_progress, &prog, &t) != HS_OK) {
+    if (prog.printed) fputs("\r\033[K", stderr);
+    fprintf(stderr, PROG ": %s\n", hs_last_error());
+    return 1;
+  }
+  if (prog.printed) fputs("\r\033[K", stderr);
+  prog.printed = false;
+  if (topts.format == HS_TRACE_AUTO && !json && !csv_out)
+    fprintf(stderr, PROG ": %s: %s\n", trace_path, t->format_reason);
+
+  uint64_t sizes[MAX_SIZES];
+  int nsizes = 0;
+  if (mrc_points) {
+    mrc_sizes(t, ignore_size, (int)mrc_points, sizes, &nsizes);
+  } else {
+    char whybuf[256];
+    if (!parse_sizes(sizes_arg, t, ignore_size, sizes, &nsizes, whybuf, sizeof whybuf)) {
+      hs_sim_trace_free(t);
+      args_usage_error(&cmd, "--size: %s", whybuf);
+    }
+  }
+  for (int i = 0; i < nspecs; i++) {
+    hs_policy *p;
+    if (hs_policy_create(specs[i], 1, 1, &p) == HS_OK) {
+      bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;
+      hs_policy_destroy(p);
+      if (future && hs_sim_need_future(t) != HS_OK) {
+        fprintf(stderr, PROG ": %s\n", hs_last_error());
+        hs_sim_trace_free(t);
+        return 1;
+      }
+    }
+  }
+
+  size_t njobs = (size_t)nspecs * (size_t)nsizes;
+  job *jobs = calloc(njobs, sizeof *jobs);
+  for (int i = 0; i < nspecs; i++)
+    for (int k = 0; k < nsizes; k++) {
+      jobs[(size_t)i * nsizes + k].spec = specs[i];
+      jobs[(size_t)i * nsizes + k].size = sizes[k];
+    }
+  pool_ctx c = {.trace = t, .jobs = jobs, .njobs = njobs, .ignore_size = ignore_size};
+  atomic_init(&c.next, 0);
+  atomic_init(&c.done, 0);
+  if (threads > njobs) threads = njobs;
+  prog.done = &c.done;
+  prog.total = t->requests * njobs;
+  prog.start = now_s();
+  atomic_init(&prog.stop, false);
+  pthread_t prog_thread, *tids = calloc(threads, sizeof *tids);
+  if (prog.on) pthread_create(&prog_thread, NULL, progress_main, &prog);
+  for (uint64_t i = 0; i < threads; i++) pthread_create(&tids[i], NULL, worker, &c);
+  for (uint64_t i = 0; i < threads; i++) pthread_join(tids[i], NULL);
+  atomic_store(&prog.stop, true);
+  if (prog.on) pthread_join(prog_thread, NULL);
+  free(tids);
+
+  int rc = 0;
+  const char *unit = ignore_size ? "objects" : "bytes";
+  if (!json && !csv_out)
+    printf("%-40s %14s %12s %12s %10s %10s %8s %8s\n", "policy", "size", "requests", "misses",
+           "miss%", "bytemiss%", "seconds", "MQPS");
+  if (csv_out)
+    printf("trace,policy,size,size_unit,requests,misses,miss_ratio,byte_misses,byte_miss_ratio,"
+           "seconds,mqps\n");
+  for (size_t i = 0; i < njobs; i++) {
+    job *j = &jobs[i];
+    if (j->st != HS_OK) {
+      fprintf(stderr, PROG ": %s at size %" PRIu64 ": %s\n", j->spec, j->size, j->err);
+      rc = 1;
+      continue;
+    }
+    char cbuf[ARGS_SPEC_LEN];
+    const char *spec = canonical(j->spec, cbuf, sizeof cbuf);
+    const hs_sim_result *r = &j->res;
+    double mr = r->requests ? (double)r->misses / (double)r->requests : 0;
+    double bmr = r->bytes ? (double)r->byte_misses / (double)r->bytes : 0;
+    double mqps = r->seconds > 0 ? (double)r->requests / r->seconds / 1e6 : 0;
+    if (json) {
+      printf("{\"trace\":");
+      json_string(stdout, trace_path);
+      printf(",\"policy\":");
+      json_string(stdout, spec);
+      printf(",\"size\":%" PRIu64 ",\"size_unit\":\"%s\",\"requests\":%" PRIu64
+             ",\"misses\":%" PRIu64 ",\"miss_ratio\":%.6f,\"byte_misses\":%" PRIu64
+             ",\"byte_miss_ratio\":%.6f,\"seconds\":%.3f,\"mqps\":%.2f,\"objects\":%" PRIu64
+             ",\"policy_bytes\":%" PRIu64 ",\"peak_ghosts\":%" PRIu64 "}\n",
+             j->size, unit, r->requests, r->misses, mr, r->byte_misses, bmr, r->seconds, mqps,
+             t->objects, r->policy_bytes, r->peak_ghosts);
+    } else if (csv_out) {
+      printf("\"%s\",\"%s\",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64
+             ",%.6f,%.3f,%.2f\n",
+             trace_path, spec, j->size, unit, r->requests, r->misses, mr, r->byte_misses, bmr,
+             r->seconds, mqps);
+    } else {
+      char sz[32];
+      if (ignore_size)
+        snprintf(sz, sizeof sz, "%" PRIu64, j->size);
+      else
+        args_format_size(j->size, sz, sizeof sz);
+      printf("%-40s %14s %12" PRIu64 " %12" PRIu64 " %9.4f%% %9.4f%% %8.2f %8.2f\n", spec, sz,
+             r->requests, r->misses, 100 * mr, 100 * bmr, r->seconds, mqps);
+    }
+  }
+  if (t->bad_records)
+    fprintf(stderr, PROG ": %s: skipped %" PRIu64 " bad records\n", trace_path, t->bad_records);
+  if (plot && rc == 0) {
+    sim_point *pts = calloc(njobs, sizeof *pts);
+    for (size_t i = 0; i < njobs; i++) {
+      pts[i].policy = jobs[i].spec;
+      pts[i].size = jobs[i].size;
+      pts[i].miss_ratio =
+          jobs[i].res.requests ? (double)jobs[i].res.misses / (double)jobs[i].res.requests : 0;
+    }
+    if (sim_plot_write(plot, trace_path, ignore_size, pts, njobs) != 0) rc = 1;
+    free(pts);
+  }
+  free(jobs);
+  free(nargv);
+  hs_sim_trace_free(t);
+  return rc;
+}

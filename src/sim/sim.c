@@ -1,0 +1,304 @@
+/*
+ * sim/sim.c — loading a trace and replaying it through a policy.
+ *
+ * The replay loop is the whole simulator: for each request, a hit if the
+ * object is resident, else a miss that asks the policy for victims until the
+ * object fits, then inserts it. Objects are their own slots (dense numbers),
+ * so residency is one byte per object and no hash table is touched per
+ * request; the policy's keys are the dense numbers too.
+ *
+ * Sizes: in byte mode an object's size is that of its current request (the
+ * vscsi and csv encodings of a trace let it change); a hit does not resize a
+ * resident object, as in libCacheSim. An object larger than the cache is a
+ * miss and is not admitted. With ignore_size every object counts 1.
+ */
+#include "sim/sim.h"
+
+#include "core/error.h"
+#include "hotset/policy.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- loading ------------------------------------------------------------ */
+
+/* Open-addressing map from trace ids to dense numbers, grown as needed. */
+typedef struct id_map {
+  uint64_t *ids;
+  uint32_t *dense; /* UINT32_MAX = empty */
+  uint64_t mask, count;
+} id_map;
+
+static inline uint64_t mix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
+}
+
+static bool id_map_init(id_map *m, uint64_t cap) {
+  m->ids = malloc(sizeof *m->ids * cap);
+  m->dense = malloc(sizeof *m->dense * cap);
+  if (!m->ids || !m->dense) {
+    free(m->ids);
+    free(m->dense);
+    return false;
+  }
+  memset(m->dense, 0xff, sizeof *m->dense * cap);
+  m->mask = cap - 1;
+  m->count = 0;
+  return true;
+}
+
+static bool id_map_grow(id_map *m) {
+  id_map bigger;
+  if (!id_map_init(&bigger, (m->mask + 1) * 2)) return false;
+  for (uint64_t i = 0; i <= m->mask; i++) {
+    if (m->dense[i] == UINT32_MAX) continue;
+    uint64_t j = mix64(m->ids[i]) & bigger.mask;
+    while (bigger.dense[j] != UINT32_MAX) j = (j + 1) & bigger.mask;
+    bigger.ids[j] = m->ids[i];
+    bigger.dense[j] = m->dense[i];
+  }
+  bigger.count = m->count;
+  free(m->ids);
+  free(m->dense);
+  *m = bigger;
+  return true;
+}
+
+/* The dense number of `id`, assigning the next one if it is new; UINT32_MAX
+ * if out of memory. *fresh says whether it was new. */
+static uint32_t id_map_get(id_map *m, uint64_t id, bool *fresh) {
+  uint64_t j = mix64(id) & m->mask;
+  while (m->dense[j] != UINT32_MAX) {
+    if (m->ids[j] == id) {
+      *fresh = false;
+      return m->dense[j];
+    }
+    j = (j + 1) & m->mask;
+  }
+  if ((m->count + 1) * 4 > (m->mask + 1) * 3) {
+    if (!id_map_grow(m)) return UINT32_MAX;
+    return id_map_get(m, id, fresh);
+  }
+  m->ids[j] = id;
+  m->dense[j] = (uint32_t)m->count++;
+  *fresh = true;
+  return m->dense[j];
+}
+
+static bool grow_arrays(hs_sim_trace *t, uint64_t *cap) {
+  uint64_t n = *cap ? *cap * 2 : 1u << 20;
+  uint32_t *obj = realloc(t->obj, sizeof *obj * n);
+  if (obj) t->obj = obj;
+  uint32_t *size = realloc(t->size, sizeof *size * n);
+  if (size) t->size = size;
+  if (!obj || !size) return false;
+  *cap = n;
+  return true;
+}
+
+hs_status hs_sim_load(const char *path, const hs_trace_options *opts, hs_sim_progress_fn progress,
+                      void *ctx, hs_sim_trace **out) {
+  *out = NULL;
+  hs_trace *tr;
+  hs_status st = hs_trace_open(path, opts, &tr);
+  if (st != HS_OK) return st;
+  hs_sim_trace *t = calloc(1, sizeof *t);
+  id_map ids = {0};
+  uint64_t *first_size = NULL, *count = NULL, objcap = 1u << 16;
+  if (!t || !id_map_init(&ids, 1u << 16) || !(first_size = malloc(sizeof *first_size * objcap)) ||
+      !(count = malloc(sizeof *count * objcap)) || !(t->path = strdup(path))) {
+    st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
+    goto fail;
+  }
+  t->format = hs_trace_format_of(tr);
+  t->compressed = hs_trace_compressed(tr);
+  snprintf(t->format_reason, sizeof t->format_reason, "%s", hs_trace_format_reason(tr));
+  /* Next-access times are always computed (hs_sim_need_future) rather than
+   * taken from an oracleGeneral file: every encoding of a trace then gives
+   * the same answers, and a file's own numbering (its vtimes count from 1)
+   * cannot mislead belady. */
+
+  enum { BATCH = 4096 };
+  hs_request batch[BATCH];
+  uint64_t cap = 0;
+  for (;;) {
+    size_t n;
+    st = hs_trace_read(tr, batch, BATCH, &n);
+    if (st != HS_OK) goto fail;
+    for (size_t i = 0; i < n; i++) {
+      if (t->requests == cap && !grow_arrays(t, &cap)) {
+        st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory after %llu requests", path,
+                     (unsigned long long)t->requests);
+        goto fail;
+      }
+      bool fresh;
+      uint32_t o = id_map_get(&ids, batch[i].id, &fresh);
+      if (o == UINT32_MAX || (uint64_t)o >= UINT32_MAX - 1) {
+        st = hs_fail(HS_ERR_NOMEM, 0, "%s: too many distinct objects", path);
+        goto fail;
+      }
+      uint64_t size = batch[i].size ? batch[i].size : 1;
+      if (size > UINT32_MAX) size = UINT32_MAX;
+      if (fresh) {
+        if (o == objcap) {
+          objcap *= 2;
+          uint64_t *fs = realloc(first_size, sizeof *fs * objcap);
+          if (fs) first_size = fs;
+          uint64_t *c = realloc(count, sizeof *c * objcap);
+          if (c) count = c;
+          if (!fs || !c) {
+            st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
+            goto fail;
+          }
+        }
+        first_size[o] = size;
+        count[o] = 0;
+      }
+      count[o]++;
+      uint64_t r = t->requests++;
+      t->obj[r] = o;
+      t->size[r] = (uint32_t)size;
+      t->bytes_requested += size;
+    }
+    if (progress) progress(ctx, hs_trace_bytes_read(tr), hs_trace_file_size(tr));
+    if (n < BATCH) break;
+  }
+  t->objects = ids.count;
+  for (uint64_t o = 0; o < t->objects; o++) {
+    t->ws_bytes += first_size[o];
+    t->one_hit += count[o] == 1;
+  }
+  t->bad_records = hs_trace_bad_records(tr);
+  free(first_size);
+  free(count);
+  free(ids.ids);
+  free(ids.dense);
+  hs_trace_close(tr);
+  *out = t;
+  return HS_OK;
+fail:
+  free(first_size);
+  free(count);
+  free(ids.ids);
+  free(ids.dense);
+  hs_trace_close(tr);
+  hs_sim_trace_free(t);
+  return st;
+}
+
+hs_status hs_sim_need_future(hs_sim_trace *t) {
+  if (t->next) return HS_OK;
+  int64_t *next = malloc(sizeof *next * (t->requests ? t->requests : 1));
+  int64_t *last = malloc(sizeof *last * (t->objects ? t->objects : 1));
+  if (!next || !last) {
+    free(next);
+    free(last);
+    return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory for next-access times", t->path);
+  }
+  for (uint64_t o = 0; o < t->objects; o++) last[o] = HS_NEXT_NEVER;
+  for (uint64_t r = t->requests; r-- > 0;) {
+    next[r] = last[t->obj[r]];
+    last[t->obj[r]] = (int64_t)r;
+  }
+  free(last);
+  t->next = next;
+  return HS_OK;
+}
+
+void hs_sim_trace_free(hs_sim_trace *t) {
+  if (!t) return;
+  free(t->path);
+  free(t->obj);
+  free(t->size);
+  free(t->next);
+  free(t);
+}
+
+/* ---- replay -------------------------------------------------------------- */
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity, bool ignore_size,
+                     _Atomic uint64_t *done, hs_sim_result *out) {
+  memset(out, 0, sizeof *out);
+  if (t->objects == 0 || capacity == 0)
+    return hs_fail(HS_ERR_INVALID, 0, "%s: nothing to simulate (%llu objects, capacity %llu)",
+                   t->path, (unsigned long long)t->objects, (unsigned long long)capacity);
+  hs_policy *p;
+  hs_status st = hs_policy_create(spec, capacity, (uint32_t)t->objects, &p);
+  if (st != HS_OK) return st;
+  bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;
+  if (future && !t->next) {
+    hs_policy_destroy(p);
+    return hs_fail(HS_ERR_INVALID, 0, "%s needs next-access times: call hs_sim_need_future", spec);
+  }
+  uint8_t *resident = calloc(t->objects, 1);
+  if (!resident) {
+    hs_policy_destroy(p);
+    return hs_fail(HS_ERR_NOMEM, 0, "no memory for %llu objects", (unsigned long long)t->objects);
+  }
+  double t0 = now_seconds();
+  hs_access a = {.kind = HS_ACCESS_READ, .hint = HS_HINT_NORMAL, .next = HS_NEXT_UNKNOWN};
+  uint64_t misses = 0, byte_misses = 0, bytes = 0, not_admitted = 0, peak_ghosts = 0;
+  for (uint64_t r = 0; r < t->requests; r++) {
+    uint32_t o = t->obj[r];
+    uint64_t size = ignore_size ? 1 : t->size[r];
+    bytes += size;
+    a.key = o;
+    a.size = size;
+    a.now = r;
+    if (future) a.next = t->next[r];
+    if (resident[o]) {
+      hs_policy_hit(p, o, &a);
+    } else {
+      misses++;
+      byte_misses += size;
+      if (size > capacity) {
+        not_admitted++;
+      } else {
+        while (hs_policy_used(p) + size > capacity) {
+          int64_t v = hs_policy_victim(p, &a, NULL, NULL);
+          if (v < 0) break; /* cannot happen without pins; checked below */
+          hs_policy_evict(p, (uint32_t)v);
+          resident[v] = 0;
+        }
+        if (hs_policy_insert(p, o, &a) != HS_OK) {
+          st = hs_fail(HS_ERR_CORRUPT, 0, "%s: request %llu: %s", spec, (unsigned long long)r,
+                       hs_last_error());
+          break;
+        }
+        resident[o] = 1;
+      }
+    }
+    if ((r & 0xFFFF) == 0xFFFF) {
+      uint64_t g = hs_policy_ghosts(p);
+      if (g > peak_ghosts) peak_ghosts = g;
+      if (done) atomic_fetch_add_explicit(done, 0x10000, memory_order_relaxed);
+    }
+  }
+  out->seconds = now_seconds() - t0;
+  out->requests = t->requests;
+  out->misses = misses;
+  out->bytes = bytes;
+  out->byte_misses = byte_misses;
+  out->not_admitted = not_admitted;
+  uint64_t g = hs_policy_ghosts(p);
+  out->peak_ghosts = g > peak_ghosts ? g : peak_ghosts;
+  out->policy_bytes = hs_policy_memory(p);
+  if (done) atomic_fetch_add_explicit(done, t->requests & 0xFFFF, memory_order_relaxed);
+  free(resident);
+  hs_policy_destroy(p);
+  return st;
+}

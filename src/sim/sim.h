@@ -1,0 +1,64 @@
+/*
+ * sim/sim.h — the trace simulator's engine.
+ *
+ * A trace is loaded once into memory with its object ids mapped to dense
+ * numbers 0 .. objects-1 (so a simulation indexes arrays instead of hashing
+ * ids on every request), with each request's size and, when a policy needs
+ * the future, the request number of the object's next request (computed in
+ * one backward pass, also for formats that carry it, so every encoding of a
+ * trace gives the same results). Many simulations then
+ * run over the same loaded trace, each single-threaded, each with its own
+ * policy instance — the same policy code the buffer pool runs.
+ */
+#ifndef HOTSET_SIM_SIM_H
+#define HOTSET_SIM_SIM_H
+
+#include "hotset/status.h"
+#include "sim/trace.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct hs_sim_trace {
+  char *path;
+  uint64_t requests;
+  uint64_t objects;  /* distinct ids */
+  uint32_t *obj;     /* per request: dense object number */
+  uint32_t *size;    /* per request: bytes (at least 1) */
+  int64_t *next;     /* per request: next request of the same object, or
+                        HS_NEXT_NEVER; NULL until hs_sim_need_future */
+  uint64_t ws_bytes; /* sum over objects of their first request's size */
+  uint64_t one_hit;  /* objects requested exactly once */
+  uint64_t bytes_requested;
+  uint64_t bad_records;
+  hs_trace_format format;
+  bool compressed;
+  char format_reason[160];
+} hs_sim_trace;
+
+typedef void (*hs_sim_progress_fn)(void *ctx, uint64_t done, uint64_t total_hint);
+
+/* Reads the whole trace. `progress` (may be NULL) is called now and then. */
+hs_status hs_sim_load(const char *path, const hs_trace_options *opts, hs_sim_progress_fn progress,
+                      void *ctx, hs_sim_trace **out);
+/* Fills t->next (backward pass) if it is not there yet. Not thread-safe:
+ * call before starting simulations that need it. */
+hs_status hs_sim_need_future(hs_sim_trace *t);
+void hs_sim_trace_free(hs_sim_trace *t);
+
+typedef struct hs_sim_result {
+  uint64_t requests, misses;
+  uint64_t bytes, byte_misses;
+  uint64_t not_admitted; /* misses larger than the whole cache */
+  double seconds;
+  uint64_t peak_ghosts;  /* most ghost entries the policy held */
+  uint64_t policy_bytes; /* policy metadata at the end */
+} hs_sim_result;
+
+/* One simulation: `spec` with `capacity` bytes (or objects, with
+ * ignore_size). `done`, if not NULL, is bumped every 64 Ki requests (for a
+ * progress line across threads). */
+hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity, bool ignore_size,
+                     _Atomic uint64_t *done, hs_sim_result *out);
+
+#endif

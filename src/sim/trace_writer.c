@@ -1,0 +1,180 @@
+/*
+ * sim/trace_writer.c — writing oraclegeneral traces, plain or zstd.
+ *
+ * Records are encoded byte by byte (little-endian whatever the host) into
+ * a 1 MiB buffer, which goes out with write() when full: one system call
+ * per ~43,000 records. With a name ending in .zst the buffer goes through
+ * ZSTD_compressStream2 instead, at zstd's default level (fast, and traces
+ * compress several-fold), with the frame checksum on so that a damaged
+ * file is caught when read rather than simulated.
+ *
+ * Write errors are sticky and reported by the write that hits them or at
+ * the latest by hs_trace_writer_close, which flushes and also checks
+ * close() (network file systems report deferred errors there). There is no
+ * fsync: a trace is regenerable, and the caller can sync if it cares. A
+ * failed writer leaves its partial file behind, for the caller to inspect
+ * or remove.
+ */
+#include "core/error.h"
+#include "sim/trace_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define WRITER_BUF_SIZE (1u << 20)
+#define OG_SIZE         24
+
+struct hs_trace_writer {
+  char *path;
+  int fd;
+  unsigned char *buf;
+  size_t len;
+  ZSTD_CCtx *cctx; /* NULL for a plain file */
+  unsigned char *zbuf;
+  size_t zcap;
+  hs_status failed;
+  int failed_errno;
+  char failed_msg[512];
+};
+
+static hs_status writer_fail(hs_trace_writer *w, hs_status st, int err, const char *what) {
+  hs_fail(st, err, "%s: %s", w->path, what);
+  w->failed = st;
+  w->failed_errno = err;
+  snprintf(w->failed_msg, sizeof w->failed_msg, "%s", hs_last_error());
+  return st;
+}
+
+static hs_status write_all(hs_trace_writer *w, const unsigned char *p, size_t n) {
+  while (n > 0) {
+    ssize_t r = write(w->fd, p, n);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      char what[160];
+      snprintf(what, sizeof what, "write failed: %s", strerror(e));
+      return writer_fail(w, hs_status_from_errno(e), e, what);
+    }
+    p += r;
+    n -= (size_t)r;
+  }
+  return HS_OK;
+}
+
+/* Writes out the buffer; `end` also finishes the zstd frame. */
+static hs_status flush(hs_trace_writer *w, bool end) {
+  if (!w->cctx) {
+    hs_status st = write_all(w, w->buf, w->len);
+    w->len = 0;
+    return st;
+  }
+  ZSTD_inBuffer in = {w->buf, w->len, 0};
+  ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_continue;
+  for (;;) {
+    ZSTD_outBuffer out = {w->zbuf, w->zcap, 0};
+    size_t left = ZSTD_compressStream2(w->cctx, &out, &in, mode);
+    if (ZSTD_isError(left)) {
+      char what[160];
+      snprintf(what, sizeof what, "zstd: %s", ZSTD_getErrorName(left));
+      return writer_fail(w, HS_ERR_IO, 0, what);
+    }
+    hs_status st = write_all(w, w->zbuf, out.pos);
+    if (st != HS_OK) return st;
+    /* continue: done once the input is taken; end: once zstd says 0. */
+    if (end ? left == 0 : in.pos == in.size) break;
+  }
+  w->len = 0;
+  return HS_OK;
+}
+
+static void writer_free(hs_trace_writer *w) {
+  if (w->fd >= 0) close(w->fd);
+  ZSTD_freeCCtx(w->cctx);
+  free(w->zbuf);
+  free(w->buf);
+  free(w->path);
+  free(w);
+}
+
+hs_status hs_trace_writer_open(const char *path, hs_trace_writer **out) {
+  if (!out) return hs_fail(HS_ERR_INVALID, 0, "hs_trace_writer_open: no result pointer");
+  *out = NULL;
+  if (!path || !*path)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_trace_writer_open: no trace path given");
+  hs_trace_writer *w = calloc(1, sizeof *w);
+  if (!w) return hs_fail(HS_ERR_NOMEM, ENOMEM, "%s: out of memory", path);
+  w->fd = -1;
+  w->path = strdup(path);
+  w->buf = malloc(WRITER_BUF_SIZE);
+  if (!w->path || !w->buf) {
+    writer_free(w);
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "%s: out of memory", path);
+  }
+  size_t len = strlen(path);
+  if (len > 4 && strcasecmp(path + len - 4, ".zst") == 0) {
+    w->cctx = ZSTD_createCCtx();
+    w->zcap = ZSTD_CStreamOutSize();
+    w->zbuf = malloc(w->zcap);
+    if (!w->cctx || !w->zbuf) {
+      writer_free(w);
+      return hs_fail(HS_ERR_NOMEM, ENOMEM, "%s: out of memory for zstd compression", path);
+    }
+    size_t r = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+    if (ZSTD_isError(r)) {
+      writer_free(w);
+      return hs_fail(HS_ERR_IO, 0, "%s: zstd: %s", path, ZSTD_getErrorName(r));
+    }
+  }
+  w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (w->fd < 0) {
+    int e = errno;
+    writer_free(w);
+    return hs_fail(hs_status_from_errno(e), e, "%s: cannot create: %s", path, strerror(e));
+  }
+  *out = w;
+  return HS_OK;
+}
+
+static void put32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+hs_status hs_trace_write(hs_trace_writer *w, uint32_t time, uint64_t id, uint32_t size,
+                         int64_t next) {
+  if (!w) return hs_fail(HS_ERR_INVALID, 0, "hs_trace_write: no writer");
+  if (w->failed) return hs_fail(w->failed, w->failed_errno, "%s", w->failed_msg);
+  if (w->len + OG_SIZE > WRITER_BUF_SIZE) {
+    hs_status st = flush(w, false);
+    if (st != HS_OK) return st;
+  }
+  unsigned char *p = w->buf + w->len;
+  put32(p, time);
+  put64(p + 4, id);
+  put32(p + 12, size);
+  put64(p + 16, (uint64_t)next);
+  w->len += OG_SIZE;
+  return HS_OK;
+}
+
+hs_status hs_trace_writer_close(hs_trace_writer *w) {
+  if (!w) return HS_OK;
+  hs_status st =
+      w->failed ? hs_fail(w->failed, w->failed_errno, "%s", w->failed_msg) : flush(w, true);
+  int fd = w->fd;
+  w->fd = -1;
+  if (close(fd) != 0 && st == HS_OK) {
+    int e = errno;
+    st = hs_fail(hs_status_from_errno(e), e, "%s: close failed: %s", w->path, strerror(e));
+  }
+  writer_free(w);
+  return st;
+}

@@ -13,10 +13,12 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 all: build
 
 # Installs the build tools when they are missing (a fresh Debian machine has
-# gcc and make but not always cmake).
+# gcc and make but not always cmake, nor the zstd headers the simulator uses).
 deps:
-	@command -v cmake >/dev/null 2>&1 || { echo "installing cmake"; \
-	  (apt-get update -qq && apt-get install -y -qq cmake) >/dev/null; }
+	@missing=""; command -v cmake >/dev/null 2>&1 || missing="$$missing cmake"; \
+	  [ -f /usr/include/zstd.h ] || missing="$$missing libzstd-dev"; \
+	  if [ -n "$$missing" ]; then echo "installing$$missing"; \
+	    (apt-get update -qq && apt-get install -y -qq $$missing) >/dev/null; fi
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)

@@ -246,7 +246,21 @@ static char **rewrite_optional(int argc, char **argv, int *out_argc) {
   return v;
 }
 
+static int sim_with_args(int nargc, char **nargv);
+
 int sim_main(int argc, char **argv) {
+  int nargc;
+  char **nargv = rewrite_optional(argc, argv, &nargc);
+  if (!nargv) {
+    fprintf(stderr, PROG ": out of memory\n");
+    return 1;
+  }
+  int rc = sim_with_args(nargc, nargv);
+  free(nargv);
+  return rc;
+}
+
+static int sim_with_args(int nargc, char **nargv) {
   static char usage_text[sizeof usage + 512];
   snprintf(usage_text, sizeof usage_text, "%s%s\n", usage, hs_policy_names());
   const args_cmd cmd = {cmd_base.prog, usage_text};
@@ -271,8 +285,6 @@ int sim_main(int argc, char **argv) {
       {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &skip_bad},
       {.name = "json", .kind = ARGS_FLAG, .dest = &json},
   };
-  int nargc;
-  char **nargv = rewrite_optional(argc, argv, &nargc);
   args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 0);
 
   if (!trace_path) args_usage_error(&cmd, "--trace: a trace file is required");
@@ -339,6 +351,11 @@ int sim_main(int argc, char **argv) {
 
   size_t njobs = (size_t)nspecs * (size_t)nsizes;
   job *jobs = calloc(njobs, sizeof *jobs);
+  if (!jobs) {
+    fprintf(stderr, PROG ": out of memory for %zu simulations\n", njobs);
+    hs_sim_trace_free(t);
+    return 1;
+  }
   for (int i = 0; i < nspecs; i++)
     for (int k = 0; k < nsizes; k++) {
       jobs[(size_t)i * nsizes + k].spec = specs[i];
@@ -421,7 +438,6 @@ int sim_main(int argc, char **argv) {
     free(pts);
   }
   free(jobs);
-  free(nargv);
   hs_sim_trace_free(t);
   return rc;
 }

@@ -73,6 +73,8 @@ typedef struct hs_access {
                     HS_NEXT_NEVER, or HS_NEXT_UNKNOWN */
   hs_access_kind kind;
   hs_access_hint hint;
+  bool recycle_first; /* with HS_HINT_RING: insert at the victim end, where
+                         the policy has one (lru) — the 2003 proposal */
 } hs_access;
 
 /* True if the slot must not be evicted now (e.g. the buffer is pinned). */

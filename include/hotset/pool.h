@@ -55,18 +55,23 @@ typedef uint64_t hs_lsn;
  * Returning anything but HS_OK stops the write; the page stays dirty. */
 typedef hs_status (*hs_wal_flush_fn)(void *ctx, hs_lsn upto, bool *flushed);
 
-/* Buffer access strategies (rings) arrive with their own header; until then
- * every read passes NULL. */
+/* Would writing a page with this LSN need a WAL flush first? (PostgreSQL's
+ * XLogNeedsFlush.) A bulkread ring asks before reusing a dirty buffer. */
+typedef bool (*hs_wal_needs_flush_fn)(void *ctx, hs_lsn lsn);
+
+/* A buffer access strategy (a ring for a big scan): hotset/strategy.h. NULL
+ * means the normal policy. */
 typedef struct hs_strategy hs_strategy;
 
 typedef struct hs_pool_options {
-  const char *dir;                 /* data directory, created if missing (required) */
-  uint32_t page_size;              /* bytes per page: 1 KiB .. 64 KiB, power of two */
-  uint64_t pool_bytes;             /* pool size in bytes (rounded down to pages) */
-  uint32_t pool_pages;             /* or in pages; wins over pool_bytes when set */
-  const char *policy;              /* replacement policy; NULL = "clock-sweep" */
-  uint32_t partitions;             /* page-table lock partitions (0 = 128) */
-  hs_wal_flush_fn flush_wal_up_to; /* NULL: pages carry no WAL dependency */
+  const char *dir;                       /* data directory, created if missing (required) */
+  uint32_t page_size;                    /* bytes per page: 1 KiB .. 64 KiB, power of two */
+  uint64_t pool_bytes;                   /* pool size in bytes (rounded down to pages) */
+  uint32_t pool_pages;                   /* or in pages; wins over pool_bytes when set */
+  const char *policy;                    /* replacement policy; NULL = "clock-sweep" */
+  uint32_t partitions;                   /* page-table lock partitions (0 = 128) */
+  hs_wal_flush_fn flush_wal_up_to;       /* NULL: pages carry no WAL dependency */
+  hs_wal_needs_flush_fn wal_needs_flush; /* NULL: any LSN > 0 may need one */
   void *wal_ctx;
 } hs_pool_options;
 

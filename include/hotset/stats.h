@@ -10,6 +10,8 @@
  *   extends    the relation grew by a block through the pool;
  *   evictions  a buffer holding a valid page was taken for another block;
  *   reuses     a ring slot's buffer was reused (rings only);
+ *   rejects    a bulkread ring refused its slot's dirty buffer because its
+ *              WAL was not yet durable, and took another (rings only);
  *   wal_flushes  the WAL-before-data callback had to flush the log before
  *              a write (calls that found the log already flushed don't count).
  * Counting is sharded per thread, so it costs the hit path no shared write.
@@ -39,6 +41,7 @@ typedef enum hs_io_counter {
   HS_STAT_EXTENDS,
   HS_STAT_EVICTIONS,
   HS_STAT_REUSES,
+  HS_STAT_REJECTS,
   HS_STAT_WAL_FLUSHES,
   HS_STAT_READ_ERRORS,
   HS_STAT_WRITE_ERRORS,

@@ -9,8 +9,8 @@
 static const char *const context_names[HS_IOCTX_COUNT] = {"normal", "bulkread", "bulkwrite",
                                                           "vacuum"};
 static const char *const counter_names[HS_STAT_COUNT] = {
-    "hits",   "reads",       "writes",      "extends",     "evictions",
-    "reuses", "wal_flushes", "read_errors", "write_errors"};
+    "hits",   "reads",   "writes",      "extends",     "evictions",
+    "reuses", "rejects", "wal_flushes", "read_errors", "write_errors"};
 
 const char *hs_io_context_name(hs_io_context ctx) {
   return (unsigned)ctx < HS_IOCTX_COUNT ? context_names[ctx] : "unknown";

@@ -20,7 +20,9 @@
  * entry — the contention that made PostgreSQL 8.1 give LRU up.
  *
  * Hints. An access under a ring (HS_HINT_RING) does not move a resident
- * entry: a page a scan touches again keeps its old recency.
+ * entry: a page a scan touches again keeps its old recency. With
+ * recycle_first a page read in by a ring enters at the tail, the first to
+ * go (the 2003 proposal on pgsql-hackers).
  */
 #include "core/error.h"
 #include "policy/dlist.h"
@@ -72,7 +74,11 @@ static void lru_leave(hs_policy *p, uint32_t slot) {
 
 static void lru_insert(hs_policy *p, uint32_t slot, const hs_access *a) {
   lru *s = p->impl;
-  dl_push_head(&s->list, s->links, slot, a->size);
+  /* Recycle first: a page a ring read goes straight to the victim end. */
+  if (a->hint == HS_HINT_RING && a->recycle_first)
+    dl_push_tail(&s->list, s->links, slot, a->size);
+  else
+    dl_push_head(&s->list, s->links, slot, a->size);
 }
 
 static size_t lru_memory(const hs_policy *p) {

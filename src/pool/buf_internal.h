@@ -39,6 +39,7 @@
 #define BM_IO_ERROR       (1u << 27) /* the last I/O failed */
 #define BM_JUST_DIRTIED   (1u << 28) /* dirtied since the write began */
 #define BM_IO_WAITERS     (1u << 29) /* someone sleeps until the I/O ends */
+#define BM_RING           (1u << 30) /* last used by a ring, by nobody since */
 
 static inline uint32_t buf_refcount(uint32_t state) {
   return state & BUF_REFCOUNT_MASK;

@@ -25,6 +25,7 @@
 #include "core/error.h"
 #include "hotset/fault.h"
 #include "pool/pool_internal.h"
+#include "pool/strategy_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -86,6 +87,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   pool->nbuffers = (uint32_t)npages;
   pool->page_size = page_size;
   pool->flush_wal_up_to = opts->flush_wal_up_to;
+  pool->wal_needs_flush = opts->wal_needs_flush;
   pool->wal_ctx = opts->wal_ctx;
   pthread_mutex_init(&pool->free_lock, NULL);
   pthread_mutex_init(&pool->stats_lock, NULL);
@@ -283,13 +285,16 @@ static uint64_t now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static inline hs_access make_access(hs_pool *pool, uint64_t key, hs_read_mode mode) {
+/* `ring`: the read's strategy when it has a ring (NULL otherwise). */
+static inline hs_access make_access(hs_pool *pool, uint64_t key, hs_read_mode mode,
+                                    const hs_strategy *ring) {
   hs_access a = {.key = key,
                  .size = 1,
                  .now = pool->needs_time ? now_ms() : 0,
                  .next = HS_NEXT_UNKNOWN,
                  .kind = mode == HS_READ_NORMAL ? HS_ACCESS_READ : HS_ACCESS_WRITE,
-                 .hint = HS_HINT_NORMAL};
+                 .hint = ring ? HS_HINT_RING : HS_HINT_NORMAL,
+                 .recycle_first = ring && ring->config.recycle_first};
   return a;
 }
 
@@ -300,8 +305,20 @@ static inline void policy_unlock(hs_pool *pool, bool needed) {
   if (needed) pthread_mutex_unlock(&pool->policy_lock);
 }
 
-static inline void policy_hit(hs_pool *pool, hs_buf b, uint64_t key, hs_read_mode mode) {
-  hs_access a = make_access(pool, key, mode);
+/* A hit for the policy. A normal access also takes the buffer away from any
+ * ring: it has now been used by someone else (PostgreSQL's usage count > 1),
+ * so a ring must not recycle it. */
+static inline void policy_hit(hs_pool *pool, hs_buf b, uint64_t key, hs_read_mode mode,
+                              const hs_strategy *ring) {
+  if (!ring) {
+    hs_bufdesc *d = pool_desc(pool, b);
+    uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+    while ((s & BM_RING) && !(s & BM_LOCKED) &&
+           !atomic_compare_exchange_weak_explicit(&d->state, &s, s & ~BM_RING, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+  }
+  hs_access a = make_access(pool, key, mode, ring);
   policy_lock(pool, pool->lock_hits);
   hs_policy_hit(pool->policy, (uint32_t)b, &a);
   policy_unlock(pool, pool->lock_hits);
@@ -421,9 +438,10 @@ static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_r
  * for another thread's read, or do the read ourselves. Either way this is
  * an access to a page the policy already holds: a hit for the policy. */
 static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, uint64_t hash,
-                               hs_read_mode mode, hs_io_context ctx, hs_buf *out, bool *hit) {
+                               hs_read_mode mode, hs_io_context ctx, const hs_strategy *ring,
+                               hs_buf *out, bool *hit) {
   hs_bufdesc *d = pool_desc(pool, b);
-  policy_hit(pool, b, hash, mode);
+  policy_hit(pool, b, hash, mode, ring);
   for (;;) {
     uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
     if (s & BM_VALID) {
@@ -443,9 +461,11 @@ static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, ui
 
 /* Writes buffer b if it is valid and dirty: the WAL first, then the page.
  * The caller holds a pin and a content lock. *wrote says if it wrote. */
-static hs_status write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wrote) {
+static hs_status write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wrote,
+                              bool *wal_flushed) {
   hs_bufdesc *d = pool_desc(pool, b);
   *wrote = false;
+  if (wal_flushed) *wal_flushed = false;
   for (;;) {
     uint32_t s = buf_hdr_lock(d);
     if ((s & (BM_VALID | BM_DIRTY)) != (BM_VALID | BM_DIRTY)) {
@@ -476,6 +496,7 @@ static hs_status write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *
                      lsn, tag.block, tag.rel, why[0] ? why : hs_status_name(st));
     }
     if (flushed) stat_add(&pool->stats, ctx, HS_STAT_WAL_FLUSHES, 1);
+    if (wal_flushed) *wal_flushed = flushed;
   }
   const void *page = pool->pages + (size_t)b * pool->page_size;
   hs_status st = hs_smgr_write(pool->smgr, tag.rel, tag.fork, tag.block, page);
@@ -531,12 +552,53 @@ static bool pop_free(hs_pool *pool, hs_buf *out, uint32_t *locked_state) {
 
 /* ---- the read path ------------------------------------------------------ */
 
+/* Would writing buffer b (its LSN) need a WAL flush first? */
+static bool needs_wal_flush(hs_pool *pool, hs_bufdesc *d) {
+  hs_lsn lsn = atomic_load_explicit(&d->lsn, memory_order_relaxed);
+  if (lsn == 0 || !pool->flush_wal_up_to) return false;
+  return pool->wal_needs_flush ? pool->wal_needs_flush(pool->wal_ctx, lsn) : true;
+}
+
+/* The ring's next slot, if its buffer may be recycled: unpinned and used by
+ * nobody but a ring since (BM_RING still set). A bulkread ring rejects a
+ * dirty one whose WAL is not durable yet (PostgreSQL's StrategyRejectBuffer)
+ * and the slot is emptied. Returns the buffer pinned, or HS_INVALID_BUF. */
+static hs_buf ring_reuse(hs_pool *pool, hs_strategy *ring, uint32_t *state) {
+  ring->current = ring->current + 1 < ring->size ? ring->current + 1 : 0;
+  hs_buf b = ring->bufs[ring->current];
+  if (b == HS_INVALID_BUF) return HS_INVALID_BUF;
+  hs_bufdesc *d = pool_desc(pool, b);
+  uint32_t s = buf_hdr_lock(d);
+  if (!(s & BM_RING) || pool_pinned(pool, b, s)) {
+    buf_hdr_unlock(d, s);
+    return HS_INVALID_BUF;
+  }
+  if ((s & BM_DIRTY) && ring->kind == HS_STRATEGY_BULKREAD && needs_wal_flush(pool, d)) {
+    buf_hdr_unlock(d, s);
+    ring->bufs[ring->current] = HS_INVALID_BUF;
+    stat_add(&pool->stats, ring->ctx, HS_STAT_REJECTS, 1);
+    return HS_INVALID_BUF;
+  }
+  s += BUF_REFCOUNT_ONE;
+  buf_hdr_unlock(d, s);
+  *state = s;
+  return b;
+}
+
 /* A buffer to put a new page in, pinned by us (the shared way), with its
- * state as pinned: from the free list, else the policy's victim. */
-static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_buf *out,
-                             uint32_t *state) {
+ * state as pinned: the ring's next slot if it may be recycled (*reused),
+ * else from the free list, else the policy's victim. */
+static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strategy *ring,
+                             hs_buf *out, uint32_t *state, bool *reused) {
   hs_buf v;
   uint32_t s;
+  *reused = false;
+  if (ring && (v = ring_reuse(pool, ring, &s)) != HS_INVALID_BUF) {
+    *out = v;
+    *state = s;
+    *reused = true;
+    return HS_OK;
+  }
   if (pop_free(pool, &v, &s)) {
     s += BUF_REFCOUNT_ONE;
     buf_hdr_unlock(pool_desc(pool, v), s);
@@ -569,7 +631,7 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_buf *o
 }
 
 static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
-                           hs_io_context ctx, hs_buf *out, bool *hit) {
+                           hs_io_context ctx, hs_strategy *ring, hs_buf *out, bool *hit) {
   hs_page_table *pt = &pool->table;
   uint32_t part = page_table_partition(pt, hash);
   page_table_lock(pt, part);
@@ -577,16 +639,17 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
   if (b >= 0) {
     pool_pin(pool, b);
     page_table_unlock(pt, part);
-    return finish_pinned(pool, b, tag, hash, mode, ctx, out, hit);
+    return finish_pinned(pool, b, tag, hash, mode, ctx, ring, out, hit);
   }
   page_table_unlock(pt, part);
 
-  hs_access incoming = make_access(pool, hash, mode);
+  hs_access incoming = make_access(pool, hash, mode, ring);
   unsigned write_failures = 0;
   for (;;) {
     hs_buf v = HS_INVALID_BUF;
     uint32_t s = 0;
-    hs_status st = take_victim(pool, &incoming, &v, &s);
+    bool reused = false;
+    hs_status st = take_victim(pool, &incoming, ring, &v, &s, &reused);
     if (st != HS_OK) return st;
     hs_bufdesc *vd = pool_desc(pool, v);
 
@@ -597,9 +660,10 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
         pool_unpin(pool, v);
         continue;
       }
-      bool wrote;
-      st = write_buffer(pool, v, ctx, &wrote);
+      bool wrote, wal_flushed;
+      st = write_buffer(pool, v, ctx, &wrote, &wal_flushed);
       content_lock_release(&vd->content_lock, &pool->lock_waits[(uint32_t)v % HS_WAIT_STRIPES]);
+      if (wal_flushed && reused) strategy_note_wal_flush(ring);
       if (st != HS_OK) {
         pool_unpin(pool, v); /* still dirty: this frame is not reused */
         if (++write_failures >= MAX_VICTIM_WRITE_FAILURES) return st;
@@ -619,7 +683,7 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
       page_table_unlock2(pt, part, old_part);
       pool_unpin(pool, v);
       if (!had_tag) push_free(pool, v);
-      return finish_pinned(pool, b, tag, hash, mode, ctx, out, hit);
+      return finish_pinned(pool, b, tag, hash, mode, ctx, ring, out, hit);
     }
     s = buf_hdr_lock(vd);
     if (pool_pin_count(pool, v, s) != 1 || (s & BM_DIRTY)) { /* pinned or dirtied meanwhile */
@@ -633,7 +697,8 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
     buf_tag_set(vd, tag);
     atomic_store_explicit(&vd->lsn, 0, memory_order_relaxed);
     page_table_insert(pt, v, hash);
-    buf_hdr_unlock(vd, (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS);
+    buf_hdr_unlock(vd, (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS |
+                           (ring ? BM_RING : 0));
     page_table_unlock2(pt, part, old_part);
 
     policy_lock(pool, pool->lock_others);
@@ -645,7 +710,13 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
       pool_unpin(pool, v);
       return st;
     }
-    if (evicted) stat_add(&pool->stats, ctx, HS_STAT_EVICTIONS, 1);
+    if (reused) {
+      stat_add(&pool->stats, ctx, HS_STAT_REUSES, 1);
+    } else {
+      if (evicted) stat_add(&pool->stats, ctx, HS_STAT_EVICTIONS, 1);
+      if (ring) ring->bufs[ring->current] = v; /* the buffer joins the ring */
+    }
+    if (ring) strategy_note_allocation(ring);
     return fill_buffer(pool, v, tag, mode, ctx, out, hit);
   }
 }
@@ -654,9 +725,12 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
                        hs_read_mode mode, hs_strategy *strategy, hs_buf *out, bool *hit) {
   if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT || (unsigned)mode > HS_READ_ZERO)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: bad argument (pool, out, fork or mode)");
-  if (strategy)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: buffer access strategies are not built yet");
-  hs_io_context ctx = HS_IOCTX_NORMAL;
+  if (strategy && strategy->pool != pool)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: the strategy belongs to another pool");
+  /* A strategy's I/O is counted in its context; only a ring (not "off")
+   * changes how buffers are chosen. */
+  hs_io_context ctx = strategy ? strategy->ctx : HS_IOCTX_NORMAL;
+  hs_strategy *ring = strategy && strategy->size ? strategy : NULL;
   if (mode == HS_READ_NEW) {
     hs_status st = hs_smgr_extend(pool->smgr, rel, fork, NULL, &block);
     if (st != HS_OK) return st;
@@ -676,8 +750,8 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
     hs_bufdesc *d = pool_desc(pool, b);
     uint32_t s = pool_pin(pool, b);
     if ((s & BM_TAG_VALID) && buf_tag_is(d, &tag)) {
-      if (!(s & BM_VALID)) return finish_pinned(pool, b, &tag, hash, mode, ctx, out, hit);
-      policy_hit(pool, b, hash, mode);
+      if (!(s & BM_VALID)) return finish_pinned(pool, b, &tag, hash, mode, ctx, ring, out, hit);
+      policy_hit(pool, b, hash, mode, ring);
       stat_add(&pool->stats, ctx, HS_STAT_HITS, 1);
       *out = b;
       if (hit) *hit = true;
@@ -685,7 +759,7 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
     }
     pool_unpin(pool, b);
   }
-  return read_slow(pool, &tag, hash, mode, ctx, out, hit);
+  return read_slow(pool, &tag, hash, mode, ctx, ring, out, hit);
 }
 
 /* ---- pinned-buffer calls ------------------------------------------------ */
@@ -761,7 +835,7 @@ hs_status hs_pool_flush_buffer(hs_pool *pool, hs_buf buf) {
   if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_flush_buffer: bad buffer");
   bool wrote;
   hs_buf_lock(pool, buf, HS_LOCK_SHARE);
-  hs_status st = write_buffer(pool, buf, HS_IOCTX_NORMAL, &wrote);
+  hs_status st = write_buffer(pool, buf, HS_IOCTX_NORMAL, &wrote, NULL);
   hs_buf_unlock(pool, buf);
   return st;
 }
@@ -786,7 +860,7 @@ static hs_status flush_buffers(hs_pool *pool, bool one_rel, hs_relid rel) {
     }
     bool wrote;
     hs_buf_lock(pool, b, HS_LOCK_SHARE);
-    hs_status st = write_buffer(pool, b, HS_IOCTX_NORMAL, &wrote);
+    hs_status st = write_buffer(pool, b, HS_IOCTX_NORMAL, &wrote, NULL);
     hs_buf_unlock(pool, b);
     pool_unpin(pool, b);
     if (st != HS_OK && first == HS_OK) {
@@ -858,11 +932,15 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
 
 /* ---- statistics ----------------------------------------------------------- */
 
+void pool_counters(hs_pool *pool, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]) {
+  pthread_mutex_lock(&pool->stats_lock);
+  stat_shards_sum(&pool->stats, out);
+  pthread_mutex_unlock(&pool->stats_lock);
+}
+
 void hs_pool_stats(hs_pool *pool, hs_io_stats *out) {
   memset(out, 0, sizeof *out);
-  pthread_mutex_lock(&pool->stats_lock);
-  stat_shards_sum(&pool->stats, out->count);
-  pthread_mutex_unlock(&pool->stats_lock);
+  pool_counters(pool, out->count);
   out->nbuffers = pool->nbuffers;
   out->page_size = pool->page_size;
   for (uint32_t b = 0; b < pool->nbuffers; b++) {

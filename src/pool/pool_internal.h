@@ -40,6 +40,7 @@ struct hs_pool {
   _Atomic uint32_t free_count;
 
   hs_wal_flush_fn flush_wal_up_to;
+  hs_wal_needs_flush_fn wal_needs_flush;
   void *wal_ctx;
 
   hs_wait_stripe lock_waits[HS_WAIT_STRIPES]; /* content-lock sleepers */
@@ -61,6 +62,9 @@ static inline hs_bufdesc *pool_desc(hs_pool *pool, hs_buf b) {
 
 /* All pins on a buffer: the state word's count plus every private one. */
 uint32_t pool_pin_count(hs_pool *pool, hs_buf b, uint32_t state);
+
+/* The statistics counters alone (cheaper than hs_pool_stats). */
+void pool_counters(hs_pool *pool, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]);
 
 /* For tests: how many threads are asleep waiting for some buffer's I/O. */
 uint32_t hs_pool_debug_io_waiters(hs_pool *pool);

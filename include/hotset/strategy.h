@@ -1,0 +1,90 @@
+/*
+ * hotset/strategy.h — buffer access strategies: rings of buffers for big
+ * scans, bulk writes and vacuum, after PostgreSQL's BufferAccessStrategy.
+ *
+ * A big sequential scan that reads through the normal policy pushes every
+ * hot page out of the pool ("the buffer cache is not scan resistant").
+ * PostgreSQL 8.3's answer: the scan recycles a small ring of buffers. A
+ * strategy is that ring, owned by one scan (one thread at a time):
+ *
+ *   - each read under the strategy advances to the ring's next slot; if the
+ *     slot's buffer is unpinned and nobody but this ring used it since, it is
+ *     reused for the new block (a "reuse"); otherwise a buffer comes from the
+ *     policy and takes the slot (an "eviction" in the strategy's context);
+ *   - an access under a ring never raises a page's standing in the policy
+ *     beyond "used once" (HS_HINT_RING), so the ring cannot push hot pages
+ *     out;
+ *   - a dirty slot buffer whose WAL is not yet durable: a bulkread ring
+ *     rejects it and takes another buffer (a "reject"); bulkwrite and vacuum
+ *     rings flush the WAL up to its LSN and write it (a "WAL flush" in the
+ *     strategy's context) — the cost the vacuum ring-size debate is about.
+ *
+ * Ring sizes (hs_ring_config): a fixed size (defaults 256 KiB bulkread,
+ * 16 MiB bulkwrite, 2 MiB vacuum), min(pool/8/workers, 16 MiB), a fraction
+ * of the pool, off (no ring: the access goes through the normal policy), or
+ * adaptive (starts at 16 buffers, grows by one each time it has to flush the
+ * WAL, up to 16 MiB, and halves when the pool's foreground hit ratio drops).
+ * Every ring is capped at 1/8 of the pool.
+ */
+#ifndef HOTSET_STRATEGY_H
+#define HOTSET_STRATEGY_H
+
+#include "hotset/pool.h"
+#include "hotset/status.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hs_strategy_kind {
+  HS_STRATEGY_BULKREAD = 0, /* large sequential scans */
+  HS_STRATEGY_BULKWRITE,    /* bulk loads (COPY) */
+  HS_STRATEGY_VACUUM,       /* vacuum */
+  HS_STRATEGY_KIND_COUNT
+} hs_strategy_kind;
+
+typedef enum hs_ring_rule {
+  HS_RING_FIXED = 0, /* `bytes`, or the kind's default when 0 */
+  HS_RING_WORKERS,   /* min(pool / 8 / workers, 16 MiB) */
+  HS_RING_FRACTION,  /* fraction * pool */
+  HS_RING_OFF,       /* no ring */
+  HS_RING_ADAPTIVE   /* grows on WAL flushes, shrinks when hits suffer */
+} hs_ring_rule;
+
+typedef struct hs_ring_config {
+  hs_ring_rule rule;
+  uint64_t bytes;     /* HS_RING_FIXED: 0 = the kind's default */
+  unsigned workers;   /* HS_RING_WORKERS */
+  double fraction;    /* HS_RING_FRACTION */
+  bool recycle_first; /* LRU-family policies: pages read under the ring go to
+                         the victim end (the 2003 proposal) */
+} hs_ring_config;
+
+/* Parses "fixed", "fixed:256KiB", "workers:4", "fraction:0.03", "off",
+ * "adaptive", each optionally followed by ",recycle-first". */
+hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out);
+/* The kind's default size in bytes (256 KiB, 16 MiB, 2 MiB). */
+uint64_t hs_strategy_default_bytes(hs_strategy_kind kind);
+const char *hs_strategy_kind_name(hs_strategy_kind kind);
+
+/* A ring for one scan. config NULL: HS_RING_FIXED with the default size.
+ * With HS_RING_OFF the strategy still counts its I/O in its context but
+ * reads through the normal policy. */
+hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring_config *config,
+                             hs_strategy **out);
+void hs_strategy_free(hs_strategy *s);
+/* Buffers the ring may hold now (0 when off). */
+uint32_t hs_strategy_ring_size(const hs_strategy *s);
+hs_strategy_kind hs_strategy_kind_of(const hs_strategy *s);
+
+/* PostgreSQL's rule for when a scan uses a ring: the relation is larger than
+ * `threshold_pages` (0: a quarter of the pool). */
+bool hs_pool_scan_needs_ring(const hs_pool *pool, hs_blockno rel_blocks, uint32_t threshold_pages);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

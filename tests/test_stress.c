@@ -15,6 +15,7 @@
  * Deterministic seeds; run under ThreadSanitizer in CI, once per
  * replacement policy the pool accepts (the policy is argv[1]).
  */
+#include "hotset/strategy.h"
 #include "pool_util.h"
 
 #include <pthread.h>
@@ -27,6 +28,8 @@
 #define OPS_PER_THREAD 15000
 #define EXTENDERS      2
 #define EXTEND_BLOCKS  100
+#define SCANNERS       1
+#define SCAN_LAPS      20
 
 static const hs_relid REL = 100, GROW_REL = 101;
 
@@ -132,6 +135,38 @@ static void *work(void *arg) {
   return NULL;
 }
 
+/* A sequential scanner through a small bulkread ring, checking every page,
+ * while the others update: rings and normal accesses share buffers. */
+static void *scan_with_ring(void *arg) {
+  worker *w = arg;
+  hs_ring_config c;
+  hs_strategy *ring = NULL;
+  if (hs_ring_config_parse("fixed:4KiB", &c) != HS_OK ||
+      hs_strategy_create(w->pool, HS_STRATEGY_BULKREAD, &c, &ring) != HS_OK) {
+    atomic_fetch_add(&errors, 1);
+    return NULL;
+  }
+  for (int lap = 0; lap < SCAN_LAPS; lap++) {
+    for (hs_blockno blk = 0; blk < NBLOCKS; blk++) {
+      uint64_t committed = atomic_load(&updates[blk]);
+      hs_buf b;
+      if (hs_pool_read(w->pool, REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, ring, &b, NULL) != HS_OK) {
+        fprintf(stderr, "scan read failed: %s\n", hs_last_error());
+        atomic_fetch_add(&errors, 1);
+        continue;
+      }
+      page_header h;
+      hs_buf_lock(w->pool, b, HS_LOCK_SHARE);
+      if (!page_ok(hs_buf_page(w->pool, b), REL, blk, &h)) atomic_fetch_add(&bad_pages, 1);
+      if (h.version < committed) atomic_fetch_add(&lost_versions, 1);
+      hs_buf_unlock(w->pool, b);
+      hs_buf_release(w->pool, b);
+    }
+  }
+  hs_strategy_free(ring);
+  return NULL;
+}
+
 static void *extend(void *arg) {
   worker *w = arg;
   for (int i = 0; i < EXTEND_BLOCKS; i++) {
@@ -194,13 +229,15 @@ int main(int argc, char **argv) {
   }
   hs_smgr_set_observer(smgr, observe, NULL);
 
-  pthread_t t[NTHREADS + EXTENDERS];
-  worker w[NTHREADS + EXTENDERS];
-  for (unsigned i = 0; i < NTHREADS + EXTENDERS; i++) {
+  enum { ALL = NTHREADS + EXTENDERS + SCANNERS };
+  pthread_t t[ALL];
+  worker w[ALL];
+  for (unsigned i = 0; i < ALL; i++) {
     w[i] = (worker){.pool = pool, .seed = 1000 + i, .id = i < NTHREADS ? i : i - NTHREADS};
-    pthread_create(&t[i], NULL, i < NTHREADS ? work : extend, &w[i]);
+    void *(*fn)(void *) = i < NTHREADS ? work : i < NTHREADS + EXTENDERS ? extend : scan_with_ring;
+    pthread_create(&t[i], NULL, fn, &w[i]);
   }
-  for (unsigned i = 0; i < NTHREADS + EXTENDERS; i++) pthread_join(t[i], NULL);
+  for (unsigned i = 0; i < ALL; i++) pthread_join(t[i], NULL);
 
   CHECK_EQ(atomic_load(&errors), 0);
   CHECK_EQ(atomic_load(&bad_pages), 0);
@@ -213,7 +250,8 @@ int main(int argc, char **argv) {
   CHECK(hs_io_stats_total(&s, HS_STAT_EVICTIONS) > 1000);
   CHECK(hs_io_stats_total(&s, HS_STAT_WRITES) > 100);
   CHECK_EQ(hs_io_stats_total(&s, HS_STAT_HITS) + hs_io_stats_total(&s, HS_STAT_READS),
-           NTHREADS * OPS_PER_THREAD);
+           NTHREADS * OPS_PER_THREAD + SCANNERS * SCAN_LAPS * NBLOCKS);
+  CHECK(s.count[HS_IOCTX_BULKREAD][HS_STAT_REUSES] > 0);
   CHECK_EQ(s.pinned, 0);
 
   verify_all(pool, "in the pool");

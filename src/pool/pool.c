@@ -51,6 +51,7 @@ void hs_pool_options_init(hs_pool_options *opts) {
 
 static void pool_free(hs_pool *pool) {
   hs_policy_destroy(pool->policy);
+  syncscan_table_free(pool->syncscan);
   pthread_mutex_destroy(&pool->policy_lock);
   if (pool->table.heads) page_table_destroy(&pool->table);
   if (pool->smgr) hs_smgr_close(pool->smgr);
@@ -131,6 +132,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   atomic_init(&pool->io_waiters, 0);
 
   st = page_table_init(&pool->table, pool->descs, pool->nbuffers, opts->partitions);
+  if (st == HS_OK && !(pool->syncscan = syncscan_table_create())) st = HS_ERR_NOMEM;
   if (st == HS_OK) st = hs_policy_create(policy, pool->nbuffers, pool->nbuffers, &pool->policy);
   if (st == HS_OK && (hs_policy_flags(pool->policy) & HS_POLICY_SIM_ONLY))
     st = hs_fail(HS_ERR_INVALID, 0,
@@ -184,6 +186,10 @@ uint32_t hs_pool_page_size(const hs_pool *pool) {
 const char *hs_pool_policy_name(const hs_pool *pool) {
   return hs_policy_name(pool->policy);
 }
+hs_syncscan_table *pool_syncscan_table(hs_pool *pool) {
+  return pool->syncscan;
+}
+
 uint32_t hs_pool_debug_io_waiters(hs_pool *pool) {
   return atomic_load(&pool->io_waiters);
 }

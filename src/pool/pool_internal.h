@@ -11,6 +11,7 @@
 #include "pool/content_lock.h"
 #include "pool/page_table.h"
 #include "pool/stat_shards.h"
+#include "pool/syncscan.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -46,6 +47,8 @@ struct hs_pool {
   hs_wait_stripe lock_waits[HS_WAIT_STRIPES]; /* content-lock sleepers */
   hs_wait_stripe io_waits[HS_WAIT_STRIPES];   /* sleepers until an I/O ends */
   _Atomic uint32_t io_waiters;                /* threads asleep on an I/O now */
+
+  hs_syncscan_table *syncscan; /* recent scan positions (syncscan.c) */
 
   pthread_mutex_t stats_lock; /* serializes snapshot against reset */
   hs_stat_shards stats;

@@ -27,7 +27,7 @@ build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	./$(BUILD)/hotset demo
+	./$(BUILD)/hotset bench scan
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

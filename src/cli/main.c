@@ -7,6 +7,7 @@
  * its own file. Exit statuses follow one convention throughout: 0 success,
  * 1 a run-time failure, 2 a usage error.
  */
+#include "bench/bench_cmd.h"
 #include "bench/pool_bench.h"
 #include "cli/demo.h"
 #include "cli/sim_cmd.h"
@@ -21,6 +22,7 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand subcommands[] = {
+    {"bench", "the labs: `hotset bench scan` (rings against scan pollution)", bench_main},
     {"pool-bench", "buffer reads per second: hotset against a global-mutex LRU pool",
      pool_bench_main},
     {"demo", "a short multi-threaded read/write run, with the pool's statistics", demo_main},

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+#
+# tests/test_bench_scan.sh — `hotset bench scan` end to end on a tiny setup,
+# and the result it exists to show: a big sequential scan through the normal
+# policy pushes an OLTP workload's hot pages out of an LRU pool, and a ring
+# keeps them in (here checked for clock-sweep, PostgreSQL's own policy).
+# Also: the JSON fields, the flag errors, nothing on stderr when it is not a
+# terminal, and --plot when gnuplot is installed.
+#
+# Usage: test_bench_scan.sh PATH/TO/hotset   (CTest passes $<TARGET_FILE:hotset>)
+# Prints "N passed, N failed" last and exits non-zero if anything failed.
+
+set -u
+
+HOTSET=${1:?usage: test_bench_scan.sh PATH/TO/hotset}
+passed=0
+failed=0
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/hotset-test-bench-scan-XXXXXX") || exit 1
+trap 'rm -rf "$scratch"' EXIT
+out=$scratch/out
+err=$scratch/err
+
+ok() { passed=$((passed + 1)); }
+bad() {
+  failed=$((failed + 1))
+  echo "FAIL: $*" >&2
+  if [[ -s $err ]]; then sed 's/^/  stderr: /' "$err" | head -n 5 >&2; fi
+}
+run() {
+  "$HOTSET" "$@" >"$out" 2>"$err"
+  status=$?
+}
+expect_status() { # want description
+  if [[ $status -eq $1 ]]; then ok; else bad "$2: exit status $status, want $1"; fi
+}
+# A usage error: status 2, one line naming the flag, then the usage.
+expect_usage_error() { # needle description
+  expect_status 2 "$2"
+  local first second
+  first=$(sed -n 1p "$err")
+  second=$(sed -n 2p "$err")
+  if [[ $first == "hotset bench"* && $first == *"$1"* ]]; then ok; else
+    bad "$2: first stderr line \"$first\" does not name $1"
+  fi
+  if [[ $second == usage:* ]]; then ok; else bad "$2: no usage after the error line"; fi
+}
+
+# field FILE POLICY RING SCAN NAME: a numeric field of the cell's JSON line.
+field() {
+  awk -v p="\"policy\":\"$2\"" -v r="\"ring\":\"$3\"" -v s="\"scan\":\"$4\"" -v f="\"$5\":" '
+    index($0, p) && index($0, r) && index($0, s) {
+      i = index($0, f)
+      if (!i) exit
+      v = substr($0, i + length(f))
+      sub(/[,}].*/, "", v)
+      print v
+      exit
+    }' "$1"
+}
+# holds A OP B: a floating-point comparison (awk), e.g. holds 0.5 '<' 0.9.
+holds() { awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN {
+  if (a == "" || b == "") exit 1
+  if (op == "<") exit !(a + 0 < b + 0)
+  if (op == ">=") exit !(a + 0 >= b + 0)
+  if (op == ">") exit !(a + 0 > b + 0)
+  exit 1 }'; }
+
+# ---- dispatch and flags ----
+
+run bench --help
+expect_status 0 "hotset bench --help"
+if grep -q '^usage: hotset bench' "$out" && grep -q 'scan' "$out"; then ok; else
+  bad "hotset bench --help does not list the experiments"
+fi
+run bench
+expect_status 2 "hotset bench without an experiment"
+run bench nosuch
+expect_status 2 "hotset bench nosuch"
+if grep -q 'unknown experiment' "$err"; then ok; else bad "unknown experiment not named"; fi
+run bench scan --help
+expect_status 0 "hotset bench scan --help"
+if grep -q -- '--ring-size' "$out" && grep -q -- '--oltp-rate' "$out"; then ok; else
+  bad "bench scan --help does not describe its flags"
+fi
+run help bench
+expect_status 0 "hotset help bench"
+
+run bench scan --ring maybe
+expect_usage_error --ring "bench scan --ring maybe"
+run bench scan --scan full
+expect_usage_error --scan "bench scan --scan full"
+run bench scan --policy belady
+expect_usage_error --policy "bench scan --policy belady"
+run bench scan --policy nosuch
+expect_usage_error --policy "bench scan --policy nosuch"
+run bench scan --ring-size fixed:lots
+expect_usage_error --ring-size "bench scan --ring-size fixed:lots"
+run bench scan --pool 64KiB
+expect_usage_error --pool "bench scan --pool 64KiB"
+run bench scan --hot 1KiB
+expect_usage_error --hot "bench scan --hot 1KiB"
+run bench scan --update-ratio 2
+expect_usage_error --update-ratio "bench scan --update-ratio 2"
+run bench scan --seconds 0
+expect_usage_error --seconds "bench scan --seconds 0"
+
+# ---- the experiment ----
+
+json=$scratch/cells.json
+"$HOTSET" bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.5 --warmup 0.2 \
+  --policy clock-sweep,lru --json >"$json" 2>"$err"
+status=$?
+expect_status 0 "bench scan --json"
+if [[ ! -s $err ]]; then ok; else bad "bench scan wrote to stderr, which is not a terminal"; fi
+
+# Per policy: none, seq ring on, seq ring off, index (ring off).
+lines=$(wc -l <"$json")
+if [[ $lines -eq 8 ]]; then ok; else bad "bench scan --json printed $lines lines, want 8"; fi
+for f in policy ring scan oltp_ops_per_sec oltp_hit_ratio oltp_p50_us oltp_p99_us hot_share \
+  scan_mb_per_sec raw_mb_per_sec; do
+  if [[ $(grep -c "\"$f\":" "$json") -eq $lines ]]; then ok; else bad "a cell has no \"$f\""; fi
+done
+if grep -q '"ring":"on","scan":"index"' "$json"; then bad "an index scan ran with a ring"; else ok; fi
+if [[ $(grep -c '"ring":"off","scan":"none"' "$json") -eq 2 ]]; then ok; else
+  bad "no baseline (ring off, scan none) per policy"
+fi
+if command -v python3 >/dev/null 2>&1; then
+  if python3 - "$json" <<'EOF'; then ok; else bad "bench scan --json is not valid JSON lines"; fi
+import json, sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    assert c["ring"] in ("on", "off") and c["scan"] in ("none", "seq", "index")
+    assert 0 <= c["oltp_hit_ratio"] <= 1 and 0 <= c["hot_share"] <= 1
+    assert c["oltp_ops_per_sec"] > 0 and c["raw_mb_per_sec"] > 0
+    assert 0 < c["oltp_p50_us"] <= c["oltp_p99_us"]
+    assert (c["scan_mb_per_sec"] > 0) == (c["scan"] != "none")
+EOF
+fi
+
+base_cs=$(field "$json" clock-sweep off none oltp_hit_ratio)
+ring_cs=$(field "$json" clock-sweep on seq oltp_hit_ratio)
+base_lru=$(field "$json" lru off none oltp_hit_ratio)
+noring_lru=$(field "$json" lru off seq oltp_hit_ratio)
+share_base_lru=$(field "$json" lru off none hot_share)
+share_noring_lru=$(field "$json" lru off seq hot_share)
+
+# The ring protects the hot set: clock-sweep's hit ratio with a ring-using
+# scan stays at the baseline's.
+if holds "$ring_cs" '>=' "$(awk -v b="$base_cs" 'BEGIN { print 0.99 * b }')"; then ok; else
+  bad "clock-sweep, seq scan with a ring: hit ratio $ring_cs, baseline $base_cs (want >= 99%)"
+fi
+# Without a ring, the scan floods LRU: the hit ratio and the hot pages'
+# share of the pool fall clearly below the baseline's.
+if holds "$noring_lru" '<' "$(awk -v b="$base_lru" 'BEGIN { print 0.9 * b }')"; then ok; else
+  bad "lru, seq scan without a ring: hit ratio $noring_lru, baseline $base_lru (want < 90%)"
+fi
+if holds "$share_noring_lru" '<' "$(awk -v b="$share_base_lru" 'BEGIN { print 0.9 * b }')"; then
+  ok
+else
+  bad "lru, seq scan without a ring: hot share $share_noring_lru, baseline $share_base_lru"
+fi
+# The baseline holds the whole hot relation: 128 of 512 buffers.
+if holds "$share_base_lru" '>=' 0.24; then ok; else bad "lru baseline hot share $share_base_lru"; fi
+
+# The table, on a single cell (scan with a ring, for one policy).
+run bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 --policy lru \
+  --scan seq --ring on
+expect_status 0 "bench scan (table)"
+if grep -q '^policy .*hit%.*p99 us.*hot share.*scan/raw' "$out" && grep -q '^lru .* on .* seq ' "$out"
+then ok; else bad "bench scan's table lacks its header or the lru ring-on row"; fi
+if [[ ! -s $err ]]; then ok; else bad "bench scan (table) wrote to stderr"; fi
+
+# ---- --plot ----
+
+if command -v gnuplot >/dev/null 2>&1; then
+  run bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 \
+    --policy clock-sweep,lru --scan seq --plot "$scratch/scan.png"
+  expect_status 0 "bench scan --plot"
+  if [[ -s $scratch/scan.png ]] && head -c 4 "$scratch/scan.png" | grep -q PNG; then ok; else
+    bad "bench scan --plot drew no PNG"
+  fi
+else
+  run bench scan --policy lru --plot "$scratch/scan.png"
+  expect_status 1 "bench scan --plot without gnuplot"
+  if grep -q 'gnuplot is not installed' "$err"; then ok; else bad "missing gnuplot not reported"; fi
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -112,6 +112,8 @@ static const char usage[] =
     "  --scan-threads N    scanner threads in the cells with a scan (default 1)\n"
     "  --oltp-rate N       reads per second per OLTP thread, 0 = as fast as possible\n"
     "                      (default 20000)\n"
+    "  --scan-rate N       pages per second per scanner, 0 = as fast as possible\n"
+    "                      (default 0)\n"
     "  --update-ratio R    share of OLTP operations that update the page (default 0)\n"
     "  --seconds S         measured time per cell (default 3)\n"
     "  --warmup S          time per cell before measuring (default 1)\n"
@@ -213,7 +215,7 @@ static void progress_clear(progress *p) {
 /* Everything the command needs, flags first. */
 typedef struct scan_bench {
   uint64_t pool_bytes, hot_bytes, big_bytes, page_size, seed;
-  uint64_t oltp_threads, scan_threads, oltp_rate;
+  uint64_t oltp_threads, scan_threads, oltp_rate, scan_rate;
   double seconds, warmup, update_ratio;
   const char *policy_flag, *ring_flag, *scan_flag, *ring_size_flag, *dir_flag, *plot_file;
   bool json;
@@ -350,6 +352,35 @@ static hs_blockno pick_hot(const scan_bench *b, bench_rng *rng) {
   return b->hot_head + bench_rng_below(rng, b->hot_pages - b->hot_head);
 }
 
+/* Pacing: each operation has its time slot; a paced loop sleeps until its
+ * next slot comes (in naps of at most MAX_SLEEP_NS, so it notices "stop"). A
+ * client far behind — the pool stalled it — does not try to make up for more
+ * than a second of lost operations in a burst. */
+typedef struct pacer {
+  uint64_t interval; /* ns between operations; 0 = unpaced */
+  uint64_t next;
+} pacer;
+
+static void pacer_init(pacer *p, uint64_t rate) {
+  p->interval = rate ? 1000000000u / rate : 0;
+  if (rate && p->interval == 0) p->interval = 1;
+  p->next = bench_now_ns();
+}
+
+/* True when the next operation may run now; false after a nap. */
+static bool pacer_ready(pacer *p) {
+  if (!p->interval) return true;
+  uint64_t now = bench_now_ns();
+  if (now < p->next) {
+    uint64_t nap = p->next - now < MAX_SLEEP_NS ? p->next - now : MAX_SLEEP_NS;
+    bench_sleep((double)nap / 1e9);
+    return false;
+  }
+  if (now - p->next > 1000000000u) p->next = now;
+  p->next += p->interval;
+  return true;
+}
+
 static void *oltp_main(void *arg) {
   worker *w = arg;
   cell_shared *sh = w->sh;
@@ -357,25 +388,11 @@ static void *oltp_main(void *arg) {
   bench_rng rng;
   bench_rng_seed(&rng, b->seed, w->id);
   latency_hist_reset(&w->hist);
-  uint64_t interval = b->oltp_rate ? 1000000000u / b->oltp_rate : 0;
-  if (b->oltp_rate && interval == 0) interval = 1;
   gate_wait(sh);
-  uint64_t next = bench_now_ns();
+  pacer pace;
+  pacer_init(&pace, b->oltp_rate);
   while (worker_tick(w)) {
-    if (interval) {
-      /* Pacing: each operation has its slot; sleep until it comes (a few
-       * slots at a time when the timer is coarse, then catch up). A client
-       * far behind — the pool stalled it — does not try to make up for
-       * more than a second of lost operations in a burst. */
-      uint64_t now = bench_now_ns();
-      if (now < next) {
-        uint64_t nap = next - now < MAX_SLEEP_NS ? next - now : MAX_SLEEP_NS;
-        bench_sleep((double)nap / 1e9);
-        continue;
-      }
-      if (now - next > 1000000000u) next = now;
-      next += interval;
-    }
+    if (!pacer_ready(&pace)) continue;
     hs_blockno blk = pick_hot(b, &rng);
     bool update = b->update_ratio > 0 && bench_rng_double(&rng) < b->update_ratio;
     bool hit = false;
@@ -428,10 +445,14 @@ static void seq_scans(worker *w) {
     worker_fail(w, "scanner %u creating its ring: %s", w->id, hs_last_error());
     return;
   }
+  pacer pace;
+  pacer_init(&pace, b->scan_rate);
   for (bool more = true; more;) {
     hs_blockno start = hs_syncscan_start(pool, BIG_REL, n);
     for (hs_blockno i = 0; i < n; i++) {
-      if (!worker_tick(w)) {
+      bool go = worker_tick(w);
+      while (go && !pacer_ready(&pace)) go = worker_tick(w);
+      if (!go) {
         more = false;
         break;
       }
@@ -458,7 +479,10 @@ static void index_scans(worker *w) {
   const scan_bench *b = sh->b;
   bench_rng rng;
   bench_rng_seed(&rng, b->seed, 1000u + w->id);
+  pacer pace;
+  pacer_init(&pace, b->scan_rate);
   while (worker_tick(w)) {
+    if (!pacer_ready(&pace)) continue;
     hs_blockno blk = bench_rng_below(&rng, b->big_pages);
     if (scan_read(sh->pool, blk, NULL) != HS_OK) {
       worker_fail(w, "index scanner %u reading block %u of the big relation: %s", w->id, blk,
@@ -972,6 +996,7 @@ int bench_scan_main(int argc, char **argv) {
   b->oltp_threads = 1;
   b->scan_threads = 1;
   b->oltp_rate = 20000;
+  b->scan_rate = 0;
   b->seconds = 3;
   b->warmup = 1;
   b->policy_flag = "clock-sweep,lru,arc,s3fifo";
@@ -1001,6 +1026,7 @@ int bench_scan_main(int argc, char **argv) {
        .min = 1,
        .max = MAX_THREADS},
       {.name = "oltp-rate", .kind = ARGS_UINT, .dest = &b->oltp_rate, .max = 1000000000},
+      {.name = "scan-rate", .kind = ARGS_UINT, .dest = &b->scan_rate, .max = 1000000000},
       {.name = "update-ratio", .kind = ARGS_DOUBLE, .dest = &b->update_ratio, .dmax = 1},
       {.name = "seconds", .kind = ARGS_DOUBLE, .dest = &b->seconds, .dmin = 0.01, .dmax = 86400},
       {.name = "warmup", .kind = ARGS_DOUBLE, .dest = &b->warmup, .dmax = 86400},

@@ -75,7 +75,7 @@
 
 #include <stdlib.h>
 
-enum { ARC_NONE = 0, ARC_T1 = 1, ARC_T2 = 2, ARC_B1 = 3, ARC_B2 = 4 };
+enum { ARC_NONE = 0, ARC_T1 = 1, ARC_T2 = 2, ARC_B1 = GD_B1, ARC_B2 = GD_B2 };
 
 /* What victim() decided for the incoming request. */
 typedef struct arc_plan {
@@ -153,23 +153,15 @@ static uint32_t arc_ghost_find(const arc *s, uint64_t key) {
 }
 
 static void arc_ghost_forget(arc *s, uint32_t e) {
-  gd_forget(&s->dir, s->dir.list[e] == ARC_B1 ? &s->b1 : &s->b2, e);
+  gd_forget_b(&s->dir, &s->b1, &s->b2, e);
 }
 
 static void arc_ghost_drop_lru(arc *s, dl_list *l) {
-  if (l->tail != DL_NIL) arc_ghost_forget(s, l->tail);
+  gd_drop_lru_b(&s->dir, &s->b1, &s->b2, l);
 }
 
 static void arc_ghost_add(arc *s, uint64_t capacity, uint64_t key, uint32_t size, uint8_t which) {
-  uint32_t old = arc_ghost_find(s, key);
-  if (old != KM_ABSENT) arc_ghost_forget(s, old);
-  if (!gd_room(&s->dir)) {
-    /* The directory is at its bound (only in byte mode or after removals):
-     * drop early the key case IV would drop next. */
-    bool from_b1 = s->b1.count && (!s->b2.count || s->t1.units + s->b1.units >= capacity);
-    arc_ghost_drop_lru(s, from_b1 ? &s->b1 : &s->b2);
-  }
-  gd_add(&s->dir, which == ARC_B1 ? &s->b1 : &s->b2, which, key, size);
+  gd_add_b(&s->dir, &s->b1, &s->b2, s->t1.units, capacity, key, size, which);
 }
 
 /* --- the algorithm ------------------------------------------------------ */

@@ -70,7 +70,7 @@
 
 #include <stdlib.h>
 
-enum { CAR_NONE = 0, CAR_T1 = 1, CAR_T2 = 2, CAR_B1 = 3, CAR_B2 = 4 };
+enum { CAR_NONE = 0, CAR_T1 = 1, CAR_T2 = 2, CAR_B1 = GD_B1, CAR_B2 = GD_B2 };
 
 typedef struct car {
   /* Per slot: its key (for its ghost), list links, circle, reference bit. */
@@ -140,23 +140,15 @@ static uint32_t car_ghost_find(const car *s, uint64_t key) {
 }
 
 static void car_ghost_forget(car *s, uint32_t e) {
-  gd_forget(&s->dir, s->dir.list[e] == CAR_B1 ? &s->b1 : &s->b2, e);
+  gd_forget_b(&s->dir, &s->b1, &s->b2, e);
 }
 
 static void car_ghost_drop_lru(car *s, dl_list *l) {
-  if (l->tail != DL_NIL) car_ghost_forget(s, l->tail);
+  gd_drop_lru_b(&s->dir, &s->b1, &s->b2, l);
 }
 
 static void car_ghost_add(car *s, uint64_t capacity, uint64_t key, uint32_t size, uint8_t which) {
-  uint32_t old = car_ghost_find(s, key);
-  if (old != KM_ABSENT) car_ghost_forget(s, old);
-  if (!gd_room(&s->dir)) {
-    /* At its bound (only in byte mode or after removals): drop early the
-     * key the directory step would discard next. */
-    bool from_b1 = s->b1.count && (!s->b2.count || s->t1.units + s->b1.units >= capacity);
-    car_ghost_drop_lru(s, from_b1 ? &s->b1 : &s->b2);
-  }
-  gd_add(&s->dir, which == CAR_B1 ? &s->b1 : &s->b2, which, key, size);
+  gd_add_b(&s->dir, &s->b1, &s->b2, s->t1.units, capacity, key, size, which);
 }
 
 /* --- the algorithm ------------------------------------------------------ */

@@ -136,6 +136,36 @@ static inline void gd_add(ghost_dir *g, dl_list *l, uint8_t id, uint64_t key, ui
   g->used++;
 }
 
+/* ---- B1 and B2: the two ghost lists ARC and CAR keep in one directory --- */
+
+/* List numbers ARC and CAR give their ghost lists (after T1 = 1, T2 = 2). */
+enum { GD_B1 = 3, GD_B2 = 4 };
+
+/* Forgets entry e, on whichever of B1 and B2 holds it. */
+static inline void gd_forget_b(ghost_dir *g, dl_list *b1, dl_list *b2, uint32_t e) {
+  gd_forget(g, g->list[e] == GD_B1 ? b1 : b2, e);
+}
+
+/* Forgets the oldest entry of `l` (B1 or B2), if any. */
+static inline void gd_drop_lru_b(ghost_dir *g, dl_list *b1, dl_list *b2, dl_list *l) {
+  if (l->tail != DL_NIL) gd_forget_b(g, b1, b2, l->tail);
+}
+
+/* Remembers `key` as the newest entry of B1 or B2 (`which`). If the
+ * directory is at its bound (only in byte mode or after removals), first
+ * drops early the key the algorithm would discard next: B1's oldest when
+ * T1 + B1 fill the cache, else B2's. */
+static inline void gd_add_b(ghost_dir *g, dl_list *b1, dl_list *b2, uint64_t t1_units,
+                            uint64_t capacity, uint64_t key, uint32_t size, uint8_t which) {
+  uint32_t old = gd_find(g, key);
+  if (old != KM_ABSENT) gd_forget_b(g, b1, b2, old);
+  if (!gd_room(g)) {
+    bool from_b1 = b1->count && (!b2->count || t1_units + b1->units >= capacity);
+    gd_drop_lru_b(g, b1, b2, from_b1 ? b1 : b2);
+  }
+  gd_add(g, which == GD_B1 ? b1 : b2, which, key, size);
+}
+
 static inline size_t gd_memory(const ghost_dir *g) {
   return (size_t)g->cap *
              (sizeof *g->keys + sizeof *g->sizes + sizeof *g->links + sizeof *g->list) +

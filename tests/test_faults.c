@@ -124,6 +124,24 @@ static void test_extend_failure(const char *dir) {
   CHECK_OK(hs_pool_close(pool));
 }
 
+/* A list policy names the same tail page as victim until it moves: a dirty
+ * tail page that cannot be written must not make every miss fail while
+ * clean pages could be evicted. */
+static void test_unwritable_tail_lru(const char *dir) {
+  hs_pool *pool = open_pool_with(dir, 4, 1024, "lru", NULL, NULL);
+  must_update(pool, REL, 0, 900, 0); /* dirty, and soon the LRU tail */
+  for (hs_blockno b = 1; b < 4; b++) hs_buf_release(pool, must_read(pool, REL, b, NULL));
+  CHECK_OK(hs_smgr_inject_fault(hs_pool_smgr(pool), HS_IO_WRITE, 1, EIO, 1000));
+  hs_buf b = HS_INVALID_BUF;
+  CHECK_OK(hs_pool_read(pool, REL, HS_FORK_MAIN, 5, HS_READ_NORMAL, NULL, &b, NULL));
+  hs_buf_release(pool, b);
+  hs_buffer_info info;
+  CHECK(find_buffer(pool, REL, 0, &info) >= 0 && info.dirty); /* kept, still dirty */
+  CHECK_EQ(find_buffer(pool, REL, 1, NULL), HS_INVALID_BUF);  /* the clean one went */
+  hs_smgr_clear_faults(hs_pool_smgr(pool));
+  CHECK_OK(hs_pool_close(pool));
+}
+
 int main(void) {
   char dir[256];
   testdir_make(dir, sizeof dir, "faults");
@@ -132,6 +150,7 @@ int main(void) {
   test_victim_write_failure(dir);
   test_fsync_failure(dir);
   test_extend_failure(dir);
+  test_unwritable_tail_lru(dir);
   testdir_remove(dir);
   return check_finish();
 }

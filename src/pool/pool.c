@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -319,9 +320,14 @@ static inline void policy_hit(hs_pool *pool, hs_buf b, uint64_t key, hs_read_mod
   if (!ring) {
     hs_bufdesc *d = pool_desc(pool, b);
     uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
-    while ((s & BM_RING) && !(s & BM_LOCKED) &&
-           !atomic_compare_exchange_weak_explicit(&d->state, &s, s & ~BM_RING, memory_order_relaxed,
-                                                  memory_order_relaxed)) {
+    while (s & BM_RING) {
+      if (s & BM_LOCKED) {
+        s = buf_wait_unlocked(d);
+        continue;
+      }
+      if (atomic_compare_exchange_weak_explicit(&d->state, &s, s & ~BM_RING, memory_order_relaxed,
+                                                memory_order_relaxed))
+        break;
     }
   }
   hs_access a = make_access(pool, key, mode, ring);
@@ -447,19 +453,24 @@ static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, ui
                                hs_read_mode mode, hs_io_context ctx, const hs_strategy *ring,
                                hs_buf *out, bool *hit) {
   hs_bufdesc *d = pool_desc(pool, b);
-  policy_hit(pool, b, hash, mode, ring);
   for (;;) {
     uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
+    /* The policy hears of the access only once the loader has told it about
+     * the page (it does before its I/O ends): never while the slot may still
+     * hold the evicted page's entry. */
     if (s & BM_VALID) {
+      policy_hit(pool, b, hash, mode, ring);
       stat_add(&pool->stats, ctx, HS_STAT_HITS, 1);
       *out = b;
       if (hit) *hit = true;
       return HS_OK;
     }
-    if (s & BM_IO_IN_PROGRESS)
+    if (s & BM_IO_IN_PROGRESS) {
       wait_io(pool, b);
-    else if (start_input_io(pool, b))
+    } else if (start_input_io(pool, b)) {
+      policy_hit(pool, b, hash, mode, ring);
       return fill_buffer(pool, b, tag, mode, ctx, out, hit);
+    }
   }
 }
 
@@ -546,12 +557,21 @@ static bool pop_free(hs_pool *pool, hs_buf *out, uint32_t *locked_state) {
     atomic_fetch_sub_explicit(&pool->free_count, 1, memory_order_relaxed);
     pthread_mutex_unlock(&pool->free_lock);
     uint32_t s = buf_hdr_lock(d);
-    if (!(s & BM_TAG_VALID) && !pool_pinned(pool, b, s)) {
-      *out = b;
-      *locked_state = s;
-      return true;
+    if (s & BM_TAG_VALID) { /* the policy's hand took it meanwhile: it is in use */
+      buf_hdr_unlock(d, s);
+      continue;
     }
-    buf_hdr_unlock(d, s);
+    if (pool_pinned(pool, b, s)) {
+      /* Pinned for a moment by a reader that found it before its page was
+       * dropped: put it back rather than lose it, and let the caller ask the
+       * policy this time. */
+      buf_hdr_unlock(d, s);
+      push_free(pool, b);
+      return false;
+    }
+    *out = b;
+    *locked_state = s;
+    return true;
   }
   return false;
 }
@@ -575,7 +595,7 @@ static hs_buf ring_reuse(hs_pool *pool, hs_strategy *ring, uint32_t *state) {
   if (b == HS_INVALID_BUF) return HS_INVALID_BUF;
   hs_bufdesc *d = pool_desc(pool, b);
   uint32_t s = buf_hdr_lock(d);
-  if (!(s & BM_RING) || pool_pinned(pool, b, s)) {
+  if ((s & (BM_RING | BM_TAG_VALID)) != (BM_RING | BM_TAG_VALID) || pool_pinned(pool, b, s)) {
     buf_hdr_unlock(d, s);
     return HS_INVALID_BUF;
   }
@@ -624,6 +644,9 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strate
     s = buf_hdr_lock(vd);
     if (!(s & BM_TAG_VALID) || pool_pinned(pool, v, s)) {
       buf_hdr_unlock(vd, s);
+      /* A page being dropped stays in the policy until the dropper can take
+       * the policy lock: give it the chance. */
+      if (!(s & BM_TAG_VALID)) sched_yield();
       continue;
     }
     s += BUF_REFCOUNT_ONE;
@@ -671,7 +694,12 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
       content_lock_release(&vd->content_lock, &pool->lock_waits[(uint32_t)v % HS_WAIT_STRIPES]);
       if (wal_flushed && reused) strategy_note_wal_flush(ring);
       if (st != HS_OK) {
-        pool_unpin(pool, v); /* still dirty: this frame is not reused */
+        /* Still dirty: this frame is not reused. Tell the policy it was
+         * used, so that a list policy's next victim is another page rather
+         * than this one again. */
+        hs_buftag vt = buf_tag_get(vd);
+        policy_hit(pool, v, buf_tag_hash(&vt), HS_READ_NORMAL, NULL);
+        pool_unpin(pool, v);
         if (++write_failures >= MAX_VICTIM_WRITE_FAILURES) return st;
         continue;
       }
@@ -696,6 +724,7 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
       buf_hdr_unlock(vd, s);
       page_table_unlock2(pt, part, old_part);
       pool_unpin(pool, v);
+      if (!had_tag) push_free(pool, v); /* back where it came from, not lost */
       continue;
     }
     bool evicted = s & BM_VALID;
@@ -922,7 +951,8 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
     page_table_delete(pt, b, hash);
     atomic_store_explicit(&d->block, HS_INVALID_BLOCK, memory_order_relaxed);
     atomic_store_explicit(&d->lsn, 0, memory_order_relaxed);
-    buf_hdr_unlock(d, s & ~(BM_TAG_VALID | BM_VALID | BM_DIRTY | BM_JUST_DIRTIED | BM_IO_ERROR));
+    buf_hdr_unlock(
+        d, s & ~(BM_TAG_VALID | BM_VALID | BM_DIRTY | BM_JUST_DIRTIED | BM_IO_ERROR | BM_RING));
     page_table_unlock(pt, part);
     policy_lock(pool, pool->lock_others);
     hs_policy_remove(pool->policy, (uint32_t)b);

@@ -12,7 +12,6 @@ _Thread_local hs_thread_shard hs_my_shard
 
 static pthread_mutex_t shard_ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool shard_taken[HS_STAT_SHARDS];
-static unsigned shared_next;
 static pthread_key_t shard_key;
 static pthread_once_t shard_key_once = PTHREAD_ONCE_INIT;
 
@@ -43,7 +42,7 @@ void stat_shard_claim(void) {
     hs_my_shard.exclusive = true;
     pthread_setspecific(shard_key, (void *)(intptr_t)(id + 1));
   } else {
-    id = (int)(shared_next++ % HS_STAT_SHARDS);
+    id = HS_STAT_SHARDS; /* the shared shard */
     hs_my_shard.exclusive = false;
   }
   pthread_mutex_unlock(&shard_ids_lock);
@@ -51,7 +50,7 @@ void stat_shard_claim(void) {
 }
 
 void stat_shards_init(hs_stat_shards *s) {
-  for (int i = 0; i < HS_STAT_SHARDS; i++)
+  for (int i = 0; i <= HS_STAT_SHARDS; i++)
     for (int x = 0; x < HS_IOCTX_COUNT; x++)
       for (int c = 0; c < HS_STAT_COUNT; c++) atomic_init(&s->shard[i].c[x][c], 0);
   memset(s->base, 0, sizeof s->base);
@@ -59,7 +58,7 @@ void stat_shards_init(hs_stat_shards *s) {
 
 static void sum_raw(const hs_stat_shards *s, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]) {
   memset(out, 0, sizeof(uint64_t) * HS_IOCTX_COUNT * HS_STAT_COUNT);
-  for (int i = 0; i < HS_STAT_SHARDS; i++)
+  for (int i = 0; i <= HS_STAT_SHARDS; i++)
     for (int x = 0; x < HS_IOCTX_COUNT; x++)
       for (int c = 0; c < HS_STAT_COUNT; c++)
         out[x][c] += atomic_load_explicit(&s->shard[i].c[x][c], memory_order_relaxed);

@@ -27,7 +27,11 @@ typedef struct hs_stat_shard {
 } hs_stat_shard;
 
 typedef struct hs_stat_shards {
-  hs_stat_shard shard[HS_STAT_SHARDS];
+  /* One per exclusive owner, plus one more (the last) that the threads
+   * beyond HS_STAT_SHARDS share, updated only with atomic adds: a shared
+   * thread must never add into an owner's shard, whose owner updates it
+   * with a plain load and store. */
+  hs_stat_shard shard[HS_STAT_SHARDS + 1];
   uint64_t base[HS_IOCTX_COUNT][HS_STAT_COUNT]; /* subtracted: set by reset */
 } hs_stat_shards;
 

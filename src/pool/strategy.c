@@ -23,6 +23,7 @@
 #include "pool/pool_internal.h"
 #include "pool/strategy_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,8 +54,9 @@ uint64_t hs_strategy_default_bytes(hs_strategy_kind kind) {
 /* Parses a byte size with an optional KiB/MiB/GiB suffix. */
 static bool parse_bytes(const char *s, uint64_t *out) {
   char *end;
+  errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
-  if (end == s) return false;
+  if (end == s || errno == ERANGE || *s == '-') return false;
   uint64_t mult = 1;
   if (!strcmp(end, "") || !strcmp(end, "B"))
     mult = 1;
@@ -66,8 +68,9 @@ static bool parse_bytes(const char *s, uint64_t *out) {
     mult = 1024 * MIB;
   else
     return false;
+  if (v == 0 || v > UINT64_MAX / mult) return false; /* nothing, or beyond 64 bits */
   *out = v * mult;
-  return v > 0;
+  return true;
 }
 
 hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out) {

@@ -109,6 +109,13 @@ static inline uint32_t buf_pin(hs_bufdesc *d) {
   uint32_t old = atomic_load_explicit(&d->state, memory_order_relaxed);
   for (;;) {
     if (old & BM_LOCKED) old = buf_wait_unlocked(d);
+    if (buf_refcount(old) == BUF_REFCOUNT_MASK) {
+      /* 2^18 - 1 pins through the word (only threads without a private pin
+       * array use it): wait for one to go rather than wrap to "unpinned". */
+      sched_yield();
+      old = atomic_load_explicit(&d->state, memory_order_relaxed);
+      continue;
+    }
     uint32_t next = old + BUF_REFCOUNT_ONE;
     if (atomic_compare_exchange_weak_explicit(&d->state, &old, next, memory_order_acquire,
                                               memory_order_relaxed))

@@ -97,7 +97,31 @@ static void compare(const char *spec, ref_kind kind, uint64_t capacity, bool byt
   driver_free(&d);
 }
 
+/* Hand-worked: capacity 3, requests 0 1 2 0 3 4 0.
+ *   lru:   3 evicts 1 (0 was used again), 4 evicts 2, 0 hits      -> {0,3,4}
+ *   fifo:  3 evicts 0 (first in), 4 evicts 1, 0 misses, evicts 2 -> {3,4,0}
+ *   clock: 0's bit is set by its hit; 3: the hand clears 0 and moves on,
+ *          evicts 1; 4 evicts 2; 0 hits                           -> {0,3,4} */
+static void hand_worked(const char *spec, const bool want_hit[7], const uint32_t want_res[3]) {
+  static const uint32_t reqs[7] = {0, 1, 2, 0, 3, 4, 0};
+  driver d;
+  driver_init(&d, spec, 3, 8, 8);
+  for (int i = 0; i < 7; i++) {
+    bool hit = driver_access(&d, reqs[i], 1, HS_NEXT_UNKNOWN, HS_ACCESS_READ);
+    if (hit != want_hit[i]) fprintf(stderr, "%s: request %d (key %u)\n", spec, i, reqs[i]);
+    CHECK_EQ(hit, want_hit[i]);
+  }
+  for (int k = 0; k < 3; k++) CHECK(driver_resident(&d, want_res[k]));
+  CHECK_EQ(hs_policy_resident(d.p), 3);
+  driver_free(&d);
+}
+
 int main(void) {
+  static const bool lru_hits[7] = {0, 0, 0, 1, 0, 0, 1}, fifo_hits[7] = {0, 0, 0, 1, 0, 0, 0};
+  static const uint32_t lru_res[3] = {0, 3, 4}, fifo_res[3] = {3, 4, 0};
+  hand_worked("lru", lru_hits, lru_res);
+  hand_worked("fifo", fifo_hits, fifo_res);
+  hand_worked("clock", lru_hits, lru_res);
   for (uint64_t seed = 1; seed <= 3; seed++) {
     for (uint64_t cap = 1; cap <= 200; cap *= 3) {
       compare("lru", REF_LRU, cap, false, seed);

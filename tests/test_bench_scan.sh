@@ -107,7 +107,7 @@ expect_usage_error --seconds "bench scan --seconds 0"
 # ---- the experiment ----
 
 json=$scratch/cells.json
-"$HOTSET" bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.5 --warmup 0.2 \
+"$HOTSET" bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.5 --warmup 0.2 --settle 0.3 \
   --policy clock-sweep,lru --json >"$json" 2>"$err"
 status=$?
 expect_status 0 "bench scan --json"
@@ -163,7 +163,7 @@ fi
 if holds "$share_base_lru" '>=' 0.24; then ok; else bad "lru baseline hot share $share_base_lru"; fi
 
 # The table, on a single cell (scan with a ring, for one policy).
-run bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 --policy lru \
+run bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 --settle 0 --policy lru \
   --scan seq --ring on
 expect_status 0 "bench scan (table)"
 if grep -q '^policy .*hit%.*p99 us.*hot share.*scan/raw' "$out" && grep -q '^lru .* on .* seq ' "$out"
@@ -173,7 +173,7 @@ if [[ ! -s $err ]]; then ok; else bad "bench scan (table) wrote to stderr"; fi
 # ---- --plot ----
 
 if command -v gnuplot >/dev/null 2>&1; then
-  run bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 \
+  run bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 --settle 0 \
     --policy clock-sweep,lru --scan seq --plot "$scratch/scan.png"
   expect_status 0 "bench scan --plot"
   if [[ -s $scratch/scan.png ]] && head -c 4 "$scratch/scan.png" | grep -q PNG; then ok; else

@@ -119,7 +119,11 @@ static const char usage[] =
     "                      docs/strategies.md)\n"
     "  --update-ratio R    share of OLTP operations that update the page (default 0)\n"
     "  --seconds S         measured time per cell (default 3)\n"
-    "  --warmup S          time per cell before measuring (default 1)\n"
+    "  --settle S          in cells with a scan, the OLTP clients run alone this\n"
+    "                      long before the scanners start (default 1.2: longer\n"
+    "                      than InnoDB's old_blocks_time)\n"
+    "  --warmup S          time per cell before measuring, scanners running\n"
+    "                      (default 1)\n"
     "  --dir DIR           data directory to use (kept) instead of a temporary one\n"
     "  --seed N            seed of the random choices (default 1)\n"
     "  --json              one JSON object per line per cell\n"
@@ -219,7 +223,7 @@ static void progress_clear(progress *p) {
 typedef struct scan_bench {
   uint64_t pool_bytes, hot_bytes, big_bytes, page_size, seed;
   uint64_t oltp_threads, scan_threads, oltp_rate, scan_rate, index_rate;
-  double seconds, warmup, update_ratio;
+  double seconds, warmup, settle, update_ratio;
   const char *policy_flag, *ring_flag, *scan_flag, *ring_size_flag, *dir_flag, *plot_file;
   bool json;
 
@@ -258,6 +262,7 @@ typedef struct cell_shared {
   pthread_mutex_t gate_lock;
   pthread_cond_t gate;
   bool go;
+  bool scan_go; /* scanners start after the OLTP clients have settled */
   _Atomic int phase;
   pthread_mutex_t err_lock;
   _Atomic bool failed;
@@ -311,9 +316,20 @@ static bool worker_tick(worker *w) {
   return false;
 }
 
-static void gate_wait(cell_shared *sh) {
+static void gate_wait_for(cell_shared *sh, bool *flag) {
   pthread_mutex_lock(&sh->gate_lock);
-  while (!sh->go) pthread_cond_wait(&sh->gate, &sh->gate_lock);
+  while (!*flag) pthread_cond_wait(&sh->gate, &sh->gate_lock);
+  pthread_mutex_unlock(&sh->gate_lock);
+}
+
+static void gate_wait(cell_shared *sh) {
+  gate_wait_for(sh, &sh->go);
+}
+
+static void gate_open(cell_shared *sh, bool *flag) {
+  pthread_mutex_lock(&sh->gate_lock);
+  *flag = true;
+  pthread_cond_broadcast(&sh->gate);
   pthread_mutex_unlock(&sh->gate_lock);
 }
 
@@ -499,7 +515,7 @@ static void index_scans(worker *w) {
 
 static void *scanner_main(void *arg) {
   worker *w = arg;
-  gate_wait(w->sh);
+  gate_wait_for(w->sh, &w->sh->scan_go);
   if (w->sh->scan == SCAN_SEQ)
     seq_scans(w);
   else
@@ -623,10 +639,12 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
     if (create_err) break;
   }
   if (create_err) atomic_store(&sh->phase, PHASE_STOP);
-  pthread_mutex_lock(&sh->gate_lock);
-  sh->go = true;
-  pthread_cond_broadcast(&sh->gate);
-  pthread_mutex_unlock(&sh->gate_lock);
+  gate_open(sh, &sh->go);
+  /* The hot set has been in use for a while before a scan comes along (long
+   * enough for InnoDB's old_blocks_time, 1 s, to let its pages become
+   * young): the OLTP clients run alone first, in cells with a scan. */
+  if (!create_err && c->scan != SCAN_NONE) wait_phase(b, sh, b->settle);
+  gate_open(sh, &sh->scan_go);
 
   if (!create_err) {
     wait_phase(b, sh, b->warmup);
@@ -1034,6 +1052,7 @@ int bench_scan_main(int argc, char **argv) {
   b->index_rate = 10000;
   b->seconds = 3;
   b->warmup = 1;
+  b->settle = 1.2;
   b->policy_flag = "clock-sweep,lru,arc,s3fifo";
   b->ring_flag = "on,off";
   b->scan_flag = "seq,index";
@@ -1066,6 +1085,7 @@ int bench_scan_main(int argc, char **argv) {
       {.name = "update-ratio", .kind = ARGS_DOUBLE, .dest = &b->update_ratio, .dmax = 1},
       {.name = "seconds", .kind = ARGS_DOUBLE, .dest = &b->seconds, .dmin = 0.01, .dmax = 86400},
       {.name = "warmup", .kind = ARGS_DOUBLE, .dest = &b->warmup, .dmax = 86400},
+      {.name = "settle", .kind = ARGS_DOUBLE, .dest = &b->settle, .dmax = 86400},
       {.name = "dir", .kind = ARGS_STRING, .dest = &b->dir_flag},
       {.name = "seed", .kind = ARGS_UINT, .dest = &b->seed},
       {.name = "json", .kind = ARGS_FLAG, .dest = &b->json},

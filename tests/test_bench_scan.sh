@@ -13,37 +13,8 @@
 set -u
 
 HOTSET=${1:?usage: test_bench_scan.sh PATH/TO/hotset}
-passed=0
-failed=0
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/hotset-test-bench-scan-XXXXXX") || exit 1
-trap 'rm -rf "$scratch"' EXIT
-out=$scratch/out
-err=$scratch/err
-
-ok() { passed=$((passed + 1)); }
-bad() {
-  failed=$((failed + 1))
-  echo "FAIL: $*" >&2
-  if [[ -s $err ]]; then sed 's/^/  stderr: /' "$err" | head -n 5 >&2; fi
-}
-run() {
-  "$HOTSET" "$@" >"$out" 2>"$err"
-  status=$?
-}
-expect_status() { # want description
-  if [[ $status -eq $1 ]]; then ok; else bad "$2: exit status $status, want $1"; fi
-}
-# A usage error: status 2, one line naming the flag, then the usage.
-expect_usage_error() { # needle description
-  expect_status 2 "$2"
-  local first second
-  first=$(sed -n 1p "$err")
-  second=$(sed -n 2p "$err")
-  if [[ $first == "hotset bench"* && $first == *"$1"* ]]; then ok; else
-    bad "$2: first stderr line \"$first\" does not name $1"
-  fi
-  if [[ $second == usage:* ]]; then ok; else bad "$2: no usage after the error line"; fi
-}
+source "$(dirname "$0")/cli_lib.sh"
+cli_setup bench-scan
 
 # field FILE POLICY RING SCAN NAME: a numeric field of the cell's JSON line.
 field() {
@@ -86,23 +57,23 @@ run help bench
 expect_status 0 "hotset help bench"
 
 run bench scan --ring maybe
-expect_usage_error --ring "bench scan --ring maybe"
+expect_usage_error --ring "bench scan --ring maybe" "hotset bench"
 run bench scan --scan full
-expect_usage_error --scan "bench scan --scan full"
+expect_usage_error --scan "bench scan --scan full" "hotset bench"
 run bench scan --policy belady
-expect_usage_error --policy "bench scan --policy belady"
+expect_usage_error --policy "bench scan --policy belady" "hotset bench"
 run bench scan --policy nosuch
-expect_usage_error --policy "bench scan --policy nosuch"
+expect_usage_error --policy "bench scan --policy nosuch" "hotset bench"
 run bench scan --ring-size fixed:lots
-expect_usage_error --ring-size "bench scan --ring-size fixed:lots"
+expect_usage_error --ring-size "bench scan --ring-size fixed:lots" "hotset bench"
 run bench scan --pool 64KiB
-expect_usage_error --pool "bench scan --pool 64KiB"
+expect_usage_error --pool "bench scan --pool 64KiB" "hotset bench"
 run bench scan --hot 1KiB
-expect_usage_error --hot "bench scan --hot 1KiB"
+expect_usage_error --hot "bench scan --hot 1KiB" "hotset bench"
 run bench scan --update-ratio 2
-expect_usage_error --update-ratio "bench scan --update-ratio 2"
+expect_usage_error --update-ratio "bench scan --update-ratio 2" "hotset bench"
 run bench scan --seconds 0
-expect_usage_error --seconds "bench scan --seconds 0"
+expect_usage_error --seconds "bench scan --seconds 0" "hotset bench"
 
 # ---- the experiment ----
 
@@ -185,5 +156,4 @@ else
   if grep -q 'gnuplot is not installed' "$err"; then ok; else bad "missing gnuplot not reported"; fi
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+cli_finish

@@ -10,49 +10,8 @@
 set -u
 
 HOTSET=${1:?usage: test_cli.sh PATH/TO/hotset}
-passed=0
-failed=0
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/hotset-test-cli-XXXXXX") || exit 1
-trap 'rm -rf "$scratch"' EXIT
-out=$scratch/out
-err=$scratch/err
-
-ok() {
-  passed=$((passed + 1))
-}
-
-bad() {
-  failed=$((failed + 1))
-  echo "FAIL: $*" >&2
-  if [[ -s $err ]]; then sed 's/^/  stderr: /' "$err" | head -n 5 >&2; fi
-}
-
-# run ARGS...: runs hotset, keeping stdout, stderr and the exit status.
-run() {
-  "$HOTSET" "$@" >"$out" 2>"$err"
-  status=$?
-}
-
-expect_status() { # want description
-  if [[ $status -eq $1 ]]; then ok; else bad "$2: exit status $status, want $1"; fi
-}
-
-# A usage error: exit 2, the first stderr line names the subcommand and
-# `needle` (the flag), and the usage starts right on the second line, so the
-# error is exactly one line.
-expect_usage_error() { # needle description
-  expect_status 2 "$2"
-  local first second
-  first=$(sed -n 1p "$err")
-  second=$(sed -n 2p "$err")
-  if [[ $first == hotset* && $first == *"$1"* ]]; then ok; else
-    bad "$2: first stderr line \"$first\" does not name $1"
-  fi
-  if [[ $second == usage:* ]]; then ok; else
-    bad "$2: second stderr line \"$second\" is not the start of the usage"
-  fi
-  if [[ ! -s $out ]]; then ok; else bad "$2: printed to stdout"; fi
-}
+source "$(dirname "$0")/cli_lib.sh"
+cli_setup cli
 
 # ---- help and dispatch ----
 
@@ -190,5 +149,4 @@ kept=$(sed -n 's/^data directory kept: //p' "$out")
 if [[ -n $kept && -f $kept/16384 ]]; then ok; else bad "demo --keep: no kept data directory"; fi
 if [[ -n $kept ]]; then rm -rf "$(dirname "$kept")"; fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+cli_finish

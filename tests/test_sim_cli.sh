@@ -14,30 +14,8 @@ set -u
 HOTSET=${1:?usage: test_sim_cli.sh PATH/TO/hotset REPO_ROOT}
 ROOT=${2:?usage: test_sim_cli.sh PATH/TO/hotset REPO_ROOT}
 TRACES=$ROOT/../shared/traces
-passed=0
-failed=0
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/hotset-test-sim-XXXXXX") || exit 1
-trap 'rm -rf "$scratch"' EXIT
-out=$scratch/out
-err=$scratch/err
-
-ok() { passed=$((passed + 1)); }
-bad() {
-  failed=$((failed + 1))
-  echo "FAIL: $*" >&2
-  if [[ -s $err ]]; then sed 's/^/  stderr: /' "$err" | head -n 5 >&2; fi
-}
-run() {
-  "$HOTSET" "$@" >"$out" 2>"$err"
-  status=$?
-}
-expect_status() { if [[ $status -eq $1 ]]; then ok; else bad "$2: exit status $status, want $1"; fi; }
-expect_one_line_error() { # needle description
-  expect_status 1 "$2"
-  if [[ $(wc -l <"$err") -eq 1 ]] && grep -q -- "$1" "$err"; then ok; else
-    bad "$2: want one stderr line naming \"$1\""
-  fi
-}
+source "$(dirname "$0")/cli_lib.sh"
+cli_setup sim
 # json_field FILE LINE FIELD: a field of the LINE-th JSON object of FILE.
 json_field() { python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[int(sys.argv[2])-1])[sys.argv[3]])" "$@"; }
 
@@ -165,5 +143,4 @@ if [[ $(json_field "$out" 1 misses) == 1000 ]]; then ok; else bad "LRU on a loop
 run gen-trace --zipf 0.9
 expect_status 2 "gen-trace without -o"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+cli_finish

@@ -1,0 +1,66 @@
+# tests/cli_lib.sh — what the command-line tests share, sourced by them:
+#   cli_setup NAME          scratch directory, counters, $out and $err
+#   run ARGS...             runs hotset, keeping stdout, stderr and status
+#   ok / bad MESSAGE        count a check (bad also prints stderr's start)
+#   expect_status N WHAT
+#   expect_usage_error NEEDLE WHAT [PREFIX]
+#                           status 2, ONE stderr line starting with PREFIX
+#                           (default "hotset") and naming NEEDLE, the usage
+#                           right after it, nothing on stdout
+#   expect_one_line_error NEEDLE WHAT
+#                           status 1 and exactly one stderr line naming NEEDLE
+#   cli_finish              prints "N passed, N failed"; its status is the
+#                           script's
+# The scripts set HOTSET (the binary) before calling cli_setup.
+
+cli_setup() { # name
+  passed=0
+  failed=0
+  scratch=$(mktemp -d "${TMPDIR:-/tmp}/hotset-test-$1-XXXXXX") || exit 1
+  trap 'rm -rf "$scratch"' EXIT
+  out=$scratch/out
+  err=$scratch/err
+}
+
+ok() { passed=$((passed + 1)); }
+
+bad() {
+  failed=$((failed + 1))
+  echo "FAIL: $*" >&2
+  if [[ -s $err ]]; then sed 's/^/  stderr: /' "$err" | head -n 5 >&2; fi
+}
+
+run() {
+  "$HOTSET" "$@" >"$out" 2>"$err"
+  status=$?
+}
+
+expect_status() { # want description
+  if [[ $status -eq $1 ]]; then ok; else bad "$2: exit status $status, want $1"; fi
+}
+
+expect_usage_error() { # needle description [prefix]
+  local prefix=${3:-hotset} first second
+  expect_status 2 "$2"
+  first=$(sed -n 1p "$err")
+  second=$(sed -n 2p "$err")
+  if [[ $first == "$prefix"* && $first == *"$1"* ]]; then ok; else
+    bad "$2: first stderr line \"$first\" does not name $1"
+  fi
+  if [[ $second == usage:* ]]; then ok; else
+    bad "$2: second stderr line \"$second\" is not the start of the usage"
+  fi
+  if [[ ! -s $out ]]; then ok; else bad "$2: printed to stdout"; fi
+}
+
+expect_one_line_error() { # needle description
+  expect_status 1 "$2"
+  if [[ $(wc -l <"$err") -eq 1 ]] && grep -q -- "$1" "$err"; then ok; else
+    bad "$2: want one stderr line naming \"$1\""
+  fi
+}
+
+cli_finish() {
+  echo "$passed passed, $failed failed"
+  [[ $failed -eq 0 ]]
+}

@@ -54,6 +54,7 @@
 #include "bench/bench_util.h"
 #include "bench/latency_hist.h"
 #include "cli/args.h"
+#include "cli/gnuplot.h"
 #include "core/error.h"
 #include "hotset/pool.h"
 #include "hotset/strategy.h"
@@ -1100,7 +1101,7 @@ int bench_scan_main(int argc, char **argv) {
 
   /* Find out now, not after a minute of measuring, that no chart can be
    * drawn. */
-  if (b->plot_file && bench_scan_plot_available() != 0) {
+  if (b->plot_file && !gnuplot_installed()) {
     fprintf(stderr, PROG ": --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n");
     return 1;
   }

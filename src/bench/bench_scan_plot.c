@@ -6,51 +6,24 @@
  * so it lives apart from the experiment, which only hands over its numbers.
  * Each measure gets a data file — one row per policy, one column per
  * variant, so gnuplot's clustered histogram puts a policy's cells side by
- * side — and one script draws the panels stacked in a single image. gnuplot
- * is started with fork + execvp (no shell: nothing in a file name needs
- * quoting for it), and the temporary files are removed unless it failed, in
- * which case they are kept for a look.
+ * side — and one script draws the panels stacked in a single image
+ * (cli/gnuplot.c runs it; the files are kept for a look if it fails).
  */
 #include "bench/bench_scan_plot.h"
+
+#include "cli/gnuplot.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define PLOT_PROG  "hotset bench scan: --plot"
 #define MAX_GROUPS 64
 #define MAX_BARS   16
 #define NPANELS    4
-
-int bench_scan_plot_available(void) {
-  const char *path = getenv("PATH");
-  if (!path || !*path) path = "/usr/bin:/bin";
-  while (*path) {
-    size_t len = strcspn(path, ":");
-    char exe[4096];
-    if (len > 0 && len < sizeof exe - 9) {
-      snprintf(exe, sizeof exe, "%.*s/gnuplot", (int)len, path);
-      if (access(exe, X_OK) == 0) return 0;
-    }
-    path += len;
-    if (*path == ':') path++;
-  }
-  return -1;
-}
-
-/* A string in gnuplot's single quotes (a quote is written twice). */
-static void gp_quote(FILE *f, const char *s) {
-  fputc('\'', f);
-  for (; *s; s++) {
-    if (*s == '\'') fputc('\'', f);
-    fputc(*s, f);
-  }
-  fputc('\'', f);
-}
 
 /* A string in a data file's double quotes (none can hold a double quote:
  * policy specs and variant names are ours). */
@@ -101,18 +74,13 @@ int bench_scan_plot(const char *file, const char *title, const scan_plot_cell *c
     }
     cell_of[g][v] = (int)i;
   }
-  if (bench_scan_plot_available() != 0) {
+  if (!gnuplot_installed()) {
     fprintf(stderr, PLOT_PROG ": gnuplot is not installed (apt-get install gnuplot-nox)\n");
     return -1;
   }
 
-  const char *tmp = getenv("TMPDIR");
   char dir[4096], script[4200], data[NPANELS][4200] = {{0}};
-  snprintf(dir, sizeof dir, "%s/hotset-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    fprintf(stderr, PLOT_PROG ": creating a temporary directory %s: %s\n", dir, strerror(errno));
-    return -1;
-  }
+  if (gnuplot_workdir(PLOT_PROG, dir, sizeof dir) != 0) return -1;
   snprintf(script, sizeof script, "%s/scan.gp", dir);
   int rc = -1;
   for (int p = 0; p < NPANELS; p++) {
@@ -154,10 +122,10 @@ int bench_scan_plot(const char *file, const char *title, const scan_plot_cell *c
   int width = 300 + 90 * ngroups * (nbars + 1);
   if (width < 900) width = 900;
   fprintf(s, "set terminal %s size %d,%d\nset output ", svg ? "svg" : "png", width, 300 * NPANELS);
-  gp_quote(s, file);
+  gnuplot_quote(s, file);
   fputs("\nset multiplot layout " /* panels stacked */, s);
   fprintf(s, "%d,1 title ", NPANELS);
-  gp_quote(s, title);
+  gnuplot_quote(s, title);
   fputs("\nset style data histograms\nset style histogram clustered gap 1\n"
         "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset datafile missing '-'\n"
         "set key outside right top\nset grid ytics\nset xtics nomirror\n",
@@ -167,12 +135,12 @@ int bench_scan_plot(const char *file, const char *title, const scan_plot_cell *c
   for (int p = 0; p < NPANELS; p++) {
     fputs(p == 0 ? "set yrange [0:1.05]\n" : "set yrange [0:*]\n", s);
     fputs("set ylabel ", s);
-    gp_quote(s, panel_label[p]);
+    gnuplot_quote(s, panel_label[p]);
     fputs("\nplot ", s);
     for (int v = 0; v < nbars; v++) {
       if (v) fputs(", ", s);
       if (v == 0) {
-        gp_quote(s, data[p]);
+        gnuplot_quote(s, data[p]);
         fprintf(s, " using 2:xtic(1) title columnheader(2)");
       } else {
         fprintf(s, "'' using %d title columnheader(%d)", v + 2, v + 2);
@@ -186,27 +154,7 @@ int bench_scan_plot(const char *file, const char *title, const scan_plot_cell *c
     goto out;
   }
 
-  fflush(NULL); /* the child must not write our buffered output twice */
-  pid_t pid = fork();
-  if (pid < 0) {
-    fprintf(stderr, PLOT_PROG ": fork: %s\n", strerror(errno));
-    goto out;
-  }
-  if (pid == 0) {
-    execlp("gnuplot", "gnuplot", script, (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      status = -1;
-      break;
-    }
-  }
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, PLOT_PROG ": gnuplot failed drawing %s (its input is kept in %s)\n", file, dir);
-    return -1;
-  }
+  if (gnuplot_run(PLOT_PROG, script, dir, file) != 0) return -1; /* input kept */
   rc = 0;
 out:
   for (int p = 0; p < NPANELS; p++)

@@ -17,8 +17,6 @@ typedef struct scan_plot_cell {
   double p99_us;    /* OLTP p99 latency */
 } scan_plot_cell;
 
-/* 0 if gnuplot can be run, -1 if it is not on the PATH. */
-int bench_scan_plot_available(void);
 /* Draws one panel per measure (hit ratio, OLTP ops/s, OLTP p99, scan MB/s),
  * each a clustered bar chart with one group per policy and one bar per
  * variant, into `file` (.png, or .svg by its suffix). Returns 0, or -1 after

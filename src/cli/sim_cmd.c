@@ -12,6 +12,7 @@
 #include "cli/sim_cmd.h"
 
 #include "cli/args.h"
+#include "cli/gnuplot.h"
 #include "cli/sim_plot.h"
 #include "hotset/policy.h"
 #include "sim/sim.h"
@@ -308,7 +309,7 @@ static int sim_with_args(int nargc, char **nargv) {
   const char *why = NULL;
   int nspecs = args_split_policies(policy, false, specs, ARGS_LIST_MAX, &why);
   if (nspecs < 0) args_usage_error(&cmd, "--policy: \"%s\": %s", policy, why);
-  if (plot && sim_plot_check() != 0) {
+  if (plot && !gnuplot_installed()) {
     fprintf(stderr, PROG ": --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n");
     return 1;
   }

@@ -14,8 +14,6 @@ typedef struct sim_point {
   double miss_ratio;
 } sim_point;
 
-/* 0 if gnuplot can be run, -1 if it is not installed. */
-int sim_plot_check(void);
 /* Draws miss ratio against cache size (log x), one line per policy, belady
  * (if present) dashed as the lower bound, into `file` (.png or .svg).
  * Returns 0, or -1 after printing one line saying why. */

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "hotset/policy.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,23 @@ static inline bool driver_resident(const driver *d, uint32_t key) {
   return d->slot_of[key] >= 0;
 }
 
+/* The standing (hotset/policy.h) of a key that must be resident. */
+static inline uint32_t driver_standing(const driver *d, uint32_t key) {
+  REQUIRE(driver_resident(d, key));
+  return hs_policy_standing(d->p, (uint32_t)d->slot_of[key]);
+}
+
+/* The resident keys are exactly `keys` (n of them). */
+static inline bool driver_resident_exactly(const driver *d, const uint32_t *keys, uint32_t n) {
+  if (hs_policy_resident(d->p) != n) return false;
+  for (uint32_t i = 0; i < n; i++)
+    if (!driver_resident(d, keys[i])) return false;
+  return true;
+}
+#define RESIDENT(d, ...)                                                                           \
+  CHECK(driver_resident_exactly(d, (const uint32_t[]){__VA_ARGS__},                                \
+                                sizeof((const uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)))
+
 /* splitmix64: the tests' deterministic random numbers. */
 static inline uint64_t test_rand(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
@@ -162,6 +180,45 @@ static inline void make_next(const uint32_t *keys, int64_t *next, uint32_t n, ui
     last[keys[i]] = i;
   }
   free(last);
+}
+
+/* Lock-free hits racing misses, for policies flagged HS_POLICY_CONCURRENT_HIT:
+ * `nthreads` threads hit random slots while this thread drives `nreqs`
+ * requests through the driver (two of three over twice the slots, the third
+ * over all `nkeys`). Meant to run under ThreadSanitizer. */
+typedef struct driver_hitter {
+  hs_policy *p;
+  uint32_t nslots;
+  uint64_t seed;
+} driver_hitter;
+
+static inline void *driver_hit_loop(void *arg) {
+  driver_hitter *h = arg;
+  uint64_t r = h->seed;
+  hs_access a = {.size = 1, .next = HS_NEXT_UNKNOWN};
+  for (int i = 0; i < 200000; i++) {
+    uint32_t slot = (uint32_t)(test_rand(&r) % h->nslots);
+    a.key = slot;
+    hs_policy_hit(h->p, slot, &a);
+  }
+  return NULL;
+}
+
+static inline void driver_race_hits(driver *d, int nthreads, uint32_t nreqs) {
+  enum { MAX_HITTERS = 16 };
+  pthread_t t[MAX_HITTERS];
+  driver_hitter h[MAX_HITTERS];
+  if (nthreads > MAX_HITTERS) nthreads = MAX_HITTERS;
+  for (int i = 0; i < nthreads; i++) {
+    h[i] = (driver_hitter){.p = d->p, .nslots = d->nslots, .seed = 11u + (uint64_t)i};
+    REQUIRE(pthread_create(&t[i], NULL, driver_hit_loop, &h[i]) == 0);
+  }
+  uint64_t r = 5;
+  for (uint32_t i = 0; i < nreqs; i++) {
+    uint32_t key = (uint32_t)(test_rand(&r) % (i % 3 ? d->nslots * 2 : d->nkeys));
+    driver_access(d, key, 1, HS_NEXT_UNKNOWN, HS_ACCESS_READ);
+  }
+  for (int i = 0; i < nthreads; i++) pthread_join(t[i], NULL);
 }
 
 #endif

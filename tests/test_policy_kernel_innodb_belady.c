@@ -15,22 +15,6 @@
 #define R HS_ACCESS_READ
 #define W HS_ACCESS_WRITE
 
-static uint32_t standing(const driver *d, uint32_t key) {
-  REQUIRE(driver_resident(d, key));
-  return hs_policy_standing(d->p, (uint32_t)d->slot_of[key]);
-}
-
-/* The resident keys are exactly `keys` (n of them). */
-static bool resident_exactly(const driver *d, const uint32_t *keys, uint32_t n) {
-  if (hs_policy_resident(d->p) != n) return false;
-  for (uint32_t i = 0; i < n; i++)
-    if (!driver_resident(d, keys[i])) return false;
-  return true;
-}
-#define RESIDENT(d, ...)                                                                           \
-  CHECK(resident_exactly(d, (const uint32_t[]){__VA_ARGS__},                                       \
-                         sizeof((const uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)))
-
 /* ---------------------------------------------------------------- twolist */
 
 /* mm/swap.c mark_page_accessed, mm/vmscan.c inactive_list_is_low and
@@ -45,49 +29,49 @@ static void test_twolist_example(void) {
 
   /* 1: read 1, a miss: inactive [1R]. */
   CHECK(!driver_access(&d, 1, 1, 0, R));
-  CHECK_EQ(standing(&d, 1), 1);
+  CHECK_EQ(driver_standing(&d, 1), 1);
   /* 2: read 1 again on the inactive list: promoted. active [1], age 1. */
   CHECK(driver_access(&d, 1, 1, 0, R));
-  CHECK_EQ(standing(&d, 1), 2);
+  CHECK_EQ(driver_standing(&d, 1), 2);
   /* 3-5: read 2, 3, 4: inactive [4R 3R 2R]; the cache is full. */
   CHECK(!driver_access(&d, 2, 1, 0, R));
   CHECK(!driver_access(&d, 3, 1, 0, R));
   CHECK(!driver_access(&d, 4, 1, 0, R));
-  CHECK_EQ(standing(&d, 2), 1);
-  CHECK_EQ(standing(&d, 4), 1);
+  CHECK_EQ(driver_standing(&d, 2), 1);
+  CHECK_EQ(driver_standing(&d, 4), 1);
   /* 6-7: read 2, 3: active [3 2 1], inactive [4R], age 3. Hits never
    * rebalance: only reclaim does. */
   CHECK(driver_access(&d, 2, 1, 0, R));
   CHECK(driver_access(&d, 3, 1, 0, R));
-  CHECK_EQ(standing(&d, 2), 2);
-  CHECK_EQ(standing(&d, 3), 2);
+  CHECK_EQ(driver_standing(&d, 2), 2);
+  CHECK_EQ(driver_standing(&d, 3), 2);
   /* 8: read 5, a miss. Reclaim first balances: inactive 1 * 1 < active 3,
    * so the active tail 1 is demoted (active [3 2], inactive [1 4R]; 2 * 1 >=
    * 2 stops), then evicts the inactive tail 4 (age 4, shadow 4(4)). 5 comes
    * in: inactive [5R 1]. */
   CHECK(!driver_access(&d, 5, 1, 0, R));
   RESIDENT(&d, 1, 2, 3, 5);
-  CHECK_EQ(standing(&d, 1), 0);
-  CHECK_EQ(standing(&d, 2), 2);
-  CHECK_EQ(standing(&d, 3), 2);
-  CHECK_EQ(standing(&d, 5), 1);
+  CHECK_EQ(driver_standing(&d, 1), 0);
+  CHECK_EQ(driver_standing(&d, 2), 2);
+  CHECK_EQ(driver_standing(&d, 3), 2);
+  CHECK_EQ(driver_standing(&d, 5), 1);
   CHECK_EQ(hs_policy_ghosts(d.p), 1);
   /* 9: read 1: its first access since the demotion only references it. */
   CHECK(driver_access(&d, 1, 1, 0, R));
-  CHECK_EQ(standing(&d, 1), 1);
+  CHECK_EQ(driver_standing(&d, 1), 1);
   /* 10: read 2 on the active list: active, referenced. */
   CHECK(driver_access(&d, 2, 1, 0, R));
-  CHECK_EQ(standing(&d, 2), 3);
+  CHECK_EQ(driver_standing(&d, 2), 3);
   /* 11: write 6, a miss. Balanced (2 vs 2); the inactive tail 1 is evicted
    * although referenced (PAGEREF_RECLAIM_CLEAN): age 5, shadow 1(5). A write
    * does not mark the page accessed: inactive [6 5R]. */
   CHECK(!driver_access(&d, 6, 1, 0, W));
   RESIDENT(&d, 2, 3, 5, 6);
-  CHECK_EQ(standing(&d, 6), 0);
+  CHECK_EQ(driver_standing(&d, 6), 0);
   /* 12-13: two more writes to 6: still unreferenced, never promoted. */
   CHECK(driver_access(&d, 6, 1, 0, W));
   CHECK(driver_access(&d, 6, 1, 0, W));
-  CHECK_EQ(standing(&d, 6), 0);
+  CHECK_EQ(driver_standing(&d, 6), 0);
   /* 14: read 7: evicts 5 (age 6, shadow 5(6)): inactive [7R 6]. */
   CHECK(!driver_access(&d, 7, 1, 0, R));
   RESIDENT(&d, 2, 3, 6, 7);
@@ -96,7 +80,7 @@ static void test_twolist_example(void) {
    * to the active list, referenced by the read (age 8). active [1R 3 2R]. */
   CHECK(!driver_access(&d, 1, 1, 0, R));
   RESIDENT(&d, 1, 2, 3, 7);
-  CHECK_EQ(standing(&d, 1), 3);
+  CHECK_EQ(driver_standing(&d, 1), 3);
   CHECK_EQ(hs_policy_ghosts(d.p), 3); /* 4, 5, 6 */
   /* 16: read 4, a refault from further away. Reclaim demotes 2 (inactive 1
    * < active 3), keeping its referenced bit: inactive [2R 7R], active [1R 3];
@@ -104,29 +88,29 @@ static void test_twolist_example(void) {
    * starts on the inactive list. inactive [4R 2R]. */
   CHECK(!driver_access(&d, 4, 1, 0, R));
   RESIDENT(&d, 1, 2, 3, 4);
-  CHECK_EQ(standing(&d, 4), 1);
-  CHECK_EQ(standing(&d, 2), 1);
-  CHECK_EQ(standing(&d, 1), 3);
-  CHECK_EQ(standing(&d, 3), 2);
+  CHECK_EQ(driver_standing(&d, 4), 1);
+  CHECK_EQ(driver_standing(&d, 2), 1);
+  CHECK_EQ(driver_standing(&d, 1), 3);
+  CHECK_EQ(driver_standing(&d, 3), 2);
   /* 17: read 2: referenced while active, so its first access on the
    * inactive list re-activates it (age 10). active [2 1R 3]. */
   CHECK(driver_access(&d, 2, 1, 0, R));
-  CHECK_EQ(standing(&d, 2), 2);
+  CHECK_EQ(driver_standing(&d, 2), 2);
   /* 18: write 7, a refault within reach: reclaim demotes 3 (inactive [3
    * 4R], active [2 1R]) and evicts 4 (age 11, shadow 4(11)); distance 11 - 9
    * = 2 <= 2 active, but a write is never activated: inactive [7 3]. */
   CHECK(!driver_access(&d, 7, 1, 0, W));
   RESIDENT(&d, 1, 2, 3, 7);
-  CHECK_EQ(standing(&d, 7), 0);
-  CHECK_EQ(standing(&d, 3), 0);
-  CHECK_EQ(standing(&d, 2), 2);
-  CHECK_EQ(standing(&d, 1), 3);
+  CHECK_EQ(driver_standing(&d, 7), 0);
+  CHECK_EQ(driver_standing(&d, 3), 0);
+  CHECK_EQ(driver_standing(&d, 2), 2);
+  CHECK_EQ(driver_standing(&d, 1), 3);
   CHECK_EQ(hs_policy_ghosts(d.p), 3); /* 5, 6, 4 */
   /* 19: read 5, a refault: evicts the inactive tail 3 (age 12, shadow
    * 3(12)); distance 12 - 6 = 6 > 2: inactive [5R 7]. */
   CHECK(!driver_access(&d, 5, 1, 0, R));
   RESIDENT(&d, 1, 2, 5, 7);
-  CHECK_EQ(standing(&d, 5), 1);
+  CHECK_EQ(driver_standing(&d, 5), 1);
   CHECK_EQ(d.violations, 0);
   driver_free(&d);
 }
@@ -149,23 +133,23 @@ static void test_twolist_age(void) {
    * activated (age 4). active [BR A], inactive [DR]. */
   CHECK(!driver_access(&d, 2, 1, 0, R));
   RESIDENT(&d, 1, 2, 4);
-  CHECK_EQ(standing(&d, 2), 3);
+  CHECK_EQ(driver_standing(&d, 2), 3);
   /* Read C: demotes A (inactive 1 < active 2), evicts D (age 5, shadow
    * D(5)); distance 5 - 3 = 2 > 1 active page: inactive [CR A]. (Had B's
    * refault activation not advanced the age, the distance would be 1.) */
   CHECK(!driver_access(&d, 3, 1, 0, R));
   RESIDENT(&d, 1, 2, 3);
-  CHECK_EQ(standing(&d, 3), 1);
-  CHECK_EQ(standing(&d, 1), 0);
+  CHECK_EQ(driver_standing(&d, 3), 1);
+  CHECK_EQ(driver_standing(&d, 1), 0);
   /* Read C again: activated (age 6). active [C BR], inactive [A]. */
   CHECK(driver_access(&d, 3, 1, 0, R));
-  CHECK_EQ(standing(&d, 3), 2);
+  CHECK_EQ(driver_standing(&d, 3), 2);
   /* Read D: demotes B, evicts A (age 7); distance 7 - 5 = 2 > 1: inactive.
    * (Had C's activation not advanced the age, the distance would be 1.) */
   CHECK(!driver_access(&d, 4, 1, 0, R));
   RESIDENT(&d, 2, 3, 4);
-  CHECK_EQ(standing(&d, 4), 1);
-  CHECK_EQ(standing(&d, 2), 1);
+  CHECK_EQ(driver_standing(&d, 4), 1);
+  CHECK_EQ(driver_standing(&d, 2), 1);
   CHECK_EQ(d.violations, 0);
   driver_free(&d);
 }
@@ -177,11 +161,11 @@ static void test_twolist_ring(void) {
   CHECK(!driver_access(&d, 1, 1, 0, R));
   hs_access ring = {.key = 1, .size = 1, .kind = R, .hint = HS_HINT_RING};
   hs_policy_hit(d.p, (uint32_t)d.slot_of[1], &ring);
-  CHECK_EQ(standing(&d, 1), 1);
+  CHECK_EQ(driver_standing(&d, 1), 1);
   CHECK(driver_access(&d, 1, 1, 0, R)); /* a normal read promotes */
-  CHECK_EQ(standing(&d, 1), 2);
+  CHECK_EQ(driver_standing(&d, 1), 2);
   hs_policy_hit(d.p, (uint32_t)d.slot_of[1], &ring);
-  CHECK_EQ(standing(&d, 1), 2); /* the ring leaves the active bit alone */
+  CHECK_EQ(driver_standing(&d, 1), 2); /* the ring leaves the active bit alone */
   driver_free(&d);
 }
 
@@ -200,11 +184,11 @@ static void sqrt_rule(const char *spec, uint64_t capacity, uint32_t slots, uint3
   RESIDENT(&d, 1, 2, 3, 5);
   uint32_t active = 0;
   for (uint32_t k = 1; k <= 5; k++)
-    if (driver_resident(&d, k) && standing(&d, k) >= 2) active++;
+    if (driver_resident(&d, k) && driver_standing(&d, k) >= 2) active++;
   CHECK_EQ(active, want_active);
-  CHECK_EQ(standing(&d, 3), 2);
-  CHECK_EQ(standing(&d, 2), 2);
-  CHECK_EQ(standing(&d, 1), want_active == 3 ? 2 : 0);
+  CHECK_EQ(driver_standing(&d, 3), 2);
+  CHECK_EQ(driver_standing(&d, 2), 2);
+  CHECK_EQ(driver_standing(&d, 1), want_active == 3 ? 2 : 0);
   /* A read of 6 evicts the new inactive page 5, not an active one, as long
    * as the ratio allows: with ratio 6, inactive [5R] * 6 >= 3. */
   driver_access(&d, 6, size, 0, R);
@@ -238,7 +222,7 @@ static void test_twolist_no_shadows(void) {
   /* 2 comes back (evicting 3, age 3) at distance 3 - 2 = 1 <= 1 active
    * page, but no shadow was kept: inactive. */
   driver_access(&d, 2, 1, 0, R);
-  CHECK_EQ(standing(&d, 2), 1);
+  CHECK_EQ(driver_standing(&d, 2), 1);
   CHECK_EQ(hs_policy_ghosts(d.p), 0);
   driver_free(&d);
 
@@ -248,7 +232,7 @@ static void test_twolist_no_shadows(void) {
   driver_access(&d, 2, 1, 0, R);
   driver_access(&d, 3, 1, 0, R);
   driver_access(&d, 2, 1, 0, R); /* the same, with shadows: activated */
-  CHECK_EQ(standing(&d, 2), 3);
+  CHECK_EQ(driver_standing(&d, 2), 3);
   driver_free(&d);
 }
 
@@ -268,12 +252,12 @@ static void test_midpoint_example(void) {
    * old [7 6 5 4 3 2 1 0], young []. */
   for (uint32_t k = 0; k < 8; k++) {
     CHECK(!driver_access(&d, k, 1, 0, R));
-    CHECK_EQ(standing(&d, k), 0);
+    CHECK_EQ(driver_standing(&d, k), 0);
   }
   /* Request 8: 0 is hit 8 requests after its first access, but nothing has
    * been evicted yet (freed_page_clock == 0): nothing moves. */
   CHECK(driver_access(&d, 0, 1, 0, R));
-  CHECK_EQ(standing(&d, 0), 0);
+  CHECK_EQ(driver_standing(&d, 0), 0);
   /* Request 9: 8 misses; the tail 0 leaves (clock 1). */
   CHECK(!driver_access(&d, 8, 1, 0, R));
   RESIDENT(&d, 1, 2, 3, 4, 5, 6, 7, 8);
@@ -281,18 +265,18 @@ static void test_midpoint_example(void) {
    * by one. young [5 4 3 2 1], old [8 7 6]. */
   for (uint32_t k = 1; k <= 5; k++) {
     CHECK(driver_access(&d, k, 1, 0, R));
-    CHECK_EQ(standing(&d, k), 1);
+    CHECK_EQ(driver_standing(&d, k), 1);
   }
   /* Request 15: 6 made young; the young sublist would hold 6 > 5: its tail
    * 1 becomes old. young [6 5 4 3 2], old [1 8 7]. */
   CHECK(driver_access(&d, 6, 1, 0, R));
-  CHECK_EQ(standing(&d, 6), 1);
-  CHECK_EQ(standing(&d, 1), 0);
+  CHECK_EQ(driver_standing(&d, 6), 1);
+  CHECK_EQ(driver_standing(&d, 1), 0);
   /* Request 16: 9 misses, evicting 7 (clock 2): old [9 1 8]. Request 17:
    * 9 again, 1 request after its first access: stays old. */
   CHECK(!driver_access(&d, 9, 1, 0, R));
   CHECK(driver_access(&d, 9, 1, 0, R));
-  CHECK_EQ(standing(&d, 9), 0);
+  CHECK_EQ(driver_standing(&d, 9), 0);
   /* Requests 18-20: 10, 11, 12 miss, evicting 8, 1 and 9 (read twice, but
    * within old_blocks_time) from the tail; clock 5. old [12 11 10]. */
   for (uint32_t k = 10; k <= 12; k++) CHECK(!driver_access(&d, k, 1, 0, R));
@@ -310,27 +294,27 @@ static void test_midpoint_example(void) {
   for (uint32_t k = 20; k < 28; k++) {
     CHECK(!driver_access(&d, k, 1, 0, R));
     CHECK(driver_access(&d, k, 1, 0, R));
-    CHECK_EQ(standing(&d, k), 0);
+    CHECK_EQ(driver_standing(&d, k), 0);
   }
   RESIDENT(&d, 2, 3, 4, 5, 6, 25, 26, 27);
-  for (uint32_t k = 2; k <= 6; k++) CHECK_EQ(standing(&d, k), 1);
+  for (uint32_t k = 2; k <= 6; k++) CHECK_EQ(driver_standing(&d, k), 1);
 
   /* Requests 40-42: 27 (first read at 38) is hit too soon: no change. */
   for (int i = 0; i < 3; i++) CHECK(driver_access(&d, 27, 1, 0, R));
-  CHECK_EQ(standing(&d, 27), 0);
+  CHECK_EQ(driver_standing(&d, 27), 0);
   /* Requests 43-45: 25, 26, 27 (first read at 34, 36, 38) are promoted;
    * each pushes the young tail into the old sublist: 4, 5, 6.
    * young [27 26 25 3 2], old [6 5 4]. */
   for (uint32_t k = 25; k <= 27; k++) CHECK(driver_access(&d, k, 1, 0, R));
-  for (uint32_t k = 4; k <= 6; k++) CHECK_EQ(standing(&d, k), 0);
+  for (uint32_t k = 4; k <= 6; k++) CHECK_EQ(driver_standing(&d, k), 0);
   /* Requests 46, 47: 4 and 5 come back (first accessed long ago): promoted,
    * pushing out 2 (behind 3, since request 23 did not move 2), then 3.
    * young [5 4 27 26 25], old [3 2 6]. */
   CHECK(driver_access(&d, 4, 1, 0, R));
-  CHECK_EQ(standing(&d, 2), 0);
-  CHECK_EQ(standing(&d, 3), 1);
+  CHECK_EQ(driver_standing(&d, 2), 0);
+  CHECK_EQ(driver_standing(&d, 3), 1);
   CHECK(driver_access(&d, 5, 1, 0, R));
-  CHECK_EQ(standing(&d, 3), 0);
+  CHECK_EQ(driver_standing(&d, 3), 0);
   /* Requests 48-50: three misses evict 6, 2, 3 in that order. */
   CHECK(!driver_access(&d, 40, 1, 0, R));
   RESIDENT(&d, 2, 3, 4, 5, 25, 26, 27, 40);
@@ -359,16 +343,16 @@ static void test_midpoint_bytes(void) {
   driver_access(&d, 2, 30, 0, R);
   driver_access(&d, 3, 20, 0, R);
   driver_access(&d, 4, 10, 0, R);
-  for (uint32_t k = 1; k <= 4; k++) CHECK_EQ(standing(&d, k), 0);
+  for (uint32_t k = 1; k <= 4; k++) CHECK_EQ(driver_standing(&d, k), 0);
   /* 4: E(25) evicts A: old [E D C B], 85 bytes. */
   CHECK(!driver_access(&d, 5, 25, 0, R));
   RESIDENT(&d, 2, 3, 4, 5);
   /* 5: C, 3 requests after its first access: stays old. 6: B, 5 after:
    * young [B] = 30 <= 85 - 31. */
   CHECK(driver_access(&d, 3, 20, 0, R));
-  CHECK_EQ(standing(&d, 3), 0);
+  CHECK_EQ(driver_standing(&d, 3), 0);
   CHECK(driver_access(&d, 2, 30, 0, R));
-  CHECK_EQ(standing(&d, 2), 1);
+  CHECK_EQ(driver_standing(&d, 2), 1);
   /* 7: F(30) evicts the old tail C (20 bytes suffice): old [F E D], young
    * [B], 95 bytes. */
   CHECK(!driver_access(&d, 6, 30, 0, R));
@@ -377,19 +361,19 @@ static void test_midpoint_bytes(void) {
    * > 95 - floor(35.6) = 60: B becomes old. young [E D], old [B F]. */
   CHECK(driver_access(&d, 4, 10, 0, R));
   CHECK(driver_access(&d, 5, 25, 0, R));
-  CHECK_EQ(standing(&d, 5), 1);
-  CHECK_EQ(standing(&d, 4), 1);
-  CHECK_EQ(standing(&d, 2), 0);
+  CHECK_EQ(driver_standing(&d, 5), 1);
+  CHECK_EQ(driver_standing(&d, 4), 1);
+  CHECK_EQ(driver_standing(&d, 2), 0);
   /* 10: G(50) evicts F, then B: young [E D], old [G]. */
   CHECK(!driver_access(&d, 7, 50, 0, R));
   RESIDENT(&d, 4, 5, 7);
-  CHECK_EQ(standing(&d, 7), 0);
+  CHECK_EQ(driver_standing(&d, 7), 0);
   /* 11: H(16) evicts G: 51 bytes, so the young sublist may hold 51 -
    * floor(19.1) = 32 < 35: its tail D becomes old. young [E], old [H D]. */
   CHECK(!driver_access(&d, 8, 16, 0, R));
   RESIDENT(&d, 4, 5, 8);
-  CHECK_EQ(standing(&d, 4), 0);
-  CHECK_EQ(standing(&d, 5), 1);
+  CHECK_EQ(driver_standing(&d, 4), 0);
+  CHECK_EQ(driver_standing(&d, 5), 1);
   CHECK_EQ(d.violations, 0);
   driver_free(&d);
 }
@@ -399,13 +383,13 @@ static void test_midpoint_ring(void) {
   driver d;
   driver_init(&d, "midpoint:time=0", 4, 4, 10);
   for (uint32_t k = 0; k < 5; k++) driver_access(&d, k, 1, 0, R); /* evicts once */
-  CHECK_EQ(standing(&d, 4), 0);
+  CHECK_EQ(driver_standing(&d, 4), 0);
   hs_access ring = {.key = 4, .size = 1, .now = 100, .kind = R, .hint = HS_HINT_RING};
   hs_policy_hit(d.p, (uint32_t)d.slot_of[4], &ring);
-  CHECK_EQ(standing(&d, 4), 0);
+  CHECK_EQ(driver_standing(&d, 4), 0);
   /* time=0: an old page follows the young-enough rule: clock 1 >= 0 + 0. */
   CHECK(driver_access(&d, 4, 1, 0, R));
-  CHECK_EQ(standing(&d, 4), 1);
+  CHECK_EQ(driver_standing(&d, 4), 1);
   driver_free(&d);
 }
 
@@ -434,11 +418,11 @@ static void test_belady_textbook(void) {
   const uint32_t count[20] = {1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3};
   for (uint32_t i = 0; i < n; i++) {
     driver_access(&d, ref[i], 1, next[i], R);
-    CHECK(resident_exactly(&d, after[i], count[i]));
+    CHECK(driver_resident_exactly(&d, after[i], count[i]));
     if (i == 12) CHECK_EQ(d.misses, 7);
   }
   CHECK_EQ(d.misses, 9);
-  CHECK_EQ(standing(&d, 7), 0);
+  CHECK_EQ(driver_standing(&d, 7), 0);
   driver_free(&d);
 
   /* The 13-request prefix on its own: 7 faults. */

@@ -450,42 +450,13 @@ static void test_specs(void) {
 
 /* ------------------------------------------- CLOCK-Pro's lock-free hits */
 
-typedef struct hitter {
-  hs_policy *p;
-  uint32_t nslots;
-  uint64_t seed;
-} hitter;
-
-static void *hit_loop(void *arg) {
-  hitter *h = arg;
-  uint64_t r = h->seed;
-  hs_access a = {.size = 1, .next = HS_NEXT_UNKNOWN};
-  for (int i = 0; i < 200000; i++) {
-    uint32_t slot = (uint32_t)(test_rand(&r) % h->nslots);
-    a.key = slot;
-    hs_policy_hit(h->p, slot, &a);
-  }
-  return NULL;
-}
-
 /* Hits from other threads, without a lock, while this thread misses
  * (victim/evict/insert): run under ThreadSanitizer in CI. */
 static void test_clockpro_concurrent_hits(void) {
   enum { NSLOTS = 64, NKEYS = 1000, NREQS = 50000, NTHREADS = 3 };
   driver d;
   driver_init(&d, "clockpro", NSLOTS, NSLOTS, NKEYS);
-  pthread_t t[NTHREADS];
-  hitter h[NTHREADS];
-  for (int i = 0; i < NTHREADS; i++) {
-    h[i] = (hitter){.p = d.p, .nslots = NSLOTS, .seed = 11u + (uint64_t)i};
-    REQUIRE(pthread_create(&t[i], NULL, hit_loop, &h[i]) == 0);
-  }
-  uint64_t r = 5;
-  for (uint32_t i = 0; i < NREQS; i++) {
-    uint32_t key = (uint32_t)(test_rand(&r) % (i % 3 ? NSLOTS * 2 : NKEYS));
-    driver_access(&d, key, 1, HS_NEXT_UNKNOWN, HS_ACCESS_READ);
-  }
-  for (int i = 0; i < NTHREADS; i++) pthread_join(t[i], NULL);
+  driver_race_hits(&d, NTHREADS, NREQS);
   CHECK_EQ(d.violations, 0);
   CHECK_EQ(hs_policy_resident(d.p), NSLOTS);
   CHECK(hs_policy_ghosts(d.p) <= NSLOTS);

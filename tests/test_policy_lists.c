@@ -59,22 +59,6 @@ static bool acc_ring(driver *d, uint32_t key) {
   return false;
 }
 
-static uint32_t standing(const driver *d, uint32_t key) {
-  REQUIRE(driver_resident(d, key));
-  return hs_policy_standing(d->p, (uint32_t)d->slot_of[key]);
-}
-
-/* The resident keys are exactly `keys` (n of them). */
-static bool resident_exactly(const driver *d, const uint32_t *keys, uint32_t n) {
-  if (hs_policy_resident(d->p) != n) return false;
-  for (uint32_t i = 0; i < n; i++)
-    if (!driver_resident(d, keys[i])) return false;
-  return true;
-}
-#define RESIDENT(d, ...)                                                                           \
-  CHECK(resident_exactly(d, (const uint32_t[]){__VA_ARGS__},                                       \
-                         sizeof((const uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)))
-
 #define GHOSTS(d, n) CHECK_EQ(hs_policy_ghosts((d)->p), n)
 #define ARC_P(d, v)  CHECK(hs_policy_arc_target((d)->p) == (v))
 #define CAR_P(d, v)  CHECK(hs_policy_car_target((d)->p) == (v))
@@ -92,7 +76,7 @@ static void test_2q_example(void) {
   /* 1-4: free slots: A1in [4 3 2 1]. */
   for (uint32_t k = 1; k <= 4; k++) CHECK(!acc(&d, k));
   RESIDENT(&d, 1, 2, 3, 4);
-  for (uint32_t k = 1; k <= 4; k++) CHECK_EQ(standing(&d, k), 1);
+  for (uint32_t k = 1; k <= 4; k++) CHECK_EQ(driver_standing(&d, k), 1);
   GHOSTS(&d, 0);
   /* 5: |A1in| = 4 > Kin: page out A1in's tail 1, A1out [1]. */
   CHECK(!acc(&d, 5));
@@ -110,19 +94,19 @@ static void test_2q_example(void) {
    * A1out [4 2]); 3 to the head of Am. */
   CHECK(!acc(&d, 3));
   RESIDENT(&d, 3, 5, 6, 7);
-  CHECK_EQ(standing(&d, 3), 2);
+  CHECK_EQ(driver_standing(&d, 3), 2);
   GHOSTS(&d, 2);
   /* 2: in A1out: 5 out (A1out [5 4]); Am [2 3]. */
   CHECK(!acc(&d, 2));
   RESIDENT(&d, 2, 3, 6, 7);
-  CHECK_EQ(standing(&d, 2), 2);
+  CHECK_EQ(driver_standing(&d, 2), 2);
   GHOSTS(&d, 2);
   /* 8: A1in [7 6] > Kin: 6 out, A1out [6 5] (4 forgotten). A1in [8 7]. */
   CHECK(!acc(&d, 8));
   RESIDENT(&d, 2, 3, 7, 8);
   /* 7 hit in A1in: nothing at all (a correlated reference). */
   CHECK(acc(&d, 7));
-  CHECK_EQ(standing(&d, 7), 1);
+  CHECK_EQ(driver_standing(&d, 7), 1);
   /* 9: 7 is still A1in's tail: out, A1out [7 6]. A1in [9 8]. */
   CHECK(!acc(&d, 9));
   RESIDENT(&d, 2, 3, 8, 9);
@@ -132,24 +116,24 @@ static void test_2q_example(void) {
    * [8 7]. A1in [4 9]. */
   CHECK(!acc(&d, 4));
   RESIDENT(&d, 2, 3, 4, 9);
-  CHECK_EQ(standing(&d, 4), 1);
+  CHECK_EQ(driver_standing(&d, 4), 1);
   GHOSTS(&d, 2);
   /* 7: in A1out (now [8]): 9 out of A1in, A1out [9 8]; Am [7 3 2], A1in
    * [4]. */
   CHECK(!acc(&d, 7));
   RESIDENT(&d, 2, 3, 4, 7);
-  CHECK_EQ(standing(&d, 7), 2);
+  CHECK_EQ(driver_standing(&d, 7), 2);
   /* 8: in A1out (now [9]); |A1in| = 1 = Kin, so Am's LRU 2 is paged out,
    * and not remembered: A1out stays [9]. Am [8 7 3]. */
   CHECK(!acc(&d, 8));
   RESIDENT(&d, 3, 4, 7, 8);
-  CHECK_EQ(standing(&d, 8), 2);
+  CHECK_EQ(driver_standing(&d, 8), 2);
   GHOSTS(&d, 1);
   /* 2: not remembered: into A1in; Am's LRU 3 out (|A1in| = Kin).
    * A1in [2 4], Am [8 7]. */
   CHECK(!acc(&d, 2));
   RESIDENT(&d, 2, 4, 7, 8);
-  CHECK_EQ(standing(&d, 2), 1);
+  CHECK_EQ(driver_standing(&d, 2), 1);
   GHOSTS(&d, 1);
   /* 10: |A1in| = 2 > Kin: 4 out, A1out [4 9]. */
   CHECK(!acc(&d, 10));
@@ -174,7 +158,7 @@ static void test_2q_bytes(void) {
    * 14 + 6 fits. Am [1]; A1in [4 3]. */
   CHECK(!acc_size(&d, 1, 6));
   RESIDENT(&d, 1, 3, 4);
-  CHECK_EQ(standing(&d, 1), 2);
+  CHECK_EQ(driver_standing(&d, 1), 2);
   GHOSTS(&d, 1);
   /* 5(11): 20 + 11 > 20. A1in 14 > 5: 3 out, A1out [3 2] is 12 > 10: 2
    * forgotten, [3]; 14 + 11 > 20: A1in 8 > 5: 4 out, A1out [4 3] is 14 >
@@ -186,13 +170,13 @@ static void test_2q_bytes(void) {
    * not remembered. A1out [4]. A1in [3], Am [1]. */
   CHECK(!acc_size(&d, 3, 6));
   RESIDENT(&d, 1, 3);
-  CHECK_EQ(standing(&d, 3), 1);
+  CHECK_EQ(driver_standing(&d, 3), 1);
   GHOSTS(&d, 1);
   /* 5(11): not remembered. 12 + 11 > 20: A1in 6 > 5: 3 out, A1out [3 4]
    * (14 > 10: 4 forgotten -> [3]). 6 + 11 fits: A1in [5]. */
   CHECK(!acc_size(&d, 5, 11));
   RESIDENT(&d, 1, 5);
-  CHECK_EQ(standing(&d, 5), 1);
+  CHECK_EQ(driver_standing(&d, 5), 1);
   GHOSTS(&d, 1);
   CHECK_EQ(d.violations, 0);
   driver_free(&d);
@@ -210,7 +194,7 @@ static void test_arc_example(void) {
   /* 1-4: case IV on a cache that is not full: T1 [4 3 2 1]. */
   for (uint32_t k = 1; k <= 4; k++) CHECK(!acc(&d, k));
   RESIDENT(&d, 1, 2, 3, 4);
-  for (uint32_t k = 1; k <= 4; k++) CHECK_EQ(standing(&d, k), 1);
+  for (uint32_t k = 1; k <= 4; k++) CHECK_EQ(driver_standing(&d, k), 1);
   GHOSTS(&d, 0);
   ARC_P(&d, 0);
   /* 5: IV-A (|T1| + |B1| = 4 = c) with |T1| = c: T1's LRU 1 leaves and is
@@ -221,14 +205,14 @@ static void test_arc_example(void) {
   /* 1: a complete miss again (not in B1), into T1; 2 leaves the same way. */
   CHECK(!acc(&d, 1));
   RESIDENT(&d, 1, 3, 4, 5);
-  CHECK_EQ(standing(&d, 1), 1);
+  CHECK_EQ(driver_standing(&d, 1), 1);
   GHOSTS(&d, 0);
   /* 3, 4: case I: to T2's MRU end. T1 [1 5], T2 [4 3]. */
   CHECK(acc(&d, 3));
   CHECK(acc(&d, 4));
-  CHECK_EQ(standing(&d, 3), 2);
-  CHECK_EQ(standing(&d, 4), 2);
-  CHECK_EQ(standing(&d, 5), 1);
+  CHECK_EQ(driver_standing(&d, 3), 2);
+  CHECK_EQ(driver_standing(&d, 4), 2);
+  CHECK_EQ(driver_standing(&d, 5), 1);
   /* 6: IV-B (|L1| = 2 < c, total 4 < 2c). REPLACE, p = 0: |T1| = 2 > p, so
    * T1's LRU 5 goes to B1 [5]. T1 [6 1]. */
   CHECK(!acc(&d, 6));
@@ -242,7 +226,7 @@ static void test_arc_example(void) {
    * REPLACE: |T1| = 2 > 1: 6 to B1 [6 1]. 5 to T2 [5 4 3]. */
   CHECK(!acc(&d, 5));
   RESIDENT(&d, 3, 4, 5, 7);
-  CHECK_EQ(standing(&d, 5), 2);
+  CHECK_EQ(driver_standing(&d, 5), 2);
   ARC_P(&d, 1);
   GHOSTS(&d, 2);
   /* 8: IV-B (|L1| = 3, total 6). REPLACE, p = 1: |T1| = 1 is not > p: T2's
@@ -254,7 +238,7 @@ static void test_arc_example(void) {
    * REPLACE: |T1| = 2 > 0: 7 to B1 [7 6 1]. 3 to T2 [3 5 4]. T1 [8]. */
   CHECK(!acc(&d, 3));
   RESIDENT(&d, 3, 4, 5, 8);
-  CHECK_EQ(standing(&d, 3), 2);
+  CHECK_EQ(driver_standing(&d, 3), 2);
   ARC_P(&d, 0);
   GHOSTS(&d, 3);
   /* 9: IV-A (|T1| + |B1| = 1 + 3 = c) with B1 not empty: B1's LRU 1 is
@@ -266,14 +250,14 @@ static void test_arc_example(void) {
    * dropped, 9 to B1 [9 8 7]. T1 [1]. */
   CHECK(!acc(&d, 1));
   RESIDENT(&d, 1, 3, 4, 5);
-  CHECK_EQ(standing(&d, 1), 1);
+  CHECK_EQ(driver_standing(&d, 1), 1);
   ARC_P(&d, 0);
   GHOSTS(&d, 3);
   /* 7: case II: p = 0 + max(0/3, 1) = 1. REPLACE: |T1| = 1 is not > 1:
    * T2's LRU 4 to B2 [4]. 7 to T2 [7 3 5]. B1 [9 8]. */
   CHECK(!acc(&d, 7));
   RESIDENT(&d, 1, 3, 5, 7);
-  CHECK_EQ(standing(&d, 7), 2);
+  CHECK_EQ(driver_standing(&d, 7), 2);
   ARC_P(&d, 1);
   GHOSTS(&d, 3);
   /* 10: IV-B (|L1| = 3, total 7). REPLACE: |T1| = p, but 10 is not from
@@ -283,7 +267,7 @@ static void test_arc_example(void) {
   GHOSTS(&d, 4);
   /* 10: case I: T2 [10 7 3], T1 [1]. */
   CHECK(acc(&d, 10));
-  CHECK_EQ(standing(&d, 10), 2);
+  CHECK_EQ(driver_standing(&d, 10), 2);
   /* 11: IV-B with total = 1 + 3 + 2 + 2 = 2c: B2's LRU 4 is dropped;
    * REPLACE: T2's LRU 3 to B2 [3 5]. T1 [11 1]. */
   CHECK(!acc(&d, 11));
@@ -301,7 +285,7 @@ static void test_arc_example(void) {
    * and x came from B2: T1's LRU 1 to B1 [1 9] (not T2's 10). */
   CHECK(!acc(&d, 3));
   RESIDENT(&d, 3, 8, 10, 11);
-  CHECK_EQ(standing(&d, 3), 2);
+  CHECK_EQ(driver_standing(&d, 3), 2);
   ARC_P(&d, 1);
   GHOSTS(&d, 4);
   CHECK_EQ(d.violations, 0);
@@ -412,7 +396,7 @@ static void test_arc_adaptation(void) {
   CHECK(!acc(&d, 2));
   ARC_P(&d, 0.5);
   RESIDENT(&d, 2, 7, 8, 13, 14);
-  CHECK_EQ(standing(&d, 2), 2);
+  CHECK_EQ(driver_standing(&d, 2), 2);
   GHOSTS(&d, 5);
   CHECK_EQ(d.violations, 0);
   driver_free(&d);
@@ -451,7 +435,7 @@ static void test_arc_bytes(void) {
    * f to B1 [f]. e to T2 [e b]. */
   CHECK(!acc_size(&d, 5, 3));
   RESIDENT(&d, 2, 5);
-  CHECK_EQ(standing(&d, 5), 2);
+  CHECK_EQ(driver_standing(&d, 5), 2);
   ARC_P(&d, 1);
   GHOSTS(&d, 1);
   /* g(8): 7 + 8 > 10. Round 1: 0 + 5 + 8 > 10: f dropped; REPLACE: T1
@@ -464,7 +448,7 @@ static void test_arc_bytes(void) {
    * |T1| = 8 > 0: g to B1 [g]. b to T2. B2 [e]. */
   CHECK(!acc_size(&d, 2, 4));
   RESIDENT(&d, 2);
-  CHECK_EQ(standing(&d, 2), 2);
+  CHECK_EQ(driver_standing(&d, 2), 2);
   ARC_P(&d, 0);
   GHOSTS(&d, 2);
   CHECK_EQ(d.violations, 0);
@@ -484,21 +468,21 @@ static void test_car_example(void) {
   /* 1-4: the cache is not full: T1 (1 2 3 4), bits clear. */
   for (uint32_t k = 1; k <= 4; k++) CHECK(!acc(&d, k));
   RESIDENT(&d, 1, 2, 3, 4);
-  for (uint32_t k = 1; k <= 4; k++) CHECK_EQ(standing(&d, k), 1);
+  for (uint32_t k = 1; k <= 4; k++) CHECK_EQ(driver_standing(&d, k), 1);
   /* 1, 2: hits set the bits: T1 (1' 2' 3 4). */
   CHECK(acc(&d, 1));
   CHECK(acc(&d, 2));
-  CHECK_EQ(standing(&d, 1), 2);
-  CHECK_EQ(standing(&d, 3), 1);
+  CHECK_EQ(driver_standing(&d, 1), 2);
+  CHECK_EQ(driver_standing(&d, 3), 1);
   /* 5: replace(), p = 0: |T1| = 4 >= max(1, p): 1' is cleared and moved to
    * T2's tail, likewise 2'; 3 has a clear bit: demoted to B1 [3]. The
    * directory: |T1| + |B1| = 2, total 4: nothing discarded. 5 to T1's
    * tail: T1 (4 5), T2 (1 2). */
   CHECK(!acc(&d, 5));
   RESIDENT(&d, 1, 2, 4, 5);
-  CHECK_EQ(standing(&d, 1), 3);
-  CHECK_EQ(standing(&d, 2), 3);
-  CHECK_EQ(standing(&d, 4), 1);
+  CHECK_EQ(driver_standing(&d, 1), 3);
+  CHECK_EQ(driver_standing(&d, 2), 3);
+  CHECK_EQ(driver_standing(&d, 4), 1);
   GHOSTS(&d, 1);
   CAR_P(&d, 0);
   /* 3 (in B1): replace(): T1's hand 4 is clear: demoted, B1 [4 3]. Then
@@ -506,7 +490,7 @@ static void test_car_example(void) {
    * 3 to T2's tail, bit clear: T1 (5), T2 (1 2 3), B1 [4]. */
   CHECK(!acc(&d, 3));
   RESIDENT(&d, 1, 2, 3, 5);
-  CHECK_EQ(standing(&d, 3), 3);
+  CHECK_EQ(driver_standing(&d, 3), 3);
   CAR_P(&d, 1);
   GHOSTS(&d, 1);
   /* 6: |T1| = 1 >= max(1, 1): 5 demoted, B1 [5 4]. Directory: |T1| + |B1|
@@ -517,21 +501,21 @@ static void test_car_example(void) {
   /* 6, 1: bits set. T1 (6'), T2 (1' 2 3). */
   CHECK(acc(&d, 6));
   CHECK(acc(&d, 1));
-  CHECK_EQ(standing(&d, 6), 2);
-  CHECK_EQ(standing(&d, 1), 4);
+  CHECK_EQ(driver_standing(&d, 6), 2);
+  CHECK_EQ(driver_standing(&d, 1), 4);
   /* 7: |T1| = 1 >= 1: 6' cleared, to T2's tail: T2 (1' 2 3 6). |T1| = 0 <
    * 1: T2's hand 1' cleared, to the tail: (2 3 6 1); 2 clear: demoted, B2
    * [2]. Directory: |T1| + |B1| = 2, total 6: nothing. T1 (7). */
   CHECK(!acc(&d, 7));
   RESIDENT(&d, 1, 3, 6, 7);
-  CHECK_EQ(standing(&d, 6), 3);
-  CHECK_EQ(standing(&d, 1), 3);
+  CHECK_EQ(driver_standing(&d, 6), 3);
+  CHECK_EQ(driver_standing(&d, 1), 3);
   GHOSTS(&d, 3);
   /* 2 (in B2): replace(): |T1| = 1 >= 1: 7 demoted, B1 [7 5 4]. p = max(1 -
    * max(1, |B1|/|B2| = 3/1), 0) = 0. 2 to T2's tail: T2 (3 6 1 2), T1 (). */
   CHECK(!acc(&d, 2));
   RESIDENT(&d, 1, 2, 3, 6);
-  CHECK_EQ(standing(&d, 2), 3);
+  CHECK_EQ(driver_standing(&d, 2), 3);
   CAR_P(&d, 0);
   GHOSTS(&d, 3);
   /* 8: |T1| = 0 < max(1, 0): T2's hand 3 is clear: demoted, B2 [3].
@@ -548,13 +532,13 @@ static void test_car_example(void) {
    * [9 8 7 5] = c with |T1| = 0: 5 discarded. */
   CHECK(!acc(&d, 4));
   RESIDENT(&d, 1, 2, 4, 6);
-  CHECK_EQ(standing(&d, 4), 1);
+  CHECK_EQ(driver_standing(&d, 4), 1);
   GHOSTS(&d, 4);
   /* 7 (in B1 [9 8 7]): 4 demoted, B1 [4 9 8 7]; p = min(0 + max(1, |B2|/
    * |B1| = 1/4), 4) = 1. 7 to T2 (6 1 2 7). */
   CHECK(!acc(&d, 7));
   RESIDENT(&d, 1, 2, 6, 7);
-  CHECK_EQ(standing(&d, 7), 3);
+  CHECK_EQ(driver_standing(&d, 7), 3);
   CAR_P(&d, 1);
   GHOSTS(&d, 4);
   /* 10: T1 empty: T2's hand 6 demoted, B2 [6 3]. Directory: |T1| + |B1| =
@@ -564,7 +548,7 @@ static void test_car_example(void) {
   GHOSTS(&d, 4);
   /* 3: forgotten: into T1. */
   CHECK(!acc(&d, 3));
-  CHECK_EQ(standing(&d, 3), 1);
+  CHECK_EQ(driver_standing(&d, 3), 1);
   CHECK_EQ(d.violations, 0);
   driver_free(&d);
 }
@@ -600,7 +584,7 @@ static void test_ring_hints(void) {
   driver_init(&d, "arc", 4, 4, 32);
   for (uint32_t k = 1; k <= 4; k++) CHECK(!acc(&d, k));
   CHECK(acc_ring(&d, 1));
-  CHECK_EQ(standing(&d, 1), 1);
+  CHECK_EQ(driver_standing(&d, 1), 1);
   CHECK(acc(&d, 2));  /* T2 [2], T1 [4 3 1] */
   CHECK(!acc(&d, 5)); /* IV-B: 1 (still T1's LRU) to B1 */
   RESIDENT(&d, 2, 3, 4, 5);
@@ -609,7 +593,7 @@ static void test_ring_hints(void) {
    * 3 to B1; 1 into T1. */
   CHECK(!acc_ring(&d, 1));
   RESIDENT(&d, 1, 2, 4, 5);
-  CHECK_EQ(standing(&d, 1), 1);
+  CHECK_EQ(driver_standing(&d, 1), 1);
   ARC_P(&d, 0);
   GHOSTS(&d, 1);
   driver_free(&d);
@@ -618,10 +602,10 @@ static void test_ring_hints(void) {
   driver_init(&d, "2q", 4, 4, 32);
   for (uint32_t k = 1; k <= 5; k++) CHECK(!acc(&d, k)); /* A1out [1] */
   CHECK(!acc_ring(&d, 1));                              /* 2 out: A1out [2] */
-  CHECK_EQ(standing(&d, 1), 1);
+  CHECK_EQ(driver_standing(&d, 1), 1);
   GHOSTS(&d, 1);
   CHECK(!acc(&d, 2)); /* 3 out: A1out [3]; 2 into Am */
-  CHECK_EQ(standing(&d, 2), 2);
+  CHECK_EQ(driver_standing(&d, 2), 2);
   /* A ring hit on Am does not move the entry: Am [3 2], 2 stays LRU. */
   CHECK(!acc(&d, 3)); /* 4 out: A1out [4]; Am [3 2], A1in [1 5] */
   CHECK(acc_ring(&d, 2));
@@ -634,9 +618,9 @@ static void test_ring_hints(void) {
   driver_init(&d, "car", 4, 4, 32);
   CHECK(!acc(&d, 1));
   CHECK(acc_ring(&d, 1));
-  CHECK_EQ(standing(&d, 1), 1);
+  CHECK_EQ(driver_standing(&d, 1), 1);
   CHECK(acc(&d, 1));
-  CHECK_EQ(standing(&d, 1), 2);
+  CHECK_EQ(driver_standing(&d, 1), 2);
   driver_free(&d);
 }
 
@@ -656,7 +640,7 @@ static void test_specs(void) {
   for (uint32_t k = 1; k <= 5; k++) CHECK(!acc(&d, k));
   GHOSTS(&d, 0);
   CHECK(!acc(&d, 1));
-  CHECK_EQ(standing(&d, 1), 1);
+  CHECK_EQ(driver_standing(&d, 1), 1);
   driver_free(&d);
 }
 
@@ -986,9 +970,9 @@ static void test_interleaved_examples(void) {
   d.pinned[va] = false;
   /* A's eviction finds 1 in A1out (B's lookup) and A1out becomes [2]. */
   CHECK(replace_in(&d, va, &a));
-  CHECK_EQ(standing(&d, 6), 1);
+  CHECK_EQ(driver_standing(&d, 6), 1);
   CHECK(replace_in(&d, vb, &b)); /* 3 out: A1out [3 2] */
-  CHECK_EQ(standing(&d, 1), 2);
+  CHECK_EQ(driver_standing(&d, 1), 2);
   RESIDENT(&d, 1, 4, 5, 6);
   GHOSTS(&d, 2);
   driver_free(&d);
@@ -1011,8 +995,8 @@ static void test_interleaved_examples(void) {
    * goes to restore the bound. 1 still comes back as case II: T2, p = 1. */
   CHECK(replace_in(&d, va, &a));
   CHECK(replace_in(&d, vb, &b));
-  CHECK_EQ(standing(&d, 6), 1);
-  CHECK_EQ(standing(&d, 1), 2);
+  CHECK_EQ(driver_standing(&d, 6), 1);
+  CHECK_EQ(driver_standing(&d, 1), 2);
   ARC_P(&d, 1);
   RESIDENT(&d, 1, 4, 5, 6);
   GHOSTS(&d, 2); /* B1 [3 2]: |T1| + |B1| = 4 */
@@ -1021,47 +1005,13 @@ static void test_interleaved_examples(void) {
 
 /* ------------------------------------------------- CAR's lock-free hits */
 
-typedef struct hitter {
-  hs_policy *p;
-  uint32_t nslots;
-  uint64_t seed;
-} hitter;
-
-static void *hit_loop(void *arg) {
-  hitter *h = arg;
-  uint64_t r = h->seed;
-  hs_access a = {.size = 1, .next = HS_NEXT_UNKNOWN};
-  for (int i = 0; i < 200000; i++) {
-    uint32_t slot = (uint32_t)(test_rand(&r) % h->nslots);
-    a.key = slot;
-    hs_policy_hit(h->p, slot, &a);
-  }
-  return NULL;
-}
-
 /* Hits on CAR from other threads, without a lock, while this thread misses
  * (victim/evict/insert): run under ThreadSanitizer in CI. */
 static void test_car_concurrent_hits(void) {
   enum { NSLOTS = 64, NKEYS = 1000, NREQS = 50000, NTHREADS = 3 };
   driver d;
   driver_init(&d, "car", NSLOTS, NSLOTS, NKEYS);
-  pthread_t t[NTHREADS];
-  hitter h[NTHREADS];
-  for (int i = 0; i < NTHREADS; i++) {
-    h[i] = (hitter){.p = d.p, .nslots = NSLOTS, .seed = 11u + (uint64_t)i};
-    REQUIRE(pthread_create(&t[i], NULL, hit_loop, &h[i]) == 0);
-  }
-  uint64_t r = 5;
-  for (uint32_t i = 0; i < NREQS; i++) {
-    uint32_t key = (uint32_t)(test_rand(&r) % (i % 3 ? NSLOTS * 2 : NKEYS));
-    hs_access a = {.key = key, .size = 1, .now = i, .next = HS_NEXT_UNKNOWN};
-    if (d.slot_of[key] < 0) {
-      driver_access(&d, key, 1, HS_NEXT_UNKNOWN, HS_ACCESS_READ);
-    } else {
-      hs_policy_hit(d.p, (uint32_t)d.slot_of[key], &a);
-    }
-  }
-  for (int i = 0; i < NTHREADS; i++) pthread_join(t[i], NULL);
+  driver_race_hits(&d, NTHREADS, NREQS);
   CHECK_EQ(d.violations, 0);
   CHECK_EQ(hs_policy_resident(d.p), NSLOTS);
   CHECK(hs_policy_ghosts(d.p) <= NSLOTS + 1);

@@ -62,6 +62,14 @@ hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork);
 /* Reads block `block` into `page` (page_size bytes). HS_ERR_EOF if the block
  * lies past the end, HS_ERR_SHORT_IO if only part of it is in the file. */
 hs_status hs_smgr_read(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block, void *page);
+/* Reads the `n` consecutive blocks from `block` on into pages[0..n-1], in
+ * one preadv: a buffer manager combining a scan's reads into one system call
+ * (at most HS_SMGR_READV_MAX blocks). The observer hears of every block; an
+ * injected read fault applies to the whole call. On failure nothing is said
+ * of which pages were filled: the message names the first block not read. */
+#define HS_SMGR_READV_MAX 128u
+hs_status hs_smgr_readv(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block, uint32_t n,
+                        void *const *pages);
 /* Overwrites an existing block; HS_ERR_EOF if the block is past the end
  * (relations grow only through hs_smgr_extend). */
 hs_status hs_smgr_write(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block,

@@ -58,6 +58,7 @@
 #include "core/error.h"
 #include "hotset/pool.h"
 #include "hotset/strategy.h"
+#include "hotset/stream.h"
 #include "hotset/syncscan.h"
 
 #include <errno.h>
@@ -79,7 +80,7 @@
 #define HOT_PART_READS 0.8 /* ... and the share of reads that go there */
 #define WAL_RECORD     64u /* bytes per stand-in log record */
 #define RAW_CHUNK      (256u * 1024u)
-#define RAW_PASSES     2
+#define RAW_SECONDS    0.5 /* timed passes go on at least this long */
 #define MAX_THREADS    64
 #define MAX_SLEEP_NS   10000000u /* a paced client re-checks for "stop" this often */
 #define PROGRESS_SLICE 0.1       /* seconds between looks at the clock and the workers */
@@ -118,6 +119,10 @@ static const char usage[] =
     "  --index-rate N      pages per second per index scanner, 0 = as fast as\n"
     "                      possible (default 10000: half the OLTP clients' rate; see\n"
     "                      docs/strategies.md)\n"
+    "  --io-combine SIZE   sequential scans read through a read stream that combines\n"
+    "                      up to SIZE of consecutive missing pages into one preadv\n"
+    "                      (default 128KiB, PostgreSQL's io_combine_limit; one page\n"
+    "                      = a read per page)\n"
     "  --update-ratio R    share of OLTP operations that update the page (default 0)\n"
     "  --seconds S         measured time per cell (default 3)\n"
     "  --settle S          in cells with a scan, the OLTP clients run alone this\n"
@@ -222,7 +227,7 @@ static void progress_clear(progress *p) {
 
 /* Everything the command needs, flags first. */
 typedef struct scan_bench {
-  uint64_t pool_bytes, hot_bytes, big_bytes, page_size, seed;
+  uint64_t pool_bytes, hot_bytes, big_bytes, page_size, seed, io_combine;
   uint64_t oltp_threads, scan_threads, oltp_rate, scan_rate, index_rate;
   double seconds, warmup, settle, update_ratio;
   const char *policy_flag, *ring_flag, *scan_flag, *ring_size_flag, *dir_flag, *plot_file;
@@ -434,12 +439,10 @@ static void *oltp_main(void *arg) {
   return NULL;
 }
 
-/* One block of the big relation, checked. */
-static hs_status scan_read(hs_pool *pool, hs_blockno blk, hs_strategy *strategy) {
-  hs_buf buf;
-  hs_status st =
-      hs_pool_read(pool, BIG_REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, strategy, &buf, NULL);
-  if (st != HS_OK) return st;
+/* Checks the page a scan was given (share-locked, as a scan reads tuples)
+ * and releases it. */
+static hs_status scan_check(hs_pool *pool, hs_buf buf, hs_blockno blk) {
+  hs_status st = HS_OK;
   const void *page = hs_buf_page(pool, buf);
   hs_buf_lock(pool, buf, HS_LOCK_SHARE);
   if (!bench_page_check(page, BIG_REL, blk)) st = stamp_error(BIG_REL, blk, page);
@@ -448,12 +451,41 @@ static hs_status scan_read(hs_pool *pool, hs_blockno blk, hs_strategy *strategy)
   return st;
 }
 
-/* Sequential scans, one after another, each starting where the pool's
- * syncscan table says. The ring is made once per scanner, not per pass: in
- * the page cache a pass over the big relation takes a fraction of a second,
- * and a fresh ring takes its first buffers from the policy, so re-creating
- * it per pass would charge the policy a ring's worth of evictions hundreds
- * of times more often than a scan of a real big table does. */
+/* One block of the big relation, read and checked. */
+static hs_status scan_read(hs_pool *pool, hs_blockno blk, hs_strategy *strategy) {
+  hs_buf buf;
+  hs_status st =
+      hs_pool_read(pool, BIG_REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, strategy, &buf, NULL);
+  return st == HS_OK ? scan_check(pool, buf, blk) : st;
+}
+
+/* The source of a sequential scan's read stream: the next block of this
+ * pass, once the pacer allows it; none when the cell ends. */
+typedef struct seq_source {
+  worker *w;
+  pacer pace;
+  hs_block_range range;
+  bool stop;
+} seq_source;
+
+static hs_blockno seq_next(void *arg) {
+  seq_source *src = arg;
+  bool go = worker_tick(src->w);
+  while (go && !pacer_ready(&src->pace)) go = worker_tick(src->w);
+  if (!go) {
+    src->stop = true;
+    return HS_INVALID_BLOCK;
+  }
+  return hs_block_range_next(&src->range);
+}
+
+/* Sequential scans, one after another, each a read stream (I/O combined up
+ * to --io-combine) starting where the pool's syncscan table says. The ring
+ * is made once per scanner, not per pass: in the page cache a pass over the
+ * big relation takes a fraction of a second, and a fresh ring takes its
+ * first buffers from the policy, so re-creating it per pass would charge the
+ * policy a ring's worth of evictions hundreds of times more often than a
+ * scan of a real big table does. */
 static void seq_scans(worker *w) {
   cell_shared *sh = w->sh;
   hs_pool *pool = sh->pool;
@@ -466,28 +498,32 @@ static void seq_scans(worker *w) {
     worker_fail(w, "scanner %u creating its ring: %s", w->id, hs_last_error());
     return;
   }
-  pacer pace;
-  pacer_init(&pace, b->scan_rate);
-  for (bool more = true; more;) {
-    hs_blockno start = hs_syncscan_start(pool, BIG_REL, n);
-    for (hs_blockno i = 0; i < n; i++) {
-      bool go = worker_tick(w);
-      while (go && !pacer_ready(&pace)) go = worker_tick(w);
-      if (!go) {
-        more = false;
-        break;
-      }
-      uint64_t pos = (uint64_t)start + i; /* wraps around at the end */
-      hs_blockno blk = (hs_blockno)(pos < n ? pos : pos - n);
-      if (scan_read(pool, blk, ring) != HS_OK) {
+  seq_source src = {.w = w};
+  pacer_init(&src.pace, b->scan_rate);
+  while (!src.stop) {
+    hs_block_range_init(&src.range, hs_syncscan_start(pool, BIG_REL, n), n);
+    hs_read_stream *stream;
+    if (hs_read_stream_open(pool, BIG_REL, HS_FORK_MAIN, ring, seq_next, &src,
+                            (uint32_t)b->io_combine, &stream) != HS_OK) {
+      worker_fail(w, "scanner %u opening a read stream: %s", w->id, hs_last_error());
+      break;
+    }
+    for (;;) {
+      hs_buf buf;
+      hs_blockno blk = 0;
+      hs_status st = hs_read_stream_next(stream, &buf, &blk);
+      if (st == HS_OK && buf == HS_INVALID_BUF) break;
+      if (st == HS_OK) st = scan_check(pool, buf, blk);
+      if (st != HS_OK) {
         worker_fail(w, "scanner %u reading block %u of the big relation: %s", w->id, blk,
                     hs_last_error());
-        more = false;
+        src.stop = true;
         break;
       }
       hs_syncscan_report(pool, BIG_REL, blk);
       w->bytes += page_size;
     }
+    hs_read_stream_close(stream);
   }
   /* The size it ended with: an adaptive ring grows and shrinks. */
   w->ring_buffers = ring ? hs_strategy_ring_size(ring) : 0;
@@ -724,7 +760,9 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
 /* Reads the big relation's file into a 256 KiB buffer, `io` bytes per pread
  * (256 KiB at a time, or one page at a time cycling through the buffer the
  * way a ring does): one pass to make sure it is in the page cache, then
- * RAW_PASSES timed ones. */
+ * timed ones for at least RAW_SECONDS (a pass over a cached 256 MiB takes
+ * some 15 ms: a rate from one or two of them moves by a quarter from run to
+ * run). */
 static hs_status measure_raw_io(scan_bench *b, uint32_t io, double *mb_per_sec) {
   char name[64], path[4200];
   hs_smgr_fork_filename(BIG_REL, HS_FORK_MAIN, name, sizeof name);
@@ -741,8 +779,9 @@ static hs_status measure_raw_io(scan_bench *b, uint32_t io, double *mb_per_sec) 
   }
   hs_status st = HS_OK;
   uint64_t bytes = 0, t0 = 0;
-  for (int pass = 0; pass <= RAW_PASSES && st == HS_OK; pass++) {
+  for (int pass = 0; st == HS_OK; pass++) {
     if (pass == 1) t0 = bench_now_ns();
+    if (pass > 1 && bench_now_ns() - t0 >= (uint64_t)(RAW_SECONDS * 1e9)) break;
     off_t off = 0;
     for (;;) {
       size_t at = (size_t)(off % RAW_CHUNK) / io * io;
@@ -1031,6 +1070,10 @@ static int make_relations(scan_bench *b) {
     rc = fail(b, "creating the hot relation");
   else if (bench_make_relation(smgr, BIG_REL, b->big_pages) != HS_OK)
     rc = fail(b, "creating the big relation");
+  /* Written back now, so that the kernel's writeback of a few hundred MiB
+   * does not run during the raw measurement or the first cells. */
+  else if (hs_smgr_sync_all(smgr) != HS_OK)
+    rc = fail(b, "syncing the relations");
   hs_smgr_close(smgr);
   return rc;
 }
@@ -1051,6 +1094,7 @@ int bench_scan_main(int argc, char **argv) {
    * re-read the big relation's pages more often than the OLTP clients read
    * the hot relation's tail, and no policy could keep the two apart. */
   b->index_rate = 10000;
+  b->io_combine = HS_STREAM_COMBINE_DEFAULT;
   b->seconds = 3;
   b->warmup = 1;
   b->settle = 1.2;
@@ -1083,6 +1127,11 @@ int bench_scan_main(int argc, char **argv) {
       {.name = "oltp-rate", .kind = ARGS_UINT, .dest = &b->oltp_rate, .max = 1000000000},
       {.name = "scan-rate", .kind = ARGS_UINT, .dest = &b->scan_rate, .max = 1000000000},
       {.name = "index-rate", .kind = ARGS_UINT, .dest = &b->index_rate, .max = 1000000000},
+      {.name = "io-combine",
+       .kind = ARGS_SIZE,
+       .dest = &b->io_combine,
+       .min = HS_PAGE_SIZE_MIN,
+       .max = 16u << 20},
       {.name = "update-ratio", .kind = ARGS_DOUBLE, .dest = &b->update_ratio, .dmax = 1},
       {.name = "seconds", .kind = ARGS_DOUBLE, .dest = &b->seconds, .dmin = 0.01, .dmax = 86400},
       {.name = "warmup", .kind = ARGS_DOUBLE, .dest = &b->warmup, .dmax = 86400},

@@ -659,16 +659,45 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strate
                  pool->nbuffers);
 }
 
-static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
-                           hs_io_context ctx, hs_strategy *ring, hs_buf *out, bool *hit) {
+/* The hit path: find the buffer without a lock, pin it (a private counter
+ * and a read of the state word), check that the pin caught the page we asked
+ * for — the buffer may have been given to another page between the lookup
+ * and the pin — and, if its page is there, tell the policy. */
+static inline pool_lookup lookup_and_pin(hs_pool *pool, const hs_buftag *tag, uint64_t hash,
+                                         hs_read_mode mode, hs_io_context ctx,
+                                         const hs_strategy *ring, hs_buf *out) {
+  hs_buf b = page_table_lookup_fast(&pool->table, tag, hash);
+  if (b < 0) return NOT_FOUND;
+  hs_bufdesc *d = pool_desc(pool, b);
+  uint32_t s = pool_pin(pool, b);
+  if (!(s & BM_TAG_VALID) || !buf_tag_is(d, tag)) {
+    pool_unpin(pool, b);
+    return NOT_FOUND;
+  }
+  *out = b;
+  if (!(s & BM_VALID)) return FOUND_NOT_VALID;
+  policy_hit(pool, b, hash, mode, ring);
+  stat_add(&pool->stats, ctx, HS_STAT_HITS, 1);
+  return FOUND_VALID;
+}
+
+/* Finds the page's buffer or gives it one, pinned by us: either the page is
+ * in the pool already (*claimed false: the buffer may still be being read,
+ * see finish_pinned), or a buffer now carries its tag with I/O in progress
+ * claimed by us and the policy told (*claimed true: fill it, or end the I/O
+ * with an error). Never waits for another thread's read. */
+hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
+                     hs_io_context ctx, hs_strategy *ring, hs_buf *out, bool *claimed) {
   hs_page_table *pt = &pool->table;
   uint32_t part = page_table_partition(pt, hash);
+  *claimed = false;
   page_table_lock(pt, part);
   hs_buf b = page_table_lookup(pt, tag, hash);
   if (b >= 0) {
     pool_pin(pool, b);
     page_table_unlock(pt, part);
-    return finish_pinned(pool, b, tag, hash, mode, ctx, ring, out, hit);
+    *out = b;
+    return HS_OK;
   }
   page_table_unlock(pt, part);
 
@@ -717,7 +746,8 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
       page_table_unlock2(pt, part, old_part);
       pool_unpin(pool, v);
       if (!had_tag) push_free(pool, v);
-      return finish_pinned(pool, b, tag, hash, mode, ctx, ring, out, hit);
+      *out = b;
+      return HS_OK;
     }
     s = buf_hdr_lock(vd);
     if (pool_pin_count(pool, v, s) != 1 || (s & BM_DIRTY)) { /* pinned or dirtied meanwhile */
@@ -752,8 +782,20 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
       if (ring) ring->bufs[ring->current] = v; /* the buffer joins the ring */
     }
     if (ring) strategy_note_allocation(ring);
-    return fill_buffer(pool, v, tag, mode, ctx, out, hit);
+    *out = v;
+    *claimed = true;
+    return HS_OK;
   }
+}
+
+static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
+                           hs_io_context ctx, hs_strategy *ring, hs_buf *out, bool *hit) {
+  hs_buf b;
+  bool claimed;
+  hs_status st = pool_claim(pool, tag, hash, mode, ctx, ring, &b, &claimed);
+  if (st != HS_OK) return st;
+  if (claimed) return fill_buffer(pool, b, tag, mode, ctx, out, hit);
+  return finish_pinned(pool, b, tag, hash, mode, ctx, ring, out, hit);
 }
 
 hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block,
@@ -776,25 +818,48 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
   hs_buftag tag = {.rel = rel, .fork = fork, .block = block};
   uint64_t hash = buf_tag_hash(&tag);
 
-  /* The hit path: find the buffer without a lock, pin it (a private counter
-   * and a read of the state word), check that the pin caught the page we
-   * asked for — the buffer may have been given to another page between the
-   * lookup and the pin — and tell the policy. */
-  hs_buf b = page_table_lookup_fast(&pool->table, &tag, hash);
-  if (b >= 0) {
-    hs_bufdesc *d = pool_desc(pool, b);
-    uint32_t s = pool_pin(pool, b);
-    if ((s & BM_TAG_VALID) && buf_tag_is(d, &tag)) {
-      if (!(s & BM_VALID)) return finish_pinned(pool, b, &tag, hash, mode, ctx, ring, out, hit);
-      policy_hit(pool, b, hash, mode, ring);
-      stat_add(&pool->stats, ctx, HS_STAT_HITS, 1);
-      *out = b;
-      if (hit) *hit = true;
-      return HS_OK;
-    }
-    pool_unpin(pool, b);
+  hs_buf b;
+  switch (lookup_and_pin(pool, &tag, hash, mode, ctx, ring, &b)) {
+  case FOUND_VALID:
+    *out = b;
+    if (hit) *hit = true;
+    return HS_OK;
+  case FOUND_NOT_VALID:
+    return finish_pinned(pool, b, &tag, hash, mode, ctx, ring, out, hit);
+  case NOT_FOUND:
+    break;
   }
   return read_slow(pool, &tag, hash, mode, ctx, ring, out, hit);
+}
+
+hs_status pool_read_found(hs_pool *pool, hs_buf b, const hs_buftag *tag, uint64_t hash,
+                          hs_io_context ctx, hs_strategy *ring) {
+  hs_buf out;
+  return finish_pinned(pool, b, tag, hash, HS_READ_NORMAL, ctx, ring, &out, NULL);
+}
+
+pool_lookup pool_lookup_and_pin(hs_pool *pool, const hs_buftag *tag, uint64_t hash,
+                                hs_io_context ctx, hs_strategy *ring, hs_buf *out) {
+  return lookup_and_pin(pool, tag, hash, HS_READ_NORMAL, ctx, ring, out);
+}
+
+/* Ends the reads of claimed buffers bufs[0..n-1] (pool_claim) after their
+ * pages were filled (ok) or could not be (then they are unpinned, and a
+ * later read tries again). */
+void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (ok) {
+      end_io(pool, bufs[i], BM_VALID, BM_IO_ERROR, false);
+    } else {
+      end_io(pool, bufs[i], BM_IO_ERROR, 0, false);
+      pool_unpin(pool, bufs[i]);
+    }
+  }
+  stat_add(&pool->stats, ctx, ok ? HS_STAT_READS : HS_STAT_READ_ERRORS, ok ? n : 1);
+}
+
+void *pool_page(hs_pool *pool, hs_buf b) {
+  return pool->pages + (size_t)b * pool->page_size;
 }
 
 /* ---- pinned-buffer calls ------------------------------------------------ */

@@ -69,6 +69,27 @@ uint32_t pool_pin_count(hs_pool *pool, hs_buf b, uint32_t state);
 /* The statistics counters alone (cheaper than hs_pool_stats). */
 void pool_counters(hs_pool *pool, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]);
 
+/* ---- for read streams (read_stream.c) ----------------------------------- */
+
+typedef enum pool_lookup {
+  NOT_FOUND = 0,   /* not in the pool: nothing pinned */
+  FOUND_VALID,     /* pinned, its page there; the policy and stats told */
+  FOUND_NOT_VALID, /* pinned, its read not done (pool_read_found) */
+} pool_lookup;
+
+/* The hit path of hs_pool_read for a normal read. */
+pool_lookup pool_lookup_and_pin(hs_pool *pool, const hs_buftag *tag, uint64_t hash,
+                                hs_io_context ctx, hs_strategy *ring, hs_buf *out);
+/* Waits for or does the read of a pinned buffer found not valid; on
+ * failure the pin is dropped. */
+hs_status pool_read_found(hs_pool *pool, hs_buf b, const hs_buftag *tag, uint64_t hash,
+                          hs_io_context ctx, hs_strategy *ring);
+/* Finds or gives the page a buffer, pinned (see pool.c). */
+hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
+                     hs_io_context ctx, hs_strategy *ring, hs_buf *out, bool *claimed);
+void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx);
+void *pool_page(hs_pool *pool, hs_buf b);
+
 /* For tests: how many threads are asleep waiting for some buffer's I/O. */
 uint32_t hs_pool_debug_io_waiters(hs_pool *pool);
 

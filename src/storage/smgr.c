@@ -70,6 +70,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 _Static_assert(sizeof(off_t) >= 8, "hotset needs a 64-bit off_t (-D_FILE_OFFSET_BITS=64)");
@@ -535,6 +536,31 @@ static int pread_full(int fd, void *buf, size_t len, off_t off, size_t *done) {
   return 0;
 }
 
+/* preadv of iov[0..n-1] (all `len` bytes each), retried on EINTR and partial
+ * transfers: a partial one resumes inside the iovec it stopped in. iov is
+ * modified. */
+static int preadv_full(int fd, struct iovec *iov, int n, off_t off, size_t *done) {
+  *done = 0;
+  while (n > 0) {
+    ssize_t got = preadv(fd, iov, n < IOV_MAX ? n : IOV_MAX, off + (off_t)*done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return errno;
+    if (got == 0) break;
+    *done += (size_t)got;
+    size_t left = (size_t)got;
+    while (n > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + left;
+      iov->iov_len -= left;
+    }
+  }
+  return 0;
+}
+
 /* pwrite of len bytes, retried on EINTR and partial writes. */
 static int pwrite_full(int fd, const void *buf, size_t len, off_t off, size_t *done) {
   *done = 0;
@@ -641,6 +667,42 @@ hs_status hs_smgr_read(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno blo
   size_t done;
   int err = read_block(smgr, f, block, page, &done);
   return io_result(smgr, f, HS_IO_READ, block, err, done);
+}
+
+hs_status hs_smgr_readv(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block, uint32_t n,
+                        void *const *pages) {
+  if (!pages || n == 0 || n > HS_SMGR_READV_MAX)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_smgr_readv: %u blocks asked for (1 to %u, pages not NULL)", n,
+                   HS_SMGR_READV_MAX);
+  if ((uint64_t)block + n - 1 >= HS_INVALID_BLOCK)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_readv: blocks %u..%u are past the largest block",
+                   block, block + (n - 1));
+  struct iovec iov[HS_SMGR_READV_MAX];
+  for (uint32_t i = 0; i < n; i++) {
+    if (!pages[i]) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_readv: page %u is NULL", i);
+    iov[i].iov_base = pages[i];
+    iov[i].iov_len = smgr->page_size;
+  }
+  smgr_file *f;
+  hs_status st = get_file(smgr, rel, fork, HS_IO_READ, block, &f);
+  if (st) return st;
+  for (uint32_t i = 0; i < n; i++) notify(smgr, HS_IO_READ, f, block + i, NULL);
+  size_t want = (size_t)n * smgr->page_size, len = want, done = 0;
+  int err = fault_transfer(smgr, HS_IO_READ, &len);
+  if (!err) {
+    if (len < want) { /* an injected short transfer: really read only part */
+      uint32_t keep = (uint32_t)(len / smgr->page_size) + 1;
+      iov[keep - 1].iov_len = len - (size_t)(keep - 1) * smgr->page_size;
+      err = preadv_full(f->fd, iov, (int)keep, block_offset(smgr, block), &done);
+    } else {
+      err = preadv_full(f->fd, iov, (int)n, block_offset(smgr, block), &done);
+    }
+  }
+  if (!err && done == want) return HS_OK;
+  /* Report the first block not fully read, as a one-block read would. */
+  hs_blockno first_bad = block + (hs_blockno)(done / smgr->page_size);
+  return io_result(smgr, f, HS_IO_READ, first_bad, err, done % smgr->page_size);
 }
 
 hs_status hs_smgr_write(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block,

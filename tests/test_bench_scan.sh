@@ -74,6 +74,10 @@ run bench scan --update-ratio 2
 expect_usage_error --update-ratio "bench scan --update-ratio 2" "hotset bench"
 run bench scan --seconds 0
 expect_usage_error --seconds "bench scan --seconds 0" "hotset bench"
+run bench scan --io-combine 100
+expect_usage_error --io-combine "bench scan --io-combine 100" "hotset bench"
+run bench scan --warmup-turns -1
+expect_usage_error --warmup-turns "bench scan --warmup-turns -1" "hotset bench"
 
 # ---- the experiment ----
 

@@ -73,18 +73,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PROG           "hotset bench scan"
-#define HOT_REL        16384u
-#define BIG_REL        16385u
-#define HOT_PART       0.2 /* the hot relation's most-read share of blocks */
-#define HOT_PART_READS 0.8 /* ... and the share of reads that go there */
-#define WAL_RECORD     64u /* bytes per stand-in log record */
-#define RAW_CHUNK      (256u * 1024u)
-#define RAW_SECONDS    0.5 /* timed passes go on at least this long */
-#define MAX_THREADS    64
-#define MAX_SLEEP_NS   10000000u /* a paced client re-checks for "stop" this often */
-#define PROGRESS_SLICE 0.1       /* seconds between looks at the clock and the workers */
-#define MAX_CELLS      (ARGS_LIST_MAX * 4)
+#define PROG             "hotset bench scan"
+#define HOT_REL          16384u
+#define BIG_REL          16385u
+#define HOT_PART         0.2 /* the hot relation's most-read share of blocks */
+#define HOT_PART_READS   0.8 /* ... and the share of reads that go there */
+#define WAL_RECORD       64u /* bytes per stand-in log record */
+#define RAW_CHUNK        (256u * 1024u)
+#define WARMUP_MAX_EXTRA 10.0 /* seconds the warm-up may wait for its pool turns */
+#define RAW_SECONDS      0.5  /* timed passes go on at least this long */
+#define MAX_THREADS      64
+#define MAX_SLEEP_NS     10000000u /* a paced client re-checks for "stop" this often */
+#define PROGRESS_SLICE   0.1       /* seconds between looks at the clock and the workers */
+#define MAX_CELLS        (ARGS_LIST_MAX * 4)
 
 static const char usage[] =
     "usage: hotset bench scan [flags]\n"
@@ -229,7 +230,7 @@ static void progress_clear(progress *p) {
 typedef struct scan_bench {
   uint64_t pool_bytes, hot_bytes, big_bytes, page_size, seed, io_combine;
   uint64_t oltp_threads, scan_threads, oltp_rate, scan_rate, index_rate;
-  double seconds, warmup, settle, update_ratio;
+  double seconds, warmup, warmup_turns, settle, update_ratio;
   const char *policy_flag, *ring_flag, *scan_flag, *ring_size_flag, *dir_flag, *plot_file;
   bool json;
 
@@ -254,7 +255,9 @@ static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
 
 /* ---- the threads --------------------------------------------------------- */
 
-enum { PHASE_WARMUP = 0, PHASE_MEASURE, PHASE_STOP };
+/* A cell with a scan goes SETTLE (OLTP alone, unpaced) -> WARMUP (scanners
+ * too) -> MEASURE -> STOP; a baseline starts at WARMUP. */
+enum { PHASE_WARMUP = 0, PHASE_MEASURE, PHASE_STOP, PHASE_SETTLE };
 
 /* What one cell's threads share. */
 typedef struct cell_shared {
@@ -285,6 +288,7 @@ typedef struct worker {
   int seen_phase;
   uint64_t t_start, t_end; /* the measured interval (t_start 0: none) */
   uint64_t ops, hits, updates, bytes;
+  _Atomic uint64_t pages; /* scanners: pages read since the cell began */
   uint32_t ring_buffers;
   latency_hist hist;
 } worker;
@@ -312,6 +316,7 @@ static bool worker_tick(worker *w) {
   int ph = atomic_load_explicit(&w->sh->phase, memory_order_relaxed);
   if (__builtin_expect(ph == w->seen_phase, 1)) return true;
   w->seen_phase = ph;
+  if (ph == PHASE_WARMUP || ph == PHASE_SETTLE) return true;
   if (ph == PHASE_MEASURE) {
     w->ops = w->hits = w->updates = w->bytes = 0;
     latency_hist_reset(&w->hist);
@@ -418,7 +423,11 @@ static void *oltp_main(void *arg) {
   pacer pace;
   pacer_init(&pace, b->oltp_rate);
   while (worker_tick(w)) {
-    if (!pacer_ready(&pace)) continue;
+    if (w->seen_phase == PHASE_SETTLE) {
+      pacer_init(&pace, b->oltp_rate); /* paced from the end of the settling on */
+    } else if (!pacer_ready(&pace)) {
+      continue;
+    }
     hs_blockno blk = pick_hot(b, &rng);
     bool update = b->update_ratio > 0 && bench_rng_double(&rng) < b->update_ratio;
     bool hit = false;
@@ -437,6 +446,12 @@ static void *oltp_main(void *arg) {
   }
   if (!w->t_end) w->t_end = bench_now_ns();
   return NULL;
+}
+
+/* One more page read by scanner w (only w writes the count: no RMW). */
+static inline void count_page(worker *w) {
+  atomic_store_explicit(&w->pages, atomic_load_explicit(&w->pages, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
 }
 
 /* Checks the page a scan was given (share-locked, as a scan reads tuples)
@@ -522,6 +537,7 @@ static void seq_scans(worker *w) {
       }
       hs_syncscan_report(pool, BIG_REL, blk);
       w->bytes += page_size;
+      count_page(w);
     }
     hs_read_stream_close(stream);
   }
@@ -547,6 +563,7 @@ static void index_scans(worker *w) {
       return;
     }
     w->bytes += b->page_size;
+    count_page(w);
   }
 }
 
@@ -578,6 +595,21 @@ static void cell_name(const cell *c, char *buf, size_t len) {
 
 /* Sleeps `seconds` in slices, keeping the progress line fresh; returns
  * early if a worker failed. */
+/* Waits until the scanners have read --warmup-turns times the pool's pages,
+ * or WARMUP_MAX_EXTRA more seconds have gone by. */
+static void wait_turns(scan_bench *b, cell_shared *sh, const worker *scanners, uint32_t n) {
+  uint64_t want = (uint64_t)(b->warmup_turns * b->nbuffers);
+  uint64_t until = bench_now_ns() + (uint64_t)(WARMUP_MAX_EXTRA * 1e9);
+  for (;;) {
+    uint64_t pages = 0;
+    for (uint32_t i = 0; i < n; i++)
+      pages += atomic_load_explicit(&scanners[i].pages, memory_order_relaxed);
+    if (pages >= want || bench_now_ns() >= until || atomic_load(&sh->failed)) return;
+    bench_sleep(0.01);
+    progress_show(&b->prog);
+  }
+}
+
 static void wait_phase(scan_bench *b, cell_shared *sh, double seconds) {
   uint64_t until = bench_now_ns() + (uint64_t)(seconds * 1e9);
   for (;;) {
@@ -591,14 +623,26 @@ static void wait_phase(scan_bench *b, cell_shared *sh, double seconds) {
 
 /* Reads every hot block once, so the cell starts with the hot set resident
  * (as far as the pool holds it). */
-static hs_status warm_hot_set(scan_bench *b, hs_pool *pool) {
-  for (hs_blockno blk = 0; blk < b->hot_pages; blk++) {
+/* Reads `n` blocks of `rel` from 0 on, normally (no ring). */
+static hs_status read_blocks(hs_pool *pool, hs_relid rel, hs_blockno n) {
+  for (hs_blockno blk = 0; blk < n; blk++) {
     hs_buf buf;
-    hs_status st = hs_pool_read(pool, HOT_REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &buf, NULL);
+    hs_status st = hs_pool_read(pool, rel, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &buf, NULL);
     if (st != HS_OK) return st;
     hs_buf_release(pool, buf);
   }
   return HS_OK;
+}
+
+/* A pool that has been in use: full of older pages (the big relation's
+ * first pool-full), then the hot relation read in over them. The pool is
+ * then full and has already evicted pages, as a database's pool has: a
+ * policy that behaves differently while it warms up (InnoDB's midpoint
+ * promotes nothing before its first eviction) starts in its steady state. */
+static hs_status warm_pool(scan_bench *b, hs_pool *pool) {
+  hs_blockno filler = b->nbuffers < b->big_pages ? b->nbuffers : b->big_pages;
+  hs_status st = read_blocks(pool, BIG_REL, filler);
+  return st == HS_OK ? read_blocks(pool, HOT_REL, b->hot_pages) : st;
 }
 
 static hs_status hot_share(hs_pool *pool, double *share) {
@@ -635,7 +679,7 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
   po.wal_ctx = &b->wal;
   hs_pool *pool;
   if (hs_pool_open(&po, &pool) != HS_OK) return cell_error(b, what, hs_last_error());
-  if (warm_hot_set(b, pool) != HS_OK) {
+  if (warm_pool(b, pool) != HS_OK) {
     char msg[600];
     snprintf(msg, sizeof msg, "reading the hot relation: %s", hs_last_error());
     hs_pool_abandon(pool);
@@ -662,7 +706,7 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
   pthread_mutex_init(&sh->gate_lock, NULL);
   pthread_cond_init(&sh->gate, NULL);
   pthread_mutex_init(&sh->err_lock, NULL);
-  atomic_init(&sh->phase, PHASE_WARMUP);
+  atomic_init(&sh->phase, c->scan == SCAN_NONE ? PHASE_WARMUP : PHASE_SETTLE);
   atomic_init(&sh->failed, false);
 
   uint32_t started = 0;
@@ -670,6 +714,7 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
   for (; started < nthreads; started++) {
     worker *x = &w[started];
     x->sh = sh;
+    atomic_init(&x->pages, 0);
     x->scanner = started >= noltp;
     x->id = x->scanner ? started - noltp : started;
     create_err = pthread_create(&x->tid, NULL, x->scanner ? scanner_main : oltp_main, x);
@@ -677,14 +722,23 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
   }
   if (create_err) atomic_store(&sh->phase, PHASE_STOP);
   gate_open(sh, &sh->go);
-  /* The hot set has been in use for a while before a scan comes along (long
-   * enough for InnoDB's old_blocks_time, 1 s, to let its pages become
-   * young): the OLTP clients run alone first, in cells with a scan. */
-  if (!create_err && c->scan != SCAN_NONE) wait_phase(b, sh, b->settle);
+  /* The hot set has been in use for a long time before a scan comes along:
+   * the OLTP clients run alone first, unpaced, so that every policy has seen
+   * it often (and, at 1.1 s, for longer than InnoDB's old_blocks_time lets
+   * its pages become young) — hours of OLTP, compressed. */
+  if (!create_err && c->scan != SCAN_NONE) {
+    wait_phase(b, sh, b->settle);
+    int expect = PHASE_SETTLE;
+    atomic_compare_exchange_strong(&sh->phase, &expect, PHASE_WARMUP);
+  }
   gate_open(sh, &sh->scan_go);
 
   if (!create_err) {
     wait_phase(b, sh, b->warmup);
+    /* The scan's effect on a policy settles once it has cycled the pool a
+     * few times: flat-out sequential scans do that within milliseconds, a
+     * paced index scan takes seconds. */
+    if (nscan) wait_turns(b, sh, w + noltp, nscan);
     /* Reset first: a worker counts from the moment it sees the new phase.
      * A worker that failed meanwhile has set PHASE_STOP, which stays. */
     hs_pool_stats_reset(pool);
@@ -1087,18 +1141,19 @@ int bench_scan_main(int argc, char **argv) {
   b->seed = 1;
   b->oltp_threads = 1;
   b->scan_threads = 1;
-  b->oltp_rate = 20000;
+  b->oltp_rate = 80000;
   b->scan_rate = 0;
   /* Index scans read a heap page per index entry, each after an index
    * descent: far below sequential speed. Flat out in this lab they would
    * re-read the big relation's pages more often than the OLTP clients read
    * the hot relation's tail, and no policy could keep the two apart. */
-  b->index_rate = 10000;
+  b->index_rate = 40000;
   b->io_combine = HS_STREAM_COMBINE_DEFAULT;
-  b->seconds = 3;
-  b->warmup = 1;
-  b->settle = 1.2;
-  b->policy_flag = "clock-sweep,lru,arc,s3fifo";
+  b->seconds = 1;
+  b->warmup = 0.3;
+  b->warmup_turns = 3;
+  b->settle = 1.1;
+  b->policy_flag = "clock-sweep,lru,2q,arc,lirs,s3fifo,twolist,midpoint";
   b->ring_flag = "on,off";
   b->scan_flag = "seq,index";
   const args_opt opts[] = {
@@ -1135,6 +1190,7 @@ int bench_scan_main(int argc, char **argv) {
       {.name = "update-ratio", .kind = ARGS_DOUBLE, .dest = &b->update_ratio, .dmax = 1},
       {.name = "seconds", .kind = ARGS_DOUBLE, .dest = &b->seconds, .dmin = 0.01, .dmax = 86400},
       {.name = "warmup", .kind = ARGS_DOUBLE, .dest = &b->warmup, .dmax = 86400},
+      {.name = "warmup-turns", .kind = ARGS_DOUBLE, .dest = &b->warmup_turns, .dmax = 1000},
       {.name = "settle", .kind = ARGS_DOUBLE, .dest = &b->settle, .dmax = 86400},
       {.name = "dir", .kind = ARGS_STRING, .dest = &b->dir_flag},
       {.name = "seed", .kind = ARGS_UINT, .dest = &b->seed},

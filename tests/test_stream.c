@@ -48,6 +48,19 @@ static void test_readv(hs_pool *pool) {
   CHECK_ST(hs_smgr_readv(smgr, BIG, HS_FORK_MAIN, 0, HS_SMGR_READV_MAX + 1, pages), HS_ERR_INVALID);
 }
 
+/* A pool with `workers` I/O workers (0: streams read on their own thread). */
+static hs_pool *open_stream_pool(const char *dir, uint32_t pages, uint32_t workers) {
+  hs_pool_options o;
+  hs_pool_options_init(&o);
+  o.dir = dir;
+  o.pool_pages = pages;
+  o.page_size = PAGE;
+  o.io_workers = workers;
+  hs_pool *pool = NULL;
+  REQUIRE(hs_pool_open(&o, &pool) == HS_OK);
+  return pool;
+}
+
 static uint32_t pinned_buffers(hs_pool *pool) {
   uint32_t n = hs_pool_nbuffers(pool), count = 0;
   hs_buffer_info *all = calloc(n, sizeof *all);
@@ -78,9 +91,13 @@ static uint32_t drain(hs_pool *pool, hs_read_stream *s, hs_blockno first, hs_blo
 /* A whole pass in order, blocks already in the pool counted as hits and
  * not read, the rest read in runs of `combine` pages: the second read
  * system call fails by injection, and the error names the first block of
- * the second run — block 8 with runs of 8 pages, block 1 without combining. */
-static void test_stream_basics(const char *dir) {
-  hs_pool *pool = open_pool(dir, NBUFFERS, PAGE, NULL, NULL);
+ * the second run — block 8 with runs of 8 pages, block 1 without combining.
+ * With I/O workers the second run is read ahead, on a worker, and its
+ * failure is reported when the stream gets to it. */
+static void test_stream_basics(const char *dir, uint32_t workers) {
+  /* 256 buffers: a stream without a ring may pin 32: batches of 8 fit,
+   * two at a time with workers. */
+  hs_pool *pool = open_stream_pool(dir, 4 * NBUFFERS, workers);
   make_relation(pool, BIG, NBIG);
   hs_buf b = must_read(pool, BIG, 3, NULL);
   hs_buf_release(pool, b);
@@ -147,8 +164,8 @@ static void test_stream_basics(const char *dir) {
 
 /* With a ring: the hot relation read normally stays, the ring takes no more
  * than its size from the pool, and the look-ahead is capped by it. */
-static void test_stream_ring(const char *dir) {
-  hs_pool *pool = open_pool(dir, NBUFFERS, PAGE, NULL, NULL);
+static void test_stream_ring(const char *dir, uint32_t workers) {
+  hs_pool *pool = open_stream_pool(dir, NBUFFERS, workers);
   make_relation(pool, HOT, 40);
   make_relation(pool, BIG, NBIG);
   for (hs_blockno i = 0; i < 40; i++) {
@@ -164,7 +181,8 @@ static void test_stream_ring(const char *dir) {
     hs_block_range_init(&r, 0, NBIG);
     hs_read_stream *s;
     CHECK_OK(hs_read_stream_open(pool, BIG, HS_FORK_MAIN, ring, hs_block_range_next, &r, 0, &s));
-    CHECK_EQ(hs_read_stream_combine(s), 6);
+    /* The ring lends the stream all it has: one batch, or two of half. */
+    CHECK_EQ(hs_read_stream_combine(s), workers ? 3 : 6);
     CHECK_EQ(drain(pool, s, 0, NBIG), NBIG);
     hs_read_stream_close(s);
   }
@@ -243,8 +261,8 @@ static void *point_racer(void *arg) {
 
 /* Two streams with rings, one without, two point readers: every page seen
  * is the right one, and nothing stays pinned. */
-static void test_concurrent(const char *dir) {
-  hs_pool *pool = open_pool(dir, 48, PAGE, NULL, NULL);
+static void test_concurrent(const char *dir, uint32_t workers) {
+  hs_pool *pool = open_stream_pool(dir, 48, workers);
   make_relation(pool, BIG, NBIG);
   racer rs[5];
   pthread_t th[5];
@@ -272,14 +290,16 @@ int main(void) {
   CHECK_OK(hs_pool_close(pool));
   testdir_remove(dir);
 
-  testdir_make(dir, sizeof dir, "stream-basics");
-  test_stream_basics(dir);
-  testdir_remove(dir);
-  testdir_make(dir, sizeof dir, "stream-ring");
-  test_stream_ring(dir);
-  testdir_remove(dir);
-  testdir_make(dir, sizeof dir, "stream-concurrent");
-  test_concurrent(dir);
-  testdir_remove(dir);
+  for (uint32_t workers = 0; workers <= 2; workers++) {
+    testdir_make(dir, sizeof dir, "stream-basics");
+    test_stream_basics(dir, workers);
+    testdir_remove(dir);
+    testdir_make(dir, sizeof dir, "stream-ring");
+    test_stream_ring(dir, workers);
+    testdir_remove(dir);
+    testdir_make(dir, sizeof dir, "stream-concurrent");
+    test_concurrent(dir, workers);
+    testdir_remove(dir);
+  }
   return check_finish();
 }

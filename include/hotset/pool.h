@@ -73,6 +73,8 @@ typedef struct hs_pool_options {
   hs_wal_flush_fn flush_wal_up_to;       /* NULL: pages carry no WAL dependency */
   hs_wal_needs_flush_fn wal_needs_flush; /* NULL: any LSN > 0 may need one */
   void *wal_ctx;
+  uint32_t io_workers; /* threads doing read streams' combined reads (hotset/stream.h);
+                          0 = streams read on the caller's thread */
 } hs_pool_options;
 
 /* Fills in the defaults: 8 KiB pages, 128 MiB, clock-sweep, 128 partitions. */

@@ -51,6 +51,7 @@ void hs_pool_options_init(hs_pool_options *opts) {
 /* ---- opening and closing ---------------------------------------------- */
 
 static void pool_free(hs_pool *pool) {
+  io_workers_stop(&pool->io);
   hs_policy_destroy(pool->policy);
   syncscan_table_free(pool->syncscan);
   pthread_mutex_destroy(&pool->policy_lock);
@@ -146,6 +147,9 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
     pool->lock_hits = !(flags & (HS_POLICY_CONCURRENT | HS_POLICY_CONCURRENT_HIT));
     pool->needs_time = flags & HS_POLICY_NEEDS_TIME;
   }
+  if (st == HS_OK && opts->io_workers > 64)
+    st = hs_fail(HS_ERR_INVALID, 0, "%u I/O workers asked for (at most 64)", opts->io_workers);
+  if (st == HS_OK && opts->io_workers) st = io_workers_start(&pool->io, pool, opts->io_workers);
   if (st != HS_OK) {
     pool_free(pool);
     return st;
@@ -690,17 +694,12 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
                      hs_io_context ctx, hs_strategy *ring, hs_buf *out, bool *claimed) {
   hs_page_table *pt = &pool->table;
   uint32_t part = page_table_partition(pt, hash);
+  hs_buf b;
   *claimed = false;
-  page_table_lock(pt, part);
-  hs_buf b = page_table_lookup(pt, tag, hash);
-  if (b >= 0) {
-    pool_pin(pool, b);
-    page_table_unlock(pt, part);
-    *out = b;
-    return HS_OK;
-  }
-  page_table_unlock(pt, part);
-
+  /* No locked look-up first: every caller has just missed in the lock-free
+   * one, and the page is looked for again under the partition lock before
+   * the victim is retagged — should it have arrived meanwhile, the victim
+   * is let go unchanged. */
   hs_access incoming = make_access(pool, hash, mode, ring);
   unsigned write_failures = 0;
   for (;;) {
@@ -846,16 +845,32 @@ pool_lookup pool_lookup_and_pin(hs_pool *pool, const hs_buftag *tag, uint64_t ha
 /* Ends the reads of claimed buffers bufs[0..n-1] (pool_claim) after their
  * pages were filled (ok) or could not be (then they are unpinned, and a
  * later read tries again). */
-void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx) {
+void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx,
+                    bool unpin) {
   for (uint32_t i = 0; i < n; i++) {
     if (ok) {
       end_io(pool, bufs[i], BM_VALID, BM_IO_ERROR, false);
     } else {
       end_io(pool, bufs[i], BM_IO_ERROR, 0, false);
-      pool_unpin(pool, bufs[i]);
+      if (unpin) pool_unpin(pool, bufs[i]);
     }
   }
   stat_add(&pool->stats, ctx, ok ? HS_STAT_READS : HS_STAT_READ_ERRORS, ok ? n : 1);
+}
+
+bool pool_wait_read(hs_pool *pool, hs_buf b) {
+  hs_bufdesc *d = pool_desc(pool, b);
+  uint32_t s;
+  /* A combined read of a batch takes microseconds: worth a short spin
+   * before a sleep on the wait stripe. */
+  for (int i = 0; i < 4096; i++) {
+    s = atomic_load_explicit(&d->state, memory_order_acquire);
+    if (!(s & BM_IO_IN_PROGRESS)) return s & BM_VALID;
+    cpu_relax();
+  }
+  wait_io(pool, b);
+  s = atomic_load_explicit(&d->state, memory_order_acquire);
+  return s & BM_VALID;
 }
 
 void *pool_page(hs_pool *pool, hs_buf b) {

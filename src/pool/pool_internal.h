@@ -9,6 +9,7 @@
 #include "hotset/pool.h"
 #include "pool/buf_internal.h"
 #include "pool/content_lock.h"
+#include "pool/io_workers.h"
 #include "pool/page_table.h"
 #include "pool/stat_shards.h"
 #include "pool/syncscan.h"
@@ -49,6 +50,7 @@ struct hs_pool {
   _Atomic uint32_t io_waiters;                /* threads asleep on an I/O now */
 
   hs_syncscan_table *syncscan; /* recent scan positions (syncscan.c) */
+  io_workers io;               /* read streams' readers; io.n == 0: none */
 
   pthread_mutex_t stats_lock; /* serializes snapshot against reset */
   hs_stat_shards stats;
@@ -87,7 +89,13 @@ hs_status pool_read_found(hs_pool *pool, hs_buf b, const hs_buftag *tag, uint64_
 /* Finds or gives the page a buffer, pinned (see pool.c). */
 hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
                      hs_io_context ctx, hs_strategy *ring, hs_buf *out, bool *claimed);
-void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx);
+/* Ends the I/O of claimed buffers: VALID if ok, else IO_ERROR (and, with
+ * `unpin`, drops their pins: the synchronous reader's way). */
+void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx,
+                    bool unpin);
+/* Waits (spinning a little first) until pinned buffer b's I/O is over; true
+ * if its page is there. */
+bool pool_wait_read(hs_pool *pool, hs_buf b);
 void *pool_page(hs_pool *pool, hs_buf b);
 
 /* For tests: how many threads are asleep waiting for some buffer's I/O. */

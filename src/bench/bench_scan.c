@@ -33,17 +33,22 @@
  * The matrix: for each policy, a baseline with no scanner, then each scan
  * kind with each ring setting — except that an index scan never uses a ring,
  * so it runs once, labelled ring "off". Every cell opens a fresh pool with
- * its policy on the same data directory, reads the hot relation once, starts
- * the threads, lets them run --warmup seconds, resets the pool's statistics
- * and the threads' counters, and measures for --seconds.
+ * its policy on the same data directory, fills it (a pool-full of the big
+ * relation, then the hot relation), lets the OLTP clients run alone and
+ * unpaced for --settle seconds (cells with a scan), starts the scanners,
+ * waits --warmup seconds and until they have read --warmup-turns pools'
+ * worth, resets the pool's statistics and the threads' counters, and
+ * measures for --seconds. docs/strategies.md says why each step is there.
  *
  * Per cell: OLTP reads/s; the OLTP hit ratio (counted from hs_pool_read's
  * `hit`, hot-relation reads only); p50/p99 OLTP latency; hot_share, the
  * share of all buffers holding a hot page when the cell ends (from
  * hs_pool_dump); the scanners' MB/s (10^6 bytes of big-relation pages per
- * second) and its ratio to a raw pread rate, measured first in the same run
- * by reading the big relation's file (then in the page cache) 256 KiB at a
- * time — the best a scan through the pool could hope for.
+ * second) and its ratio to a raw pread rate, measured in the same run by
+ * reading the big relation's file (then in the page cache) 256 KiB at a
+ * time — the best one thread's reads could hope for — once at the start and
+ * again around each sequential-scan cell. Sequential scans go through a read
+ * stream (hotset/stream.h) on a pool with --io-workers I/O threads.
  *
  * Every page read, by either kind of thread, is checked against its stamp
  * (bench_util.h): a ring that handed back the wrong buffer would be caught.
@@ -82,7 +87,7 @@
 #define RAW_CHUNK        (256u * 1024u)
 #define WARMUP_MAX_EXTRA 10.0 /* seconds the warm-up may wait for its pool turns */
 #define RAW_SECONDS      0.5  /* timed passes go on at least this long */
-#define RAW_CELL_SECONDS 0.25 /* the same, again, just before each sequential-scan cell */
+#define RAW_CELL_SECONDS 0.25 /* the same, just before and after each sequential-scan cell */
 #define MAX_THREADS      64
 #define MAX_SLEEP_NS     10000000u /* a paced client re-checks for "stop" this often */
 #define MIN_NAP_NS       1000000u  /* and sleeps at least this long (see pacer) */
@@ -99,7 +104,8 @@ static const char usage[] =
     "\n"
     "flags:\n"
     "  --policy LIST       replacement policies, comma-separated specs, or \"all\"\n"
-    "                      (default clock-sweep,lru,arc,s3fifo)\n"
+    "                      (default clock-sweep,lru,2q,arc,lirs,s3fifo,twolist,\n"
+    "                      midpoint)\n"
     "  --ring LIST         on, off or on,off (default on,off): seq scans with a\n"
     "                      bulkread ring or through the normal policy (a ring only\n"
     "                      when --big is over a quarter of the pool, PostgreSQL's rule)\n"
@@ -116,11 +122,11 @@ static const char usage[] =
     "  --oltp-threads N    OLTP threads (default 1)\n"
     "  --scan-threads N    scanner threads in the cells with a scan (default 1)\n"
     "  --oltp-rate N       reads per second per OLTP thread, 0 = as fast as possible\n"
-    "                      (default 20000)\n"
+    "                      (default 80000)\n"
     "  --scan-rate N       pages per second per sequential scanner, 0 = as fast as\n"
     "                      possible (default 0)\n"
     "  --index-rate N      pages per second per index scanner, 0 = as fast as\n"
-    "                      possible (default 10000: half the OLTP clients' rate; see\n"
+    "                      possible (default 40000: half the OLTP clients' rate; see\n"
     "                      docs/strategies.md)\n"
     "  --io-combine SIZE   sequential scans read through a read stream that combines\n"
     "                      up to SIZE of consecutive missing pages into one preadv\n"
@@ -130,12 +136,14 @@ static const char usage[] =
     "                      is read on one while the scanner uses the one before\n"
     "                      (default 1; 0 = the scanner reads itself)\n"
     "  --update-ratio R    share of OLTP operations that update the page (default 0)\n"
-    "  --seconds S         measured time per cell (default 3)\n"
-    "  --settle S          in cells with a scan, the OLTP clients run alone this\n"
-    "                      long before the scanners start (default 1.2: longer\n"
+    "  --seconds S         measured time per cell (default 1)\n"
+    "  --settle S          in cells with a scan, the OLTP clients run alone, unpaced,\n"
+    "                      this long before the scanners start (default 1.1: longer\n"
     "                      than InnoDB's old_blocks_time)\n"
     "  --warmup S          time per cell before measuring, scanners running\n"
-    "                      (default 1)\n"
+    "                      (default 0.3) ...\n"
+    "  --warmup-turns N    ... and until the scanners have read N times the pool's\n"
+    "                      pages (default 3; at most 10 s more)\n"
     "  --dir DIR           data directory to use (kept) instead of a temporary one\n"
     "  --seed N            seed of the random choices (default 1)\n"
     "  --json              one JSON object per line per cell\n"
@@ -979,11 +987,11 @@ static void print_row(const scan_bench *b, const cell *c, const cell_result *r) 
 }
 
 static void print_footer(void) {
-  printf("\nhit%%: OLTP reads found in the pool; p50/p99: OLTP operation latency; hot share: "
-         "buffers\nholding hot-relation pages at the end of the cell; raw MB/s: 256 KiB preads of "
-         "the big\nrelation, measured again just before each sequential-scan cell; scan/raw: scan "
-         "MB/s over\nthat (index scans: over the first measurement). Index scans and the "
-         "baselines (scan none)\nnever use a ring.\n");
+  printf("\nhit%%: OLTP reads found in the pool; p50/p99: OLTP operation latency; hot share:\n"
+         "buffers holding hot-relation pages at the end of the cell; raw MB/s: 256 KiB preads\n"
+         "of the big relation, just before and after each sequential-scan cell (the mean);\n"
+         "scan/raw: scan MB/s over that (index scans: over the first measurement).\n"
+         "Index scans and the baselines (scan none) never use a ring.\n");
 }
 
 static int plot(const scan_bench *b, const cell *cells, const cell_result *res, int n) {
@@ -1150,6 +1158,15 @@ static int make_relations(scan_bench *b) {
   return rc;
 }
 
+/* The raw rate next to a cell; on failure says why and cleans up. */
+static int measure_cell_raw(scan_bench *b, double *mb_per_sec) {
+  if (measure_raw_io(b, RAW_CHUNK, RAW_CELL_SECONDS, mb_per_sec) == HS_OK) return 0;
+  progress_clear(&b->prog);
+  fprintf(stderr, PROG ": measuring raw pread throughput: %s\n", hs_last_error());
+  remove_tmpdir(b);
+  return 1;
+}
+
 int bench_scan_main(int argc, char **argv) {
   static scan_bench bench;
   scan_bench *b = &bench;
@@ -1263,23 +1280,20 @@ int bench_scan_main(int argc, char **argv) {
     snprintf(b->prog.what, sizeof b->prog.what, "%s, %s", specs[cells[i].policy], name);
     b->prog.cell_t0 = bench_now_ns();
     progress_show(&b->prog);
-    /* A sequential scan is held against the raw rate of the same moment:
-     * from run to run (and minute to minute) this machine's copy rate from
-     * the page cache moves by a fifth. */
-    double raw = b->raw_mb_per_sec;
-    if (cells[i].scan == SCAN_SEQ &&
-        measure_raw_io(b, RAW_CHUNK, RAW_CELL_SECONDS, &raw) != HS_OK) {
-      progress_clear(&b->prog);
-      fprintf(stderr, PROG ": measuring raw pread throughput: %s\n", hs_last_error());
-      remove_tmpdir(b);
-      return 1;
-    }
+    /* A sequential scan is held against the raw rate of the same moment,
+     * measured just before and just after it: from run to run (and minute
+     * to minute) this machine's copy rate from the page cache moves by a
+     * fifth. */
+    bool seq = cells[i].scan == SCAN_SEQ;
+    double before = b->raw_mb_per_sec, after = b->raw_mb_per_sec;
+    if (seq && measure_cell_raw(b, &before) != 0) return 1;
     if (run_cell(b, &cells[i], &res[i]) != 0) {
       /* run_cell cleared the progress line and printed the error. */
       remove_tmpdir(b);
       return 1;
     }
-    res[i].raw_mb_per_sec = raw;
+    if (seq && measure_cell_raw(b, &after) != 0) return 1;
+    res[i].raw_mb_per_sec = (before + after) / 2;
     b->prog.cells_ns += bench_now_ns() - b->prog.cell_t0;
     b->prog.done++;
     progress_clear(&b->prog);

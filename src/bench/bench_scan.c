@@ -726,7 +726,7 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
   pthread_mutex_init(&sh->gate_lock, NULL);
   pthread_cond_init(&sh->gate, NULL);
   pthread_mutex_init(&sh->err_lock, NULL);
-  atomic_init(&sh->phase, c->scan == SCAN_NONE ? PHASE_WARMUP : PHASE_SETTLE);
+  atomic_init(&sh->phase, PHASE_SETTLE);
   atomic_init(&sh->failed, false);
 
   uint32_t started = 0;
@@ -745,16 +745,18 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
   /* The hot set has been in use for a long time before a scan comes along:
    * the OLTP clients run alone first, unpaced, so that every policy has seen
    * it often (and, at 1.1 s, for longer than InnoDB's old_blocks_time lets
-   * its pages become young) — hours of OLTP, compressed. */
-  if (!create_err && c->scan != SCAN_NONE) {
-    wait_phase(b, sh, b->settle);
+   * its pages become young) — hours of OLTP, compressed. A baseline has no
+   * scan to wait for: its warm-up is that settling (LIRS, for one, needs a
+   * few hundred thousand accesses to turn the hot pages into LIR blocks). */
+  if (!create_err) {
+    wait_phase(b, sh, c->scan != SCAN_NONE ? b->settle : b->warmup);
     int expect = PHASE_SETTLE;
     atomic_compare_exchange_strong(&sh->phase, &expect, PHASE_WARMUP);
   }
   gate_open(sh, &sh->scan_go);
 
   if (!create_err) {
-    wait_phase(b, sh, b->warmup);
+    if (c->scan != SCAN_NONE) wait_phase(b, sh, b->warmup);
     /* The scan's effect on a policy settles once it has cycled the pool a
      * few times: flat-out sequential scans do that within milliseconds, a
      * paced index scan takes seconds. */

@@ -847,6 +847,9 @@ pool_lookup pool_lookup_and_pin(hs_pool *pool, const hs_buftag *tag, uint64_t ha
  * later read tries again). */
 void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx,
                     bool unpin) {
+  /* Counted first: whoever sees a page's read end (an I/O worker ends the
+   * reads of another thread's stream) must find it in the statistics. */
+  stat_add(&pool->stats, ctx, ok ? HS_STAT_READS : HS_STAT_READ_ERRORS, ok ? n : 1);
   for (uint32_t i = 0; i < n; i++) {
     if (ok) {
       end_io(pool, bufs[i], BM_VALID, BM_IO_ERROR, false);
@@ -855,7 +858,6 @@ void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_i
       if (unpin) pool_unpin(pool, bufs[i]);
     }
   }
-  stat_add(&pool->stats, ctx, ok ? HS_STAT_READS : HS_STAT_READ_ERRORS, ok ? n : 1);
 }
 
 bool pool_wait_read(hs_pool *pool, hs_buf b) {

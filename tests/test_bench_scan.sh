@@ -137,6 +137,35 @@ fi
 # The baseline holds the whole hot relation: 128 of 512 buffers.
 if holds "$share_base_lru" '>=' 0.24; then ok; else bad "lru baseline hot share $share_base_lru"; fi
 
+# A vacuum dirties every page it reads; recycling a dirty buffer forces a WAL
+# flush unless the log is already durable past the page's LSN. A 1-page ring
+# flushes on every recycle; a 32-page one (read stream on the scanning
+# thread, batches of 16) about once per 32.
+vac=$scratch/vacuum.json
+for rs in fixed:1KiB fixed:32KiB; do
+  "$HOTSET" bench scan --pool 4MiB --hot 1MiB --big 16MiB --page-size 1KiB --seconds 0.3 \
+    --warmup 0.1 --settle 0.1 --policy clock-sweep --scan vacuum --ring on --ring-size "$rs" \
+    --io-workers 0 --json >"$vac.$rs" 2>"$err"
+  status=$?
+  expect_status 0 "bench scan --scan vacuum --ring-size $rs"
+done
+per_recycle() {
+  awk '/"scan":"vacuum"/ {
+    r = $0; sub(/.*"reuses":/, "", r); sub(/[,}].*/, "", r)
+    f = $0; sub(/.*"wal_flushes":/, "", f); sub(/[,}].*/, "", f)
+    if (r > 0) printf "%.4f", f / r }' "$1"
+}
+one=$(per_recycle "$vac.fixed:1KiB")
+big=$(per_recycle "$vac.fixed:32KiB")
+if holds "$one" '>=' 0.99; then ok; else bad "vacuum, 1-page ring: $one WAL flushes per recycle"; fi
+if holds "$big" '<' 0.05; then ok; else bad "vacuum, 32-page ring: $big WAL flushes per recycle"; fi
+run bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 --settle 0 \
+  --policy lru --scan vacuum --ring on
+expect_status 0 "bench scan --scan vacuum (table)"
+if grep -q '^vacuum scans' "$out" && grep -q 'per recycle' "$out"; then ok; else
+  bad "bench scan --scan vacuum prints no WAL-flush table"
+fi
+
 # The table, on a single cell (scan with a ring, for one policy).
 run bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 --settle 0 --policy lru \
   --scan seq --ring on

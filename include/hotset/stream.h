@@ -8,13 +8,18 @@
  * runs of consecutive blocks that are not in the pool into one vectored read
  * (io_combine_limit, 128 KiB by default) straight into the buffers they get.
  *
- * A hotset read stream looks ahead by up to one combined read: when its
- * queue is empty it asks the callback for blocks until it holds `combine`
- * pages pinned (hits are pinned at once; misses are given buffers and read
- * with hs_smgr_readv, one call per run of consecutive blocks), then hands
- * them out in the callback's order. With a strategy the buffers come from
- * its ring, and the look-ahead is capped at the ring's size so that the
- * scan never needs more buffers pinned than its ring has.
+ * A hotset read stream reads ahead in batches: it asks the callback for a
+ * batch of blocks (`combine` pages at most), then pins the ones in the pool
+ * (hits) and gives the others buffers, reading each run of consecutive
+ * blocks with one hs_smgr_readv, and hands the pages out in the callback's
+ * order. Without I/O workers it reads one batch when the last is used up;
+ * with them (hs_pool_options.io_workers) it keeps two, one being used and
+ * one being read on a worker. With a strategy the buffers come from its
+ * ring, and what the stream holds is capped at the ring's size, so that the
+ * scan never needs more buffers pinned than its ring has (unless the caller
+ * keeps the page it was given last while it asks for the next). The
+ * callback is never called while the stream holds claims it has not read:
+ * it may take its time, and may read through the pool itself.
  *
  * Each buffer returned by hs_read_stream_next is pinned for the caller, who
  * releases it (hs_buf_release) — before asking for the next one, if it wants

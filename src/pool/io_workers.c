@@ -25,11 +25,12 @@
 #include "pool/buf_internal.h"
 #include "pool/pool_internal.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define IDLE_SPIN_NS 200000u
+#define IDLE_SPIN_NS 50000u
 
 static uint64_t mono_ns(void) {
   struct timespec ts;
@@ -51,7 +52,7 @@ io_request *io_request_alloc(uint32_t n) {
 static void do_request(io_workers *w, io_request *r) {
   hs_pool *pool = w->pool;
   hs_status st = hs_smgr_readv(hs_pool_smgr(pool), r->rel, r->fork, r->first, r->n, r->pages);
-  if (st != HS_OK && r->on_error) r->on_error(r->error_ctx, hs_last_error());
+  if (st != HS_OK && r->on_error) r->on_error(r->error_ctx, r, st, hs_last_error());
   pool_end_reads(pool, r->bufs, r->n, st == HS_OK, r->ctx, false);
   free(r);
 }
@@ -65,6 +66,7 @@ static io_request *take(io_workers *w) {
       uint64_t now = mono_ns();
       if (!until) until = now + IDLE_SPIN_NS;
       if (now >= until) break;
+      sched_yield(); /* a thread of this core may have work to do */
     }
     cpu_relax();
   }
@@ -98,7 +100,11 @@ hs_status io_workers_start(io_workers *w, hs_pool *pool, uint32_t n) {
   pthread_mutex_init(&w->mu, NULL);
   pthread_cond_init(&w->cv, NULL);
   w->threads = calloc(n, sizeof *w->threads);
-  if (!w->threads) return hs_fail(HS_ERR_NOMEM, 0, "allocating %u I/O workers", n);
+  if (!w->threads) {
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    return hs_fail(HS_ERR_NOMEM, 0, "allocating %u I/O workers", n);
+  }
   for (; w->n < n; w->n++) {
     int err = pthread_create(&w->threads[w->n], NULL, worker_main, w);
     if (err) {

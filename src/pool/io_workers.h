@@ -13,8 +13,10 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+struct io_request;
 /* Called by a worker whose read failed, before the buffers' I/O ends. */
-typedef void (*io_error_fn)(void *ctx, const char *message);
+typedef void (*io_error_fn)(void *ctx, const struct io_request *r, hs_status status,
+                            const char *message);
 
 /* One combined read: blocks first .. first+n-1 into bufs[i] (whose pages are
  * pages[i]), each claimed (I/O in progress) and pinned by the submitter.

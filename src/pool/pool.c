@@ -6,10 +6,10 @@
  *  - hs_pool_read is the hit path, top to bottom: hash the tag, walk the
  *    page table without locks, pin with one CAS, check the pin caught the
  *    page asked for. Only a miss (or a race) goes on to read_slow.
- *  - read_slow re-checks the page table under the partition lock, then takes
- *    a victim (free list first, then the replacement policy), pins it, writes
- *    it back if dirty (WAL first), and retags it under the old and new
- *    partition locks. The read itself happens with no lock held but
+ *  - read_slow (pool_claim, then the read) takes a victim (a ring's slot,
+ *    the free list, then the replacement policy), pins it, writes it back if
+ *    dirty (WAL first), and retags it under the old and new partition locks,
+ *    looking the page up again there. The read itself happens with no lock held but
  *    IO_IN_PROGRESS set: other threads wanting the same block find the buffer,
  *    pin it and sleep until the read ends — one read, however many ask.
  *  - A failed read clears IO_IN_PROGRESS, sets IO_ERROR and leaves the
@@ -860,15 +860,25 @@ void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_i
   }
 }
 
+void pool_abandon_claim(hs_pool *pool, hs_buf b) {
+  end_io(pool, b, BM_IO_ERROR, 0, false);
+  pool_unpin(pool, b);
+}
+
 bool pool_wait_read(hs_pool *pool, hs_buf b) {
   hs_bufdesc *d = pool_desc(pool, b);
   uint32_t s;
   /* A combined read of a batch takes microseconds: worth a short spin
    * before a sleep on the wait stripe. */
-  for (int i = 0; i < 4096; i++) {
+  for (int i = 1; i <= 1024; i++) {
     s = atomic_load_explicit(&d->state, memory_order_acquire);
     if (!(s & BM_IO_IN_PROGRESS)) return s & BM_VALID;
-    cpu_relax();
+    /* Now and then let another thread of this core run: it may be the I/O
+     * worker we are waiting for. */
+    if (i % 64 == 0)
+      sched_yield();
+    else
+      cpu_relax();
   }
   wait_io(pool, b);
   s = atomic_load_explicit(&d->state, memory_order_acquire);

@@ -93,6 +93,9 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
  * `unpin`, drops their pins: the synchronous reader's way). */
 void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx,
                     bool unpin);
+/* Gives up a claim whose read was never issued: IO_ERROR (a later reader
+ * reads the page), unpinned, not counted as a read error. */
+void pool_abandon_claim(hs_pool *pool, hs_buf b);
 /* Waits (spinning a little first) until pinned buffer b's I/O is over; true
  * if its page is there. */
 bool pool_wait_read(hs_pool *pool, hs_buf b);

@@ -26,6 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define WORKER_ERRORS 4
+
+typedef struct worker_error {
+  hs_blockno first;
+  uint32_t n; /* 0: unused */
+  hs_status status;
+  int err;
+  char message[400];
+} worker_error;
+
 typedef struct queued {
   hs_buf buf;
   hs_blockno block;
@@ -40,6 +50,7 @@ typedef struct queued {
  * the page cache takes about 350 ns here), so the worker never waits. */
 #define ASYNC_BATCHES 2
 #define QUEUE_CAP     (2 * HS_SMGR_READV_MAX) /* the most a stream holds pinned */
+_Static_assert((QUEUE_CAP & (QUEUE_CAP - 1)) == 0, "queue indexes wrap around at 2^32");
 
 struct hs_read_stream {
   hs_pool *pool;
@@ -61,10 +72,17 @@ struct hs_read_stream {
   hs_blockno run_first;
   hs_buf run_bufs[HS_SMGR_READV_MAX];
   void *run_pages[HS_SMGR_READV_MAX];
-  /* The first error an I/O worker met on our requests. */
+  /* Blocks taken from the source and not claimed yet: a fill asks the
+   * source for its whole batch before it claims anything, because other
+   * readers of a claimed block wait until its read is issued, and the
+   * source may take its time (a paced scan naps in it) or read through the
+   * pool itself. */
+  uint32_t pending_at, pending_len;
+  hs_blockno pending[HS_SMGR_READV_MAX];
+  /* The last errors I/O workers met on our requests, by block range. */
   pthread_mutex_t err_lock;
-  char err[600];
-  int err_errno;
+  worker_error errors[WORKER_ERRORS];
+  uint32_t next_error;
 };
 
 static queued *at(hs_read_stream *s, uint32_t i) {
@@ -116,14 +134,32 @@ uint32_t hs_read_stream_combine(const hs_read_stream *s) {
   return n ? n : 1;
 }
 
-static void note_worker_error(void *ctx, const char *message) {
+static void note_worker_error(void *ctx, const io_request *r, hs_status status,
+                              const char *message) {
   hs_read_stream *s = ctx;
   pthread_mutex_lock(&s->err_lock);
-  if (!s->err[0]) {
-    snprintf(s->err, sizeof s->err, "%s", message);
-    s->err_errno = hs_last_errno();
+  worker_error *e = &s->errors[s->next_error++ % WORKER_ERRORS];
+  e->first = r->first;
+  e->n = r->n;
+  e->status = status;
+  e->err = hs_last_errno();
+  snprintf(e->message, sizeof e->message, "%s", message);
+  pthread_mutex_unlock(&s->err_lock);
+}
+
+/* The error a worker met reading `block`, if it is still on record. */
+static bool worker_error_for(hs_read_stream *s, hs_blockno block, worker_error *out) {
+  bool found = false;
+  pthread_mutex_lock(&s->err_lock);
+  for (uint32_t i = 1; i <= WORKER_ERRORS && !found; i++) { /* the newest first */
+    worker_error *e = &s->errors[(s->next_error - i) % WORKER_ERRORS];
+    if (e->n && block >= e->first && block - e->first < e->n) {
+      *out = *e;
+      found = true;
+    }
   }
   pthread_mutex_unlock(&s->err_lock);
+  return found;
 }
 
 /* Reads the pending run into its buffers, here or on an I/O worker. On a
@@ -183,17 +219,28 @@ static hs_status fail_stream(hs_read_stream *s, hs_status st) {
   return st;
 }
 
-/* One batch: up to `combine` blocks from the source, each found (pinned)
- * or claimed, runs of claimed consecutive blocks issued as they end. */
+/* Tops the pending blocks up to `want` from the source. */
+static void take_from_source(hs_read_stream *s, uint32_t want) {
+  if (s->pending_at == s->pending_len) s->pending_at = s->pending_len = 0;
+  while (!s->ended && s->pending_len - s->pending_at < want && s->pending_len < HS_SMGR_READV_MAX) {
+    hs_blockno block = s->next_block(s->ctx_arg);
+    if (block == HS_INVALID_BLOCK)
+      s->ended = true;
+    else
+      s->pending[s->pending_len++] = block;
+  }
+}
+
+/* One batch: up to `combine` blocks (fewer if the ring shrank meanwhile),
+ * each found (pinned) or claimed, runs of claimed consecutive blocks issued
+ * as they end. */
 static hs_status fill(hs_read_stream *s) {
   hs_pool *pool = s->pool;
-  uint32_t want = hs_read_stream_combine(s);
-  for (uint32_t added = 0; added < want; added++) {
-    hs_blockno block = s->next_block(s->ctx_arg);
-    if (block == HS_INVALID_BLOCK) {
-      s->ended = true;
-      break;
-    }
+  take_from_source(s, hs_read_stream_combine(s));
+  for (uint32_t added = 0; s->pending_at < s->pending_len; added++) {
+    /* An adaptive ring may shrink while we claim: stop where it ends. */
+    if (added >= hs_read_stream_combine(s) || s->tail - s->head >= lendable(s)) break;
+    hs_blockno block = s->pending[s->pending_at++];
     hs_buftag tag = {.rel = s->rel, .fork = s->fork, .block = block};
     uint64_t hash = buf_tag_hash(&tag);
     hs_buf b;
@@ -204,17 +251,16 @@ static hs_status fill(hs_read_stream *s) {
       st = pool_claim(pool, &tag, hash, HS_READ_NORMAL, s->ctx, s->ring, &b, &claimed);
       if (st == HS_OK && !claimed) found = FOUND_NOT_VALID;
     }
-    /* Anything but the next block of the run (up to the batch's size) ends
-     * the run first: never wait for anything while holding claims nobody
-     * is reading yet. */
+    /* Anything but the next block of the run ends the run first: never wait
+     * for anything while holding claims nobody is reading yet. */
     bool extends_run = claimed && s->run_len > 0 && block == s->run_first + s->run_len;
     if (st != HS_OK || !extends_run) {
       hs_status rst = issue_run(s);
       if (rst != HS_OK) {
         if (st == HS_OK) {
           push(s, b, block); /* ours too: let go of it with the rest */
-          if (claimed) {     /* never read: end its claim the way a failed read does */
-            pool_end_reads(pool, &b, 1, false, s->ctx, true);
+          if (claimed) {     /* never read: give the claim up, unread */
+            pool_abandon_claim(pool, b);
             at(s, s->tail - 1)->buf = HS_INVALID_BUF;
           }
         }
@@ -254,7 +300,7 @@ hs_status hs_read_stream_next(hs_read_stream *s, hs_buf *out, hs_blockno *block)
   uint32_t ahead = s->async ? 2 * combine : combine;
   if (ahead > lendable(s)) ahead = lendable(s);
   uint32_t low = s->async ? ahead - combine : 0;
-  while (!s->ended && s->tail - s->head <= low) {
+  while ((!s->ended || s->pending_at < s->pending_len) && s->tail - s->head <= low) {
     uint32_t before = s->tail;
     hs_status st = fill(s);
     if (st != HS_OK) return st;
@@ -263,14 +309,24 @@ hs_status hs_read_stream_next(hs_read_stream *s, hs_buf *out, hs_blockno *block)
   if (s->head == s->tail) return HS_OK;
   queued *q = at(s, s->head);
   if (q->in_flight && !pool_wait_read(s->pool, q->buf)) {
-    char msg[sizeof s->err];
-    int err;
-    pthread_mutex_lock(&s->err_lock);
-    snprintf(msg, sizeof msg, "%s", s->err[0] ? s->err : "an I/O worker's read failed");
-    err = s->err_errno;
-    pthread_mutex_unlock(&s->err_lock);
-    hs_status st = fail_stream(s, HS_ERR_IO);
-    return hs_fail(st, err, "%s", msg);
+    /* The worker's read failed: its message, if still on record, else the
+     * reason a read here gives (which may also succeed: the error was
+     * transient, and any reader would have retried). */
+    worker_error e;
+    if (worker_error_for(s, q->block, &e)) {
+      hs_status st = fail_stream(s, e.status);
+      return hs_fail(st, e.err, "%s", e.message);
+    }
+    hs_buftag tag = {.rel = s->rel, .fork = s->fork, .block = q->block};
+    hs_status st = pool_read_found(s->pool, q->buf, &tag, buf_tag_hash(&tag), s->ctx, s->ring);
+    if (st != HS_OK) {
+      q->buf = HS_INVALID_BUF; /* its pin went */
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", hs_last_error());
+      int err = hs_last_errno();
+      fail_stream(s, st);
+      return hs_fail(st, err, "%s", msg);
+    }
   }
   s->head++;
   *out = q->buf;

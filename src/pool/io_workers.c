@@ -88,6 +88,10 @@ static io_request *take(io_workers *w) {
 
 static void *worker_main(void *arg) {
   io_workers *w = arg;
+  /* Counts go to the shared statistics shard: the exclusive ones (64 in the
+   * process) are for the application's threads, whose pins they also make
+   * private. A worker counts once per request, not per page. */
+  stat_shard_use_shared();
   io_request *r;
   while ((r = take(w)) != NULL) do_request(w, r);
   return NULL;

@@ -49,6 +49,12 @@ void stat_shard_claim(void) {
   hs_my_shard.id = id;
 }
 
+void stat_shard_use_shared(void) {
+  if (hs_my_shard.id >= 0) return; /* claimed already: keep it */
+  hs_my_shard.id = HS_STAT_SHARDS;
+  hs_my_shard.exclusive = false;
+}
+
 void stat_shards_init(hs_stat_shards *s) {
   for (int i = 0; i <= HS_STAT_SHARDS; i++)
     for (int x = 0; x < HS_IOCTX_COUNT; x++)

@@ -42,6 +42,8 @@ typedef struct hs_thread_shard {
 
 extern _Thread_local hs_thread_shard hs_my_shard __attribute__((tls_model("initial-exec")));
 void stat_shard_claim(void);
+/* Makes this thread add into the shared shard, never claiming its own. */
+void stat_shard_use_shared(void);
 
 static inline void stat_add(hs_stat_shards *s, hs_io_context ctx, hs_io_counter c, uint64_t n) {
   if (__builtin_expect(hs_my_shard.id < 0, 0)) stat_shard_claim();

@@ -1071,46 +1071,47 @@ static int plot(const scan_bench *b, const cell *cells, const cell_result *res, 
 
 /* ---- flags --------------------------------------------------------------- */
 
-/* "on", "off" or both, comma-separated. */
-static void parse_rings(scan_bench *b) {
+/* Calls take(b, token) for each comma-separated token of a list flag's
+ * value; `want` says what the flag takes, for the messages. */
+static void parse_list(scan_bench *b, const char *flag, const char *value, const char *want,
+                       void (*take)(scan_bench *, const char *)) {
   char buf[64];
-  if (strlen(b->ring_flag) >= sizeof buf)
-    args_usage_error(&cmd, "--ring: \"%s\": want on, off or on,off", b->ring_flag);
-  strcpy(buf, b->ring_flag);
+  if (strlen(value) >= sizeof buf)
+    args_usage_error(&cmd, "--%s: \"%s\": want %s", flag, value, want);
+  strcpy(buf, value);
   char *save = NULL;
+  bool any = false;
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    bool on;
-    if (!args_parse_bool(t, &on)) args_usage_error(&cmd, "--ring: \"%s\" is not on or off", t);
-    if (on)
-      b->ring_on = true;
-    else
-      b->ring_off = true;
+    take(b, t);
+    any = true;
   }
-  if (!b->ring_on && !b->ring_off) args_usage_error(&cmd, "--ring: missing value");
+  if (!any) args_usage_error(&cmd, "--%s: missing value", flag);
 }
 
-/* "seq", "index" or both, in the order given. */
-static void parse_scans(scan_bench *b) {
-  char buf[64];
-  if (strlen(b->scan_flag) >= sizeof buf)
-    args_usage_error(&cmd, "--scan: \"%s\": want seq, index, vacuum or a list", b->scan_flag);
-  strcpy(buf, b->scan_flag);
-  char *save = NULL;
-  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    scan_kind k;
-    if (strcmp(t, "seq") == 0)
-      k = SCAN_SEQ;
-    else if (strcmp(t, "index") == 0)
-      k = SCAN_INDEX;
-    else if (strcmp(t, "vacuum") == 0)
-      k = SCAN_VACUUM;
-    else
-      args_usage_error(&cmd, "--scan: \"%s\" is not seq, index or vacuum", t);
-    bool dup = false;
-    for (int i = 0; i < b->nscans; i++) dup |= b->scans[i] == k;
-    if (!dup) b->scans[b->nscans++] = k;
-  }
-  if (b->nscans == 0) args_usage_error(&cmd, "--scan: missing value");
+/* --ring: "on", "off" or both. */
+static void take_ring(scan_bench *b, const char *t) {
+  bool on;
+  if (!args_parse_bool(t, &on)) args_usage_error(&cmd, "--ring: \"%s\" is not on or off", t);
+  if (on)
+    b->ring_on = true;
+  else
+    b->ring_off = true;
+}
+
+/* --scan: "seq", "index", "vacuum", in the order given, once each. */
+static void take_scan(scan_bench *b, const char *t) {
+  scan_kind k;
+  if (strcmp(t, "seq") == 0)
+    k = SCAN_SEQ;
+  else if (strcmp(t, "index") == 0)
+    k = SCAN_INDEX;
+  else if (strcmp(t, "vacuum") == 0)
+    k = SCAN_VACUUM;
+  else
+    args_usage_error(&cmd, "--scan: \"%s\" is not seq, index or vacuum", t);
+  bool dup = false;
+  for (int i = 0; i < b->nscans; i++) dup |= b->scans[i] == k;
+  if (!dup) b->scans[b->nscans++] = k;
 }
 
 static bool is_power_of_two(uint64_t v) {
@@ -1138,8 +1139,8 @@ static void check_flags(scan_bench *b) {
   const char *why = NULL;
   b->npolicies = args_split_policies(b->policy_flag, true, specs, ARGS_LIST_MAX, &why);
   if (b->npolicies < 0) args_usage_error(&cmd, "--policy: \"%s\": %s", b->policy_flag, why);
-  parse_rings(b);
-  parse_scans(b);
+  parse_list(b, "ring", b->ring_flag, "on, off or on,off", take_ring);
+  parse_list(b, "scan", b->scan_flag, "seq, index, vacuum or a list", take_scan);
   if (b->ring_size_flag) {
     if (hs_ring_config_parse(b->ring_size_flag, &b->ring_cfg) != HS_OK)
       args_usage_error(&cmd, "--ring-size: %s", hs_last_error());

@@ -249,6 +249,17 @@ static char **rewrite_optional(int argc, char **argv, int *out_argc) {
 
 static int sim_with_args(int nargc, char **nargv);
 
+hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *format_name,
+                                          const char *csv_spec, bool skip_bad) {
+  hs_trace_options topts = {.format = HS_TRACE_AUTO, .skip_bad = skip_bad};
+  if (!hs_trace_format_parse(format_name, &topts.format))
+    args_usage_error(cmd, "--format: \"%s\" is not auto, oraclegeneral, vscsi, csv or txt",
+                     format_name);
+  if (csv_spec && hs_csv_spec_parse(csv_spec, &topts.csv) != HS_OK)
+    args_usage_error(cmd, "--csv: %s", hs_last_error());
+  return topts;
+}
+
 int sim_main(int argc, char **argv) {
   int nargc;
   char **nargv = rewrite_optional(argc, argv, &nargc);
@@ -299,12 +310,7 @@ static int sim_with_args(int nargc, char **nargv) {
     if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
       args_usage_error(&cmd, "--plot: \"%s\" must end in .png or .svg", plot);
   }
-  hs_trace_options topts = {.format = HS_TRACE_AUTO, .skip_bad = skip_bad};
-  if (!hs_trace_format_parse(format_name, &topts.format))
-    args_usage_error(&cmd, "--format: \"%s\" is not auto, oraclegeneral, vscsi, csv or txt",
-                     format_name);
-  if (csv_spec && hs_csv_spec_parse(csv_spec, &topts.csv) != HS_OK)
-    args_usage_error(&cmd, "--csv: %s", hs_last_error());
+  hs_trace_options topts = trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad);
   static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
   const char *why = NULL;
   int nspecs = args_split_policies(policy, false, specs, ARGS_LIST_MAX, &why);

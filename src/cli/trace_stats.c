@@ -36,12 +36,7 @@ int trace_stats_main(int argc, char **argv) {
   };
   int npos = args_parse(&cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 1);
   if (npos != 1) args_usage_error(&cmd, "a trace file is required");
-  hs_trace_options topts = {.format = HS_TRACE_AUTO, .skip_bad = skip_bad};
-  if (!hs_trace_format_parse(format_name, &topts.format))
-    args_usage_error(&cmd, "--format: \"%s\" is not auto, oraclegeneral, vscsi, csv or txt",
-                     format_name);
-  if (csv_spec && hs_csv_spec_parse(csv_spec, &topts.csv) != HS_OK)
-    args_usage_error(&cmd, "--csv: %s", hs_last_error());
+  hs_trace_options topts = trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad);
   hs_sim_trace *t;
   if (hs_sim_load(argv[1], &topts, NULL, NULL, &t) != HS_OK) {
     fprintf(stderr, PROG ": %s\n", hs_last_error());

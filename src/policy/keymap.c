@@ -3,15 +3,12 @@
  */
 #include "policy/keymap.h"
 
+#include "core/hash.h"
+
 #include <stdlib.h>
 
 static inline uint32_t km_home(const keymap *m, uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return (uint32_t)k & m->mask;
+  return (uint32_t)hs_mix64(k) & m->mask;
 }
 
 bool keymap_init(keymap *m, uint32_t max_entries) {

@@ -20,6 +20,7 @@
 #ifndef HOTSET_POOL_BUF_INTERNAL_H
 #define HOTSET_POOL_BUF_INTERNAL_H
 
+#include "core/hash.h"
 #include "hotset/pool.h"
 
 #include <sched.h>
@@ -163,13 +164,7 @@ static inline hs_buftag buf_tag_get(const hs_bufdesc *d) {
 
 /* A 64-bit mix of the tag (murmur3's finalizer over the packed fields). */
 static inline uint64_t buf_tag_hash(const hs_buftag *t) {
-  uint64_t h = ((uint64_t)t->rel << 34) ^ ((uint64_t)t->fork << 32) ^ t->block;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
+  return hs_mix64(((uint64_t)t->rel << 34) ^ ((uint64_t)t->fork << 32) ^ t->block);
 }
 
 #endif

@@ -15,6 +15,7 @@
 #include "sim/sim.h"
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "hotset/policy.h"
 
 #include <stdatomic.h>
@@ -31,15 +32,6 @@ typedef struct id_map {
   uint32_t *dense; /* UINT32_MAX = empty */
   uint64_t mask, count;
 } id_map;
-
-static inline uint64_t mix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
 
 static bool id_map_init(id_map *m, uint64_t cap) {
   m->ids = malloc(sizeof *m->ids * cap);
@@ -60,7 +52,7 @@ static bool id_map_grow(id_map *m) {
   if (!id_map_init(&bigger, (m->mask + 1) * 2)) return false;
   for (uint64_t i = 0; i <= m->mask; i++) {
     if (m->dense[i] == UINT32_MAX) continue;
-    uint64_t j = mix64(m->ids[i]) & bigger.mask;
+    uint64_t j = hs_mix64(m->ids[i]) & bigger.mask;
     while (bigger.dense[j] != UINT32_MAX) j = (j + 1) & bigger.mask;
     bigger.ids[j] = m->ids[i];
     bigger.dense[j] = m->dense[i];
@@ -75,7 +67,7 @@ static bool id_map_grow(id_map *m) {
 /* The dense number of `id`, assigning the next one if it is new; UINT32_MAX
  * if out of memory. *fresh says whether it was new. */
 static uint32_t id_map_get(id_map *m, uint64_t id, bool *fresh) {
-  uint64_t j = mix64(id) & m->mask;
+  uint64_t j = hs_mix64(id) & m->mask;
   while (m->dense[j] != UINT32_MAX) {
     if (m->ids[j] == id) {
       *fresh = false;

@@ -18,19 +18,11 @@
  * Quoted CSV fields arrive with "" standing for one quote; they are
  * hashed as if unescaped, without copying them first.
  */
+#include "core/hash.h"
 #include "sim/trace_internal.h"
 
 #define FNV64_OFFSET 0xcbf29ce484222325ull
 #define FNV64_PRIME  0x100000001b3ull
-
-static uint64_t mix64(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return h;
-}
 
 static int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -74,5 +66,5 @@ uint64_t trace_id_from_text(const char *p, size_t len, bool quoted) {
     /* "" inside a quoted field is one quote: hash it once. */
     if (quoted && p[i] == '"' && i + 1 < len && p[i + 1] == '"') i++;
   }
-  return mix64(h);
+  return hs_mix64(h);
 }

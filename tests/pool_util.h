@@ -12,6 +12,16 @@
 
 #include <string.h>
 
+/* Opens a pool; fails the test if it cannot. */
+static inline hs_pool *open_pool_from(const hs_pool_options *o) {
+  hs_pool *pool = NULL;
+  if (hs_pool_open(o, &pool) != HS_OK) {
+    fprintf(stderr, "hs_pool_open: %s\n", hs_last_error());
+    exit(1);
+  }
+  return pool;
+}
+
 static inline hs_pool *open_pool_with(const char *dir, uint32_t pages, uint32_t page_size,
                                       const char *policy, hs_wal_flush_fn wal, void *wal_ctx) {
   hs_pool_options o;
@@ -22,13 +32,7 @@ static inline hs_pool *open_pool_with(const char *dir, uint32_t pages, uint32_t 
   o.page_size = page_size;
   o.flush_wal_up_to = wal;
   o.wal_ctx = wal_ctx;
-  hs_pool *pool = NULL;
-  hs_status st = hs_pool_open(&o, &pool);
-  if (st != HS_OK) {
-    fprintf(stderr, "hs_pool_open: %s\n", hs_last_error());
-    exit(1);
-  }
-  return pool;
+  return open_pool_from(&o);
 }
 
 static inline hs_pool *open_pool(const char *dir, uint32_t pages, uint32_t page_size,

@@ -54,9 +54,7 @@ static hs_pool *open_stream_pool(const char *dir, uint32_t pages, uint32_t worke
   o.pool_pages = pages;
   o.page_size = PAGE;
   o.io_workers = workers;
-  hs_pool *pool = NULL;
-  REQUIRE(hs_pool_open(&o, &pool) == HS_OK);
-  return pool;
+  return open_pool_from(&o);
 }
 
 static uint32_t pinned_buffers(hs_pool *pool) {
@@ -340,19 +338,20 @@ int main(void) {
   CHECK_OK(hs_pool_close(pool));
   testdir_remove(dir);
 
+  /* Each on a fresh directory, with no I/O worker, one and two. */
+  static const struct {
+    const char *name;
+    void (*run)(const char *dir, uint32_t workers);
+  } tests[] = {{"stream-basics", test_stream_basics},
+               {"stream-sources", test_sources},
+               {"stream-ring", test_stream_ring},
+               {"stream-concurrent", test_concurrent}};
   for (uint32_t workers = 0; workers <= 2; workers++) {
-    testdir_make(dir, sizeof dir, "stream-basics");
-    test_stream_basics(dir, workers);
-    testdir_remove(dir);
-    testdir_make(dir, sizeof dir, "stream-sources");
-    test_sources(dir, workers);
-    testdir_remove(dir);
-    testdir_make(dir, sizeof dir, "stream-ring");
-    test_stream_ring(dir, workers);
-    testdir_remove(dir);
-    testdir_make(dir, sizeof dir, "stream-concurrent");
-    test_concurrent(dir, workers);
-    testdir_remove(dir);
+    for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++) {
+      testdir_make(dir, sizeof dir, tests[t].name);
+      tests[t].run(dir, workers);
+      testdir_remove(dir);
+    }
   }
   return check_finish();
 }

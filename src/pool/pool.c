@@ -432,19 +432,15 @@ static void end_io(hs_pool *pool, hs_buf b, uint32_t set, uint32_t clear, bool w
 static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_read_mode mode,
                              hs_io_context ctx, hs_buf *out, bool *hit) {
   void *page = pool->pages + (size_t)b * pool->page_size;
-  hs_status st = HS_OK;
-  if (mode == HS_READ_NORMAL)
-    st = hs_smgr_read(pool->smgr, tag->rel, tag->fork, tag->block, page);
-  else
+  if (mode == HS_READ_NORMAL) {
+    /* The same ending as a read stream's combined read (pool_end_reads). */
+    hs_status st = hs_smgr_read(pool->smgr, tag->rel, tag->fork, tag->block, page);
+    pool_end_reads(pool, &b, 1, st == HS_OK, ctx, true);
+    if (st != HS_OK) return st;
+  } else {
     memset(page, 0, pool->page_size);
-  if (st != HS_OK) {
-    end_io(pool, b, BM_IO_ERROR, 0, false);
-    stat_add(&pool->stats, ctx, HS_STAT_READ_ERRORS, 1);
-    pool_unpin(pool, b);
-    return st;
+    end_io(pool, b, BM_VALID, BM_IO_ERROR, false);
   }
-  end_io(pool, b, BM_VALID, BM_IO_ERROR, false);
-  if (mode == HS_READ_NORMAL) stat_add(&pool->stats, ctx, HS_STAT_READS, 1);
   *out = b;
   if (hit) *hit = false;
   return HS_OK;

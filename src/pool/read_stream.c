@@ -1,11 +1,13 @@
 /*
  * pool/read_stream.c — read streams (hotset/stream.h).
  *
- * The stream fills its queue only when the caller has taken everything in
- * it, so each fill is one batch: up to `combine` blocks from the source,
- * each either found in the pool (pinned at once) or claimed — given a buffer
- * that carries its tag with I/O in progress (pool_claim) — and runs of
- * consecutive claimed blocks read with one hs_smgr_readv.
+ * Each fill is one batch: up to `combine` blocks, all taken from the source
+ * first, each then either found in the pool (pinned at once) or claimed —
+ * given a buffer that carries its tag with I/O in progress (pool_claim) —
+ * and runs of consecutive claimed blocks read with one hs_smgr_readv, here
+ * or on an I/O worker. Without workers a fill comes when the caller has
+ * taken everything queued; with them, whenever fewer than ASYNC_BATCHES
+ * batches are held.
  *
  * Why it cannot deadlock: while the stream holds claims whose read it has
  * not issued yet, other threads that want those blocks wait for it. So the
@@ -297,7 +299,7 @@ hs_status hs_read_stream_next(hs_read_stream *s, hs_buf *out, hs_blockno *block)
    * WAL for nearly every batch (measured: with a 2 MiB ring, once per 16
    * recycles instead of once per 256). */
   uint32_t combine = hs_read_stream_combine(s);
-  uint32_t ahead = s->async ? 2 * combine : combine;
+  uint32_t ahead = s->async ? ASYNC_BATCHES * combine : combine;
   if (ahead > lendable(s)) ahead = lendable(s);
   uint32_t low = s->async ? ahead - combine : 0;
   while ((!s->ended || s->pending_at < s->pending_len) && s->tail - s->head <= low) {

@@ -939,8 +939,7 @@ static void json_string(const char *s) {
   putchar('"');
 }
 
-static double scan_ratio(const scan_bench *b, const cell_result *r) {
-  (void)b;
+static double scan_ratio(const cell_result *r) {
   return r->raw_mb_per_sec > 0 ? r->scan_mb_per_sec / r->raw_mb_per_sec : 0;
 }
 
@@ -951,7 +950,7 @@ static void print_json(const scan_bench *b, const cell *c, const cell_result *r)
          "\"oltp_p50_us\":%.3f,\"oltp_p99_us\":%.3f,\"hot_share\":%.6f,\"scan_mb_per_sec\":%.1f,"
          "\"raw_mb_per_sec\":%.1f,\"scan_raw_ratio\":%.4f",
          ring_label(c), scan_names[c->scan], r->oltp_ops_per_sec, r->hit_ratio, r->p50_us,
-         r->p99_us, r->hot_share, r->scan_mb_per_sec, r->raw_mb_per_sec, scan_ratio(b, r));
+         r->p99_us, r->hot_share, r->scan_mb_per_sec, r->raw_mb_per_sec, scan_ratio(r));
   printf(",\"raw_page_mb_per_sec\":%.1f,\"scan_page_raw_ratio\":%.4f", b->raw_page_mb_per_sec,
          b->raw_page_mb_per_sec > 0 ? r->scan_mb_per_sec / b->raw_page_mb_per_sec : 0);
   printf(",\"ring_buffers\":%u,\"ring_size\":", r->ring_buffers);
@@ -1009,11 +1008,11 @@ static void print_header(const scan_bench *b) {
   fflush(stdout);
 }
 
-static void print_row(const scan_bench *b, const cell *c, const cell_result *r) {
+static void print_row(const cell *c, const cell_result *r) {
   char mb[16] = "-", raw[16] = "-", ratio[16] = "-";
   if (c->scan != SCAN_NONE) {
     snprintf(mb, sizeof mb, "%.0f", r->scan_mb_per_sec);
-    snprintf(ratio, sizeof ratio, "%.2f", scan_ratio(b, r));
+    snprintf(ratio, sizeof ratio, "%.2f", scan_ratio(r));
   }
   if (c->scan == SCAN_SEQ) snprintf(raw, sizeof raw, "%.0f", r->raw_mb_per_sec);
   printf("%-22s %-4s %-5s %12.0f %7.2f%% %9.2f %9.2f %8.1f%% %10s %8s %8s\n", specs[c->policy],
@@ -1359,7 +1358,7 @@ int bench_scan_main(int argc, char **argv) {
     if (b->json)
       print_json(b, &cells[i], &res[i]);
     else
-      print_row(b, &cells[i], &res[i]);
+      print_row(&cells[i], &res[i]);
   }
   progress_clear(&b->prog);
   if (!b->json) {

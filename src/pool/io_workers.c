@@ -28,15 +28,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define IDLE_SPIN_NS 50000u
-
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 io_request *io_request_alloc(uint32_t n) {
   size_t size = sizeof(io_request) + (size_t)n * (sizeof(void *) + sizeof(hs_buf));
@@ -63,7 +56,7 @@ static io_request *take(io_workers *w) {
   uint64_t until = 0;
   for (unsigned i = 0; atomic_load_explicit(&w->queued, memory_order_acquire) == 0; i++) {
     if ((i & 63) == 0) {
-      uint64_t now = mono_ns();
+      uint64_t now = pool_now_ns();
       if (!until) until = now + IDLE_SPIN_NS;
       if (now >= until) break;
       sched_yield(); /* a thread of this core may have work to do */

@@ -291,9 +291,7 @@ static inline uint32_t pool_pin(hs_pool *pool, hs_buf b) {
  */
 
 static uint64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+  return pool_now_ns() / 1000000;
 }
 
 /* `ring`: the read's strategy when it has a ring (NULL otherwise). */

@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #define FREE_NOT_IN_LIST (-2)
 #define FREE_END         (-1)
@@ -60,6 +61,13 @@ struct hs_pool {
   _Atomic(_Atomic uint32_t *) pins[HS_STAT_SHARDS];
   _Atomic uint32_t pins_max; /* shards below this may have an array */
 };
+
+/* The monotonic clock in nanoseconds (policies' time, workers' idle spin). */
+static inline uint64_t pool_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static inline hs_bufdesc *pool_desc(hs_pool *pool, hs_buf b) {
   return &pool->descs[b].d;

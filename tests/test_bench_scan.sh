@@ -97,7 +97,8 @@ if [[ ! -s $err ]]; then ok; else bad "bench scan wrote to stderr, which is not 
 lines=$(wc -l <"$json")
 if [[ $lines -eq 8 ]]; then ok; else bad "bench scan --json printed $lines lines, want 8"; fi
 for f in policy ring scan oltp_ops_per_sec oltp_hit_ratio oltp_p50_us oltp_p99_us hot_share \
-  scan_mb_per_sec raw_mb_per_sec; do
+  scan_mb_per_sec raw_mb_per_sec scan_cpu_seconds scanner_cpu_seconds scan_cpus scan_mb_per_cpu_sec \
+  raw_mb_per_cpu_sec scan_raw_cpu_ratio; do
   if [[ $(grep -c "\"$f\":" "$json") -eq $lines ]]; then ok; else bad "a cell has no \"$f\""; fi
 done
 if grep -q '"ring":"on","scan":"index"' "$json"; then bad "an index scan ran with a ring"; else ok; fi
@@ -114,6 +115,15 @@ for line in open(sys.argv[1]):
     assert c["oltp_ops_per_sec"] > 0 and c["raw_mb_per_sec"] > 0
     assert 0 < c["oltp_p50_us"] <= c["oltp_p99_us"]
     assert (c["scan_mb_per_sec"] > 0) == (c["scan"] != "none")
+    # The scan's CPU time (scanner, no I/O worker here) is counted, and it
+    # cannot exceed the scanner's thread's share of the process's.
+    if c["scan"] != "none":
+        assert c["scan_cpu_seconds"] > 0 and c["scan_mb_per_cpu_sec"] > 0, c
+        assert c["scanner_cpu_seconds"] <= c["scan_cpu_seconds"] * 1.05 + 0.01, c
+        assert 0 < c["scan_cpus"] <= 2.2, c
+        assert c["raw_mb_per_cpu_sec"] >= 0.95 * c["raw_mb_per_sec"], c
+    else:
+        assert c["scan_mb_per_cpu_sec"] == 0 and c["scan_raw_cpu_ratio"] == 0, c
 EOF
 fi
 
@@ -175,8 +185,11 @@ fi
 run bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 --settle 0 --policy lru \
   --scan seq --ring on
 expect_status 0 "bench scan (table)"
-if grep -q '^policy .*hit%.*p99 us.*hot share.*scan/raw' "$out" && grep -q '^lru .* on .* seq ' "$out"
-then ok; else bad "bench scan's table lacks its header or the lru ring-on row"; fi
+if grep -q '^policy .*hit%.*p99 us.*hot share.*scan MB/s.*MB/CPU-s.*scan/raw.*per CPU' "$out" &&
+  grep -q '^lru .* on .* seq ' "$out"; then ok; else
+  bad "bench scan's table lacks its header or the lru ring-on row"
+fi
+if grep -q 'MB/CPU-s: scan MB per' "$out"; then ok; else bad "bench scan's footer does not say what MB/CPU-s is"; fi
 if [[ ! -s $err ]]; then ok; else bad "bench scan (table) wrote to stderr"; fi
 
 # ---- --plot ----

@@ -84,8 +84,10 @@ expect_usage_error --pool "demo with a pool smaller than its threads"
 
 # ---- pool-bench end to end ----
 
-run pool-bench --json --seconds 0.2 --pages 64 --pool 256KiB --threads 1,2
-expect_status 0 "pool-bench --json"
+# --repeat 3: each line gives the median of three runs with their min and
+# max, and a policy's ratio to the baseline runs paired with its own.
+run pool-bench --json --seconds 0.2 --repeat 3 --pages 64 --pool 256KiB --threads 1,2
+expect_status 0 "pool-bench --json --repeat 3"
 lines=$(wc -l <"$out")
 if [[ $lines -eq 8 ]]; then ok; else bad "pool-bench --json printed $lines lines, want 8"; fi
 if command -v python3 >/dev/null 2>&1; then
@@ -94,24 +96,43 @@ import json, sys
 seen = set()
 for line in open(sys.argv[1]):
     o = json.loads(line)
-    for k in ("variant", "workload", "threads", "ops_per_sec", "ns_per_op"):
+    for k in ("variant", "workload", "threads", "ops_per_sec", "ns_per_op", "ops_per_sec_min",
+              "ops_per_sec_max", "runs"):
         assert k in o, f"missing {k}: {line}"
     assert o["ops_per_sec"] > 0 and o["ns_per_op"] > 0, line
+    assert o["runs"] == 3, line
+    assert o["ops_per_sec_min"] <= o["ops_per_sec"] <= o["ops_per_sec_max"], line
+    if o["variant"] == "global-mutex-lru":
+        assert o["paired_with"] == "clock-sweep", line
+    else:
+        assert 0 < o["vs_baseline_min"] <= o["vs_baseline"] <= o["vs_baseline_max"], line
     seen.add((o["variant"], o["workload"], o["threads"]))
 want = {(v, w, t) for v in ("clock-sweep", "global-mutex-lru") for w in ("hit", "mixed") for t in (1, 2)}
 assert seen == want, f"runs {sorted(seen)}, want {sorted(want)}"
 EOF
 else
-  # Without python: every line is one object with the five fields.
-  n=$(grep -cE '^\{"variant":"[^"]+","workload":"(hit|mixed)","threads":[0-9]+,"ops_per_sec":[0-9.]+,"ns_per_op":[0-9.]+.*\}$' "$out")
-  if [[ $n -eq 8 ]]; then ok; else bad "pool-bench --json: $n of 8 lines have the five fields"; fi
+  # Without python: every line is one object with the fields, min <= median <= max.
+  n=$(grep -cE '^\{"variant":"[^"]+","workload":"(hit|mixed)","threads":[0-9]+,"ops_per_sec":[0-9.]+,"ns_per_op":[0-9.]+,"ops_per_sec_min":[0-9.]+,"ops_per_sec_max":[0-9.]+,"runs":3,.*\}$' "$out")
+  if [[ $n -eq 8 ]]; then ok; else bad "pool-bench --json: $n of 8 lines have the fields"; fi
+  if awk '{ m = $0; sub(/.*"ops_per_sec":/, "", m); sub(/,.*/, "", m)
+            lo = $0; sub(/.*"ops_per_sec_min":/, "", lo); sub(/,.*/, "", lo)
+            hi = $0; sub(/.*"ops_per_sec_max":/, "", hi); sub(/,.*/, "", hi)
+            if (!(lo + 0 <= m + 0 && m + 0 <= hi + 0)) exit 1 }' "$out"; then ok; else
+    bad "pool-bench --json: a line's median is outside its min-max"
+  fi
 fi
 
-run pool-bench --seconds 0.1 --pages 64 --pool 256KiB --threads 1
+run pool-bench --seconds 0.1 --repeat 2 --pages 64 --pool 256KiB --threads 1
 expect_status 0 "pool-bench table"
-if grep -q 'global-mutex-lru' "$out" && grep -q 'ops/s' "$out"; then ok; else
+if grep -q 'global-mutex-lru' "$out" && grep -q 'Mops/s.*(min-max).*vs base' "$out"; then ok; else
   bad "pool-bench table lacks the baseline rows or the header"
 fi
+if grep -q 'mixed: the baseline' "$out" && grep -q 'content lock' "$out"; then ok; else
+  bad "pool-bench table does not qualify the mixed comparison"
+fi
+
+run pool-bench --repeat 0
+expect_usage_error --repeat "pool-bench --repeat 0"
 
 # An error at run time: exit 1 and one line naming what failed.
 run pool-bench --seconds 0.1 --pages 64 --pool 256KiB --threads 1 --dir /proc/hotset-no-such-dir
@@ -148,5 +169,75 @@ expect_status 0 "demo --keep"
 kept=$(sed -n 's/^data directory kept: //p' "$out")
 if [[ -n $kept && -f $kept/16384 ]]; then ok; else bad "demo --keep: no kept data directory"; fi
 if [[ -n $kept ]]; then rm -rf "$(dirname "$kept")"; fi
+
+# ---- sizes that cannot fit are refused at once, leaving nothing behind ----
+
+# The runs below make their temporary directories under $tmp, which must be
+# empty after each. A size the disk cannot hold: 1 TiB, or 30 TiB on a file
+# system with 1 TiB free. `timeout` only keeps a broken build from filling
+# the disk; a refusal takes milliseconds.
+tmp=$scratch/tmp
+mkdir "$tmp"
+huge=1TiB
+if (($(df -Pk "$tmp" | awk 'NR == 2 { print $4 }') >= 1024 ** 3)); then huge=30TiB; fi
+
+expect_nothing_left() { # description
+  local left
+  left=$(ls -A "$tmp")
+  if [[ -z $left ]]; then ok; else
+    bad "$1: left $left in TMPDIR"
+    rm -rf "${tmp:?}"/*
+  fi
+}
+refused() { # needle description ARGS...
+  local needle=$1 what=$2
+  shift 2
+  TMPDIR=$tmp timeout 5 "$HOTSET" "$@" >"$out" 2>"$err"
+  status=$?
+  expect_one_line_error "$needle" "$what"
+  expect_nothing_left "$what"
+}
+
+refused "free" "bench scan --hot $huge" bench scan --hot "$huge"
+if grep -q "^hotset bench scan: needs .* in $tmp for its relations, .* free$" "$err"; then ok; else
+  bad "bench scan --hot $huge: the message does not say what is needed where"
+fi
+refused "physical memory" "bench scan --pool 1TiB" bench scan --pool 1TiB
+refused "free" "pool-bench --pages 4294967294" pool-bench --pages 4294967294
+refused "physical memory" "pool-bench --pool 1TiB" pool-bench --pool 1TiB
+refused "free" "demo --pages 4294967294" demo --pages 4294967294
+refused "physical memory" "demo --pool 1TiB" demo --pool 1TiB
+# --dir: the free space of the file system it would be made in.
+refused "free" "pool-bench --dir, --pages 4294967294" pool-bench --pages 4294967294 \
+  --dir "$tmp/not-yet/data"
+
+# ---- SIGTERM / SIGINT: the demo stops, removes its directory, dies by it ----
+
+# The demo runs in the background (with job control, so that SIGINT is not
+# ignored as it is for a script's background jobs); once its temporary
+# directory exists (polled, at most 10 s) it gets the signal. It must end by
+# that signal (status 128 + N) and leave nothing in TMPDIR.
+interrupt_demo() { # SIGNAL-NAME NUMBER
+  local pid i
+  set -m
+  TMPDIR=$tmp "$HOTSET" demo --seconds 30 --pages 2048 >"$out" 2>"$err" &
+  pid=$!
+  set +m
+  for ((i = 0; i < 200; i++)); do
+    compgen -G "$tmp/hotset-demo-*" >/dev/null && break
+    sleep 0.05
+  done
+  if ((i < 200)); then ok; else bad "demo made no temporary directory in 10 s"; fi
+  kill -"$1" "$pid"
+  wait "$pid"
+  status=$?
+  expect_status $((128 + $2)) "demo killed by SIG$1"
+  if grep -q "^hotset demo: interrupted by SIG$1$" "$err"; then ok; else
+    bad "demo killed by SIG$1: no line saying so"
+  fi
+  expect_nothing_left "demo killed by SIG$1"
+}
+interrupt_demo TERM 15
+interrupt_demo INT 2
 
 cli_finish

@@ -48,7 +48,13 @@
  * reading the big relation's file (then in the page cache) 256 KiB at a
  * time — the best one thread's reads could hope for — once at the start and
  * again around each sequential-scan cell. Sequential scans go through a read
- * stream (hotset/stream.h) on a pool with --io-workers I/O threads.
+ * stream (hotset/stream.h) on a pool with --io-workers I/O threads, so with
+ * a worker the scan keeps two threads busy against the raw reads' one: each
+ * cell also gives the scan's MB per CPU-second (the CPU time of the
+ * scanners and the I/O workers over the measured interval: the process's
+ * CPU time less the OLTP threads' and the main thread's) and its ratio to
+ * the raw reads' MB per CPU-second ("per CPU"), which compares the work each
+ * spends per byte whatever the number of threads.
  *
  * Every page read, by either kind of thread, is checked against its stamp
  * (bench_util.h): a ring that handed back the wrong buffer would be caught.
@@ -100,7 +106,8 @@ static const char usage[] =
     "The scan-resistance lab: OLTP threads read a hot relation that fits in the pool\n"
     "while scanner threads read a relation several times the pool, for each policy,\n"
     "with and without a ring. Per cell: OLTP reads/s, hit ratio, p50/p99 latency, the\n"
-    "share of the pool holding hot pages, and the scan's MB/s against raw pread.\n"
+    "share of the pool holding hot pages, and the scan's MB/s and MB per CPU-second\n"
+    "against one thread's raw preads.\n"
     "\n"
     "flags:\n"
     "  --policy LIST       replacement policies, comma-separated specs, or \"all\"\n"
@@ -154,7 +161,12 @@ static const char usage[] =
     "  --help              show this help\n"
     "\n"
     "MB/s are 10^6 bytes per second. OLTP reads go 80% to the first 20% of the hot\n"
-    "relation's blocks, 20% to the rest.\n";
+    "relation's blocks, 20% to the rest. A scan's CPU time is that of its scanner\n"
+    "threads and of the pool's I/O workers (--io-workers): scan/raw holds them,\n"
+    "together, against one thread's preads; \"per CPU\" compares MB per CPU-second.\n"
+    "It refuses to start (exit 1) when the relations would not fit in the free space\n"
+    "or the pool is over half the physical memory; on SIGINT or SIGTERM it stops and\n"
+    "removes its temporary directory.\n";
 
 static const args_cmd cmd = {PROG, usage};
 
@@ -180,7 +192,17 @@ typedef struct cell_result {
   uint32_t ring_buffers; /* the scanners' ring size at the end (0: no ring) */
   uint64_t evictions, reuses, wal_flushes, writes;
   double raw_mb_per_sec; /* the 256 KiB pread rate this cell's scan is held against */
+  /* CPU time of the scanners plus the pool's I/O workers over the measured
+   * interval, of the scanners alone, and that interval (main's clock). */
+  double scan_cpu_seconds, scanner_cpu_seconds, measured_seconds;
+  double raw_mb_per_cpu_sec; /* the raw preads' MB per CPU-second of their thread */
 } cell_result;
+
+/* A raw pread measurement: MB per second and per CPU-second of the reading
+ * thread (above the first when the thread was preempted now and then). */
+typedef struct raw_rate {
+  double mb_per_sec, mb_per_cpu_sec;
+} raw_rate;
 
 /* The stand-in write-ahead log: where the next record goes, how far the log
  * is "durable". The pool calls flush_wal before writing a dirty page. */
@@ -264,8 +286,8 @@ typedef struct scan_bench {
   const hs_ring_config *ring; /* NULL: the default fixed 256 KiB */
   uint32_t nbuffers;
   hs_blockno hot_pages, hot_head, big_pages;
-  double raw_mb_per_sec;      /* 256 KiB preads */
-  double raw_page_mb_per_sec; /* page-sized preads into the same buffer */
+  raw_rate raw;      /* 256 KiB preads */
+  raw_rate raw_page; /* page-sized preads into the same buffer */
 
   char tmpdir[4096];
   const char *dir;
@@ -657,7 +679,8 @@ static void wait_turns(scan_bench *b, cell_shared *sh, const worker *scanners, u
     uint64_t pages = 0;
     for (uint32_t i = 0; i < n; i++)
       pages += atomic_load_explicit(&scanners[i].pages, memory_order_relaxed);
-    if (pages >= want || bench_now_ns() >= until || atomic_load(&sh->failed)) return;
+    if (pages >= want || bench_now_ns() >= until || atomic_load(&sh->failed) || bench_interrupted())
+      return;
     bench_sleep(0.01);
     progress_show(&b->prog);
   }
@@ -667,7 +690,7 @@ static void wait_phase(scan_bench *b, cell_shared *sh, double seconds) {
   uint64_t until = bench_now_ns() + (uint64_t)(seconds * 1e9);
   for (;;) {
     uint64_t now = bench_now_ns();
-    if (now >= until || atomic_load(&sh->failed)) return;
+    if (now >= until || atomic_load(&sh->failed) || bench_interrupted()) return;
     double left = (double)(until - now) / 1e9;
     bench_sleep(left < PROGRESS_SLICE ? left : PROGRESS_SLICE);
     progress_show(&b->prog);
@@ -679,6 +702,8 @@ static void wait_phase(scan_bench *b, cell_shared *sh, double seconds) {
 /* Reads `n` blocks of `rel` from 0 on, normally (no ring). */
 static hs_status read_blocks(hs_pool *pool, hs_relid rel, hs_blockno n) {
   for (hs_blockno blk = 0; blk < n; blk++) {
+    if (blk % 256 == 0 && bench_interrupted())
+      return hs_fail(HS_ERR_IO, EINTR, "interrupted at block %u", blk);
     hs_buf buf;
     hs_status st = hs_pool_read(pool, rel, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &buf, NULL);
     if (st != HS_OK) return st;
@@ -713,12 +738,45 @@ static hs_status hot_share(hs_pool *pool, double *share) {
 
 static int cell_error(scan_bench *b, const char *what, const char *why) {
   progress_clear(&b->prog);
+  if (bench_interrupted()) return 1; /* the caller says so, in one line */
   fprintf(stderr, PROG ": %s: %s\n", what, why);
   return 1;
 }
 
+/* CPU clocks read by the main thread at the start and the end of the
+ * measured interval, all at (nearly) the same moment. */
+typedef struct cpu_sample {
+  uint64_t wall, process, main, oltp, scanners;
+} cpu_sample;
+
+static void cpu_take(cpu_sample *s, const worker *w, uint32_t noltp, uint32_t nthreads) {
+  s->oltp = s->scanners = 0;
+  for (uint32_t i = 0; i < nthreads; i++) {
+    uint64_t ns = bench_other_thread_cpu_ns(w[i].tid);
+    if (i < noltp)
+      s->oltp += ns;
+    else
+      s->scanners += ns;
+  }
+  s->main = bench_thread_cpu_ns();
+  s->process = bench_process_cpu_ns();
+  s->wall = bench_now_ns();
+}
+
+/* The scan's CPU time: everything the process spent but the OLTP clients'
+ * and the main thread's, i.e. the scanners' and the pool's I/O workers'
+ * (the only other threads). */
+static void cpu_scan_seconds(const cpu_sample *a, const cpu_sample *z, cell_result *r) {
+  int64_t rest = (int64_t)(z->process - a->process) - (int64_t)(z->oltp - a->oltp) -
+                 (int64_t)(z->main - a->main);
+  r->scan_cpu_seconds = rest > 0 ? (double)rest / 1e9 : 0;
+  r->scanner_cpu_seconds = (double)(z->scanners - a->scanners) / 1e9;
+  r->measured_seconds = (double)(z->wall - a->wall) / 1e9;
+}
+
 /* Runs one cell. Returns 0, or 1 after printing the error line. */
 static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
+  memset(r, 0, sizeof *r);
   const char *what = b->prog.what; /* the cell's title, set by the caller */
 
   hs_pool_options po;
@@ -798,10 +856,14 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
     /* Reset first: a worker counts from the moment it sees the new phase.
      * A worker that failed meanwhile has set PHASE_STOP, which stays. */
     hs_pool_stats_reset(pool);
+    cpu_sample before, after;
+    cpu_take(&before, w, noltp, nthreads);
     int expect = PHASE_WARMUP;
     if (atomic_compare_exchange_strong(&sh->phase, &expect, PHASE_MEASURE))
       wait_phase(b, sh, b->seconds);
     atomic_store(&sh->phase, PHASE_STOP);
+    cpu_take(&after, w, noltp, nthreads);
+    cpu_scan_seconds(&before, &after, r);
   }
   for (uint32_t i = 0; i < started; i++) pthread_join(w[i].tid, NULL);
 
@@ -811,7 +873,13 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
   } else if (atomic_load(&sh->failed)) {
     rc = cell_error(b, what, sh->err);
   } else {
+    /* Keep what cpu_scan_seconds filled in. */
+    double scan_cpu = r->scan_cpu_seconds, scanner_cpu = r->scanner_cpu_seconds;
+    double measured = r->measured_seconds;
     memset(r, 0, sizeof *r);
+    r->scan_cpu_seconds = scan_cpu;
+    r->scanner_cpu_seconds = scanner_cpu;
+    r->measured_seconds = measured;
     latency_hist all;
     latency_hist_reset(&all);
     double oltp_secs = 0;
@@ -873,7 +941,7 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
  * timed ones for at least RAW_SECONDS (a pass over a cached 256 MiB takes
  * some 15 ms: a rate from one or two of them moves by a quarter from run to
  * run). */
-static hs_status measure_raw_io(scan_bench *b, uint32_t io, double seconds, double *mb_per_sec) {
+static hs_status measure_raw_io(scan_bench *b, uint32_t io, double seconds, raw_rate *rate) {
   char name[64], path[4200];
   hs_smgr_fork_filename(BIG_REL, HS_FORK_MAIN, name, sizeof name);
   snprintf(path, sizeof path, "%s/%s", b->dir, name);
@@ -888,10 +956,17 @@ static hs_status measure_raw_io(scan_bench *b, uint32_t io, double seconds, doub
     return hs_fail(HS_ERR_NOMEM, ENOMEM, "allocating a %u-byte read buffer", RAW_CHUNK);
   }
   hs_status st = HS_OK;
-  uint64_t bytes = 0, t0 = 0;
+  uint64_t bytes = 0, t0 = 0, cpu0 = 0;
   for (int pass = 0; st == HS_OK; pass++) {
-    if (pass == 1) t0 = bench_now_ns();
+    if (pass == 1) {
+      t0 = bench_now_ns();
+      cpu0 = bench_thread_cpu_ns();
+    }
     if (pass > 1 && bench_now_ns() - t0 >= (uint64_t)(seconds * 1e9)) break;
+    if (bench_interrupted()) {
+      st = hs_fail(HS_ERR_IO, EINTR, "reading %s: interrupted", path);
+      break;
+    }
     off_t off = 0;
     for (;;) {
       size_t at = (size_t)(off % RAW_CHUNK) / io * io;
@@ -908,18 +983,21 @@ static hs_status measure_raw_io(scan_bench *b, uint32_t io, double seconds, doub
     }
   }
   uint64_t ns = bench_now_ns() - t0;
+  uint64_t cpu = bench_thread_cpu_ns() - cpu0;
   free(buf);
   close(fd);
-  if (st == HS_OK) *mb_per_sec = ns ? (double)bytes / 1e6 / ((double)ns / 1e9) : 0;
+  if (st == HS_OK) {
+    rate->mb_per_sec = ns ? (double)bytes / 1e6 / ((double)ns / 1e9) : 0;
+    rate->mb_per_cpu_sec = cpu ? (double)bytes / 1e6 / ((double)cpu / 1e9) : 0;
+  }
   return st;
 }
 
 /* Both limits: 256 KiB reads (the file system's best) and page-sized reads
  * (the same system calls a page-at-a-time buffer manager makes). */
 static hs_status measure_raw(scan_bench *b) {
-  hs_status st = measure_raw_io(b, RAW_CHUNK, RAW_SECONDS, &b->raw_mb_per_sec);
-  if (st == HS_OK)
-    st = measure_raw_io(b, (uint32_t)b->page_size, RAW_SECONDS, &b->raw_page_mb_per_sec);
+  hs_status st = measure_raw_io(b, RAW_CHUNK, RAW_SECONDS, &b->raw);
+  if (st == HS_OK) st = measure_raw_io(b, (uint32_t)b->page_size, RAW_SECONDS, &b->raw_page);
   return st;
 }
 
@@ -943,6 +1021,16 @@ static double scan_ratio(const cell_result *r) {
   return r->raw_mb_per_sec > 0 ? r->scan_mb_per_sec / r->raw_mb_per_sec : 0;
 }
 
+/* Scan MB per CPU-second of the scanners and the I/O workers. */
+static double scan_mb_per_cpu_sec(const cell_result *r) {
+  return r->scan_cpu_seconds > 0 ? (double)r->scan_bytes / 1e6 / r->scan_cpu_seconds : 0;
+}
+
+/* That over the raw preads' MB per CPU-second. */
+static double scan_cpu_ratio(const cell_result *r) {
+  return r->raw_mb_per_cpu_sec > 0 ? scan_mb_per_cpu_sec(r) / r->raw_mb_per_cpu_sec : 0;
+}
+
 static void print_json(const scan_bench *b, const cell *c, const cell_result *r) {
   printf("{\"policy\":");
   json_string(specs[c->policy]);
@@ -951,8 +1039,18 @@ static void print_json(const scan_bench *b, const cell *c, const cell_result *r)
          "\"raw_mb_per_sec\":%.1f,\"scan_raw_ratio\":%.4f",
          ring_label(c), scan_names[c->scan], r->oltp_ops_per_sec, r->hit_ratio, r->p50_us,
          r->p99_us, r->hot_share, r->scan_mb_per_sec, r->raw_mb_per_sec, scan_ratio(r));
-  printf(",\"raw_page_mb_per_sec\":%.1f,\"scan_page_raw_ratio\":%.4f", b->raw_page_mb_per_sec,
-         b->raw_page_mb_per_sec > 0 ? r->scan_mb_per_sec / b->raw_page_mb_per_sec : 0);
+  printf(",\"raw_page_mb_per_sec\":%.1f,\"scan_page_raw_ratio\":%.4f", b->raw_page.mb_per_sec,
+         b->raw_page.mb_per_sec > 0 ? r->scan_mb_per_sec / b->raw_page.mb_per_sec : 0);
+  /* CPU: scan_cpu_seconds is the scanners' and the I/O workers' CPU time
+   * over measured_seconds of wall time; scan_cpus their quotient (cores
+   * kept busy); scan_raw_cpu_ratio the scan's MB per CPU-second over the
+   * raw preads' (one thread). */
+  printf(",\"scan_cpu_seconds\":%.4f,\"scanner_cpu_seconds\":%.4f,\"measured_seconds\":%.4f,"
+         "\"scan_cpus\":%.3f,\"scan_mb_per_cpu_sec\":%.1f,\"raw_mb_per_cpu_sec\":%.1f,"
+         "\"scan_raw_cpu_ratio\":%.4f",
+         r->scan_cpu_seconds, r->scanner_cpu_seconds, r->measured_seconds,
+         r->measured_seconds > 0 ? r->scan_cpu_seconds / r->measured_seconds : 0,
+         scan_mb_per_cpu_sec(r), r->raw_mb_per_cpu_sec, scan_cpu_ratio(r));
   printf(",\"ring_buffers\":%u,\"ring_size\":", r->ring_buffers);
   json_string(b->ring_size_flag ? b->ring_size_flag : "fixed");
   printf(",\"oltp_ops\":%" PRIu64 ",\"oltp_updates\":%" PRIu64 ",\"scan_bytes\":%" PRIu64
@@ -970,13 +1068,13 @@ static void print_json(const scan_bench *b, const cell *c, const cell_result *r)
 }
 
 static void print_header(const scan_bench *b) {
-  char pool[32], page[32], hot[32], big[32], raw[48], raw_page[48];
+  char pool[32], page[32], hot[32], big[32], raw[64], raw_page[48];
   args_format_size((uint64_t)b->nbuffers * b->page_size, pool, sizeof pool);
   args_format_size(b->page_size, page, sizeof page);
   args_format_size((uint64_t)b->hot_pages * b->page_size, hot, sizeof hot);
   args_format_size((uint64_t)b->big_pages * b->page_size, big, sizeof big);
-  snprintf(raw, sizeof raw, "%.0f MB/s", b->raw_mb_per_sec);
-  snprintf(raw_page, sizeof raw_page, "%.0f MB/s", b->raw_page_mb_per_sec);
+  snprintf(raw, sizeof raw, "%.0f MB/s (%.0f per CPU-s)", b->raw.mb_per_sec, b->raw.mb_per_cpu_sec);
+  snprintf(raw_page, sizeof raw_page, "%.0f MB/s", b->raw_page.mb_per_sec);
   printf("pool %s (%u buffers of %s); hot relation %s (%u pages, %.0f%% of reads to the first "
          "%.0f%%)\n",
          pool, b->nbuffers, page, hot, b->hot_pages, 100 * HOT_PART_READS, 100 * HOT_PART);
@@ -1002,31 +1100,37 @@ static void print_header(const scan_bench *b) {
          b->oltp_threads, b->oltp_threads == 1 ? "" : "s", rate, 100 * b->update_ratio,
          b->scan_threads, b->scan_threads == 1 ? "" : "s", seq_rate, index_rate,
          b->ring_size_flag ? b->ring_size_flag : "fixed (256 KiB)", b->warmup, b->seconds);
-  printf("%-22s %-4s %-5s %12s %8s %9s %9s %9s %10s %8s %8s\n", "policy", "ring", "scan",
-         "oltp ops/s", "hit%", "p50 us", "p99 us", "hot share", "scan MB/s", "raw MB/s",
-         "scan/raw");
+  printf("%-22s %-4s %-5s %12s %8s %9s %9s %9s %10s %9s %8s %8s %7s\n", "policy", "ring", "scan",
+         "oltp ops/s", "hit%", "p50 us", "p99 us", "hot share", "scan MB/s", "MB/CPU-s", "raw MB/s",
+         "scan/raw", "per CPU");
   fflush(stdout);
 }
 
 static void print_row(const cell *c, const cell_result *r) {
-  char mb[16] = "-", raw[16] = "-", ratio[16] = "-";
+  char mb[16] = "-", per_cpu[16] = "-", raw[16] = "-", ratio[16] = "-", cpu_ratio[16] = "-";
   if (c->scan != SCAN_NONE) {
     snprintf(mb, sizeof mb, "%.0f", r->scan_mb_per_sec);
+    snprintf(per_cpu, sizeof per_cpu, "%.0f", scan_mb_per_cpu_sec(r));
     snprintf(ratio, sizeof ratio, "%.2f", scan_ratio(r));
+    snprintf(cpu_ratio, sizeof cpu_ratio, "%.2f", scan_cpu_ratio(r));
   }
   if (c->scan == SCAN_SEQ) snprintf(raw, sizeof raw, "%.0f", r->raw_mb_per_sec);
-  printf("%-22s %-4s %-5s %12.0f %7.2f%% %9.2f %9.2f %8.1f%% %10s %8s %8s\n", specs[c->policy],
-         ring_label(c), scan_names[c->scan], r->oltp_ops_per_sec, 100 * r->hit_ratio, r->p50_us,
-         r->p99_us, 100 * r->hot_share, mb, raw, ratio);
+  printf("%-22s %-4s %-5s %12.0f %7.2f%% %9.2f %9.2f %8.1f%% %10s %9s %8s %8s %7s\n",
+         specs[c->policy], ring_label(c), scan_names[c->scan], r->oltp_ops_per_sec,
+         100 * r->hit_ratio, r->p50_us, r->p99_us, 100 * r->hot_share, mb, per_cpu, raw, ratio,
+         cpu_ratio);
   fflush(stdout);
 }
 
 static void print_footer(void) {
   printf("\nhit%%: OLTP reads found in the pool; p50/p99: OLTP operation latency; hot share:\n"
-         "buffers holding hot-relation pages at the end of the cell; raw MB/s: 256 KiB preads\n"
-         "of the big relation, just before and after each sequential-scan cell (the mean);\n"
-         "scan/raw: scan MB/s over that (index scans: over the first measurement).\n"
-         "Index scans and the baselines (scan none) never use a ring.\n");
+         "buffers holding hot-relation pages at the end of the cell; MB/CPU-s: scan MB per\n"
+         "CPU-second of the scanners and the pool's I/O workers together; raw MB/s: 256 KiB\n"
+         "preads of the big relation by one thread, just before and after each\n"
+         "sequential-scan cell (the mean); scan/raw: scan MB/s over that (index scans: over\n"
+         "the first measurement) -- with an I/O worker, two threads' work against one;\n"
+         "per CPU: MB/CPU-s over the raw preads' MB per CPU-second, the same comparison per\n"
+         "unit of CPU. Index scans and the baselines (scan none) never use a ring.\n");
 }
 
 /* Vacuum cells get a second table: what the ring's size did to WAL flushes
@@ -1186,15 +1290,25 @@ static int build_cells(const scan_bench *b, cell *cells) {
 
 /* ---- main ---------------------------------------------------------------- */
 
-static int fail(scan_bench *b, const char *what) {
-  progress_clear(&b->prog);
-  fprintf(stderr, PROG ": %s: %s\n", what, hs_last_error());
-  return 1;
-}
-
 static void remove_tmpdir(scan_bench *b) {
   if (b->tmpdir[0]) bench_tempdir_remove(b->tmpdir);
   b->tmpdir[0] = '\0';
+}
+
+/* After a SIGINT or SIGTERM (every wait and loop returns early then): the
+ * temporary directory removed, the process ended by the signal. */
+static void stop_if_interrupted(scan_bench *b) {
+  if (!bench_interrupted()) return;
+  progress_clear(&b->prog);
+  remove_tmpdir(b);
+  bench_exit_interrupted(PROG);
+}
+
+static int fail(scan_bench *b, const char *what) {
+  stop_if_interrupted(b); /* a failure that is the signal's doing */
+  progress_clear(&b->prog);
+  fprintf(stderr, PROG ": %s: %s\n", what, hs_last_error());
+  return 1;
 }
 
 /* Makes both relations with stamped pages through a storage manager of
@@ -1217,8 +1331,9 @@ static int make_relations(scan_bench *b) {
 }
 
 /* The raw rate next to a cell; on failure says why and cleans up. */
-static int measure_cell_raw(scan_bench *b, double *mb_per_sec) {
-  if (measure_raw_io(b, RAW_CHUNK, RAW_CELL_SECONDS, mb_per_sec) == HS_OK) return 0;
+static int measure_cell_raw(scan_bench *b, raw_rate *rate) {
+  if (measure_raw_io(b, RAW_CHUNK, RAW_CELL_SECONDS, rate) == HS_OK) return 0;
+  stop_if_interrupted(b);
   progress_clear(&b->prog);
   fprintf(stderr, PROG ": measuring raw pread throughput: %s\n", hs_last_error());
   remove_tmpdir(b);
@@ -1306,6 +1421,17 @@ int bench_scan_main(int argc, char **argv) {
     return 1;
   }
 
+  /* Refuse now what could only end in ENOSPC or an out-of-memory kill
+   * after minutes of writing. */
+  uint64_t rel_bytes = ((uint64_t)b->hot_pages + b->big_pages) * b->page_size;
+  if (bench_check_memory(b->pool_bytes, "its pool") != HS_OK ||
+      bench_check_space(b->dir_flag ? b->dir_flag : bench_tempdir_parent(), rel_bytes,
+                        "its relations") != HS_OK) {
+    fprintf(stderr, PROG ": %s\n", hs_last_error());
+    return 1;
+  }
+  bench_signals_install();
+
   b->prog = (progress){.on = isatty(2),
                        .t0 = bench_now_ns(),
                        .total = ncells,
@@ -1343,15 +1469,18 @@ int bench_scan_main(int argc, char **argv) {
      * to minute) this machine's copy rate from the page cache moves by a
      * fifth. */
     bool seq = cells[i].scan == SCAN_SEQ;
-    double before = b->raw_mb_per_sec, after = b->raw_mb_per_sec;
+    raw_rate before = b->raw, after = b->raw;
     if (seq && measure_cell_raw(b, &before) != 0) return 1;
-    if (run_cell(b, &cells[i], &res[i]) != 0) {
+    int cell_rc = run_cell(b, &cells[i], &res[i]);
+    stop_if_interrupted(b); /* before printing a cell cut short */
+    if (cell_rc != 0) {
       /* run_cell cleared the progress line and printed the error. */
       remove_tmpdir(b);
       return 1;
     }
     if (seq && measure_cell_raw(b, &after) != 0) return 1;
-    res[i].raw_mb_per_sec = (before + after) / 2;
+    res[i].raw_mb_per_sec = (before.mb_per_sec + after.mb_per_sec) / 2;
+    res[i].raw_mb_per_cpu_sec = (before.mb_per_cpu_sec + after.mb_per_cpu_sec) / 2;
     b->prog.cells_ns += bench_now_ns() - b->prog.cell_t0;
     b->prog.done++;
     progress_clear(&b->prog);

@@ -8,10 +8,12 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,10 +28,151 @@ void bench_sleep(double seconds) {
   /* An absolute deadline, so a signal that interrupts the sleep does not
    * stretch it when we go back to sleep. */
   uint64_t until = bench_now_ns() + (uint64_t)(seconds * 1e9);
-  struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u),
-                        .tv_nsec = (long)(until % 1000000000u)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  const uint64_t slice = (uint64_t)(BENCH_SLEEP_SLICE * 1e9);
+  while (!bench_interrupted()) {
+    uint64_t now = bench_now_ns();
+    if (now >= until) return;
+    uint64_t wake = until - now > slice ? now + slice : until;
+    struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000u),
+                          .tv_nsec = (long)(wake % 1000000000u)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
   }
+}
+
+static uint64_t clock_ns(clockid_t clock) {
+  struct timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t bench_process_cpu_ns(void) {
+  return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+uint64_t bench_thread_cpu_ns(void) {
+  return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+uint64_t bench_other_thread_cpu_ns(pthread_t thread) {
+  clockid_t clock;
+  if (pthread_getcpuclockid(thread, &clock) != 0) return 0;
+  return clock_ns(clock);
+}
+
+/* ---- interruption ---- */
+
+/* Written only by the handler (and read everywhere): a signal number. */
+static volatile sig_atomic_t interrupted_by;
+
+static void on_signal(int sig) {
+  interrupted_by = sig;
+}
+
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+void bench_signals_install(void) {
+  for (size_t i = 0; i < sizeof cleanup_signals / sizeof cleanup_signals[0]; i++) {
+    int sig = cleanup_signals[i];
+    struct sigaction old;
+    if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    /* SA_RESTART: the library's system calls go on rather than fail with
+     * EINTR (sleeps still wake); SA_RESETHAND: a second signal kills. */
+    sa.sa_flags = SA_RESTART | SA_RESETHAND;
+    sigaction(sig, &sa, NULL);
+  }
+}
+
+int bench_interrupted(void) {
+  return interrupted_by;
+}
+
+_Noreturn void bench_exit_interrupted(const char *prog) {
+  int sig = interrupted_by ? interrupted_by : SIGTERM;
+  const char *name = sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
+  fflush(stdout);
+  fprintf(stderr, "%s: interrupted by %s\n", prog, name);
+  signal(sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  raise(sig);
+  _exit(128 + sig); /* not reached: the default action ends the process */
+}
+
+/* ---- resource checks ---- */
+
+char *bench_format_bytes(uint64_t bytes, char *buf, size_t len) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) {
+    snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+    return buf;
+  }
+  double v = (double)bytes / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    u++;
+  }
+  snprintf(buf, len, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+const char *bench_tempdir_parent(void) {
+  const char *tmp = getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+hs_status bench_check_space(const char *dir, uint64_t need, const char *what) {
+  /* A --dir that does not exist yet will be made in its nearest existing
+   * parent: that file system is the one to ask. */
+  char path[4096];
+  snprintf(path, sizeof path, "%s", dir);
+  struct stat sb;
+  while (stat(path, &sb) != 0) {
+    char *slash = strrchr(path, '/');
+    while (slash && slash > path && slash[1] == '\0') { /* trailing slashes */
+      *slash = '\0';
+      slash = strrchr(path, '/');
+    }
+    if (!slash) {
+      snprintf(path, sizeof path, ".");
+      break;
+    }
+    if (slash == path) {
+      path[1] = '\0'; /* the root */
+      break;
+    }
+    *slash = '\0';
+  }
+  struct statvfs vfs;
+  if (statvfs(path, &vfs) != 0) {
+    int err = errno;
+    return hs_fail(hs_status_from_errno(err), err, "asking how much space %s has: %s", path,
+                   strerror(err));
+  }
+  uint64_t avail = (uint64_t)vfs.f_bavail * (uint64_t)vfs.f_frsize;
+  if (need <= avail && avail - need >= BENCH_SPACE_SPARE) return HS_OK;
+  char n[32], f[32];
+  return hs_fail(HS_ERR_NOSPACE, ENOSPC, "needs %s in %s for %s, %s free",
+                 bench_format_bytes(need, n, sizeof n), dir, what,
+                 bench_format_bytes(avail, f, sizeof f));
+}
+
+hs_status bench_check_memory(uint64_t need, const char *what) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return HS_OK; /* cannot tell: let the allocation decide */
+  uint64_t phys = (uint64_t)pages * (uint64_t)page;
+  if (need <= phys / 2) return HS_OK;
+  char n[32], p[32];
+  return hs_fail(HS_ERR_NOMEM, ENOMEM,
+                 "needs %s of memory for %s, more than half of the %s of physical memory",
+                 bench_format_bytes(need, n, sizeof n), what,
+                 bench_format_bytes(phys, p, sizeof p));
 }
 
 static uint64_t splitmix64(uint64_t *x) {
@@ -77,8 +220,7 @@ double bench_rng_double(bench_rng *r) {
 }
 
 hs_status bench_tempdir_make(const char *tag, char *buf, size_t len) {
-  const char *tmp = getenv("TMPDIR");
-  if (!tmp || !*tmp) tmp = "/tmp";
+  const char *tmp = bench_tempdir_parent();
   int n = snprintf(buf, len, "%s/hotset-%s-XXXXXX", tmp, tag);
   if (n < 0 || (size_t)n >= len)
     return hs_fail(HS_ERR_INVALID, 0, "temporary directory name under %s is too long", tmp);
@@ -166,6 +308,10 @@ hs_status bench_make_relation(hs_smgr *smgr, hs_relid rel, hs_blockno npages) {
   void *page = calloc(1, page_size);
   if (!page) return hs_fail(HS_ERR_NOMEM, ENOMEM, "allocating a %u-byte page", page_size);
   for (hs_blockno b = 0; b < npages; b++) {
+    if (b % 256 == 0 && bench_interrupted()) {
+      st = hs_fail(HS_ERR_IO, EINTR, "relation %u: interrupted at block %u of %u", rel, b, npages);
+      break;
+    }
     hs_blockno got;
     bench_page_stamp(page, rel, b);
     st = hs_smgr_extend(smgr, rel, HS_FORK_MAIN, page, &got);

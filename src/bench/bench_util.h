@@ -13,6 +13,7 @@
 #include "hotset/status.h"
 #include "hotset/storage.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,8 +22,57 @@
 
 /* CLOCK_MONOTONIC in nanoseconds: immune to wall-clock steps. */
 uint64_t bench_now_ns(void);
-/* Sleeps `seconds` (fractional), resuming after signals. */
+/* Sleeps `seconds` (fractional), resuming after signals, but returns early
+ * once bench_interrupted() is set: it sleeps in slices of at most
+ * BENCH_SLEEP_SLICE seconds, so a main thread waiting out a measurement
+ * notices a SIGTERM whichever thread the kernel delivered it to. */
+#define BENCH_SLEEP_SLICE 0.05
 void bench_sleep(double seconds);
+/* CPU time in nanoseconds: of the whole process (every thread, live or
+ * exited), of the calling thread, or of another thread of this process
+ * (0 if its clock cannot be read). */
+uint64_t bench_process_cpu_ns(void);
+uint64_t bench_thread_cpu_ns(void);
+uint64_t bench_other_thread_cpu_ns(pthread_t thread);
+
+/* ---- interruption ---- */
+
+/* The benchmarks and the demo make scratch directories and relations that a
+ * Ctrl-C or a SIGTERM must not leave behind. bench_signals_install (call it
+ * after parsing the flags, before making anything) sets handlers for SIGINT,
+ * SIGTERM and SIGHUP that only record the signal (async-signal-safe); the
+ * commands' loops and sleeps look at bench_interrupted() and leave by their
+ * normal cleanup path, which ends with bench_exit_interrupted. A signal that
+ * was ignored when the program started (nohup, a shell's background job)
+ * stays ignored. A second signal of the same kind kills at once (the
+ * handlers are one-shot): the way out when cleaning up takes too long. */
+void bench_signals_install(void);
+/* The signal number received, or 0. */
+int bench_interrupted(void);
+/* Prints "<prog>: interrupted by SIG..." and ends the process by the signal
+ * itself, so the parent sees the usual status (128 + the signal in a
+ * shell). Call it after cleaning up. */
+_Noreturn void bench_exit_interrupted(const char *prog);
+
+/* ---- resource checks ---- */
+
+/* Refusing at once beats writing tens of GB and failing with ENOSPC (or
+ * being killed for memory) a minute later. Each returns HS_OK or fails
+ * (hs_fail) with one line fit to follow "<prog>: ", e.g. "needs 1.0 TiB in
+ * /tmp for its relations, 53.2 GiB free". */
+
+/* `need` bytes of files under `dir`, or under its nearest existing parent
+ * when `dir` does not exist yet; `what` says what they are for. Leaves
+ * BENCH_SPACE_SPARE bytes free besides, for everyone else on the disk. */
+#define BENCH_SPACE_SPARE (64ull << 20)
+hs_status bench_check_space(const char *dir, uint64_t need, const char *what);
+/* `need` bytes of memory for `what` (pools): at most half the machine's
+ * physical memory (sysconf(_SC_PHYS_PAGES)). */
+hs_status bench_check_memory(uint64_t need, const char *what);
+/* Where bench_tempdir_make puts its directories: $TMPDIR, or /tmp. */
+const char *bench_tempdir_parent(void);
+/* A byte count for people: "512 B", "8.0 KiB", "53.2 GiB", "1.0 TiB". */
+char *bench_format_bytes(uint64_t bytes, char *buf, size_t len);
 
 /* ---- random numbers ---- */
 
@@ -74,7 +124,8 @@ void bench_page_set_u64(void *page, size_t off, uint64_t v);
 
 /* Makes the main fork of `rel` exactly `npages` stamped pages long: creates
  * it if missing, otherwise truncates it to zero first (a directory reused
- * with --dir must not keep pages of an earlier, differently sized run). */
+ * with --dir must not keep pages of an earlier, differently sized run).
+ * Stops early, failing, when bench_interrupted() is set. */
 hs_status bench_make_relation(hs_smgr *smgr, hs_relid rel, hs_blockno npages);
 
 #endif

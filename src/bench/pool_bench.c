@@ -14,7 +14,20 @@
  * Both run against the hotset pool (named by its policy, e.g. clock-sweep)
  * and, interleaved with it in the same process on the same relation and
  * frame count, against global_lru_pool.c ("global-mutex-lru"), PostgreSQL's
- * pre-8.1 design: the baseline turns "N ops/s" into a comparison.
+ * pre-8.1 design: the baseline turns "N ops/s" into a comparison. The mixed
+ * comparison is of designs, not of equal work: the baseline reads a missing
+ * page while holding its global mutex (so two threads' misses queue behind
+ * each other) and takes no content lock, where hotset reads outside its
+ * locks and takes a share content lock per access.
+ *
+ * How sure: on this kind of machine (two vCPUs shared with others) one
+ * two-thread run can land several times off the next. So each (variant,
+ * workload, threads) runs --repeat times, the policy and its baseline
+ * alternating in an ABBA order (policy, baseline, baseline, policy, ...) so
+ * that a drift of the machine during the series weighs on both alike, and
+ * the output gives the median with the min and max of the runs; "vs base" is
+ * the median (and min-max) of the ratios of each policy run to the baseline
+ * run beside it. Every policy gets baseline runs of its own.
  *
  * Measurement: the workers start together at a barrier and run until the main
  * thread, after sleeping --seconds, raises a stop flag that they check every
@@ -41,6 +54,7 @@
 #define BENCH_REL     16384u /* PostgreSQL's first user relation OID, for familiarity */
 #define STOP_INTERVAL 256
 #define MAX_THREADS   1024
+#define MAX_REPEAT    100
 
 static const char usage[] =
     "usage: hotset pool-bench [flags]\n"
@@ -54,15 +68,27 @@ static const char usage[] =
     "  --pool SIZE       pool size (default 1MiB); SIZE takes B, KiB, MiB, GiB\n"
     "                    (K/KB, M/MB, G/GB are the same powers of 1024)\n"
     "  --pages N         blocks in the relation (default 512)\n"
-    "  --seconds S       duration of each run (default 2)\n"
+    "  --seconds S       duration of each run (default 0.5)\n"
+    "  --repeat N        runs of each (variant, workload, threads), the policy's and\n"
+    "                    the baseline's alternating; the median and min-max are\n"
+    "                    reported (default 5, at most 100)\n"
     "  --policy LIST     hotset replacement policies, comma-separated, each a spec\n"
     "                    like s3fifo:small=0.2; \"all\" runs every policy the pool\n"
     "                    accepts (default clock-sweep)\n"
     "  --page-size SIZE  page size, a power of two from 1KiB to 64KiB (default 8KiB)\n"
     "  --dir DIR         data directory to use (kept) instead of a temporary one\n"
     "  --seed N          seed of the block choices (default 1)\n"
-    "  --json            one JSON object per line per (variant, workload, threads)\n"
-    "  --help            show this help\n";
+    "  --json            one JSON object per line per (variant, workload, threads):\n"
+    "                    ops_per_sec (the median), ops_per_sec_min, _max, runs,\n"
+    "                    ns_per_op (at the median), and for a policy vs_baseline\n"
+    "                    (median of the per-pair ratios), vs_baseline_min, _max\n"
+    "  --help            show this help\n"
+    "\n"
+    "The mixed comparison is of designs, not of equal work: the baseline does a\n"
+    "miss's pread while holding its one mutex (threads' misses queue behind each\n"
+    "other) and takes no content lock; hotset reads outside its locks and takes a\n"
+    "share content lock per access. It refuses to start (exit 1) when the relation\n"
+    "would not fit in the free space or the two pools exceed half the memory.\n";
 
 static const args_cmd cmd = {PROG, usage};
 
@@ -101,6 +127,16 @@ typedef struct result {
   double ns_per_op;
   double hit_ratio;
 } result;
+
+/* A series of --repeat runs of one (variant, workload, threads). */
+typedef struct series {
+  int runs;
+  double ops_per_sec, ops_min, ops_max; /* median, min, max */
+  double ns_per_op;                     /* at the median rate */
+  double hit_ratio;                     /* median */
+  uint64_t ops, elapsed_ns;             /* totals over the runs */
+  double vs, vs_min, vs_max;            /* policy runs / their paired baseline runs */
+} series;
 
 static hs_status stamp_error(hs_blockno want, hs_blockno got) {
   return hs_fail(HS_ERR_CORRUPT, 0, "block %u holds the page stamped as block %u", want, got);
@@ -198,7 +234,7 @@ static void *worker_main(void *arg) {
 typedef struct bench {
   /* flags */
   args_uint_list threads;
-  uint64_t pool_bytes, pages, page_size, seed;
+  uint64_t pool_bytes, pages, page_size, seed, repeat;
   double seconds;
   bool json;
   const char *policy;
@@ -227,8 +263,9 @@ static void cleanup(bench *b) {
 }
 
 static int fail(bench *b, const char *what) {
-  fprintf(stderr, PROG ": %s: %s\n", what, hs_last_error());
   cleanup(b);
+  if (bench_interrupted()) bench_exit_interrupted(PROG); /* the failure is the signal's doing */
+  fprintf(stderr, PROG ": %s: %s\n", what, hs_last_error());
   return 1;
 }
 
@@ -347,15 +384,58 @@ static void print_json_string(const char *s) {
   putchar('"');
 }
 
-static void print_json(const bench *b, const char *vname, workload wl, uint32_t nthreads,
-                       const result *r) {
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of v[0 .. n) (the mean of the middle two for even n); sorts v. */
+static double median_of(double *v, int n, double *min, double *max) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  *min = v[0];
+  *max = v[n - 1];
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Sums up runs[0 .. n); `base` (n runs, paired by index) gives the ratios. */
+static void summarize(const result *runs, const result *base, int n, uint32_t nthreads, series *s) {
+  double v[MAX_REPEAT], lo, hi;
+  memset(s, 0, sizeof *s);
+  s->runs = n;
+  for (int i = 0; i < n; i++) {
+    v[i] = runs[i].ops_per_sec;
+    s->ops += runs[i].ops;
+    s->elapsed_ns += runs[i].elapsed_ns;
+  }
+  s->ops_per_sec = median_of(v, n, &s->ops_min, &s->ops_max);
+  s->ns_per_op = s->ops_per_sec > 0 ? 1e9 * nthreads / s->ops_per_sec : 0;
+  for (int i = 0; i < n; i++) v[i] = runs[i].hit_ratio;
+  s->hit_ratio = median_of(v, n, &lo, &hi);
+  if (!base) return;
+  for (int i = 0; i < n; i++)
+    v[i] = base[i].ops_per_sec > 0 ? runs[i].ops_per_sec / base[i].ops_per_sec : 0;
+  s->vs = median_of(v, n, &s->vs_min, &s->vs_max);
+}
+
+static void print_json(const bench *b, variant var, workload wl, uint32_t nthreads,
+                       const series *r) {
   printf("{\"variant\":");
-  print_json_string(vname);
+  print_json_string(variant_name(b, var));
   printf(",\"workload\":\"%s\",\"threads\":%u,\"ops_per_sec\":%.1f,\"ns_per_op\":%.2f,"
-         "\"ops\":%" PRIu64 ",\"seconds\":%.3f,\"hit_ratio\":%.4f,\"pool_pages\":%u,"
+         "\"ops_per_sec_min\":%.1f,\"ops_per_sec_max\":%.1f,\"runs\":%d,",
+         workload_names[wl], nthreads, r->ops_per_sec, r->ns_per_op, r->ops_min, r->ops_max,
+         r->runs);
+  if (var == V_HOTSET) {
+    printf("\"vs_baseline\":%.4f,\"vs_baseline_min\":%.4f,\"vs_baseline_max\":%.4f,", r->vs,
+           r->vs_min, r->vs_max);
+  } else {
+    printf("\"paired_with\":");
+    print_json_string(b->policy_spec);
+    putchar(',');
+  }
+  printf("\"ops\":%" PRIu64 ",\"seconds\":%.3f,\"hit_ratio\":%.4f,\"pool_pages\":%u,"
          "\"pages\":%" PRIu64 ",\"page_size\":%" PRIu64 "}\n",
-         workload_names[wl], nthreads, r->ops_per_sec, r->ns_per_op, r->ops,
-         (double)r->elapsed_ns / 1e9, r->hit_ratio, b->nbuffers, b->pages, b->page_size);
+         r->ops, (double)r->elapsed_ns / 1e9, r->hit_ratio, b->nbuffers, b->pages, b->page_size);
   fflush(stdout);
 }
 
@@ -363,21 +443,27 @@ static void print_table_header(const bench *b) {
   char pool[32], page[32];
   args_format_size((uint64_t)b->nbuffers * b->page_size, pool, sizeof pool);
   args_format_size(b->page_size, page, sizeof page);
-  printf("pool: %u buffers of %s (%s); relation: %" PRIu64 " pages; %g s per run\n\n", b->nbuffers,
-         page, pool, b->pages, b->seconds);
-  printf("%-18s %-8s %7s %14s %10s %7s %8s %9s\n", "variant", "workload", "threads", "ops/s",
-         "ns/op", "hit%", "scaling", "vs base");
+  printf("pool: %u buffers of %s (%s); relation: %" PRIu64 " pages; %" PRIu64
+         " runs of %g s each, policy and baseline alternating\n\n",
+         b->nbuffers, page, pool, b->pages, b->repeat, b->seconds);
+  printf("%-18s %-8s %7s %9s %17s %8s %7s %8s %8s %13s\n", "variant", "workload", "threads",
+         "Mops/s", "(min-max)", "ns/op", "hit%", "scaling", "vs base", "(min-max)");
 }
 
-static void print_table_row(const char *vname, workload wl, uint32_t nthreads, const result *r,
-                            const result *first, const result *base) {
-  char scaling[16] = "-", vs[16] = "-";
+static void print_table_row(const char *vname, workload wl, uint32_t nthreads, const series *r,
+                            const series *first, bool hotset) {
+  char range[40], scaling[16] = "-", vs[16] = "-", vs_range[40] = "";
+  snprintf(range, sizeof range, "%.2f-%.2f", r->ops_min / 1e6, r->ops_max / 1e6);
   if (first && first->ops_per_sec > 0)
     snprintf(scaling, sizeof scaling, "%.2fx", r->ops_per_sec / first->ops_per_sec);
-  if (base && base->ops_per_sec > 0)
-    snprintf(vs, sizeof vs, "%.2fx", r->ops_per_sec / base->ops_per_sec);
-  printf("%-18s %-8s %7u %14.0f %10.1f %6.1f%% %8s %9s\n", vname, workload_names[wl], nthreads,
-         r->ops_per_sec, r->ns_per_op, 100.0 * r->hit_ratio, scaling, vs);
+  if (hotset) {
+    snprintf(vs, sizeof vs, "%.2fx", r->vs);
+    snprintf(vs_range, sizeof vs_range, "%.2f-%.2f", r->vs_min, r->vs_max);
+  }
+  printf("%-18s %-8s %7u %9.2f %17s %8.1f %6.1f%% %8s %8s", vname, workload_names[wl], nthreads,
+         r->ops_per_sec / 1e6, range, r->ns_per_op, 100.0 * r->hit_ratio, scaling, vs);
+  if (hotset) printf(" %13s", vs_range);
+  putchar('\n');
   fflush(stdout);
 }
 
@@ -391,12 +477,14 @@ int pool_bench_main(int argc, char **argv) {
              .pages = 512,
              .page_size = HS_PAGE_SIZE_DEFAULT,
              .seed = 1,
-             .seconds = 2.0};
+             .repeat = 5,
+             .seconds = 0.5};
   const args_opt opts[] = {
       {.name = "threads", .kind = ARGS_UINT_LIST, .dest = &b.threads, .min = 1, .max = MAX_THREADS},
       {.name = "pool", .kind = ARGS_SIZE, .dest = &b.pool_bytes, .min = 1},
       {.name = "pages", .kind = ARGS_UINT, .dest = &b.pages, .min = 1, .max = HS_INVALID_BLOCK - 1},
       {.name = "seconds", .kind = ARGS_DOUBLE, .dest = &b.seconds, .dmin = 0.01, .dmax = 86400},
+      {.name = "repeat", .kind = ARGS_UINT, .dest = &b.repeat, .min = 1, .max = MAX_REPEAT},
       {.name = "policy", .kind = ARGS_STRING, .dest = &b.policy},
       {.name = "page-size",
        .kind = ARGS_SIZE,
@@ -433,6 +521,17 @@ int pool_bench_main(int argc, char **argv) {
                      args_format_size(b.page_size, page, sizeof page), max_threads, max_threads);
   }
 
+  /* Refuse now what could only end in ENOSPC or an out-of-memory kill
+   * after minutes of writing. */
+  if (bench_check_memory(2 * b.pool_bytes, "its two pools (hotset's and the baseline's)") !=
+          HS_OK ||
+      bench_check_space(b.dir_flag ? b.dir_flag : bench_tempdir_parent(), b.pages * b.page_size,
+                        "its relation") != HS_OK) {
+    fprintf(stderr, PROG ": %s\n", hs_last_error());
+    return 1;
+  }
+  bench_signals_install();
+
   if (b.dir_flag) {
     b.dir = b.dir_flag;
   } else {
@@ -452,7 +551,9 @@ int pool_bench_main(int argc, char **argv) {
     return fail(&b, "opening the global-mutex-lru pool");
 
   if (!b.json) print_table_header(&b);
-  static result res[WL_COUNT][ARGS_LIST_MAX][V_COUNT];
+  static series agg[WL_COUNT][ARGS_LIST_MAX][V_COUNT];
+  static result runs[V_COUNT][MAX_REPEAT];
+  int repeat = (int)b.repeat;
   for (int pi = 0; pi < npolicies; pi++) {
     hs_pool_options po;
     hs_pool_options_init(&po);
@@ -465,25 +566,30 @@ int pool_bench_main(int argc, char **argv) {
     for (int wl = 0; wl < WL_COUNT; wl++) {
       for (uint32_t t = 0; t < b.threads.n; t++) {
         uint32_t nthreads = (uint32_t)b.threads.v[t];
-        /* The baseline runs once, interleaved with the first policy at each
-         * thread count, which keeps slow drifts of the machine (frequency,
-         * other load) from favouring either. */
-        for (int var = 0; var < V_COUNT; var++) {
-          if (var == V_BASELINE && pi > 0) continue;
-          if (!run_one(&b, (variant)var, (workload)wl, nthreads, &res[wl][t][var])) {
+        /* ABBA: policy, baseline, baseline, policy, ... */
+        for (int rep = 0; rep < repeat; rep++) {
+          for (int k = 0; k < V_COUNT; k++) {
+            variant var = (variant)(rep % 2 ? V_COUNT - 1 - k : k);
+            if (!run_one(&b, var, (workload)wl, nthreads, &runs[var][rep])) {
+              if (bench_interrupted()) break;
+              cleanup(&b);
+              return 1;
+            }
+          }
+          if (bench_interrupted()) {
             cleanup(&b);
-            return 1;
+            bench_exit_interrupted(PROG);
           }
         }
+        summarize(runs[V_HOTSET], runs[V_BASELINE], repeat, nthreads, &agg[wl][t][V_HOTSET]);
+        summarize(runs[V_BASELINE], NULL, repeat, nthreads, &agg[wl][t][V_BASELINE]);
         for (int var = 0; var < V_COUNT; var++) {
-          if (var == V_BASELINE && pi > 0) continue;
-          const result *r = &res[wl][t][var];
-          if (b.json) {
-            print_json(&b, variant_name(&b, (variant)var), (workload)wl, nthreads, r);
-          } else {
+          const series *r = &agg[wl][t][var];
+          if (b.json)
+            print_json(&b, (variant)var, (workload)wl, nthreads, r);
+          else
             print_table_row(variant_name(&b, (variant)var), (workload)wl, nthreads, r,
-                            &res[wl][0][var], var == V_HOTSET ? &res[wl][t][V_BASELINE] : NULL);
-          }
+                            &agg[wl][0][var], var == V_HOTSET);
         }
       }
     }
@@ -492,8 +598,11 @@ int pool_bench_main(int argc, char **argv) {
     if (st != HS_OK) return fail(&b, "closing the pool");
   }
   if (!b.json) {
-    printf("\nscaling: ops/s relative to the same variant and workload at %" PRIu64
-           " thread%s; vs base: hotset ops/s / global-mutex-lru ops/s at the same thread count\n",
+    printf("\nMops/s: the median of the runs (min-max of them beside it); ns/op: per thread, at "
+           "the median;\nscaling: median ops/s over the same variant and workload's at %" PRIu64
+           " thread%s; vs base: the median\n(min-max) of each policy run's ops/s over the "
+           "baseline run paired with it. mixed: the baseline\nreads under its global mutex and "
+           "takes no content lock; hotset takes a share content lock.\n",
            b.threads.v[0], b.threads.v[0] == 1 ? "" : "s");
   }
 

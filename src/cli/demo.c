@@ -63,7 +63,11 @@ static const char usage[] =
     "  --keep            keep the temporary data directory and print its path\n"
     "  --seed N          seed of the access pattern (default 1)\n"
     "  --json            print the results as one JSON object\n"
-    "  --help            show this help\n";
+    "  --help            show this help\n"
+    "\n"
+    "It refuses to start (exit 1) when the relation would not fit in the free space\n"
+    "or the pool is over half the physical memory. On SIGINT or SIGTERM it stops,\n"
+    "removes its temporary directory and dies by that signal.\n";
 
 static const args_cmd cmd = {PROG, usage};
 
@@ -218,7 +222,7 @@ static hs_status verify_on_disk(const char *dir, uint32_t page_size, hs_blockno 
   st = hs_smgr_nblocks(smgr, DEMO_REL, HS_FORK_MAIN, &n);
   if (st == HS_OK && n != pages)
     st = hs_fail(HS_ERR_CORRUPT, 0, "the relation has %u blocks, not %u", n, pages);
-  for (hs_blockno blk = 0; st == HS_OK && blk < pages; blk++) {
+  for (hs_blockno blk = 0; st == HS_OK && blk < pages && !bench_interrupted(); blk++) {
     st = hs_smgr_read(smgr, DEMO_REL, HS_FORK_MAIN, blk, page);
     if (st != HS_OK) break;
     if (!bench_page_check(page, DEMO_REL, blk)) {
@@ -264,9 +268,18 @@ static void demo_cleanup(demo *d) {
 }
 
 static int demo_fail(demo *d, const char *what, const char *msg) {
-  fprintf(stderr, PROG ": %s: %s\n", what, msg);
   demo_cleanup(d);
+  if (bench_interrupted()) bench_exit_interrupted(PROG); /* the failure is the signal's doing */
+  fprintf(stderr, PROG ": %s: %s\n", what, msg);
   return 1;
+}
+
+/* After a SIGINT or SIGTERM: the pool abandoned (nothing written), the
+ * temporary directory removed, and the process ended by the signal. */
+static void demo_stop_if_interrupted(demo *d) {
+  if (!bench_interrupted()) return;
+  demo_cleanup(d);
+  bench_exit_interrupted(PROG);
 }
 
 static bool is_power_of_two(uint64_t v) {
@@ -305,6 +318,16 @@ int demo_main(int argc, char **argv) {
                      threads);
   }
 
+  /* Refuse now what could only end in ENOSPC or an out-of-memory kill
+   * after minutes of writing. */
+  if (bench_check_memory(pool_bytes, "its pool") != HS_OK ||
+      bench_check_space(dir_flag ? dir_flag : bench_tempdir_parent(), pages * page_size,
+                        "its relation") != HS_OK) {
+    fprintf(stderr, PROG ": %s\n", hs_last_error());
+    return 1;
+  }
+  bench_signals_install();
+
   demo d = {.keep = keep};
   if (dir_flag) {
     snprintf(d.datadir, sizeof d.datadir, "%s", dir_flag);
@@ -322,6 +345,7 @@ int demo_main(int argc, char **argv) {
   hs_status st = bench_make_relation(smgr, DEMO_REL, (hs_blockno)pages);
   hs_smgr_close(smgr);
   if (st != HS_OK) return demo_fail(&d, "creating the relation", hs_last_error());
+  demo_stop_if_interrupted(&d);
 
   demo_wal wal = {0};
   hs_pool_options po;
@@ -368,6 +392,7 @@ int demo_main(int argc, char **argv) {
   free(w);
   pthread_barrier_destroy(&sh.start);
   pthread_mutex_destroy(&sh.err_lock);
+  demo_stop_if_interrupted(&d);
   if (sh.failed) return demo_fail(&d, "workload", sh.err);
 
   /* Snapshot before closing: the statistics describe the run, and close
@@ -380,6 +405,7 @@ int demo_main(int argc, char **argv) {
 
   if (hs_pool_close(d.pool) != HS_OK) return demo_fail(&d, "closing the pool", hs_last_error());
   d.pool = NULL;
+  demo_stop_if_interrupted(&d);
 
   uint64_t ahead = atomic_load(&wal.ahead);
   if (ahead) {
@@ -394,6 +420,7 @@ int demo_main(int argc, char **argv) {
   if (verify_on_disk(d.datadir, (uint32_t)page_size, (hs_blockno)pages, &disk_updates,
                      &disk_max_lsn) != HS_OK)
     return demo_fail(&d, "verifying the relation on disk", hs_last_error());
+  demo_stop_if_interrupted(&d);
   if (disk_max_lsn > atomic_load(&wal.flushed)) {
     char msg[160];
     snprintf(msg, sizeof msg, "a page on disk has LSN %" PRIu64 ", the log is flushed to %" PRIu64,

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -528,11 +529,32 @@ static void test_fault_short_transfers(void) {
   fixture_close(&fx);
 }
 
+/* A later sync's message after a failed fsync of `path`: "an earlier fsync
+ * of "<path>" failed (<why>) ...". */
+static void check_earlier_sync_failed(const char *path, const char *why, int err) {
+  char want[PATH_MAX + 64];
+  snprintf(want, sizeof want, "an earlier fsync of \"%s\" failed (%s)", path, why);
+  CHECK_CONTAINS(hs_last_error(), want);
+  CHECK_CONTAINS(hs_last_error(), "may not be on disk");
+  CHECK_EQ(hs_last_errno(), err);
+}
+
+/* Appends one block to a fork (creating it if needed), so it needs a sync. */
+static void dirty_fork(fixture *fx, hs_relid rel, hs_fork fork) {
+  if (!hs_smgr_exists(fx->smgr, rel, fork)) REQUIRE(hs_smgr_create(fx->smgr, rel, fork) == HS_OK);
+  REQUIRE(hs_smgr_extend(fx->smgr, rel, fork, NULL, NULL) == HS_OK);
+}
+
+/* A failed fsync is sticky: once a file's fsync fails, no later sync of it
+ * (alone, by relation or all) reports success in this handle, though no
+ * fault is armed any more; other files are not affected; writes go on. */
 static void test_fault_sync(void) {
   fixture fx;
-  char path[PATH_MAX];
+  char path[PATH_MAX], fsm_path[PATH_MAX];
+  uint8_t page[8192];
   fixture_open(&fx, "storage-sync", 8192);
   make_rel(&fx, 1);
+  dirty_fork(&fx, REL + 1, HS_FORK_MAIN);
   fork_path(&fx, REL, HS_FORK_MAIN, path);
   CHECK_OK(hs_smgr_inject_fault(fx.smgr, HS_IO_SYNC, 2, EIO, 1));
   CHECK_OK(hs_smgr_sync(fx.smgr, REL, HS_FORK_MAIN));
@@ -541,6 +563,93 @@ static void test_fault_sync(void) {
   CHECK_CONTAINS(hs_last_error(), "could not fsync \"");
   CHECK_CONTAINS(hs_last_error(), path);
   CHECK_CONTAINS(hs_last_error(), "Input/output error");
+
+  /* The fault fired once and is disarmed, yet every later sync fails. */
+  for (int i = 0; i < 2; i++) {
+    CHECK_ST(hs_smgr_sync(fx.smgr, REL, HS_FORK_MAIN), HS_ERR_IO);
+    check_earlier_sync_failed(path, "Input/output error", EIO);
+  }
+  CHECK_ST(hs_smgr_sync_relation(fx.smgr, REL), HS_ERR_IO);
+  check_earlier_sync_failed(path, "Input/output error", EIO);
+  CHECK_ST(hs_smgr_sync_all(fx.smgr), HS_ERR_IO);
+  check_earlier_sync_failed(path, "Input/output error", EIO);
+
+  /* Another file syncs fine, alone and by relation. */
+  CHECK_OK(hs_smgr_sync(fx.smgr, REL + 1, HS_FORK_MAIN));
+  dirty_fork(&fx, REL + 1, HS_FORK_MAIN);
+  CHECK_OK(hs_smgr_sync_relation(fx.smgr, REL + 1));
+
+  /* Writes to the failed file go on, but never become durable; nor does
+   * truncating it (the blocks it keeps may be the lost ones) help. */
+  fill_page(page, sizeof page, 77);
+  CHECK_OK(hs_smgr_write(fx.smgr, REL, HS_FORK_MAIN, 0, page));
+  CHECK_ST(hs_smgr_sync(fx.smgr, REL, HS_FORK_MAIN), HS_ERR_IO);
+  CHECK_OK(hs_smgr_truncate(fx.smgr, REL, HS_FORK_MAIN, 0));
+  CHECK_ST(hs_smgr_sync_relation(fx.smgr, REL), HS_ERR_IO);
+  check_earlier_sync_failed(path, "Input/output error", EIO);
+
+  /* A second failed file: its first failure keeps its own status, later
+   * ones are HS_ERR_IO with the first errno. sync_all still names a failure
+   * after the other file's. */
+  dirty_fork(&fx, REL, HS_FORK_FSM);
+  fork_path(&fx, REL, HS_FORK_FSM, fsm_path);
+  CHECK_OK(hs_smgr_inject_fault(fx.smgr, HS_IO_SYNC, 1, ENOSPC, 1));
+  CHECK_ST(hs_smgr_sync(fx.smgr, REL, HS_FORK_FSM), HS_ERR_NOSPACE);
+  CHECK_ST(hs_smgr_sync(fx.smgr, REL, HS_FORK_FSM), HS_ERR_IO);
+  check_earlier_sync_failed(fsm_path, "No space left on device", ENOSPC);
+
+  /* A new handle on the directory starts with no failure on record. */
+  hs_smgr *other;
+  CHECK_OK(hs_smgr_open(fx.dir, 8192, &other));
+  CHECK_OK(hs_smgr_sync(other, REL, HS_FORK_MAIN));
+  CHECK_OK(hs_smgr_sync(other, REL, HS_FORK_FSM));
+  CHECK_OK(hs_smgr_sync_all(other));
+  hs_smgr_close(other);
+
+  /* Removing a failed file forgets its failure: a new file of that name
+   * syncs fine. Once both failed files are gone, sync_all succeeds. */
+  CHECK_OK(hs_smgr_unlink(fx.smgr, REL, HS_FORK_MAIN));
+  dirty_fork(&fx, REL, HS_FORK_MAIN);
+  CHECK_OK(hs_smgr_sync(fx.smgr, REL, HS_FORK_MAIN));
+  CHECK_ST(hs_smgr_sync_all(fx.smgr), HS_ERR_IO);
+  check_earlier_sync_failed(fsm_path, "No space left on device", ENOSPC);
+  CHECK_OK(hs_smgr_unlink(fx.smgr, REL, HS_FORK_FSM));
+  CHECK_OK(hs_smgr_sync_all(fx.smgr));
+  fixture_close(&fx);
+}
+
+/* A file removed behind the handle's back and created again through it is
+ * a new file: the old one's failure is not held against it. */
+static void test_fault_sync_recreated(void) {
+  fixture fx;
+  char path[PATH_MAX];
+  fixture_open(&fx, "storage-sync-recreate", 1024);
+  dirty_fork(&fx, REL, HS_FORK_MAIN);
+  fork_path(&fx, REL, HS_FORK_MAIN, path);
+  CHECK_OK(hs_smgr_inject_fault(fx.smgr, HS_IO_SYNC, 1, EIO, 1));
+  CHECK_ST(hs_smgr_sync(fx.smgr, REL, HS_FORK_MAIN), HS_ERR_IO);
+  REQUIRE(unlink(path) == 0);
+  CHECK_OK(hs_smgr_create(fx.smgr, REL, HS_FORK_MAIN));
+  dirty_fork(&fx, REL, HS_FORK_MAIN);
+  CHECK_OK(hs_smgr_sync(fx.smgr, REL, HS_FORK_MAIN));
+  CHECK_OK(hs_smgr_sync_all(fx.smgr));
+  fixture_close(&fx);
+}
+
+/* The directory's fsync (in sync_all, after a create) is sticky too. */
+static void test_fault_sync_dir(void) {
+  fixture fx;
+  fixture_open(&fx, "storage-sync-dir", 1024);
+  CHECK_OK(hs_smgr_create(fx.smgr, REL, HS_FORK_MAIN)); /* no file needs an fsync: the dir does */
+  CHECK_OK(hs_smgr_inject_fault(fx.smgr, HS_IO_SYNC, 1, EIO, 1));
+  CHECK_ST(hs_smgr_sync_all(fx.smgr), HS_ERR_IO);
+  CHECK_CONTAINS(hs_last_error(), "could not fsync directory");
+  CHECK_ST(hs_smgr_sync_all(fx.smgr), HS_ERR_IO);
+  CHECK_CONTAINS(hs_last_error(), "an earlier fsync of directory \"");
+  CHECK_CONTAINS(hs_last_error(), fx.dir);
+  CHECK_EQ(hs_last_errno(), EIO);
+  /* A file of it still syncs on its own. */
+  dirty_fork(&fx, REL, HS_FORK_MAIN);
   CHECK_OK(hs_smgr_sync(fx.smgr, REL, HS_FORK_MAIN));
   fixture_close(&fx);
 }
@@ -620,6 +729,128 @@ static void test_fault_times_and_clear(void) {
   CHECK_ST(hs_smgr_inject_fault(fx.smgr, HS_IO_SYNC, 1, 0, 1), HS_ERR_INVALID);
   CHECK_ST(hs_smgr_inject_fault(fx.smgr, HS_IO_OPEN, 1, 0, 1), HS_ERR_INVALID);
   CHECK_OK(hs_smgr_read(fx.smgr, REL, HS_FORK_MAIN, 0, page));
+  fixture_close(&fx);
+}
+
+/* ---- the data directory's lock ----------------------------------------- */
+
+static void lock_path(const fixture *fx, char *buf) {
+  snprintf(buf, PATH_MAX, "%s/%s", fx->dir, HS_SMGR_LOCK_FILE);
+}
+
+static void read_file(const char *path, char *buf, size_t len) {
+  buf[0] = '\0';
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  size_t n = fread(buf, 1, len - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+}
+
+/* The message hs_smgr_lock_dir gives when `pid` holds the directory. */
+static void busy_message(const fixture *fx, long pid, char *buf, size_t len) {
+  char lp[PATH_MAX];
+  lock_path(fx, lp);
+  snprintf(buf, len, "data directory %s is in use by process %ld (lock file %s)", fx->dir, pid, lp);
+}
+
+/* What a child process got from hs_smgr_lock_dir on `dir`: its status, and
+ * its message in msg. The child opens its own handle and exits at once
+ * (closing it, so releasing any lock it took). */
+static hs_status lock_in_child(const char *dir, char *msg, size_t len) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    hs_smgr *s;
+    char out[1024];
+    hs_status st = hs_smgr_open(dir, 1024, &s);
+    if (st == HS_OK) st = hs_smgr_lock_dir(s);
+    int n = snprintf(out, sizeof out, "%d %s", (int)st, st == HS_OK ? "" : hs_last_error());
+    ssize_t w = write(fds[1], out, (size_t)n);
+    hs_smgr_close(s);
+    _exit(w == n ? 0 : 1);
+  }
+  close(fds[1]);
+  char in[1024];
+  size_t got = 0;
+  ssize_t n;
+  while (got < sizeof in - 1 && (n = read(fds[0], in + got, sizeof in - 1 - got)) > 0)
+    got += (size_t)n;
+  in[got] = '\0';
+  close(fds[0]);
+  int wstatus;
+  REQUIRE(waitpid(pid, &wstatus, 0) == pid);
+  CHECK(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
+  char *rest;
+  long st = strtol(in, &rest, 10);
+  snprintf(msg, len, "%s", *rest == ' ' ? rest + 1 : rest);
+  return (hs_status)st;
+}
+
+static void test_lock_dir(void) {
+  fixture fx;
+  char lp[PATH_MAX], content[64], want[PATH_MAX * 3], msg[1024];
+  fixture_open(&fx, "storage-lock", 1024);
+  lock_path(&fx, lp);
+  CHECK(file_size(lp) < 0); /* opening a handle takes no lock */
+
+  CHECK_OK(hs_smgr_lock_dir(fx.smgr));
+  CHECK_OK(hs_smgr_lock_dir(fx.smgr)); /* this handle holds it already */
+  struct stat sb;
+  CHECK(stat(lp, &sb) == 0 && (sb.st_mode & 0777) == 0600);
+  char mine[32];
+  snprintf(mine, sizeof mine, "%ld\n", (long)getpid());
+  read_file(lp, content, sizeof content);
+  CHECK(strcmp(content, mine) == 0);
+
+  /* A second handle in this process is refused: the lock belongs to the
+   * first handle's open file, not to the process. */
+  hs_smgr *other;
+  CHECK_OK(hs_smgr_open(fx.dir, 1024, &other));
+  CHECK_ST(hs_smgr_lock_dir(other), HS_ERR_BUSY);
+  busy_message(&fx, (long)getpid(), want, sizeof want);
+  CHECK_CONTAINS(hs_last_error(), want);
+  /* The lock file is no relation's, and does not disturb the others. */
+  CHECK_OK(hs_smgr_create(other, REL, HS_FORK_MAIN));
+  CHECK_OK(hs_smgr_extend(other, REL, HS_FORK_MAIN, NULL, NULL));
+  CHECK_OK(hs_smgr_sync_all(other));
+
+  /* Another process is refused, and told our pid. */
+  CHECK_ST(lock_in_child(fx.dir, msg, sizeof msg), HS_ERR_BUSY);
+  CHECK_CONTAINS(msg, want);
+
+  /* Closing the holder releases the lock (the file stays), and the other
+   * handle gets it; a child is refused by that one in turn. */
+  hs_smgr_close(fx.smgr);
+  CHECK(file_size(lp) >= 0);
+  CHECK_OK(hs_smgr_lock_dir(other));
+  CHECK_ST(lock_in_child(fx.dir, msg, sizeof msg), HS_ERR_BUSY);
+  CHECK_CONTAINS(msg, want);
+  hs_smgr_close(other);
+  CHECK_ST(lock_in_child(fx.dir, msg, sizeof msg), HS_OK);
+
+  /* A stale lock file nobody holds, with junk in it, is simply locked. */
+  FILE *f = fopen(lp, "w");
+  REQUIRE(f != NULL);
+  fputs("99999999999999999999 junk that is longer than a pid\n", f);
+  fclose(f);
+  CHECK_OK(hs_smgr_open(fx.dir, 1024, &fx.smgr));
+  CHECK_OK(hs_smgr_lock_dir(fx.smgr));
+  read_file(lp, content, sizeof content);
+  CHECK(strcmp(content, mine) == 0);
+  /* A holder whose file shows no pid is "another process". */
+  REQUIRE(truncate(lp, 0) == 0);
+  CHECK_OK(hs_smgr_open(fx.dir, 1024, &other));
+  CHECK_ST(hs_smgr_lock_dir(other), HS_ERR_BUSY);
+  snprintf(want, sizeof want, "data directory %s is in use by another process (lock file %s)",
+           fx.dir, lp);
+  CHECK_CONTAINS(hs_last_error(), want);
+  hs_smgr_close(other);
+  CHECK_ST(hs_smgr_lock_dir(NULL), HS_ERR_INVALID);
   fixture_close(&fx);
 }
 
@@ -813,8 +1044,11 @@ int main(void) {
   test_fault_extend();
   test_fault_short_transfers();
   test_fault_sync();
+  test_fault_sync_recreated();
+  test_fault_sync_dir();
   test_fault_open();
   test_fault_times_and_clear();
+  test_lock_dir();
   test_observer();
   test_concurrent_extend();
   return check_finish();

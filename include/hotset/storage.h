@@ -12,6 +12,28 @@
  * message naming the relation, block and cause (hs_last_error): a short read,
  * a read past the end, EIO, ENOSPC, a missing file or a permission problem is
  * never turned into zeros.
+ *
+ * A failed fsync is never forgotten. After fsync fails the kernel may have
+ * dropped the file's dirty pages and cleared the error, so a retry could
+ * succeed with the data gone (PostgreSQL's 2018 "fsyncgate"). So once an
+ * fsync of a fork's file fails, that file is marked failed in this handle:
+ * every later hs_smgr_sync of it, and every hs_smgr_sync_relation and
+ * hs_smgr_sync_all that covers it, fails with HS_ERR_IO ("an earlier fsync of
+ * <file> failed (<why>) ...", hs_last_errno() the first failure's errno)
+ * without calling fsync again. The same holds for the data directory's fsync
+ * in hs_smgr_sync_all. Reads and writes go on (they cannot make it worse),
+ * but nothing written to that file since its last good sync can ever be
+ * reported durable: the handle must be closed and the data recovered
+ * elsewhere (a buffer pool that cannot flush is abandoned, and the WAL is
+ * replayed). Removing the file (hs_smgr_unlink) forgets its failure, since
+ * lost data of a file that no longer exists cannot be missed; truncating does
+ * not, since the blocks it keeps may be the lost ones. A new handle
+ * (hs_smgr_open) starts with no failure on record.
+ *
+ * One process at a time should write a data directory: hs_smgr_lock_dir takes
+ * an exclusive lock on it that a buffer pool holds while open. The storage
+ * manager itself does not take it, so tools may open a second handle to look
+ * at or prepare relations.
  */
 #ifndef HOTSET_STORAGE_H
 #define HOTSET_STORAGE_H
@@ -47,8 +69,24 @@ typedef struct hs_smgr hs_smgr;
 /* Opens (creating it if missing) the data directory `dir` for pages of
  * `page_size` bytes: a power of two from 1 KiB to 64 KiB. */
 hs_status hs_smgr_open(const char *dir, uint32_t page_size, hs_smgr **out);
-/* Closes every file; no other call may be running on this smgr. */
+/* Closes every file, and releases the directory's lock if this handle holds
+ * it; no other call may be running on this smgr. */
 void hs_smgr_close(hs_smgr *smgr);
+
+/* The lock file in every locked data directory (never a relation's name:
+ * those start with a digit). */
+#define HS_SMGR_LOCK_FILE "hotset.lock"
+
+/* Takes an exclusive lock on the data directory, held until hs_smgr_close:
+ * a non-blocking flock(2) of "<dir>/hotset.lock" (created 0600 if missing),
+ * into which the holder's pid is then written. If another handle holds it,
+ * in this process or another: HS_ERR_BUSY, "data directory <dir> is in use by
+ * process <pid> (lock file <dir>/hotset.lock)" ("another process" when the
+ * file holds no pid). Calling it again on a handle that holds the lock does
+ * nothing. The file is left in place at close (removing it would race with
+ * the next locker); a file nobody holds a lock on is simply locked again.
+ * flock locks are advisory and may not work across NFS. */
+hs_status hs_smgr_lock_dir(hs_smgr *smgr);
 
 uint32_t hs_smgr_page_size(const hs_smgr *smgr);
 const char *hs_smgr_dir(const hs_smgr *smgr);
@@ -81,13 +119,16 @@ hs_status hs_smgr_extend(hs_smgr *smgr, hs_relid rel, hs_fork fork, const void *
 hs_status hs_smgr_nblocks(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno *nblocks);
 /* Cuts the fork to `nblocks` blocks (it must not be longer than now). */
 hs_status hs_smgr_truncate(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno nblocks);
-/* fsync of the fork's file. */
+/* fsync of the fork's file; once one has failed, every later one fails
+ * (see the top of this file). */
 hs_status hs_smgr_sync(hs_smgr *smgr, hs_relid rel, hs_fork fork);
 /* fsync of every fork of the relation written or extended since its last
- * sync (forks that were not are skipped). */
+ * sync (forks that were not are skipped); fails if a fork's fsync ever
+ * failed. */
 hs_status hs_smgr_sync_relation(hs_smgr *smgr, hs_relid rel);
 /* fsync of every file written or extended since its last sync, and of the
- * data directory if a file was created or removed. */
+ * data directory if a file was created or removed; fails if any open file's
+ * fsync, or the directory's, ever failed. */
 hs_status hs_smgr_sync_all(hs_smgr *smgr);
 
 /* The file name of a fork, e.g. "16384_fsm" (for messages and tools). */

@@ -47,11 +47,20 @@
  * it); hs_smgr_close must not run concurrently with anything.
  *
  * Durability. hs_smgr_sync is an fsync of the fork's file. After a failed
- * fsync the kernel may have dropped the dirty pages, and a retry can succeed
- * without the data reaching the disk (PostgreSQL's "fsyncgate"): callers must
- * treat a sync failure as losing what was written since the last good sync.
+ * fsync the kernel may have dropped the dirty pages and cleared the error,
+ * and a retry can succeed without the data reaching the disk (PostgreSQL's
+ * "fsyncgate"). So a failed fsync is sticky: the file's entry records it
+ * (sync_failed, and the first errno), and every later sync of it - alone, by
+ * relation or all - fails at once without another fsync, until the handle
+ * is closed (storage.h states the rule for callers). Only unlinking the file
+ * (the entry goes) or creating it anew over a stale entry clears the record.
  * Creating and unlinking a file do not fsync the directory; hs_smgr_sync_all
- * does, when a file was created or removed since its last run.
+ * does, when a file was created or removed since its last run, and a failure
+ * of that fsync is sticky too.
+ *
+ * Directory lock. hs_smgr_lock_dir flocks "<dir>/hotset.lock" and keeps the
+ * descriptor until close. flock belongs to the open file description, so a
+ * second handle in the same process conflicts as one in another process does.
  */
 #include "core/error.h"
 #include "hotset/fault.h"
@@ -68,6 +77,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -89,8 +99,15 @@ typedef struct smgr_file {
   hs_relid rel;
   hs_fork fork;
   int fd;
-  pthread_mutex_t size_lock; /* serializes extend and truncate */
+  pthread_mutex_t size_lock; /* serializes extend and truncate; guards the failure record */
   atomic_bool needs_sync;    /* written, extended or cut since the last fsync */
+  /* An fsync of this file failed: every later sync fails too (see
+   * "Durability" above). Set once, under size_lock, after sync_errno, so a
+   * reader that sees it true (acquire) reads a sync_errno that no longer
+   * changes; cleared only where nothing else runs on the fork (a create over
+   * a stale entry). */
+  atomic_bool sync_failed;
+  int sync_errno; /* why the first failed fsync failed */
 } smgr_file;
 
 /* An armed fault: the op `countdown` ops from now fails, and `remaining - 1`
@@ -112,6 +129,12 @@ struct hs_smgr {
   uint32_t nfiles;
 
   atomic_bool dir_needs_sync; /* a file was created or removed since the last sync_all */
+  /* The directory's fsync failed once: sticky like a file's (sync_failed),
+   * with dir_sync_errno set before it under table_lock. */
+  atomic_bool dir_sync_failed;
+  int dir_sync_errno;
+
+  int lock_fd; /* the locked lock file (hs_smgr_lock_dir), or -1 */
 
   atomic_bool any_fault; /* some fault may be armed */
   smgr_fault faults[HS_IO_OP_COUNT];
@@ -308,6 +331,8 @@ static smgr_file *table_add(hs_smgr *s, smgr_file **link, hs_relid rel, hs_fork 
   f->fd = fd;
   f->next = NULL;
   atomic_init(&f->needs_sync, false);
+  atomic_init(&f->sync_failed, false);
+  f->sync_errno = 0;
   *link = f;
   if (++s->nfiles > s->nbuckets) table_grow(s);
   return f;
@@ -323,7 +348,11 @@ static hs_status install_fd(hs_smgr *s, hs_relid rel, hs_fork fork, int fd, bool
   smgr_file *f = *link;
   if (f) {
     close(replace ? f->fd : fd);
-    if (replace) f->fd = fd;
+    if (replace) {
+      f->fd = fd;
+      /* A new file: what the removed one lost no longer matters. */
+      atomic_store_explicit(&f->sync_failed, false, memory_order_relaxed);
+    }
   } else {
     f = table_add(s, link, rel, fork, fd);
   }
@@ -414,6 +443,7 @@ static hs_smgr *smgr_alloc(const char *dir, uint32_t page_size) {
   hs_smgr *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->page_size = page_size;
+  s->lock_fd = -1;
   s->nbuckets = INITIAL_BUCKETS;
   s->dir = dir_dup(dir);
   s->zero_page = calloc(1, page_size);
@@ -463,6 +493,7 @@ void hs_smgr_close(hs_smgr *smgr) {
       file_free(f);
     }
   }
+  if (smgr->lock_fd >= 0) close(smgr->lock_fd); /* releases the flock; the file stays */
   pthread_rwlock_destroy(&smgr->table_lock);
   pthread_rwlock_destroy(&smgr->observer_lock);
   free(smgr->buckets);
@@ -501,9 +532,17 @@ bool hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
   return stat(path, &sb) == 0;
 }
 
+/* Removing the file also forgets a failed fsync of it (its entry goes):
+ * data lost from a file that no longer exists cannot be missed. An unlink
+ * that fails keeps the entry, and so the failure, unless the file was
+ * already gone. */
 hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
   hs_status st = check_fork(fork);
   if (st) return st;
+  char path[PATH_MAX];
+  fork_path(smgr, rel, fork, path);
+  int err = unlink(path) != 0 ? errno : 0;
+  if (err != 0 && err != ENOENT) return fail_sys(err, "could not unlink \"%s\"", path);
   pthread_rwlock_wrlock(&smgr->table_lock);
   smgr_file **link = find_link(smgr, rel, fork);
   smgr_file *f = *link;
@@ -513,9 +552,7 @@ hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
   }
   pthread_rwlock_unlock(&smgr->table_lock);
   if (f) file_free(f);
-  char path[PATH_MAX];
-  fork_path(smgr, rel, fork, path);
-  if (unlink(path) != 0) return fail_sys(errno, "could not unlink \"%s\"", path);
+  if (err) return fail_sys(err, "could not unlink \"%s\"", path);
   atomic_store(&smgr->dir_needs_sync, true);
   return HS_OK;
 }
@@ -799,14 +836,44 @@ static int sync_fd(hs_smgr *s, int fd) {
   return rc != 0 ? errno : 0;
 }
 
+/* The failure of every sync after a failed fsync of `what` (a file or the
+ * directory), with the first failure's errno. */
+static hs_status earlier_sync_failed(const char *what, int first_errno) {
+  char ebuf[ERRSTR_LEN];
+  return hs_fail(HS_ERR_IO, first_errno,
+                 "an earlier fsync of %s failed (%s), so data written since its last good sync "
+                 "may not be on disk: close the storage manager and recover the data",
+                 what, errstr(first_errno, ebuf));
+}
+
+static hs_status file_sync_failed(hs_smgr *s, smgr_file *f) {
+  char path[PATH_MAX], what[PATH_MAX + 2];
+  fork_path(s, f->rel, f->fork, path);
+  snprintf(what, sizeof what, "\"%s\"", path);
+  return earlier_sync_failed(what, f->sync_errno);
+}
+
 /* fsyncs one open file. The needs_sync flag is cleared first, so a write
- * that lands during the fsync sets it again and is synced next time; a
- * failed fsync sets it back. */
+ * that lands during the fsync sets it again and is synced next time. A
+ * failed fsync is remembered for good (the first errno wins), and a file
+ * with one on record is not fsynced again: the answer is that failure. A
+ * successful fsync that ends after another thread's failed one on the same
+ * file may have been told nothing of the lost pages, so it fails too. */
 static hs_status sync_file(hs_smgr *s, smgr_file *f) {
+  if (atomic_load_explicit(&f->sync_failed, memory_order_acquire)) return file_sync_failed(s, f);
   atomic_store_explicit(&f->needs_sync, false, memory_order_release);
   int err = sync_fd(s, f->fd);
-  if (!err) return HS_OK;
+  if (!err) {
+    if (atomic_load_explicit(&f->sync_failed, memory_order_acquire)) return file_sync_failed(s, f);
+    return HS_OK;
+  }
   atomic_store_explicit(&f->needs_sync, true, memory_order_release);
+  pthread_mutex_lock(&f->size_lock);
+  if (!atomic_load_explicit(&f->sync_failed, memory_order_relaxed)) {
+    f->sync_errno = err;
+    atomic_store_explicit(&f->sync_failed, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&f->size_lock);
   char path[PATH_MAX];
   fork_path(s, f->rel, f->fork, path);
   return fail_sys(err, "could not fsync \"%s\"", path);
@@ -830,7 +897,8 @@ static hs_status sync_matching(hs_smgr *s, bool one_rel, hs_relid rel) {
     for (uint32_t i = 0; i < s->nbuckets; i++)
       for (smgr_file *f = s->buckets[i]; f; f = f->next)
         if ((!one_rel || f->rel == rel) &&
-            atomic_load_explicit(&f->needs_sync, memory_order_acquire))
+            (atomic_load_explicit(&f->needs_sync, memory_order_acquire) ||
+             atomic_load_explicit(&f->sync_failed, memory_order_acquire)))
           todo[n++] = f;
   }
   pthread_rwlock_unlock(&s->table_lock);
@@ -855,16 +923,34 @@ hs_status hs_smgr_sync_relation(hs_smgr *smgr, hs_relid rel) {
   return sync_matching(smgr, true, rel);
 }
 
-/* fsync of the data directory, so created and removed files are durable. */
+static hs_status dir_sync_failed(hs_smgr *s) {
+  char what[PATH_MAX + 16];
+  snprintf(what, sizeof what, "directory \"%s\"", s->dir);
+  return earlier_sync_failed(what, s->dir_sync_errno);
+}
+
+/* fsync of the data directory, so created and removed files are durable. A
+ * failed one is sticky, as a file's is (the entries it should have made
+ * durable may be lost); one that could not even open the directory is not:
+ * nothing was synced, so nothing can have been dropped. */
 static hs_status sync_dir(hs_smgr *s) {
+  if (atomic_load_explicit(&s->dir_sync_failed, memory_order_acquire)) return dir_sync_failed(s);
   if (!atomic_exchange(&s->dir_needs_sync, false)) return HS_OK;
   int fd, err = open_fd(s, s->dir, O_RDONLY | O_DIRECTORY, &fd);
-  if (!err) {
-    err = sync_fd(s, fd);
-    close(fd);
+  if (err) {
+    atomic_store(&s->dir_needs_sync, true);
+    return fail_sys(err, "could not open directory \"%s\" to fsync it", s->dir);
   }
+  err = sync_fd(s, fd);
+  close(fd);
   if (!err) return HS_OK;
   atomic_store(&s->dir_needs_sync, true);
+  pthread_rwlock_wrlock(&s->table_lock);
+  if (!atomic_load_explicit(&s->dir_sync_failed, memory_order_relaxed)) {
+    s->dir_sync_errno = err;
+    atomic_store_explicit(&s->dir_sync_failed, true, memory_order_release);
+  }
+  pthread_rwlock_unlock(&s->table_lock);
   return fail_sys(err, "could not fsync directory \"%s\"", s->dir);
 }
 
@@ -872,4 +958,81 @@ hs_status hs_smgr_sync_all(hs_smgr *smgr) {
   hs_status st = sync_matching(smgr, false, 0);
   hs_status dst = sync_dir(smgr);
   return st != HS_OK ? st : dst;
+}
+
+/* ---- the data directory's lock ----------------------------------------- */
+
+/* The pid a lock file holds ("<pid>\n"), or 0 if it holds none: empty (the
+ * holder has not written it yet, or could not) or not a number. */
+static long lock_file_pid(int fd) {
+  char buf[32];
+  ssize_t n;
+  do {
+    n = pread(fd, buf, sizeof buf - 1, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char *end;
+  errno = 0;
+  long pid = strtol(buf, &end, 10);
+  if (errno != 0 || end == buf || *end != '\n' || pid <= 0) return 0;
+  return pid;
+}
+
+/* Writes our pid into the locked lock file. The pid is written over the
+ * old content and the file then cut to its length, so a reader sees the old
+ * pid, the new one, or the new one followed by a stale tail it stops
+ * reading at the newline. If that fails the file is emptied, so nobody is
+ * told a wrong pid; the lock itself still holds. */
+static void lock_file_write_pid(int fd) {
+  char buf[32];
+  int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+  size_t done;
+  if (pwrite_full(fd, buf, (size_t)len, 0, &done) != 0 || done != (size_t)len ||
+      ftruncate(fd, len) != 0) {
+    int rc = ftruncate(fd, 0);
+    (void)rc; /* if even that fails, a stale pid may show: it is only advice */
+  }
+}
+
+/* Opens and locks the lock file at `path`; returns the descriptor in *out. */
+static hs_status lock_dir_file(const hs_smgr *s, const char *path, int *out) {
+  int fd;
+  do {
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return fail_sys(errno, "could not open lock file \"%s\"", path);
+  int rc;
+  do {
+    rc = flock(fd, LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    int err = errno;
+    hs_status st;
+    if (err == EWOULDBLOCK) {
+      long pid = lock_file_pid(fd);
+      char holder[48] = "another process";
+      if (pid > 0) snprintf(holder, sizeof holder, "process %ld", pid);
+      st = hs_fail(HS_ERR_BUSY, err, "data directory %s is in use by %s (lock file %s)", s->dir,
+                   holder, path);
+    } else {
+      st = fail_sys(err, "could not lock \"%s\"", path);
+    }
+    close(fd);
+    return st;
+  }
+  lock_file_write_pid(fd);
+  *out = fd;
+  return HS_OK;
+}
+
+hs_status hs_smgr_lock_dir(hs_smgr *smgr) {
+  if (!smgr) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_lock_dir: smgr is NULL");
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", smgr->dir, HS_SMGR_LOCK_FILE);
+  hs_status st = HS_OK;
+  pthread_rwlock_wrlock(&smgr->table_lock); /* guards lock_fd */
+  if (smgr->lock_fd < 0) st = lock_dir_file(smgr, path, &smgr->lock_fd);
+  pthread_rwlock_unlock(&smgr->table_lock);
+  return st;
 }

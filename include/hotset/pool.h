@@ -63,18 +63,25 @@ typedef bool (*hs_wal_needs_flush_fn)(void *ctx, hs_lsn lsn);
  * means the normal policy. */
 typedef struct hs_strategy hs_strategy;
 
+/* Limits of the options (hs_pool_open refuses anything outside them with
+ * HS_ERR_INVALID naming the option). */
+#define HS_POOL_MAX_PAGES      (1u << 30)
+#define HS_POOL_MAX_PARTITIONS 65536u
+#define HS_POOL_MAX_IO_WORKERS 64u
+
 typedef struct hs_pool_options {
   const char *dir;                       /* data directory, created if missing (required) */
   uint32_t page_size;                    /* bytes per page: 1 KiB .. 64 KiB, power of two */
   uint64_t pool_bytes;                   /* pool size in bytes (rounded down to pages) */
   uint32_t pool_pages;                   /* or in pages; wins over pool_bytes when set */
   const char *policy;                    /* replacement policy; NULL = "clock-sweep" */
-  uint32_t partitions;                   /* page-table lock partitions (0 = 128) */
+  uint32_t partitions; /* page-table lock partitions (0 = 128; rounded up to a power of two,
+                          at most HS_POOL_MAX_PARTITIONS) */
   hs_wal_flush_fn flush_wal_up_to;       /* NULL: pages carry no WAL dependency */
   hs_wal_needs_flush_fn wal_needs_flush; /* NULL: any LSN > 0 may need one */
   void *wal_ctx;
   uint32_t io_workers; /* threads doing read streams' combined reads (hotset/stream.h);
-                          0 = streams read on the caller's thread */
+                          0 = streams read on the caller's thread; at most 64 */
 } hs_pool_options;
 
 /* Fills in the defaults: 8 KiB pages, 128 MiB, clock-sweep, 128 partitions. */
@@ -98,15 +105,20 @@ const char *hs_pool_policy_name(const hs_pool *pool);
 typedef enum hs_read_mode {
   HS_READ_NORMAL = 0, /* read the block (it must exist) */
   HS_READ_NEW,        /* extend the relation by one zeroed block; the new
-                         block's number is returned by hs_buf_block */
+                         block's number is returned by hs_buf_block. The
+                         buffer is found first: a read that fails for want
+                         of one leaves the relation as it was */
   HS_READ_ZERO        /* an existing block whose old contents don't matter:
-                         the buffer is zero-filled without reading */
+                         the buffer is zero-filled without reading; a block
+                         past the end is refused with HS_ERR_EOF */
 } hs_read_mode;
 
 /* Returns in *out a pinned buffer holding the block. `hit`, if not NULL, says
  * whether the block was already in the pool (no read was needed). Errors:
- * HS_ERR_EOF and other storage errors of the read, HS_ERR_NO_BUFFERS when
- * every buffer is pinned, write errors of a dirty victim. */
+ * HS_ERR_EOF and other storage errors of the read; HS_ERR_NO_BUFFERS when
+ * every buffer is pinned (it is not returned while a relation drop is
+ * freeing buffers: the read waits for them); a dirty victim's write error
+ * when four victims in a row could not be written (each stays dirty). */
 hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block,
                        hs_read_mode mode, hs_strategy *strategy, hs_buf *out, bool *hit);
 
@@ -119,27 +131,53 @@ hs_blockno hs_buf_block(hs_pool *pool, hs_buf buf);
 hs_lsn hs_buf_lsn(hs_pool *pool, hs_buf buf);
 
 typedef enum hs_lock_mode { HS_LOCK_SHARE = 0, HS_LOCK_EXCLUSIVE = 1 } hs_lock_mode;
-/* Content locks (readers-writer) of a pinned buffer. Not recursive. */
-void hs_buf_lock(hs_pool *pool, hs_buf buf, hs_lock_mode mode);
+/* Content locks (readers-writer) of a buffer this thread has pinned. A lock
+ * belongs to the thread that took it and is not recursive. Once a thread
+ * waits for the exclusive lock, new share requests queue behind it (a
+ * stream of readers cannot starve a writer). Refused (HS_ERR_INVALID,
+ * counted as misuse — see "Rules and misuse" below): locking a buffer this
+ * thread has not pinned, or whose lock it holds already (it would wait for
+ * itself), unlocking one it does not hold. A thread holds at most 64. */
+hs_status hs_buf_lock(hs_pool *pool, hs_buf buf, hs_lock_mode mode);
+/* False if the lock is taken (or the call is refused, as for hs_buf_lock). */
 bool hs_buf_trylock(hs_pool *pool, hs_buf buf, hs_lock_mode mode);
-void hs_buf_unlock(hs_pool *pool, hs_buf buf);
+hs_status hs_buf_unlock(hs_pool *pool, hs_buf buf);
 
-/* Marks a pinned, exclusively locked buffer dirty and raises its page LSN to
- * `lsn` (an LSN never goes backwards). *was_clean, if not NULL, tells whether
- * this call changed the page from clean to dirty. HS_ERR_INVALID if the
- * buffer is not exclusively locked. */
+/* Marks a pinned buffer, exclusively locked by this thread, dirty and raises
+ * its page LSN to `lsn` (an LSN never goes backwards). *was_clean, if not
+ * NULL, tells whether this call changed the page from clean to dirty.
+ * HS_ERR_INVALID (misuse) if this thread does not hold the exclusive lock. */
 hs_status hs_buf_mark_dirty(hs_pool *pool, hs_buf buf, hs_lsn lsn, bool *was_clean);
 
-/* Adds a pin to a buffer the caller already has pinned. */
-void hs_buf_pin_again(hs_pool *pool, hs_buf buf);
-/* Drops one pin. */
-void hs_buf_release(hs_pool *pool, hs_buf buf);
+/* Adds a pin for the calling thread to a buffer that is pinned. A pin
+ * belongs to the thread that took it; to hand a buffer to another thread,
+ * that thread pins it again while the giver still holds its pin, then the
+ * giver releases its own. */
+hs_status hs_buf_pin_again(hs_pool *pool, hs_buf buf);
+/* Drops one of this thread's pins. Refused (misuse) if this thread holds no
+ * pin on it — a double release — or if it would drop this thread's last pin
+ * while it holds the buffer's content lock. */
+hs_status hs_buf_release(hs_pool *pool, hs_buf buf);
 
-/* Writes a pinned buffer's page if it is dirty (WAL first). */
+/* Rules and misuse. A call that breaks one of the rules above is refused
+ * without changing anything: it returns HS_ERR_INVALID, hs_last_error() names
+ * the call, the buffer, its page and the rule, and the pool counts it
+ * (hs_io_stats.misuse). A library built with -DHOTSET_DEBUG=ON stops the
+ * program there instead (abort, after one line on stderr), so the first
+ * broken rule is found where it happens. Threads beyond the 64 that get
+ * private pin counters share their pins through the buffer's state word: a
+ * double release among those threads can go unnoticed. */
+
+/* Writes a buffer this thread has pinned if it is dirty (WAL first). It
+ * takes the share content lock for the write, unless this thread holds the
+ * buffer's content lock already (in either mode): then it writes under that
+ * one (PostgreSQL's FlushOneBuffer expects the caller to hold it). */
 hs_status hs_pool_flush_buffer(hs_pool *pool, hs_buf buf);
 /* Writes every dirty page of one relation (all forks), then fsyncs its files. */
 hs_status hs_pool_flush_relation(hs_pool *pool, hs_relid rel);
-/* Writes every dirty page, then fsyncs every file written. */
+/* Writes every dirty page, then fsyncs every file written. The flushes take
+ * each buffer's share lock, except for buffers whose lock the calling thread
+ * holds (written under the caller's lock, as hs_pool_flush_buffer does). */
 hs_status hs_pool_flush_all(hs_pool *pool);
 /* Forgets every buffer of a relation (all forks) without writing it, before
  * the relation is truncated or unlinked. HS_ERR_BUSY if one is pinned. */

@@ -55,6 +55,9 @@ typedef struct hs_io_stats {
   uint32_t valid;     /* buffers holding a valid page at snapshot time */
   uint32_t dirty;     /* of which dirty */
   uint32_t pinned;    /* buffers pinned at snapshot time */
+  uint64_t misuse;    /* calls refused because they broke a rule of the API
+                         (a double release, an unlock without the lock...);
+                         hs_last_error() said which at the time */
 } hs_io_stats;
 
 const char *hs_io_context_name(hs_io_context ctx);
@@ -69,7 +72,7 @@ double hs_io_stats_hit_ratio(const hs_io_stats *s);
 void hs_io_stats_print_table(const hs_io_stats *s, FILE *out);
 /* One JSON object on one line:
  * {"nbuffers":..,"page_size":..,"valid":..,"dirty":..,"pinned":..,
- *  "contexts":{"normal":{"hits":..,...},...},"total":{...}} */
+ *  "hit_ratio":..,"misuse":..,"contexts":{"normal":{"hits":..,...},...},"total":{...}} */
 void hs_io_stats_print_json(const hs_io_stats *s, FILE *out);
 
 #ifdef __cplusplus

@@ -38,8 +38,11 @@ static void print_row(FILE *out, const char *name, const uint64_t *row) {
 }
 
 void hs_io_stats_print_table(const hs_io_stats *s, FILE *out) {
-  fprintf(out, "pool: %u buffers of %u bytes; %u valid, %u dirty, %u pinned; hit ratio %.4f\n",
-          s->nbuffers, s->page_size, s->valid, s->dirty, s->pinned, hs_io_stats_hit_ratio(s));
+  fprintf(out,
+          "pool: %u buffers of %u bytes; %u valid, %u dirty, %u pinned; hit ratio %.4f; "
+          "misuse %" PRIu64 "\n",
+          s->nbuffers, s->page_size, s->valid, s->dirty, s->pinned, hs_io_stats_hit_ratio(s),
+          s->misuse);
   fprintf(out, "%-10s", "context");
   for (int c = 0; c < HS_STAT_COUNT; c++) fprintf(out, " %12s", counter_names[c]);
   fputc('\n', out);
@@ -65,8 +68,9 @@ static void print_json_counters(FILE *out, const uint64_t *row) {
 void hs_io_stats_print_json(const hs_io_stats *s, FILE *out) {
   fprintf(out,
           "{\"nbuffers\":%u,\"page_size\":%u,\"valid\":%u,\"dirty\":%u,\"pinned\":%u,"
-          "\"hit_ratio\":%.6f,\"contexts\":{",
-          s->nbuffers, s->page_size, s->valid, s->dirty, s->pinned, hs_io_stats_hit_ratio(s));
+          "\"hit_ratio\":%.6f,\"misuse\":%" PRIu64 ",\"contexts\":{",
+          s->nbuffers, s->page_size, s->valid, s->dirty, s->pinned, hs_io_stats_hit_ratio(s),
+          s->misuse);
   uint64_t total[HS_STAT_COUNT] = {0};
   for (int x = 0; x < HS_IOCTX_COUNT; x++) {
     fprintf(out, "%s\"%s\":", x ? "," : "", context_names[x]);

@@ -4,11 +4,13 @@
  * A thread-local buffer (like errno) keeps the error path free of
  * allocation and the API free of error out-parameters on every call.
  */
+#include "core/debug.h"
 #include "core/error.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static _Thread_local char last_message[512];
 static _Thread_local int last_errno;
@@ -81,4 +83,15 @@ hs_status hs_status_from_errno(int err) {
   default:
     return HS_ERR_IO;
   }
+}
+
+_Noreturn void hs_debug_stop(const char *file, int line, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "hotset: broken rule (%s:%d): %s\n", file, line, msg);
+  fflush(stderr);
+  abort();
 }

@@ -12,9 +12,11 @@
 
 #include <stdlib.h>
 
+/* The least power of two >= x, for x <= 2^31 (the pool checks its options;
+ * beyond that the doubling would overflow to 0 and never end). */
 static uint32_t next_pow2(uint32_t x) {
   uint32_t p = 1;
-  while (p < x) p <<= 1;
+  while (p < x && p < (1u << 31)) p <<= 1;
   return p;
 }
 

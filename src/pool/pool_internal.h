@@ -18,6 +18,9 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#define DROP_HOOK_LOOKED 0
+#define DROP_HOOK_TAKEN  1
+
 #define FREE_NOT_IN_LIST (-2)
 #define FREE_END         (-1)
 
@@ -55,6 +58,24 @@ struct hs_pool {
 
   pthread_mutex_t stats_lock; /* serializes snapshot against reset */
   hs_stat_shards stats;
+
+  /* Calls refused for breaking a rule of the API (hs_io_stats.misuse). */
+  _Atomic uint64_t misuse;
+  /* Relation drops between taking a buffer's page away and giving the
+   * buffer back to the free list: while one runs, "every buffer is pinned"
+   * may not be concluded (victim selection waits instead). */
+  _Atomic uint32_t drops_in_progress;
+  /* Victim searches that found nothing and waited for a drop (or for the
+   * free list) instead of answering HS_ERR_NO_BUFFERS. */
+  _Atomic uint64_t victim_waits;
+  /* White-box tests only: called by hs_pool_drop_relation with phase
+   * DROP_HOOK_LOOKED after it decided from an unlocked look that buffer b
+   * belongs to the relation, before it locks anything (the window a
+   * concurrent retag needs), and with DROP_HOOK_TAKEN after b's page is
+   * gone and before b reaches the free list (the window where a victim
+   * search finds nothing). */
+  void (*drop_hook)(hs_pool *pool, hs_buf b, int phase, void *ctx);
+  void *drop_hook_ctx;
 
   /* Private pins: per thread shard, one counter per buffer (pool.c). */
   pthread_mutex_t pins_lock;

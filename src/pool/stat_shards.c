@@ -4,6 +4,9 @@
 #include "pool/stat_shards.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -12,6 +15,8 @@ _Thread_local hs_thread_shard hs_my_shard
 
 static pthread_mutex_t shard_ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool shard_taken[HS_STAT_SHARDS];
+/* The kernel's id of each shard's owner, for messages ("pinned by thread"). */
+static _Atomic int shard_tid[HS_STAT_SHARDS];
 static pthread_key_t shard_key;
 static pthread_once_t shard_key_once = PTHREAD_ONCE_INIT;
 
@@ -39,6 +44,7 @@ void stat_shard_claim(void) {
   }
   if (id >= 0) {
     shard_taken[id] = true;
+    atomic_store_explicit(&shard_tid[id], (int)syscall(SYS_gettid), memory_order_relaxed);
     hs_my_shard.exclusive = true;
     pthread_setspecific(shard_key, (void *)(intptr_t)(id + 1));
   } else {
@@ -78,4 +84,9 @@ void stat_shards_sum(const hs_stat_shards *s, uint64_t out[HS_IOCTX_COUNT][HS_ST
 
 void stat_shards_reset(hs_stat_shards *s) {
   sum_raw(s, s->base);
+}
+
+int stat_shard_owner_tid(int id) {
+  if (id < 0 || id >= HS_STAT_SHARDS) return 0;
+  return atomic_load_explicit(&shard_tid[id], memory_order_relaxed);
 }

@@ -42,6 +42,8 @@ typedef struct hs_thread_shard {
 
 extern _Thread_local hs_thread_shard hs_my_shard __attribute__((tls_model("initial-exec")));
 void stat_shard_claim(void);
+/* The kernel thread id (gettid) of the thread that last claimed shard `id`. */
+int stat_shard_owner_tid(int id);
 /* Makes this thread add into the shared shard, never claiming its own. */
 void stat_shard_use_shared(void);
 

@@ -24,6 +24,12 @@ typedef struct driver {
   bool *pinned; /* by slot */
   uint64_t requests, misses, violations;
   uint64_t now;
+  hs_access_hint hint; /* the hint driver_access passes (HS_HINT_NORMAL unless set) */
+  /* Told the key of every victim the policy names, before it is evicted, or
+   * -1 when it names none (or a slot that is not resident): for the
+   * reference tests, which compare victims one by one. */
+  void (*on_victim)(void *ctx, int64_t key);
+  void *on_victim_ctx;
 } driver;
 
 static bool driver_is_pinned(void *ctx, uint32_t slot) {
@@ -71,12 +77,8 @@ static inline void driver_violation(driver *d, const char *what, uint64_t a, uin
  * key's next access (HS_NEXT_NEVER if none), for belady. */
 static inline bool driver_access(driver *d, uint32_t key, uint32_t size, int64_t next,
                                  hs_access_kind kind) {
-  hs_access a = {.key = key,
-                 .size = size,
-                 .now = d->now++,
-                 .next = next,
-                 .kind = kind,
-                 .hint = HS_HINT_NORMAL};
+  hs_access a = {
+      .key = key, .size = size, .now = d->now++, .next = next, .kind = kind, .hint = d->hint};
   d->requests++;
   int64_t slot = d->slot_of[key];
   if (slot >= 0) {
@@ -87,6 +89,8 @@ static inline bool driver_access(driver *d, uint32_t key, uint32_t size, int64_t
   if (size > hs_policy_capacity(d->p)) return false; /* never admitted */
   while (hs_policy_used(d->p) + size > hs_policy_capacity(d->p) || d->nfree == 0) {
     int64_t v = hs_policy_victim(d->p, &a, driver_is_pinned, d);
+    if (d->on_victim)
+      d->on_victim(d->on_victim_ctx, v >= 0 && (uint64_t)v < d->nslots ? d->key_of[v] : -1);
     if (v < 0) {
       /* Only allowed when nothing unpinned is resident. */
       for (uint32_t s = 0; s < d->nslots; s++)
@@ -119,6 +123,18 @@ static inline bool driver_access(driver *d, uint32_t key, uint32_t size, int64_t
   if (hs_policy_resident(d->p) != d->nslots - d->nfree)
     driver_violation(d, "resident count disagrees", hs_policy_resident(d->p), d->nslots - d->nfree);
   return false;
+}
+
+/* A resident key leaves without being a victim (hs_policy_remove: a dropped
+ * relation in the pool). */
+static inline void driver_remove(driver *d, uint32_t key) {
+  int64_t s = d->slot_of[key];
+  REQUIRE(s >= 0);
+  hs_policy_remove(d->p, (uint32_t)s);
+  d->slot_of[key] = -1;
+  d->key_of[s] = -1;
+  d->pinned[s] = false;
+  d->free_stack[d->nfree++] = (uint32_t)s;
 }
 
 static inline bool driver_resident(const driver *d, uint32_t key) {

@@ -5,6 +5,12 @@
  * it, and let the test go on; a test's main returns check_finish(), which
  * prints "N passed, N failed" and exits non-zero on any failure. REQUIRE
  * stops the test at once (for preconditions later checks depend on).
+ *
+ * Skips are said aloud, always as one line "SKIPPED: <test>: <why>" on
+ * stdout: check_skip for a case that cannot run here (as root, without a
+ * tool or a file) while the rest of the test goes on; a test that cannot
+ * run at all prints the line and returns CHECK_SKIP_STATUS, which CTest is
+ * told (SKIP_RETURN_CODE) to show as skipped rather than passed.
  */
 #ifndef HOTSET_TESTS_CHECK_H
 #define HOTSET_TESTS_CHECK_H
@@ -16,7 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned check_passed, check_failed;
+static unsigned check_passed, check_failed, check_skipped;
+
+/* The exit status of a test that skipped itself entirely (automake's). */
+#define CHECK_SKIP_STATUS 77
 
 #define CHECK(cond)                                                                                \
   do {                                                                                             \
@@ -77,8 +86,20 @@ static unsigned check_passed, check_failed;
     check_passed++;                                                                                \
   } while (0)
 
+/* One case skipped: `test` is the program's name, `why` says what is
+ * missing (e.g. "real_permission: running as root, which ignores file
+ * modes"). */
+static inline void check_skip(const char *test, const char *why) {
+  check_skipped++;
+  printf("SKIPPED: %s: %s\n", test, why);
+  fflush(stdout);
+}
+
 static inline int check_finish(void) {
-  printf("%u passed, %u failed\n", check_passed, check_failed);
+  if (check_skipped)
+    printf("%u passed, %u failed, %u skipped\n", check_passed, check_failed, check_skipped);
+  else
+    printf("%u passed, %u failed\n", check_passed, check_failed);
   return check_failed ? 1 : 0;
 }
 

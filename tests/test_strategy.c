@@ -2,8 +2,11 @@
  * test_strategy — rings (buffer access strategies): sizing rules and the
  * 1/8 cap, reuse of a ring's own buffers, no reuse once someone else used a
  * buffer, bulkread rejecting dirty buffers whose WAL is not durable while
- * bulkwrite/vacuum flush it, the adaptive ring growing on WAL flushes, "off",
- * recycle-first, and per-context counters that add up.
+ * bulkwrite/vacuum flush it, the adaptive ring's exact size step by step
+ * (one buffer per WAL flush a reuse forces, up to its cap; halved, not
+ * below 16, when the foreground hit ratio falls more than a point below its
+ * running average), "off", recycle-first under lru (the scan's pages are
+ * the next victims), and per-context counters that add up.
  */
 #include "hotset/strategy.h"
 #include "pool_util.h"
@@ -252,9 +255,146 @@ static void test_adaptive(const char *dir) {
   CHECK_OK(hs_pool_close(pool));
 }
 
+/* One read under the strategy; with `lsn` non-zero the page is dirtied at
+ * that LSN, so reusing its buffer later means writing it, WAL first. */
+static void ring_read(hs_pool *pool, hs_strategy *s, hs_blockno b, hs_lsn lsn) {
+  hs_buf buf;
+  REQUIRE(hs_pool_read(pool, BIG, HS_FORK_MAIN, b, HS_READ_NORMAL, s, &buf, NULL) == HS_OK);
+  if (lsn) {
+    hs_buf_lock(pool, buf, HS_LOCK_EXCLUSIVE);
+    REQUIRE(hs_buf_mark_dirty(pool, buf, lsn, NULL) == HS_OK);
+    hs_buf_unlock(pool, buf);
+  }
+  hs_buf_release(pool, buf);
+}
+
+/* The adaptive ring's size after read number `r` (from 0) of a scan that
+ * dirties every page, when every reuse forces a WAL flush (the log flushes
+ * exactly what is asked, and each page's LSN is past the last flush). The
+ * ring is 16 slots; the hand steps to the next slot (from slot 1) before
+ * each read; an empty slot gets a fresh buffer, a full one is reused, which
+ * flushes the WAL and adds one slot (cap 64: 512 buffers / 8):
+ *   reads   0-15  fill slots 1-15, 0                       16
+ *   reads  16-30  reuse slots 1-15                         17 .. 31
+ *   reads  31-45  fill the new slots 16-30                 31
+ *   reads  46-76  reuse slots 0-30                         32 .. 62
+ *   reads  77-107 fill the new slots 31-61                 62
+ *   reads 108-109 reuse slots 0-1                          63, 64
+ *   after that every read is a reuse and the size stays at the cap. */
+static uint32_t adaptive_size_after(uint32_t r) {
+  if (r < 16) return 16;
+  if (r < 31) return 17 + (r - 16);
+  if (r < 46) return 31;
+  if (r < 77) return 32 + (r - 46);
+  if (r < 108) return 62;
+  if (r == 108) return 63;
+  return 64;
+}
+
+/* Growth: exactly one slot per WAL flush a reuse forces, from 16 up to the
+ * cap, never past it. No foreground reads, so the hit-ratio check (every 64
+ * ring allocations) never halves it. */
+static void test_adaptive_growth(const char *dir) {
+  fake_wal w = {0}; /* inserted stays 0: each flush goes exactly to its LSN */
+  hs_pool *pool = open_wal_pool(dir, 512, NULL, &w);
+  make_relation(pool, BIG, 200);
+  hs_ring_config c;
+  REQUIRE(hs_ring_config_parse("adaptive", &c) == HS_OK);
+  hs_strategy *s;
+  REQUIRE(hs_strategy_create(pool, HS_STRATEGY_VACUUM, &c, &s) == HS_OK);
+  CHECK_EQ(hs_strategy_ring_size(s), 16);
+  unsigned wrong = 0;
+  for (uint32_t r = 0; r < 200; r++) {
+    ring_read(pool, s, r, r + 1);
+    if (hs_strategy_ring_size(s) != adaptive_size_after(r) && wrong++ < 3)
+      fprintf(stderr, "adaptive ring: %u buffers after read %u, want %u\n",
+              hs_strategy_ring_size(s), r, adaptive_size_after(r));
+  }
+  CHECK_EQ(wrong, 0);
+  CHECK_EQ(hs_strategy_ring_size(s), 64);
+  hs_io_stats st;
+  hs_pool_stats(pool, &st);
+  /* 64 slots filled once; every other read a reuse, each with its flush. */
+  CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_REUSES], 200 - 64);
+  CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_WAL_FLUSHES], 200 - 64);
+  CHECK_EQ(w.flushes, 200 - 64);
+  CHECK_EQ(resident_of(pool, BIG), 64);
+  hs_strategy_free(s);
+  CHECK_OK(hs_pool_close(pool));
+}
+
+/* Halving. The ring is grown to its cap of 64 as above (three windows of 64
+ * ring allocations, reads 0-191, no foreground work); then, in each later
+ * window of 64 clean ring reads, the foreground (normal context) makes
+ * `hits` hits on resident pages and `misses` misses on pages read for the
+ * first time, all before the window's first ring read. The check at the
+ * window's 64th allocation compares the window's hit ratio with the running
+ * average (first: the ratio itself; then 0.9 avg + 0.1 ratio) and halves the
+ * ring, not below 16, when the ratio is more than 0.01 below it. Clean pages
+ * need no WAL flush, so nothing grows the ring back. */
+static void test_adaptive_halving(const char *dir) {
+  static const hs_relid COLD = 3;
+  static const struct {
+    uint32_t hits, misses, size; /* the window's foreground; the size after its check */
+  } windows[] = {
+      {100, 0, 64}, /* ratio 1: the first average, 1 */
+      {199, 1, 64}, /* 0.995, half a point below 1: kept; avg 0.9995 */
+      {49, 1, 32},  /* 0.98 < 0.9995 - 0.01: halved; avg 0.99755 */
+      {50, 0, 32},  /* 1: kept (a recovered ratio does not halve again) */
+      {0, 0, 32},   /* no foreground work: nothing to compare */
+      {1, 1, 16},   /* 0.5: halved */
+      {0, 1, 16},   /* 0: halved, but 16 is the floor */
+  };
+  const uint32_t nwin = sizeof windows / sizeof windows[0];
+  fake_wal w = {0};
+  hs_pool *pool = open_wal_pool(dir, 512, NULL, &w);
+  make_relation(pool, HOT, 100);
+  make_relation(pool, COLD, 8);
+  make_relation(pool, BIG, 192 + 64 * nwin);
+  for (hs_blockno b = 0; b < 100; b++) hs_buf_release(pool, must_read(pool, HOT, b, NULL));
+  /* The ring's first window must not count the warming reads above. */
+  hs_pool_stats_reset(pool);
+  hs_ring_config c;
+  REQUIRE(hs_ring_config_parse("adaptive", &c) == HS_OK);
+  hs_strategy *s;
+  REQUIRE(hs_strategy_create(pool, HS_STRATEGY_VACUUM, &c, &s) == HS_OK);
+  hs_blockno next = 0;
+  for (; next < 192; next++) ring_read(pool, s, next, next + 1);
+  REQUIRE(hs_strategy_ring_size(s) == 64);
+
+  hs_blockno cold = 0;
+  for (uint32_t i = 0; i < nwin; i++) {
+    uint32_t before = hs_strategy_ring_size(s);
+    for (uint32_t h = 0; h < windows[i].hits; h++) {
+      bool hit = false;
+      hs_buf_release(pool, must_read(pool, HOT, h % 100, &hit));
+      REQUIRE(hit);
+    }
+    for (uint32_t m = 0; m < windows[i].misses; m++) {
+      bool hit = true;
+      hs_buf_release(pool, must_read(pool, COLD, cold++, &hit));
+      REQUIRE(!hit);
+    }
+    /* The size changes only at the check, on the window's last read. */
+    for (uint32_t r = 0; r < 63; r++) ring_read(pool, s, next++, 0);
+    CHECK_EQ(hs_strategy_ring_size(s), before);
+    ring_read(pool, s, next++, 0);
+    if (hs_strategy_ring_size(s) != windows[i].size)
+      fprintf(stderr, "window %u (%u hits, %u misses): ring of %u buffers, want %u\n", i,
+              windows[i].hits, windows[i].misses, hs_strategy_ring_size(s), windows[i].size);
+    CHECK_EQ(hs_strategy_ring_size(s), windows[i].size);
+  }
+  hs_io_stats st;
+  hs_pool_stats(pool, &st);
+  CHECK_EQ(st.count[HS_IOCTX_NORMAL][HS_STAT_HITS], 100 + 199 + 49 + 50 + 1);
+  CHECK_EQ(st.count[HS_IOCTX_NORMAL][HS_STAT_READS], 4);
+  hs_strategy_free(s);
+  CHECK_OK(hs_pool_close(pool));
+}
+
 /* "off" counts in the strategy's context but reads through the policy: the
- * scan fills the pool. recycle-first under lru puts ring pages at the tail. */
-static void test_off_and_recycle(const char *dir) {
+ * scan fills the pool. */
+static void test_off(const char *dir) {
   fake_wal w = {0};
   hs_pool *pool = open_wal_pool(dir, 32, "lru", &w);
   make_relation(pool, BIG, 40);
@@ -272,6 +412,50 @@ static void test_off_and_recycle(const char *dir) {
   CHECK_OK(hs_pool_close(pool));
 }
 
+/* recycle-first under lru: every page the ring reads in enters at the
+ * victim end, so when the ring's next slot is still empty the policy's
+ * victim is the ring's own last page, and the whole scan goes through the
+ * one buffer it took from the hot set; the first normal read afterwards
+ * evicts that scan page, not a hot one. Without recycle-first the ring
+ * takes four hot pages (test_ring_reuse) and a normal read takes a fifth. */
+static void recycle_scan(const char *dir, const char *spec, uint32_t *hot_after_scan,
+                         uint32_t *hot_after_read, uint32_t *big_after_read) {
+  fake_wal w = {0};
+  hs_pool *pool = open_wal_pool(dir, 64, "lru", &w);
+  if (hs_smgr_exists(hs_pool_smgr(pool), HOT, HS_FORK_MAIN))
+    REQUIRE(hs_smgr_unlink(hs_pool_smgr(pool), HOT, HS_FORK_MAIN) == HS_OK);
+  if (hs_smgr_exists(hs_pool_smgr(pool), BIG, HS_FORK_MAIN))
+    REQUIRE(hs_smgr_unlink(hs_pool_smgr(pool), BIG, HS_FORK_MAIN) == HS_OK);
+  make_relation(pool, HOT, 65);
+  make_relation(pool, BIG, 40);
+  for (hs_blockno b = 0; b < 64; b++) hs_buf_release(pool, must_read(pool, HOT, b, NULL));
+  hs_ring_config c;
+  REQUIRE(hs_ring_config_parse(spec, &c) == HS_OK);
+  hs_strategy *s;
+  REQUIRE(hs_strategy_create(pool, HS_STRATEGY_BULKREAD, &c, &s) == HS_OK);
+  REQUIRE(hs_strategy_ring_size(s) == 4);
+  scan(pool, s, 0, 40);
+  *hot_after_scan = resident_of(pool, HOT);
+  hs_buf_release(pool, must_read(pool, HOT, 64, NULL)); /* a normal read: lru's tail goes */
+  *hot_after_read = resident_of(pool, HOT);
+  *big_after_read = resident_of(pool, BIG);
+  hs_strategy_free(s);
+  CHECK_OK(hs_pool_close(pool));
+}
+
+static void test_recycle_first(const char *dir) {
+  uint32_t hot_scan, hot_read, big_read;
+  recycle_scan(dir, "fixed:4KiB,recycle-first", &hot_scan, &hot_read, &big_read);
+  CHECK_EQ(hot_scan, 63);
+  CHECK_EQ(hot_read, 64); /* HOT 64 took the scan's buffer */
+  CHECK_EQ(big_read, 0);
+  /* The same without recycle-first: the ring's pages enter at lru's head. */
+  recycle_scan(dir, "fixed:4KiB", &hot_scan, &hot_read, &big_read);
+  CHECK_EQ(hot_scan, 60);
+  CHECK_EQ(hot_read, 60); /* HOT 64 took the oldest hot page's buffer */
+  CHECK_EQ(big_read, 4);
+}
+
 int main(void) {
   char dir[256];
   testdir_make(dir, sizeof dir, "strategy");
@@ -285,7 +469,16 @@ int main(void) {
   test_adaptive(dir);
   testdir_remove(dir);
   testdir_make(dir, sizeof dir, "strategy");
-  test_off_and_recycle(dir);
+  test_adaptive_growth(dir);
+  testdir_remove(dir);
+  testdir_make(dir, sizeof dir, "strategy");
+  test_adaptive_halving(dir);
+  testdir_remove(dir);
+  testdir_make(dir, sizeof dir, "strategy");
+  test_off(dir);
+  testdir_remove(dir);
+  testdir_make(dir, sizeof dir, "strategy");
+  test_recycle_first(dir);
   testdir_remove(dir);
   return check_finish();
 }

@@ -37,9 +37,10 @@ test: build
 install: build
 	cmake --install $(BUILD)
 
-# Sanitizer builds, each in its own directory.
+# Sanitizer builds, each in its own directory. The ASan build also turns on
+# the debug checks: a broken rule of the API stops the program there.
 asan:
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHOTSET_SANITIZE=address,undefined
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHOTSET_DEBUG=ON -DHOTSET_SANITIZE=address,undefined
 	cmake --build build-asan -j $(JOBS)
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 

@@ -77,7 +77,12 @@ typedef struct hs_access {
                          the policy has one (lru) — the 2003 proposal */
 } hs_access;
 
-/* True if the slot must not be evicted now (e.g. the buffer is pinned). */
+/* True if the slot must be skipped by this victim search: the caller cannot
+ * take it now (its buffer is pinned, or its dirty page could not be written
+ * back during this search). A policy passes over such a slot as if it were
+ * not there — no second chance spent, no move — and names another; asked
+ * again with the same answers it may name the same slot (victim forgets
+ * nothing). */
 typedef bool (*hs_pinned_fn)(void *ctx, uint32_t slot);
 
 typedef struct hs_policy hs_policy;
@@ -101,9 +106,11 @@ void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a);
 /* A resident slot to evict so that `incoming` can come in, or -1 when every
  * resident entry is pinned (or none is resident). */
 int64_t hs_policy_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned, void *ctx);
-void hs_policy_evict(hs_policy *p, uint32_t slot);
+/* Evict (may keep a ghost) or remove (no ghost) a resident slot. A slot that
+ * is not resident is refused with HS_ERR_INVALID (a debug build stops). */
+hs_status hs_policy_evict(hs_policy *p, uint32_t slot);
 hs_status hs_policy_insert(hs_policy *p, uint32_t slot, const hs_access *a);
-void hs_policy_remove(hs_policy *p, uint32_t slot);
+hs_status hs_policy_remove(hs_policy *p, uint32_t slot);
 
 /* What the policy holds: resident units (<= capacity) and entries. */
 uint64_t hs_policy_used(const hs_policy *p);

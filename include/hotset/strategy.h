@@ -59,8 +59,9 @@ typedef struct hs_ring_config {
   uint64_t bytes;     /* HS_RING_FIXED: 0 = the kind's default */
   unsigned workers;   /* HS_RING_WORKERS */
   double fraction;    /* HS_RING_FRACTION */
-  bool recycle_first; /* LRU-family policies: pages read under the ring go to
-                         the victim end (the 2003 proposal) */
+  bool recycle_first; /* lru only (the other policies ignore it): pages read
+                         under the ring go to the victim end (the 2003
+                         proposal) */
 } hs_ring_config;
 
 /* Parses "fixed", "fixed:256KiB", "workers:4", "fraction:0.03", "off",

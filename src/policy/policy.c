@@ -4,6 +4,7 @@
  * file holds only its algorithm and the capacity rule is checked in one
  * place.
  */
+#include "core/debug.h"
 #include "core/error.h"
 #include "policy/policy_impl.h"
 
@@ -157,16 +158,30 @@ static void forget_slot(hs_policy *p, uint32_t slot) {
   atomic_store_explicit(&p->size[slot], 0, memory_order_relaxed);
 }
 
-void hs_policy_evict(hs_policy *p, uint32_t slot) {
-  if (slot >= p->max_slots || hs_policy_slot_size(p, slot) == 0) return;
-  p->ops->evict(p, slot);
-  forget_slot(p, slot);
+/* An evict or remove of a slot that holds nothing: the caller's idea of
+ * what is resident has gone wrong (a debug build stops here). */
+static hs_status not_resident(const hs_policy *p, const char *call, uint32_t slot) {
+  if (HS_DEBUG_CHECKS)
+    hs_debug_stop(__FILE__, __LINE__, "%s: policy %s: slot %u is not resident", call, p->ops->name,
+                  slot);
+  return hs_fail(HS_ERR_INVALID, 0, "%s: policy %s: slot %u is not resident (refused)", call,
+                 p->ops->name, slot);
 }
 
-void hs_policy_remove(hs_policy *p, uint32_t slot) {
-  if (slot >= p->max_slots || hs_policy_slot_size(p, slot) == 0) return;
+hs_status hs_policy_evict(hs_policy *p, uint32_t slot) {
+  if (slot >= p->max_slots || hs_policy_slot_size(p, slot) == 0)
+    return not_resident(p, "hs_policy_evict", slot);
+  p->ops->evict(p, slot);
+  forget_slot(p, slot);
+  return HS_OK;
+}
+
+hs_status hs_policy_remove(hs_policy *p, uint32_t slot) {
+  if (slot >= p->max_slots || hs_policy_slot_size(p, slot) == 0)
+    return not_resident(p, "hs_policy_remove", slot);
   p->ops->remove(p, slot);
   forget_slot(p, slot);
+  return HS_OK;
 }
 
 hs_status hs_policy_insert(hs_policy *p, uint32_t slot, const hs_access *a) {

@@ -1473,6 +1473,7 @@ void hs_pool_stats(hs_pool *pool, hs_io_stats *out) {
   pool_counters(pool, out->count);
   out->nbuffers = pool->nbuffers;
   out->page_size = pool->page_size;
+  out->misuse = atomic_load_explicit(&pool->misuse, memory_order_relaxed);
   for (uint32_t b = 0; b < pool->nbuffers; b++) {
     uint32_t s = atomic_load_explicit(&pool->descs[b].d.state, memory_order_relaxed);
     if (s & BM_VALID) out->valid++;

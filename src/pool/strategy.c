@@ -166,6 +166,13 @@ hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring
   s->min_size = s->size;
   s->current = 0;
   s->hit_ratio_avg = -1;
+  if (s->config.rule == HS_RING_ADAPTIVE) {
+    /* The first window starts now, not when the pool opened. */
+    uint64_t counts[HS_IOCTX_COUNT][HS_STAT_COUNT];
+    pool_counters(pool, counts);
+    s->last_hits = counts[HS_IOCTX_NORMAL][HS_STAT_HITS];
+    s->last_reads = counts[HS_IOCTX_NORMAL][HS_STAT_READS];
+  }
   if (s->max_size) {
     s->bufs = malloc(sizeof *s->bufs * s->max_size);
     if (!s->bufs) {
@@ -209,9 +216,13 @@ void strategy_note_allocation(hs_strategy *s) {
   pool_counters(s->pool, c);
   uint64_t hits = c[HS_IOCTX_NORMAL][HS_STAT_HITS];
   uint64_t reads = c[HS_IOCTX_NORMAL][HS_STAT_READS];
+  /* The counters go back when hs_pool_stats_reset runs: that window is
+   * unknown, start a new one from here rather than read a wrapped delta. */
+  bool was_reset = hits < s->last_hits || reads < s->last_reads;
   uint64_t dh = hits - s->last_hits, dr = reads - s->last_reads;
   s->last_hits = hits;
   s->last_reads = reads;
+  if (was_reset) return;
   if (dh + dr == 0) return; /* no foreground work to protect */
   double ratio = (double)dh / (double)(dh + dr);
   if (s->hit_ratio_avg >= 0 && ratio < s->hit_ratio_avg - ADAPTIVE_DROP) {

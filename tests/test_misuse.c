@@ -1,0 +1,268 @@
+/*
+ * test_misuse — every broken rule of the pool's API is detected, not spread.
+ *
+ * Each case runs in a child process. A release build must refuse the call
+ * with HS_ERR_INVALID, leave the pool's state as it was (another thread's pin
+ * still there, the lock word intact), count it in hs_io_stats.misuse and say
+ * what happened in hs_last_error(). A debug build (-DHOTSET_DEBUG=ON) must
+ * stop at the broken rule: the child dies of SIGABRT after one stderr line
+ * naming the call and the buffer.
+ */
+#include "core/debug.h"
+#include "hotset/policy.h"
+#include "pool_util.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const hs_relid REL = 3;
+
+typedef struct fixture {
+  char dir[256];
+  hs_pool *pool;
+} fixture;
+
+static void fixture_open(fixture *f) {
+  testdir_make(f->dir, sizeof f->dir, "misuse");
+  f->pool = open_pool(f->dir, 8, 1024, NULL, NULL);
+  make_relation(f->pool, REL, 8);
+}
+
+static uint64_t misuse_count(hs_pool *pool) {
+  hs_io_stats s;
+  hs_pool_stats(pool, &s);
+  return s.misuse;
+}
+
+static uint32_t pins_on(hs_pool *pool, hs_blockno block) {
+  hs_buffer_info info;
+  return find_buffer(pool, REL, block, &info) >= 0 ? info.pins : 0;
+}
+
+/* A second thread that pins a block (and optionally share-locks it) and
+ * holds on until told to let go. */
+typedef struct other_thread {
+  hs_pool *pool;
+  hs_blockno block;
+  bool share_lock;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool holding, let_go;
+  pthread_t t;
+} other_thread;
+
+static void *other_main(void *arg) {
+  other_thread *o = arg;
+  hs_buf b = must_read(o->pool, REL, o->block, NULL);
+  if (o->share_lock) REQUIRE(hs_buf_lock(o->pool, b, HS_LOCK_SHARE) == HS_OK);
+  pthread_mutex_lock(&o->mu);
+  o->holding = true;
+  pthread_cond_broadcast(&o->cv);
+  while (!o->let_go) pthread_cond_wait(&o->cv, &o->mu);
+  pthread_mutex_unlock(&o->mu);
+  if (o->share_lock) REQUIRE(hs_buf_unlock(o->pool, b) == HS_OK);
+  REQUIRE(hs_buf_release(o->pool, b) == HS_OK);
+  return NULL;
+}
+
+static void other_start(other_thread *o, hs_pool *pool, hs_blockno block, bool share_lock) {
+  *o = (other_thread){.pool = pool, .block = block, .share_lock = share_lock};
+  pthread_mutex_init(&o->mu, NULL);
+  pthread_cond_init(&o->cv, NULL);
+  REQUIRE(pthread_create(&o->t, NULL, other_main, o) == 0);
+  pthread_mutex_lock(&o->mu);
+  while (!o->holding) pthread_cond_wait(&o->cv, &o->mu);
+  pthread_mutex_unlock(&o->mu);
+}
+
+static void other_stop(other_thread *o) {
+  pthread_mutex_lock(&o->mu);
+  o->let_go = true;
+  pthread_cond_broadcast(&o->cv);
+  pthread_mutex_unlock(&o->mu);
+  pthread_join(o->t, NULL);
+}
+
+/* ---- the cases: each returns through check_finish() in the child -------- */
+
+static void refused(hs_status st, const char *rule) {
+  CHECK_EQ(st, HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), rule);
+  CHECK_CONTAINS(hs_last_error(), "block");
+}
+
+static void case_double_release(fixture *f) {
+  hs_buf b = must_read(f->pool, REL, 1, NULL);
+  other_thread o;
+  other_start(&o, f->pool, 1, false);
+  CHECK_EQ(pins_on(f->pool, 1), 2);
+  CHECK_OK(hs_buf_release(f->pool, b));
+  refused(hs_buf_release(f->pool, b), "not pinned by this thread");
+  CHECK_EQ(pins_on(f->pool, 1), 1); /* the other thread's pin is still there */
+  CHECK_EQ(misuse_count(f->pool), 1);
+  other_stop(&o);
+  CHECK_EQ(pins_on(f->pool, 1), 0);
+}
+
+static void case_stray_unlock(fixture *f) {
+  other_thread o;
+  other_start(&o, f->pool, 2, true); /* holds block 2's share lock */
+  hs_buf b = must_read(f->pool, REL, 2, NULL);
+  refused(hs_buf_unlock(f->pool, b), "does not hold");
+  /* The other thread's share lock was not released by it. */
+  CHECK(!hs_buf_trylock(f->pool, b, HS_LOCK_EXCLUSIVE));
+  other_stop(&o);
+  CHECK_OK(hs_buf_lock(f->pool, b, HS_LOCK_EXCLUSIVE)); /* the word is intact: no hang */
+  CHECK_OK(hs_buf_unlock(f->pool, b));
+  CHECK_OK(hs_buf_release(f->pool, b));
+  CHECK_EQ(misuse_count(f->pool), 1);
+}
+
+static void case_lock_unpinned(fixture *f) {
+  hs_buf b = must_read(f->pool, REL, 3, NULL);
+  CHECK_OK(hs_buf_release(f->pool, b));
+  refused(hs_buf_lock(f->pool, b, HS_LOCK_SHARE), "not pinned");
+  CHECK(!hs_buf_trylock(f->pool, b, HS_LOCK_SHARE));
+  CHECK_EQ(misuse_count(f->pool), 2);
+}
+
+static void case_lock_twice(fixture *f) {
+  hs_buf b = must_read(f->pool, REL, 4, NULL);
+  CHECK_OK(hs_buf_lock(f->pool, b, HS_LOCK_SHARE));
+  refused(hs_buf_lock(f->pool, b, HS_LOCK_SHARE), "holds its content lock already");
+  CHECK_OK(hs_buf_unlock(f->pool, b));
+  CHECK_OK(hs_buf_lock(f->pool, b, HS_LOCK_EXCLUSIVE));
+  CHECK_OK(hs_buf_unlock(f->pool, b));
+  CHECK_OK(hs_buf_release(f->pool, b));
+}
+
+static void case_mark_dirty_unlocked(fixture *f) {
+  hs_buf b = must_read(f->pool, REL, 5, NULL);
+  refused(hs_buf_mark_dirty(f->pool, b, 1, NULL), "exclusive");
+  CHECK_OK(hs_buf_lock(f->pool, b, HS_LOCK_SHARE));
+  refused(hs_buf_mark_dirty(f->pool, b, 1, NULL), "exclusive");
+  CHECK_OK(hs_buf_unlock(f->pool, b));
+  hs_buffer_info info;
+  CHECK(find_buffer(f->pool, REL, 5, &info) >= 0 && !info.dirty);
+  CHECK_OK(hs_buf_release(f->pool, b));
+}
+
+static void case_release_while_locked(fixture *f) {
+  hs_buf b = must_read(f->pool, REL, 6, NULL);
+  CHECK_OK(hs_buf_lock(f->pool, b, HS_LOCK_EXCLUSIVE));
+  refused(hs_buf_release(f->pool, b), "still holds its content lock");
+  CHECK_EQ(pins_on(f->pool, 6), 1);
+  CHECK_OK(hs_buf_unlock(f->pool, b));
+  CHECK_OK(hs_buf_release(f->pool, b));
+}
+
+static void case_pin_again_unpinned(fixture *f) {
+  hs_buf b = must_read(f->pool, REL, 7, NULL);
+  CHECK_OK(hs_buf_release(f->pool, b));
+  refused(hs_buf_pin_again(f->pool, b), "not pinned");
+  CHECK_EQ(pins_on(f->pool, 7), 0);
+}
+
+static void case_flush_unpinned(fixture *f) {
+  hs_buf b = must_read(f->pool, REL, 0, NULL);
+  CHECK_OK(hs_buf_release(f->pool, b));
+  refused(hs_pool_flush_buffer(f->pool, b), "not pinned");
+}
+
+static void case_policy_evict_not_resident(fixture *f) {
+  (void)f;
+  hs_policy *p;
+  REQUIRE(hs_policy_create("lru", 4, 4, &p) == HS_OK);
+  CHECK_ST(hs_policy_evict(p, 2), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "not resident");
+  CHECK_ST(hs_policy_remove(p, 9), HS_ERR_INVALID);
+  CHECK_EQ(hs_policy_resident(p), 0);
+  hs_policy_destroy(p);
+}
+
+typedef struct misuse_case {
+  const char *name;
+  void (*run)(fixture *f);
+  const char *debug_says; /* in the debug build's one line */
+} misuse_case;
+
+static const misuse_case cases[] = {
+    {"double release", case_double_release, "hs_buf_release: buffer"},
+    {"stray unlock", case_stray_unlock, "hs_buf_unlock: buffer"},
+    {"lock of an unpinned buffer", case_lock_unpinned, "hs_buf_lock: buffer"},
+    {"lock held twice", case_lock_twice, "holds its content lock already"},
+    {"mark dirty without the exclusive lock", case_mark_dirty_unlocked, "hs_buf_mark_dirty"},
+    {"last pin released while locked", case_release_while_locked, "still holds its content lock"},
+    {"pin again of an unpinned buffer", case_pin_again_unpinned, "hs_buf_pin_again"},
+    {"flush of an unpinned buffer", case_flush_unpinned, "hs_pool_flush_buffer"},
+    {"policy evict of a slot not resident", case_policy_evict_not_resident, "not resident"},
+};
+
+/* Runs one case in a child; its stderr comes back through a pipe. */
+static void run_case(const misuse_case *c) {
+  int pipefd[2];
+  REQUIRE(pipe(pipefd) == 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(pipefd[0]);
+    dup2(pipefd[1], 2);
+    fixture f;
+    fixture_open(&f);
+    c->run(&f);
+    int failed = check_finish();
+    hs_pool_abandon(f.pool);
+    testdir_remove(f.dir);
+    _exit(failed ? 1 : 0);
+  }
+  close(pipefd[1]);
+  char err[4096] = "";
+  size_t got = 0;
+  ssize_t n;
+  while (got < sizeof err - 1 && (n = read(pipefd[0], err + got, sizeof err - 1 - got)) > 0)
+    got += (size_t)n;
+  err[got] = '\0';
+  close(pipefd[0]);
+  int status;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  if (HS_DEBUG_CHECKS) {
+    bool aborted = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+    if (!aborted || !strstr(err, "broken rule") || !strstr(err, c->debug_says))
+      fprintf(stderr, "%s: want a stop naming \"%s\"; status %d, stderr:\n%s\n", c->name,
+              c->debug_says, status, err);
+    CHECK(aborted);
+    CHECK_CONTAINS(err, "broken rule");
+    CHECK_CONTAINS(err, c->debug_says);
+  } else {
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok) fprintf(stderr, "%s: the child failed (status %d):\n%s\n", c->name, status, err);
+    CHECK(ok);
+  }
+}
+
+/* Closing with a buffer pinned names the buffer and the pinning thread. */
+static void test_close_names_the_pinner(void) {
+  fixture f;
+  fixture_open(&f);
+  hs_buf b = must_read(f.pool, REL, 2, NULL);
+  char want[64];
+  snprintf(want, sizeof want, "by thread %ld (1 pin)", (long)syscall(SYS_gettid));
+  CHECK_ST(hs_pool_close(f.pool), HS_ERR_BUSY);
+  CHECK_CONTAINS(hs_last_error(), "block 2 of relation 3");
+  CHECK_CONTAINS(hs_last_error(), want);
+  CHECK_OK(hs_buf_release(f.pool, b));
+  CHECK_OK(hs_pool_close(f.pool));
+  testdir_remove(f.dir);
+}
+
+int main(void) {
+  printf("debug checks: %s\n",
+         HS_DEBUG_CHECKS ? "on (misuse stops the program)" : "off (misuse is refused and counted)");
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) run_case(&cases[i]);
+  test_close_names_the_pinner();
+  return check_finish();
+}

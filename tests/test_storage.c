@@ -391,7 +391,7 @@ static void test_missing_fork(void) {
 /* A real permission problem (root ignores file modes, so not as root). */
 static void test_real_permission(void) {
   if (geteuid() == 0) {
-    printf("test_real_permission: skipped (running as root)\n");
+    check_skip("test_storage", "real_permission: running as root, which ignores file modes");
     return;
   }
   fixture fx;

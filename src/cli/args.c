@@ -35,17 +35,22 @@ _Noreturn void args_usage_error(const args_cmd *cmd, const char *fmt, ...) {
   usage_error_v(cmd, fmt, ap);
 }
 
-bool args_parse_uint(const char *s, uint64_t *out) {
-  if (!s || !isdigit((unsigned char)*s)) return false;
+/* The n characters at s, all digits, as a number that fits 64 bits. */
+static bool parse_uint_span(const char *s, size_t n, uint64_t *out) {
+  if (n == 0) return false;
   uint64_t v = 0;
-  for (; *s; s++) {
-    if (!isdigit((unsigned char)*s)) return false;
-    unsigned d = (unsigned)(*s - '0');
+  for (size_t i = 0; i < n; i++) {
+    if (!isdigit((unsigned char)s[i])) return false;
+    unsigned d = (unsigned)(s[i] - '0');
     if (v > (UINT64_MAX - d) / 10) return false; /* overflow */
     v = v * 10 + d;
   }
   *out = v;
   return true;
+}
+
+bool args_parse_uint(const char *s, uint64_t *out) {
+  return s && parse_uint_span(s, strlen(s), out);
 }
 
 bool args_parse_double(const char *s, double *out) {
@@ -99,12 +104,8 @@ static list_result parse_list_syntax(const char *s, args_uint_list *out) {
   for (;;) {
     const char *comma = strchr(p, ',');
     size_t n = comma ? (size_t)(comma - p) : strlen(p);
-    char item[24];
-    if (n == 0 || n >= sizeof item) return LIST_BAD;
     if (l.n == ARGS_LIST_MAX) return LIST_TOO_LONG;
-    memcpy(item, p, n);
-    item[n] = '\0';
-    if (!args_parse_uint(item, &l.v[l.n])) return LIST_BAD;
+    if (!parse_uint_span(p, n, &l.v[l.n])) return LIST_BAD;
     l.n++;
     if (!comma) break;
     p = comma + 1;
@@ -221,8 +222,14 @@ static void store_value(const args_cmd *cmd, const args_opt *o, const char *val)
       args_usage_error(cmd, "--%s: \"%s\" is not a %s integer list", o->name, val,
                        o->min >= 1 ? "positive" : "non-negative");
     for (uint32_t i = 0; i < l.n; i++) {
-      char item[96]; /* says which item: 0 in "1,0,2" */
-      snprintf(item, sizeof item, "%" PRIu64 "\" in \"%.60s", l.v[i], val);
+      if (in_range(l.v[i], o->min, o->max)) continue;
+      /* Say which item: 0 in "1,0,2" (the list is quoted whole). */
+      size_t len = strlen(val) + 32;
+      char *item = malloc(len);
+      if (!item)
+        args_usage_error(cmd, "--%s: \"%s\": item %" PRIu32 " is out of range", o->name, val,
+                         i + 1);
+      snprintf(item, len, "%" PRIu64 "\" in \"%s", l.v[i], val);
       check_uint_range(cmd, o, item, l.v[i]);
     }
     *(args_uint_list *)o->dest = l;
@@ -282,20 +289,31 @@ int args_parse(const args_cmd *cmd, const args_opt *opts, size_t nopts, int argc
   return npos;
 }
 
-int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN], int max,
-                        const char **why) {
-  char buf[1024];
-  if (strlen(s) >= sizeof buf) {
-    *why = "list too long";
-    return -1;
-  }
-  strcpy(buf, s);
+/* Why the split failed; args_split_policies hands out a pointer to it. */
+static char split_message[640];
+
+static int split_fail(const char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int split_fail(const char **why, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(split_message, sizeof split_message, fmt, ap);
+  va_end(ap);
+  *why = split_message;
+  return -1;
+}
+
+/* Splits `buf` (a writable copy of the list) into out; the count, or -1
+ * with *why set. */
+static int split_list(char *buf, bool pool_only, char out[][ARGS_SPEC_LEN], int max,
+                      const char **why) {
   int n = 0;
   char *save = NULL;
   for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
     if (strcmp(item, "all") == 0) {
-      char names[1024];
-      snprintf(names, sizeof names, "%s", hs_policy_names());
+      /* hs_policy_names() is a static buffer: take a copy to cut up. */
+      char *names = strdup(hs_policy_names());
+      if (!names) return split_fail(why, "out of memory");
       char *save2 = NULL;
       for (char *name = strtok_r(names, ",", &save2); name; name = strtok_r(NULL, ",", &save2)) {
         hs_policy *p;
@@ -303,54 +321,53 @@ int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN]
         bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;
         hs_policy_destroy(p);
         if (pool_only && sim_only) continue;
-        if (n == max) goto too_many;
+        if (n == max) {
+          free(names);
+          return split_fail(why, "more than %d policies", max);
+        }
         snprintf(out[n++], ARGS_SPEC_LEN, "%s", name);
       }
+      free(names);
       continue;
     }
     if (strchr(item, '=') && !strchr(item, ':')) {
-      if (n == 0) {
-        *why = "a parameter before any policy name";
-        return -1;
-      }
+      if (n == 0) return split_fail(why, "a parameter before any policy name");
       size_t len = strlen(out[n - 1]);
-      if (len + 1 + strlen(item) >= ARGS_SPEC_LEN) goto too_long;
+      if (len + 1 + strlen(item) >= ARGS_SPEC_LEN)
+        return split_fail(why, "\"%s\" with \"%.64s\" is longer than %d characters", out[n - 1],
+                          item, ARGS_SPEC_LEN - 1);
       snprintf(out[n - 1] + len, ARGS_SPEC_LEN - len, "%c%s", strchr(out[n - 1], ':') ? ',' : ':',
                item);
       continue;
     }
-    if (n == max) goto too_many;
-    if (strlen(item) >= ARGS_SPEC_LEN) goto too_long;
+    if (n == max) return split_fail(why, "more than %d policies", max);
+    if (strlen(item) >= ARGS_SPEC_LEN)
+      return split_fail(why, "the spec \"%.64s...\" is longer than %d characters", item,
+                        ARGS_SPEC_LEN - 1);
     snprintf(out[n++], ARGS_SPEC_LEN, "%s", item);
   }
-  if (n == 0) {
-    *why = "no policy given";
-    return -1;
-  }
+  return n;
+}
+
+int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN], int max,
+                        const char **why) {
+  /* The list has no length limit; each spec may have ARGS_SPEC_LEN - 1
+   * characters, parameters included. */
+  char *buf = strdup(s);
+  if (!buf) return split_fail(why, "out of memory");
+  int n = split_list(buf, pool_only, out, max, why);
+  free(buf);
+  if (n < 0) return -1;
+  if (n == 0) return split_fail(why, "no policy given");
   /* Every spec must name a policy with valid parameters, and the pool's
    * specs a policy the pool can run. */
-  static char message[256];
   for (int i = 0; i < n; i++) {
     hs_policy *p;
-    if (hs_policy_create(out[i], 1, 1, &p) != HS_OK) {
-      snprintf(message, sizeof message, "%s", hs_last_error());
-      *why = message;
-      return -1;
-    }
+    if (hs_policy_create(out[i], 1, 1, &p) != HS_OK) return split_fail(why, "%s", hs_last_error());
     bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;
     hs_policy_destroy(p);
-    if (pool_only && sim_only) {
-      snprintf(message, sizeof message, "%s needs the future and runs only in the simulator",
-               out[i]);
-      *why = message;
-      return -1;
-    }
+    if (pool_only && sim_only)
+      return split_fail(why, "%s needs the future and runs only in the simulator", out[i]);
   }
   return n;
-too_many:
-  *why = "too many policies";
-  return -1;
-too_long:
-  *why = "a policy spec is too long";
-  return -1;
 }

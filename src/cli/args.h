@@ -97,7 +97,10 @@ char *args_format_size(uint64_t bytes, char *buf, size_t len);
  * split at commas, except that an item with '=' but no ':' continues the
  * spec before it (it is that spec's next parameter). "all" expands to every
  * policy the buffer pool accepts (pool_only) or every policy at all.
- * Returns the number of specs, or -1 with *why set. */
+ * The list may be any length; more than `max` specs, or a spec (with its
+ * parameters) longer than ARGS_SPEC_LEN - 1 characters, is an error saying
+ * so, never a cut. Returns the number of specs, or -1 with *why set (valid
+ * until the next call). */
 #define ARGS_SPEC_LEN 160
 int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN], int max,
                         const char **why);

@@ -1,6 +1,9 @@
 /*
- * cli/gen_trace.c — `hotset gen-trace`: synthetic traces in oracleGeneral
- * format, so every experiment here can be reproduced from a seed.
+ * cli/gen_trace.c — `hotset gen-trace`: synthetic traces, so every
+ * experiment here can be reproduced from a seed. The file is written in the
+ * format its name says (oracleGeneral unless it ends in .csv or .txt; see
+ * hs_trace_writer_open), so that `hotset sim` reads back what it is told
+ * the file is.
  *
  * Workloads: Zipf(alpha) over N objects (the skewed OLTP access everyone
  * models), uniform, a loop (objects 0..N-1 over and over — LRU's worst case
@@ -27,8 +30,11 @@
 static const char usage[] =
     "usage: hotset gen-trace -o FILE [--zipf ALPHA | --uniform | --loop] [flags]\n"
     "\n"
-    "Writes a synthetic trace in libCacheSim's oracleGeneral format (zstd-compressed\n"
-    "if FILE ends in .zst), next-access times included.\n"
+    "Writes a synthetic trace in the format FILE's name says: libCacheSim's\n"
+    "oracleGeneral (.oracleGeneral, .bin or any other name), with next-access\n"
+    "times; csv (.csv: time,obj_id,obj_size,next_access_vtime with a header); or\n"
+    "txt (.txt: one id a line). zstd-compressed if FILE then ends in .zst. There is\n"
+    "no vscsi writer: a .vscsi name is refused.\n"
     "\n"
     "flags:\n"
     "  -o, --output FILE   where to write (required)\n"
@@ -94,6 +100,26 @@ int gen_trace_main(int argc, char **argv) {
     args_usage_error(&cmd, "--zipf, --uniform and --loop exclude each other");
   if (scan_period && !scan) args_usage_error(&cmd, "--scan-period needs --scan");
   if (scan && !scan_period) scan_period = requests / 10 ? requests / 10 : 1;
+  /* Scans add requests: the total is held to --requests' own limit, which
+   * also keeps the arithmetic below from overflowing. */
+  const uint64_t max_total = 1ull << 34;
+  uint64_t scans = scan ? requests / scan_period : 0;
+  if (scans && scan > (max_total - requests) / scans)
+    args_usage_error(&cmd,
+                     "--scan %" PRIu64 " every %" PRIu64 " of %" PRIu64
+                     " requests makes more than %" PRIu64 " requests in all",
+                     scan, scan_period, requests, max_total);
+
+  /* Opened first, so that a name it cannot write (.vscsi) or a directory
+   * that is not there is reported before minutes of generating. */
+  hs_trace_writer *w;
+  hs_status st = hs_trace_writer_open(out, &w);
+  if (st == HS_ERR_INVALID) args_usage_error(&cmd, "-o: %s", hs_last_error());
+  if (st != HS_OK) {
+    fprintf(stderr, PROG ": %s\n", hs_last_error());
+    return 1;
+  }
+  hs_trace_format format = hs_trace_writer_format(w);
 
   /* The Zipf CDF over ranks, searched by bisection. */
   double *cdf = NULL;
@@ -101,6 +127,7 @@ int gen_trace_main(int argc, char **argv) {
     cdf = malloc(sizeof *cdf * objects);
     if (!cdf) {
       fprintf(stderr, PROG ": out of memory for %" PRIu64 " objects\n", objects);
+      hs_trace_writer_close(w);
       return 1;
     }
     double sum = 0;
@@ -115,7 +142,7 @@ int gen_trace_main(int argc, char **argv) {
 
   /* Pass 1: the dense object (rank, or objects + scan position) of every
    * request; pass 2, backwards: next-access times; then write. */
-  uint64_t total = requests + (scan ? (requests / scan_period) * scan : 0);
+  uint64_t total = requests + scans * scan;
   uint32_t *dense = malloc(sizeof *dense * total);
   int64_t *next = malloc(sizeof *next * total);
   int64_t *last = malloc(sizeof *last * (objects + scan));
@@ -125,6 +152,7 @@ int gen_trace_main(int argc, char **argv) {
     free(dense);
     free(next);
     free(last);
+    hs_trace_writer_close(w);
     return 1;
   }
   uint64_t rng = seed, n = 0;
@@ -158,15 +186,13 @@ int gen_trace_main(int argc, char **argv) {
   free(last);
   free(cdf);
 
-  hs_trace_writer *w;
-  hs_status st = hs_trace_writer_open(out, &w);
   for (uint64_t i = 0; st == HS_OK && i < n; i++)
     /* next_access_vtime counts requests from 1, as libCacheSim does. */
     st = hs_trace_write(w, (uint32_t)i, rank_to_id(dense[i]), (uint32_t)obj_size,
                         next[i] < 0 ? -1 : next[i] + 1);
   if (st == HS_OK)
     st = hs_trace_writer_close(w);
-  else if (w)
+  else
     hs_trace_writer_close(w);
   free(dense);
   free(next);
@@ -174,6 +200,7 @@ int gen_trace_main(int argc, char **argv) {
     fprintf(stderr, PROG ": %s\n", hs_last_error());
     return 1;
   }
-  fprintf(stderr, PROG ": wrote %" PRIu64 " requests to %s\n", n, out);
+  fprintf(stderr, PROG ": wrote %" PRIu64 " requests to %s (%s)\n", n, out,
+          hs_trace_format_name(format));
   return 0;
 }

@@ -8,6 +8,10 @@
  * line by line. Sizes: bytes with a suffix, a plain integer (objects with
  * --ignore-size, else bytes), or a fraction 0 < x < 1 of the trace's working
  * set. --mrc sweeps log-spaced sizes instead; --plot draws them with gnuplot.
+ *
+ * Every flag is checked before the trace is opened (only fractions wait for
+ * the working set), and loading stops at --max-requests (sim/sim.h), so
+ * neither a typo nor an endless trace costs more than a moment.
  */
 #include "cli/sim_cmd.h"
 
@@ -28,9 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROG      "hotset sim"
-#define MAX_SIZES 256
-#define MAX_JOBS  4096
+#define PROG "hotset sim"
+/* The most points --mrc sweeps (--size lists have no limit). */
+#define MAX_MRC_POINTS 256
 
 static const char usage[] =
     "usage: hotset sim --trace PATH --policy LIST (--size LIST | --mrc [N]) [flags]\n"
@@ -50,18 +54,21 @@ static const char usage[] =
     "                     with --ignore-size, else bytes); 0.1 (a share of the\n"
     "                     working set: distinct bytes, or distinct objects)\n"
     "  --ignore-size      every object counts 1 (object mode)\n"
-    "  --mrc [N]          a miss-ratio curve: N sizes (default 20) log-spaced from\n"
-    "                     0.1% to 100% of the working set, for every policy\n"
+    "  --mrc [N]          a miss-ratio curve: N sizes (default 20, at most 256)\n"
+    "                     log-spaced from 0.1%% to 100%% of the working set, for\n"
+    "                     every policy\n"
     "  --plot FILE        draw miss ratio against size (.png or .svg) with gnuplot\n"
     "  --threads N        simulations run at once (default: number of cores)\n"
     "  --skip-bad         skip bad records (counted and reported) instead of\n"
     "                     stopping at the first\n"
+    "  --max-requests N   load at most N requests, else stop with an error that\n"
+    "                     says how far loading got (the trace is held in memory,\n"
+    "                     up to 64 bytes a request; default: what fits in half\n"
+    "                     of the memory this process may use, %llu here)\n"
     "  --json             one JSON object per simulation per line\n"
     "  --help             show this help\n"
     "\n"
     "policies: ";
-
-static const args_cmd cmd_base = {PROG, usage};
 
 typedef struct job {
   const char *spec;
@@ -135,49 +142,70 @@ static void load_progress(void *ctx, uint64_t done, uint64_t total) {
   p->printed = true;
 }
 
-/* Size list: bytes with a suffix, integers, or fractions of the working set. */
-static bool parse_sizes(const char *s, const hs_sim_trace *t, bool ignore_size, uint64_t *out,
-                        int *n, char *why, size_t whylen) {
-  char buf[2048];
-  snprintf(buf, sizeof buf, "%s", s);
-  char *save = NULL;
-  *n = 0;
-  uint64_t ws = ignore_size ? t->objects : t->ws_bytes;
-  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-    if (*n == MAX_SIZES) {
-      snprintf(why, whylen, "more than %d sizes", MAX_SIZES);
-      return false;
-    }
-    uint64_t v;
-    double f;
-    if (strchr(item, '.') && args_parse_double(item, &f)) {
-      if (!(f > 0 && f < 1)) {
-        snprintf(why, whylen, "\"%s\": a fraction must be between 0 and 1", item);
-        return false;
-      }
-      v = (uint64_t)llround(f * (double)ws);
-      if (v == 0) v = 1;
-    } else if (args_parse_size(item, &v) && v > 0) {
+/* One item of --size: a size, or a share of the working set, which is
+ * known only once the trace is loaded. */
+typedef struct size_item {
+  bool fraction;
+  double share;   /* fraction: 0 < share < 1 */
+  uint64_t value; /* otherwise: bytes, or objects with --ignore-size */
+} size_item;
+
+/* Parses the --size list before the trace is read, so that a typo costs
+ * nothing, whatever the trace. The list is taken whole, whatever its
+ * length; a bad or empty item is a usage error quoting it. Returns the
+ * number of items (in a malloc'ed *out). */
+static size_t parse_sizes(const args_cmd *cmd, const char *s, bool ignore_size, size_item **out) {
+  size_t n = 1;
+  for (const char *c = s; *c; c++) n += *c == ',';
+  size_item *items = calloc(n, sizeof *items);
+  char *copy = strdup(s);
+  if (!items || !copy) {
+    fprintf(stderr, PROG ": out of memory for %zu sizes\n", n);
+    exit(1);
+  }
+  char *item = copy;
+  for (size_t i = 0; i < n; i++) {
+    char *comma = strchr(item, ',');
+    if (comma) *comma = '\0';
+    size_item *it = &items[i];
+    if (!*item) args_usage_error(cmd, "--size: item %zu of \"%s\" is empty", i + 1, s);
+    if (strchr(item, '.') && args_parse_double(item, &it->share)) {
+      if (!(it->share > 0 && it->share < 1))
+        args_usage_error(cmd, "--size: \"%s\": a fraction must be between 0 and 1", item);
+      it->fraction = true;
+    } else if (args_parse_size(item, &it->value) && it->value > 0) {
       bool suffixed = strspn(item, "0123456789") != strlen(item);
-      if (suffixed && ignore_size) {
-        snprintf(why, whylen, "\"%s\": a byte size with --ignore-size (give a number of objects)",
-                 item);
-        return false;
-      }
+      if (suffixed && ignore_size)
+        args_usage_error(cmd,
+                         "--size: \"%s\": a byte size with --ignore-size (give a number of "
+                         "objects)",
+                         item);
     } else {
-      snprintf(why, whylen, "\"%s\" is not a size (e.g. 512MiB, 1000, 0.1)", item);
-      return false;
+      args_usage_error(cmd, "--size: \"%s\" is not a size (e.g. 512MiB, 1000, 0.1)", item);
     }
-    out[(*n)++] = v;
+    item = comma ? comma + 1 : item + strlen(item);
   }
-  if (*n == 0) {
-    snprintf(why, whylen, "no size given");
-    return false;
-  }
-  return true;
+  free(copy);
+  *out = items;
+  return n;
 }
 
-static void mrc_sizes(const hs_sim_trace *t, bool ignore_size, int points, uint64_t *out, int *n) {
+/* The sizes of the list, fractions resolved against the loaded trace. */
+static void resolve_sizes(const size_item *items, size_t n, const hs_sim_trace *t, bool ignore_size,
+                          uint64_t *out) {
+  uint64_t ws = ignore_size ? t->objects : t->ws_bytes;
+  for (size_t i = 0; i < n; i++) {
+    if (!items[i].fraction) {
+      out[i] = items[i].value;
+      continue;
+    }
+    uint64_t v = (uint64_t)llround(items[i].share * (double)ws);
+    out[i] = v ? v : 1;
+  }
+}
+
+static void mrc_sizes(const hs_sim_trace *t, bool ignore_size, int points, uint64_t *out,
+                      size_t *n) {
   uint64_t ws = ignore_size ? t->objects : t->ws_bytes;
   *n = 0;
   for (int i = 0; i < points; i++) {
@@ -203,19 +231,23 @@ static void json_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-static const char *canonical(const char *spec, char *buf, size_t len) {
+/* The policy's spec with every parameter spelled out (malloc'ed; the spec
+ * as given if it does not parse, which args_split_policies has ruled out). */
+static char *canonical(const char *spec) {
   hs_policy *p;
-  if (hs_policy_create(spec, 1, 1, &p) != HS_OK) return spec;
-  snprintf(buf, len, "%s", hs_policy_spec(p));
+  if (hs_policy_create(spec, 1, 1, &p) != HS_OK) return strdup(spec);
+  char *c = strdup(hs_policy_spec(p));
   hs_policy_destroy(p);
-  return buf;
+  return c;
 }
 
-/* Rewrites the optional-value flags into plain ones: `--csv SPEC` (a value
- * with '=') -> --csv-spec SPEC, bare `--csv` -> --csv-out; `--mrc [N]` ->
- * --mrc-points N (20 without N). */
-static char **rewrite_optional(int argc, char **argv, int *out_argc) {
+/* Rewrites the optional-value flags into plain ones, so that args_parse
+ * can take them: `--csv SPEC` (a value with '=') -> --csv-spec SPEC, bare
+ * `--csv` -> --csv-out; a bare `--mrc` (no number after it) -> --mrc=20.
+ * `--mrc N` is left as it is, so that messages about N name --mrc. */
+static char **rewrite_optional(const args_cmd *cmd, int argc, char **argv, int *out_argc) {
   char **v = calloc((size_t)argc * 2 + 1, sizeof *v);
+  if (!v) return NULL;
   int n = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -227,18 +259,17 @@ static char **rewrite_optional(int argc, char **argv, int *out_argc) {
         v[n++] = "--csv-out";
       }
     } else if (strncmp(a, "--csv=", 6) == 0) {
+      if (a[6] == '\0') args_usage_error(cmd, "--csv: missing value after '='");
       v[n++] = "--csv-spec";
       v[n++] = (char *)a + 6;
     } else if (strcmp(a, "--mrc") == 0) {
       uint64_t pts;
-      v[n++] = "--mrc-points";
-      if (i + 1 < argc && args_parse_uint(argv[i + 1], &pts))
+      if (i + 1 < argc && args_parse_uint(argv[i + 1], &pts)) {
+        v[n++] = argv[i];
         v[n++] = argv[++i];
-      else
-        v[n++] = "20";
-    } else if (strncmp(a, "--mrc=", 6) == 0) {
-      v[n++] = "--mrc-points";
-      v[n++] = (char *)a + 6;
+      } else {
+        v[n++] = "--mrc=20";
+      }
     } else {
       v[n++] = argv[i];
     }
@@ -247,7 +278,7 @@ static char **rewrite_optional(int argc, char **argv, int *out_argc) {
   return v;
 }
 
-static int sim_with_args(int nargc, char **nargv);
+static int sim_with_args(const args_cmd *cmd, int nargc, char **nargv);
 
 hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *format_name,
                                           const char *csv_spec, bool skip_bad) {
@@ -260,27 +291,47 @@ hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *forma
   return topts;
 }
 
+/* The usage with this machine's default --max-requests and the policy
+ * names filled in (malloc'ed, sized to fit: nothing is cut). */
+static char *usage_text(void) {
+  unsigned long long max = (unsigned long long)hs_sim_default_max_requests();
+  int len = snprintf(NULL, 0, usage, max);
+  const char *names = hs_policy_names();
+  char *text = malloc((size_t)len + strlen(names) + 2);
+  if (!text) return NULL;
+  snprintf(text, (size_t)len + 1, usage, max);
+  strcpy(text + len, names);
+  strcat(text + len, "\n");
+  return text;
+}
+
 int sim_main(int argc, char **argv) {
-  int nargc;
-  char **nargv = rewrite_optional(argc, argv, &nargc);
-  if (!nargv) {
+  char *text = usage_text();
+  if (!text) {
     fprintf(stderr, PROG ": out of memory\n");
     return 1;
   }
-  int rc = sim_with_args(nargc, nargv);
+  const args_cmd cmd = {PROG, text};
+  int nargc;
+  char **nargv = rewrite_optional(&cmd, argc, argv, &nargc);
+  if (!nargv) {
+    fprintf(stderr, PROG ": out of memory\n");
+    free(text);
+    return 1;
+  }
+  int rc = sim_with_args(&cmd, nargc, nargv);
   free(nargv);
+  free(text);
   return rc;
 }
 
-static int sim_with_args(int nargc, char **nargv) {
-  static char usage_text[sizeof usage + 512];
-  snprintf(usage_text, sizeof usage_text, "%s%s\n", usage, hs_policy_names());
-  const args_cmd cmd = {cmd_base.prog, usage_text};
+static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
+  const args_cmd cmd = *cmdp;
 
   const char *trace_path = NULL, *format_name = "auto", *csv_spec = NULL, *policy = NULL,
              *sizes_arg = NULL, *plot = NULL;
   bool ignore_size = false, skip_bad = false, json = false, csv_out = false;
-  uint64_t mrc_points = 0;
+  uint64_t mrc_points = 0, max_requests = 0;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t threads = ncpu > 0 ? (uint64_t)ncpu : 1;
   const args_opt opts[] = {
@@ -291,11 +342,12 @@ static int sim_with_args(int nargc, char **nargv) {
       {.name = "policy", .kind = ARGS_STRING, .dest = &policy},
       {.name = "size", .kind = ARGS_STRING, .dest = &sizes_arg},
       {.name = "ignore-size", .kind = ARGS_FLAG, .dest = &ignore_size},
-      {.name = "mrc-points", .kind = ARGS_UINT, .dest = &mrc_points, .min = 1, .max = MAX_SIZES},
+      {.name = "mrc", .kind = ARGS_UINT, .dest = &mrc_points, .min = 1, .max = MAX_MRC_POINTS},
       {.name = "plot", .kind = ARGS_STRING, .dest = &plot},
       {.name = "threads", .kind = ARGS_UINT, .dest = &threads, .min = 1, .max = 1024},
       {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &skip_bad},
       {.name = "json", .kind = ARGS_FLAG, .dest = &json},
+      {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
   };
   args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 0);
 
@@ -315,16 +367,23 @@ static int sim_with_args(int nargc, char **nargv) {
   const char *why = NULL;
   int nspecs = args_split_policies(policy, false, specs, ARGS_LIST_MAX, &why);
   if (nspecs < 0) args_usage_error(&cmd, "--policy: \"%s\": %s", policy, why);
+  /* Every flag is checked before the trace is read: a typo must not cost
+   * the minutes a big trace takes to load. */
+  size_item *size_items = NULL;
+  size_t nsizes = sizes_arg ? parse_sizes(&cmd, sizes_arg, ignore_size, &size_items) : 0;
   if (plot && !gnuplot_installed()) {
     fprintf(stderr, PROG ": --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n");
+    free(size_items);
     return 1;
   }
 
   progress prog = {.on = isatty(2), .start = now_s(), .what = "sim"};
   hs_sim_trace *t;
-  if (hs_sim_load(trace_path, &topts, load_progress, &prog, &t) != HS_OK) {
+  const hs_sim_limits limits = {.max_requests = max_requests, .flag = "--max-requests"};
+  if (hs_sim_load(trace_path, &topts, &limits, load_progress, &prog, &t) != HS_OK) {
     if (prog.printed) fputs("\r\033[K", stderr);
     fprintf(stderr, PROG ": %s\n", hs_last_error());
+    free(size_items);
     return 1;
   }
   if (prog.printed) fputs("\r\033[K", stderr);
@@ -332,17 +391,18 @@ static int sim_with_args(int nargc, char **nargv) {
   if (topts.format == HS_TRACE_AUTO && !json && !csv_out)
     fprintf(stderr, PROG ": %s: %s\n", trace_path, t->format_reason);
 
-  uint64_t sizes[MAX_SIZES];
-  int nsizes = 0;
-  if (mrc_points) {
-    mrc_sizes(t, ignore_size, (int)mrc_points, sizes, &nsizes);
-  } else {
-    char whybuf[256];
-    if (!parse_sizes(sizes_arg, t, ignore_size, sizes, &nsizes, whybuf, sizeof whybuf)) {
-      hs_sim_trace_free(t);
-      args_usage_error(&cmd, "--size: %s", whybuf);
-    }
+  uint64_t *sizes = calloc(mrc_points ? mrc_points : nsizes, sizeof *sizes);
+  if (!sizes) {
+    fprintf(stderr, PROG ": out of memory\n");
+    free(size_items);
+    hs_sim_trace_free(t);
+    return 1;
   }
+  if (mrc_points)
+    mrc_sizes(t, ignore_size, (int)mrc_points, sizes, &nsizes);
+  else
+    resolve_sizes(size_items, nsizes, t, ignore_size, sizes);
+  free(size_items);
   for (int i = 0; i < nspecs; i++) {
     hs_policy *p;
     if (hs_policy_create(specs[i], 1, 1, &p) == HS_OK) {
@@ -350,6 +410,7 @@ static int sim_with_args(int nargc, char **nargv) {
       hs_policy_destroy(p);
       if (future && hs_sim_need_future(t) != HS_OK) {
         fprintf(stderr, PROG ": %s\n", hs_last_error());
+        free(sizes);
         hs_sim_trace_free(t);
         return 1;
       }
@@ -360,14 +421,16 @@ static int sim_with_args(int nargc, char **nargv) {
   job *jobs = calloc(njobs, sizeof *jobs);
   if (!jobs) {
     fprintf(stderr, PROG ": out of memory for %zu simulations\n", njobs);
+    free(sizes);
     hs_sim_trace_free(t);
     return 1;
   }
   for (int i = 0; i < nspecs; i++)
-    for (int k = 0; k < nsizes; k++) {
+    for (size_t k = 0; k < nsizes; k++) {
       jobs[(size_t)i * nsizes + k].spec = specs[i];
       jobs[(size_t)i * nsizes + k].size = sizes[k];
     }
+  free(sizes);
   pool_ctx c = {.trace = t, .jobs = jobs, .njobs = njobs, .ignore_size = ignore_size};
   atomic_init(&c.next, 0);
   atomic_init(&c.done, 0);
@@ -377,6 +440,12 @@ static int sim_with_args(int nargc, char **nargv) {
   prog.start = now_s();
   atomic_init(&prog.stop, false);
   pthread_t prog_thread, *tids = calloc(threads, sizeof *tids);
+  if (!tids) {
+    fprintf(stderr, PROG ": out of memory\n");
+    free(jobs);
+    hs_sim_trace_free(t);
+    return 1;
+  }
   if (prog.on) pthread_create(&prog_thread, NULL, progress_main, &prog);
   for (uint64_t i = 0; i < threads; i++) pthread_create(&tids[i], NULL, worker, &c);
   for (uint64_t i = 0; i < threads; i++) pthread_join(tids[i], NULL);
@@ -399,8 +468,12 @@ static int sim_with_args(int nargc, char **nargv) {
       rc = 1;
       continue;
     }
-    char cbuf[ARGS_SPEC_LEN];
-    const char *spec = canonical(j->spec, cbuf, sizeof cbuf);
+    char *spec = canonical(j->spec);
+    if (!spec) {
+      fprintf(stderr, PROG ": out of memory\n");
+      rc = 1;
+      break;
+    }
     const hs_sim_result *r = &j->res;
     double mr = r->requests ? (double)r->misses / (double)r->requests : 0;
     double bmr = r->bytes ? (double)r->byte_misses / (double)r->bytes : 0;
@@ -430,6 +503,7 @@ static int sim_with_args(int nargc, char **nargv) {
       printf("%-40s %14s %12" PRIu64 " %12" PRIu64 " %9.4f%% %9.4f%% %8.2f %8.2f\n", spec, sz,
              r->requests, r->misses, 100 * mr, 100 * bmr, r->seconds, mqps);
     }
+    free(spec);
   }
   if (t->bad_records)
     fprintf(stderr, PROG ": %s: skipped %" PRIu64 " bad records\n", trace_path, t->bad_records);

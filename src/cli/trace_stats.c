@@ -18,27 +18,33 @@
 #define PROG "hotset trace-stats"
 
 static const char usage[] =
-    "usage: hotset trace-stats FILE [--format F] [--csv SPEC] [--skip-bad] [--json]\n"
+    "usage: hotset trace-stats FILE [--format F] [--csv SPEC] [--skip-bad]\n"
+    "                          [--max-requests N] [--json]\n"
     "\n"
     "Prints requests, distinct objects, one-hit wonders, working-set bytes and a\n"
-    "histogram of object sizes.\n";
+    "histogram of object sizes. The flags are those of hotset sim; --max-requests\n"
+    "caps the requests loaded (default: what fits in half of the memory this\n"
+    "process may use, at 64 bytes a request).\n";
 
 static const args_cmd cmd = {PROG, usage};
 
 int trace_stats_main(int argc, char **argv) {
   const char *format_name = "auto", *csv_spec = NULL;
   bool skip_bad = false, json = false;
+  uint64_t max_requests = 0;
   const args_opt opts[] = {
       {.name = "format", .kind = ARGS_STRING, .dest = &format_name},
       {.name = "csv", .kind = ARGS_STRING, .dest = &csv_spec},
       {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &skip_bad},
       {.name = "json", .kind = ARGS_FLAG, .dest = &json},
+      {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
   };
   int npos = args_parse(&cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 1);
   if (npos != 1) args_usage_error(&cmd, "a trace file is required");
   hs_trace_options topts = trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad);
   hs_sim_trace *t;
-  if (hs_sim_load(argv[1], &topts, NULL, NULL, &t) != HS_OK) {
+  const hs_sim_limits limits = {.max_requests = max_requests, .flag = "--max-requests"};
+  if (hs_sim_load(argv[1], &topts, &limits, NULL, NULL, &t) != HS_OK) {
     fprintf(stderr, PROG ": %s\n", hs_last_error());
     return 1;
   }

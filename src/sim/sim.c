@@ -11,6 +11,12 @@
  * vscsi and csv encodings of a trace let it change); a hit does not resize a
  * resident object, as in libCacheSim. An object larger than the cache is a
  * miss and is not admitted. With ignore_size every object counts 1.
+ *
+ * Loading keeps every request in memory, so a trace that does not end
+ * (/dev/zero read as oraclegeneral, a pipe, a zstd bomb) or one far bigger
+ * than memory would take the machine down with it. The loader therefore
+ * stops at a cap on requests, by default derived from the memory the
+ * process may use, and says how far it got; the arrays never grow past it.
  */
 #include "sim/sim.h"
 
@@ -18,11 +24,65 @@
 #include "core/hash.h"
 #include "hotset/policy.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
+
+/* ---- the memory cap -------------------------------------------------- */
+
+/* A cgroup's memory limit from `path` ("max" or a missing file: none). */
+static uint64_t cgroup_limit(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return UINT64_MAX;
+  unsigned long long v;
+  bool got = fscanf(f, "%llu", &v) == 1;
+  fclose(f);
+  return got && v > 0 ? (uint64_t)v : UINT64_MAX;
+}
+
+uint64_t hs_sim_usable_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  uint64_t m = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+  static const int limits[] = {RLIMIT_AS, RLIMIT_DATA};
+  for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+    struct rlimit rl;
+    if (getrlimit(limits[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < m)
+      m = (uint64_t)rl.rlim_cur;
+  }
+  uint64_t cg = cgroup_limit("/sys/fs/cgroup/memory.max"); /* cgroup v2 */
+  if (cg < m) m = cg;
+  cg = cgroup_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes"); /* v1 */
+  if (cg < m) m = cg;
+  /* No figure at all: assume a small machine rather than none. */
+  return m == UINT64_MAX ? (uint64_t)1 << 32 : m;
+}
+
+uint64_t hs_sim_default_max_requests(void) {
+  uint64_t n = hs_sim_usable_memory() / 2 / HS_SIM_BYTES_PER_REQUEST;
+  return n > 0 ? n : 1;
+}
+
+/* The over-the-limit message: how far loading got, and what to do. */
+static hs_status over_limit(const char *path, const hs_sim_limits *lim, uint64_t max,
+                            bool is_default, uint64_t objects, uint64_t file_bytes) {
+  char which[160] = "the limit";
+  if (is_default)
+    snprintf(which, sizeof which,
+             "the default limit: what fits in half of the %" PRIu64
+             " MiB this process may use at %u bytes a request",
+             hs_sim_usable_memory() >> 20, HS_SIM_BYTES_PER_REQUEST);
+  char raise[96] = "";
+  if (lim && lim->flag) snprintf(raise, sizeof raise, "; %s raises it", lim->flag);
+  return hs_fail(HS_ERR_NOMEM, 0,
+                 "%s: stopped loading after %" PRIu64 " requests, %s (%" PRIu64
+                 " distinct objects so far, %" PRIu64 " bytes of the file read)%s",
+                 path, max, which, objects, file_bytes, raise);
+}
 
 /* ---- loading ------------------------------------------------------------ */
 
@@ -85,8 +145,10 @@ static uint32_t id_map_get(id_map *m, uint64_t id, bool *fresh) {
   return m->dense[j];
 }
 
-static bool grow_arrays(hs_sim_trace *t, uint64_t *cap) {
+/* Grows the request arrays, doubling, but never past `max` entries. */
+static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t max) {
   uint64_t n = *cap ? *cap * 2 : 1u << 20;
+  if (n > max) n = max;
   uint32_t *obj = realloc(t->obj, sizeof *obj * n);
   if (obj) t->obj = obj;
   uint32_t *size = realloc(t->size, sizeof *size * n);
@@ -96,9 +158,11 @@ static bool grow_arrays(hs_sim_trace *t, uint64_t *cap) {
   return true;
 }
 
-hs_status hs_sim_load(const char *path, const hs_trace_options *opts, hs_sim_progress_fn progress,
-                      void *ctx, hs_sim_trace **out) {
+hs_status hs_sim_load(const char *path, const hs_trace_options *opts, const hs_sim_limits *limits,
+                      hs_sim_progress_fn progress, void *ctx, hs_sim_trace **out) {
   *out = NULL;
+  bool default_max = !limits || limits->max_requests == 0;
+  uint64_t max_requests = default_max ? hs_sim_default_max_requests() : limits->max_requests;
   hs_trace *tr;
   hs_status st = hs_trace_open(path, opts, &tr);
   if (st != HS_OK) return st;
@@ -126,7 +190,12 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts, hs_sim_pro
     st = hs_trace_read(tr, batch, BATCH, &n);
     if (st != HS_OK) goto fail;
     for (size_t i = 0; i < n; i++) {
-      if (t->requests == cap && !grow_arrays(t, &cap)) {
+      if (t->requests == max_requests) {
+        st =
+            over_limit(path, limits, max_requests, default_max, ids.count, hs_trace_bytes_read(tr));
+        goto fail;
+      }
+      if (t->requests == cap && !grow_arrays(t, &cap, max_requests)) {
         st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory after %llu requests", path,
                      (unsigned long long)t->requests);
         goto fail;

@@ -33,14 +33,37 @@ typedef struct hs_sim_trace {
   uint64_t bad_records;
   hs_trace_format format;
   bool compressed;
-  char format_reason[160];
+  char format_reason[320]; /* hs_trace_format_reason's, whole */
 } hs_sim_trace;
 
 typedef void (*hs_sim_progress_fn)(void *ctx, uint64_t done, uint64_t total_hint);
 
-/* Reads the whole trace. `progress` (may be NULL) is called now and then. */
-hs_status hs_sim_load(const char *path, const hs_trace_options *opts, hs_sim_progress_fn progress,
-                      void *ctx, hs_sim_trace **out);
+/* What one loaded request is budgeted at: 8 bytes in the request arrays, 8
+ * of next-access times when a policy needs the future, and, when every
+ * request is a new object, about 48 more in the id map and the per-object
+ * counters of loading. Generous for real traces, where objects repeat. */
+#define HS_SIM_BYTES_PER_REQUEST 64u
+
+/* The memory this process may use: physical memory, or less when ulimit -v
+ * or -d, or the cgroup's memory limit, says so. */
+uint64_t hs_sim_usable_memory(void);
+/* The default cap on requests loaded: as many as fit, at
+ * HS_SIM_BYTES_PER_REQUEST each, in half of hs_sim_usable_memory(). */
+uint64_t hs_sim_default_max_requests(void);
+
+typedef struct hs_sim_limits {
+  uint64_t max_requests; /* 0: hs_sim_default_max_requests() */
+  const char *flag;      /* for the message: what raises the limit (e.g.
+                            "--max-requests"); NULL: nothing said */
+} hs_sim_limits;
+
+/* Reads the whole trace. A trace with more than the limit's requests (an
+ * endless stream such as /dev/zero, or a trace too big for memory) fails
+ * with HS_ERR_NOMEM and a message saying how far loading got, before the
+ * memory is gone; `limits` NULL means the default. `progress` (may be
+ * NULL) is called now and then. */
+hs_status hs_sim_load(const char *path, const hs_trace_options *opts, const hs_sim_limits *limits,
+                      hs_sim_progress_fn progress, void *ctx, hs_sim_trace **out);
 /* Fills t->next (backward pass) if it is not there yet. Not thread-safe:
  * call before starting simulations that need it. */
 hs_status hs_sim_need_future(hs_sim_trace *t);

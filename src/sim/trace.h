@@ -27,7 +27,10 @@
  *   txt            one id per line (numeric or hashed like csv), size 1
  *
  * Text lines end in LF or CRLF and hold at most 64 KiB; blank lines are
- * skipped. Without a time column the time is the request number, from 1.
+ * skipped. A longer line is bad as soon as 64 KiB of it have been read
+ * (the rest is not read first: it may never end); with skip_bad it is read
+ * past if it ends within 16 MiB, and fails the read if it does not.
+ * Without a time column the time is the request number, from 1.
  *
  * Any of them may be compressed with zstd (told by the zstd magic number at
  * the start; a name ending in .zst without it is an error): it is
@@ -138,11 +141,21 @@ uint64_t hs_trace_file_size(const hs_trace *t);
 
 void hs_trace_close(hs_trace *t);
 
-/* Writes oraclegeneral records (for gen-trace and tests), as given: the
- * writer does not check or convert next. On failure of open *out is NULL;
- * a failed write fails every later one; close always frees the writer. */
+/* Writes requests (for gen-trace and tests) in the format the name says,
+ * so that a file reads back as what it is called:
+ *   .csv   a header "time,obj_id,obj_size,next_access_vtime" and one row
+ *          per request, in decimal (next -1 = never)
+ *   .txt   the id alone, one a line (size, time and next are dropped)
+ *   any other name (.oracleGeneral, .bin or none) oraclegeneral records
+ * each compressed with zstd if the name then ends in .zst. A name ending
+ * in .vscsi (hotset writes no vscsi) fails with HS_ERR_INVALID. Values are
+ * written as given: the writer does not check or convert next. On failure
+ * of open *out is NULL; a failed write fails every later one; close always
+ * frees the writer. */
 typedef struct hs_trace_writer hs_trace_writer;
-hs_status hs_trace_writer_open(const char *path, hs_trace_writer **out); /* .zst => compressed */
+hs_status hs_trace_writer_open(const char *path, hs_trace_writer **out);
+/* HS_TRACE_ORACLEGENERAL, HS_TRACE_CSV or HS_TRACE_TXT. */
+hs_trace_format hs_trace_writer_format(const hs_trace_writer *w);
 hs_status hs_trace_write(hs_trace_writer *w, uint32_t time, uint64_t id, uint32_t size,
                          int64_t next);
 hs_status hs_trace_writer_close(hs_trace_writer *w); /* flushes; reports write errors */

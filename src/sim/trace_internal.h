@@ -26,6 +26,9 @@
 
 /* The longest text line accepted, newline and carriage return excluded. */
 #define TRACE_MAX_LINE (64u * 1024u)
+/* The longest over-long line skip_bad reads past; beyond it the file is not
+ * taken for text at all (see trace_text.c). */
+#define TRACE_MAX_SKIPPED_LINE (16u << 20)
 /* The decoded window's usual size: big enough that read() and the zstd
  * call are amortized over tens of thousands of records. */
 #define TRACE_BUF_SIZE (1u << 20)

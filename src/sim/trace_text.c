@@ -5,8 +5,12 @@
  * place, never copied; a line is whole in the window because the window
  * is refilled (and grown if need be) until it holds a line end or the
  * limit. The limit, 64 KiB, bounds the buffer a hostile file can make us
- * allocate; a longer line is a bad line, and with skip_bad its bytes are
- * read past without being kept.
+ * allocate; a longer line is a bad line, reported as soon as the window
+ * holds more than the limit without a line end (not when the line ends:
+ * /dev/zero never does). With skip_bad its bytes are read past without
+ * being kept, but only up to TRACE_MAX_SKIPPED_LINE: a "line" that long is
+ * not a damaged line of a text trace but some other kind of file, and
+ * reading on would never end on an endless one.
  *
  * Line ends are LF or CRLF; the last line may lack one. Blank lines (only
  * spaces and tabs) are skipped without complaint, as trailing empty lines
@@ -26,8 +30,11 @@ static bool is_blank(const char *p, size_t n) {
   return true;
 }
 
-/* Reads past the rest of a line too long to keep. */
-static hs_status skip_rest_of_line(trace_src *s) {
+/* Reads past the rest of a line too long to keep, up to the line end or
+ * TRACE_MAX_SKIPPED_LINE bytes of it. */
+static hs_status skip_rest_of_line(hs_trace *t) {
+  trace_src *s = &t->src;
+  uint64_t skipped = 0;
   for (;;) {
     const unsigned char *p = s->buf + s->pos;
     const unsigned char *nl = memchr(p, '\n', s->len - s->pos);
@@ -35,8 +42,13 @@ static hs_status skip_rest_of_line(trace_src *s) {
       s->pos = (size_t)(nl - s->buf) + 1;
       return HS_OK;
     }
+    skipped += s->len - s->pos;
     s->pos = s->len;
     if (s->eof) return HS_OK;
+    if (skipped > TRACE_MAX_SKIPPED_LINE)
+      return trace_fatal(t, HS_ERR_CORRUPT, 0,
+                         "line %llu: no line end in its first %u MiB: not a text trace",
+                         (unsigned long long)t->records, TRACE_MAX_SKIPPED_LINE >> 20);
     hs_status st = trace_src_fill(s, 1);
     if (st != HS_OK) return st;
   }
@@ -65,10 +77,11 @@ hs_status trace_next_line(hs_trace *t, const char **line, size_t *len, bool *got
     t->records++;
     size_t text = n > 0 && p[n - 1] == '\r' ? n - 1 : n;
     if (text > TRACE_MAX_LINE) {
-      hs_status st = skip_rest_of_line(s);
+      /* Fail (or count it) before reading the rest: the rest may not end. */
+      hs_status st = trace_bad(t, HS_ERR_CORRUPT, "line %llu: line too long (more than %u bytes)",
+                               (unsigned long long)t->records, TRACE_MAX_LINE);
       if (st != HS_OK) return st;
-      st = trace_bad(t, HS_ERR_CORRUPT, "line %llu: line too long (more than %u bytes)",
-                     (unsigned long long)t->records, TRACE_MAX_LINE);
+      st = skip_rest_of_line(t);
       if (st != HS_OK) return st;
       continue;
     }

@@ -1,12 +1,18 @@
 /*
- * sim/trace_writer.c — writing oraclegeneral traces, plain or zstd.
+ * sim/trace_writer.c — writing traces, plain or zstd: oraclegeneral, csv
+ * or txt, as the file's name says.
  *
- * Records are encoded byte by byte (little-endian whatever the host) into
- * a 1 MiB buffer, which goes out with write() when full: one system call
- * per ~43,000 records. With a name ending in .zst the buffer goes through
- * ZSTD_compressStream2 instead, at zstd's default level (fast, and traces
- * compress several-fold), with the frame checksum on so that a damaged
- * file is caught when read rather than simulated.
+ * The format follows the name because the reader goes by the name first:
+ * oracleGeneral bytes in a file called x.csv would be refused as bad CSV
+ * by the very tool that wrote them. Names that say nothing get
+ * oraclegeneral, the one format that keeps every field.
+ *
+ * Records are encoded byte by byte (little-endian whatever the host), or
+ * as decimal text, into a 1 MiB buffer, which goes out with write() when
+ * full: one system call per ~43,000 binary records. With a name ending in .zst the buffer goes
+ * through ZSTD_compressStream2 instead, at zstd's default level (fast, and traces compress
+ * several-fold), with the frame checksum on so that a damaged file is caught when read rather than
+ * simulated.
  *
  * Write errors are sticky and reported by the write that hits them or at
  * the latest by hs_trace_writer_close, which flushes and also checks
@@ -28,9 +34,12 @@
 
 #define WRITER_BUF_SIZE (1u << 20)
 #define OG_SIZE         24
+/* The longest record in any format: a csv row of four 20-digit numbers. */
+#define MAX_RECORD 96
 
 struct hs_trace_writer {
   char *path;
+  hs_trace_format format;
   int fd;
   unsigned char *buf;
   size_t len;
@@ -115,6 +124,18 @@ hs_status hs_trace_writer_open(const char *path, hs_trace_writer **out) {
     writer_free(w);
     return hs_fail(HS_ERR_NOMEM, ENOMEM, "%s: out of memory", path);
   }
+  hs_trace_format named = HS_TRACE_AUTO;
+  const char *suffix = "";
+  bool zst;
+  if (!trace_format_from_name(path, &named, &suffix, &zst)) named = HS_TRACE_ORACLEGENERAL;
+  if (named == HS_TRACE_VSCSI) {
+    writer_free(w);
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "%s: the name says vscsi, which hotset does not write (name the file "
+                   ".oracleGeneral, .bin, .csv or .txt, maybe with .zst)",
+                   path);
+  }
+  w->format = named;
   size_t len = strlen(path);
   if (len > 4 && strcasecmp(path + len - 4, ".zst") == 0) {
     w->cctx = ZSTD_createCCtx();
@@ -136,8 +157,29 @@ hs_status hs_trace_writer_open(const char *path, hs_trace_writer **out) {
     writer_free(w);
     return hs_fail(hs_status_from_errno(e), e, "%s: cannot create: %s", path, strerror(e));
   }
+  if (w->format == HS_TRACE_CSV) {
+    static const char header[] = "time,obj_id,obj_size,next_access_vtime\n";
+    memcpy(w->buf, header, sizeof header - 1);
+    w->len = sizeof header - 1;
+  }
   *out = w;
   return HS_OK;
+}
+
+hs_trace_format hs_trace_writer_format(const hs_trace_writer *w) {
+  return w->format;
+}
+
+/* Writes v in decimal at p; returns the end. */
+static unsigned char *put_decimal(unsigned char *p, uint64_t v) {
+  unsigned char digits[20];
+  size_t n = 0;
+  do {
+    digits[n++] = (unsigned char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (n) *p++ = digits[--n];
+  return p;
 }
 
 static void put32(unsigned char *p, uint32_t v) {
@@ -152,16 +194,40 @@ hs_status hs_trace_write(hs_trace_writer *w, uint32_t time, uint64_t id, uint32_
                          int64_t next) {
   if (!w) return hs_fail(HS_ERR_INVALID, 0, "hs_trace_write: no writer");
   if (w->failed) return hs_fail(w->failed, w->failed_errno, "%s", w->failed_msg);
-  if (w->len + OG_SIZE > WRITER_BUF_SIZE) {
+  if (w->len + MAX_RECORD > WRITER_BUF_SIZE) {
     hs_status st = flush(w, false);
     if (st != HS_OK) return st;
   }
   unsigned char *p = w->buf + w->len;
-  put32(p, time);
-  put64(p + 4, id);
-  put32(p + 12, size);
-  put64(p + 16, (uint64_t)next);
-  w->len += OG_SIZE;
+  switch (w->format) {
+  case HS_TRACE_CSV:
+    p = put_decimal(p, time);
+    *p++ = ',';
+    p = put_decimal(p, id);
+    *p++ = ',';
+    p = put_decimal(p, size);
+    *p++ = ',';
+    if (next < 0) {
+      *p++ = '-';
+      p = put_decimal(p, (uint64_t)0 - (uint64_t)next); /* also right for INT64_MIN */
+    } else {
+      p = put_decimal(p, (uint64_t)next);
+    }
+    *p++ = '\n';
+    break;
+  case HS_TRACE_TXT:
+    p = put_decimal(p, id);
+    *p++ = '\n';
+    break;
+  default:
+    put32(p, time);
+    put64(p + 4, id);
+    put32(p + 12, size);
+    put64(p + 16, (uint64_t)next);
+    p += OG_SIZE;
+    break;
+  }
+  w->len = (size_t)(p - w->buf);
   return HS_OK;
 }
 

@@ -149,10 +149,20 @@ void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a) {
 
 int64_t hs_policy_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned, void *ctx) {
   if (atomic_load_explicit(&p->resident, memory_order_relaxed) == 0) return -1;
-  return p->ops->victim(p, incoming, pinned, ctx);
+  int64_t v = p->ops->victim(p, incoming, pinned, ctx);
+  /* The interface's promise: a victim is resident and not one the caller
+   * asked to skip. */
+  HS_INVARIANT(v < 0 || ((uint64_t)v < p->max_slots && hs_policy_slot_size(p, (uint32_t)v) != 0),
+               "policy %s named slot %lld, which is not resident", p->ops->name, (long long)v);
+  return v;
 }
 
 static void forget_slot(hs_policy *p, uint32_t slot) {
+  HS_INVARIANT(atomic_load(&p->resident) > 0 &&
+                   atomic_load(&p->used) >= hs_policy_slot_size(p, slot),
+               "policy %s: forgetting slot %u of %u units with %llu units in %u entries",
+               p->ops->name, slot, hs_policy_slot_size(p, slot),
+               (unsigned long long)atomic_load(&p->used), atomic_load(&p->resident));
   atomic_fetch_sub_explicit(&p->used, hs_policy_slot_size(p, slot), memory_order_relaxed);
   atomic_fetch_sub_explicit(&p->resident, 1, memory_order_relaxed);
   atomic_store_explicit(&p->size[slot], 0, memory_order_relaxed);

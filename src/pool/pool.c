@@ -563,6 +563,9 @@ static bool start_input_io(hs_pool *pool, hs_buf b) {
 static void end_io(hs_pool *pool, hs_buf b, uint32_t set, uint32_t clear, bool written) {
   hs_bufdesc *d = pool_desc(pool, b);
   uint32_t s = buf_hdr_lock(d);
+  HS_INVARIANT(s & BM_IO_IN_PROGRESS, "buffer %d: an I/O ended that was not in progress", b);
+  HS_INVARIANT(pool_pin_count(pool, b, s) > 0, "buffer %d: I/O in progress on an unpinned buffer",
+               b);
   bool waiters = s & BM_IO_WAITERS;
   if (written && !(s & BM_JUST_DIRTIED)) s &= ~BM_DIRTY;
   s = (s & ~(clear | BM_IO_IN_PROGRESS | BM_IO_WAITERS)) | set;
@@ -800,6 +803,9 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strate
       policy_unlock(pool, pool->lock_others);
       if (cand < 0) break;
       v = (hs_buf)cand;
+      for (unsigned i = 0; i < vs->nunwritable; i++)
+        HS_INVARIANT(vs->unwritable[i] != v, "policy %s named buffer %d, which it was told to skip",
+                     hs_policy_name(pool->policy), v);
       hs_bufdesc *vd = pool_desc(pool, v);
       /* The policy looked without the header lock: check again with it, and
        * pin before anyone else can. */

@@ -125,6 +125,8 @@ for line in open(sys.argv[1]):
     else:
         assert c["scan_mb_per_cpu_sec"] == 0 and c["scan_raw_cpu_ratio"] == 0, c
 EOF
+else
+  echo "SKIPPED: test_bench_scan: --json validation: python3 is not installed"
 fi
 
 base_cs=$(field "$json" clock-sweep off none oltp_hit_ratio)
@@ -202,6 +204,7 @@ if command -v gnuplot >/dev/null 2>&1; then
     bad "bench scan --plot drew no PNG"
   fi
 else
+  echo "SKIPPED: test_bench_scan: --plot drawing: gnuplot is not installed (checking its error instead)"
   run bench scan --policy lru --plot "$scratch/scan.png"
   expect_status 1 "bench scan --plot without gnuplot"
   if grep -q 'gnuplot is not installed' "$err"; then ok; else bad "missing gnuplot not reported"; fi

@@ -161,6 +161,8 @@ o = json.loads(lines[0])
 assert o["ops_per_sec"] > 0 and o["updates"] == o["updates_on_disk"], o
 assert "total" in o["stats"], o
 ' "$out"; then ok; else bad "demo --json output fails the JSON checks"; fi
+else
+  echo "SKIPPED: test_cli: demo --json checks: python3 is not installed"
 fi
 
 # --keep leaves the data directory and says where.
@@ -239,5 +241,13 @@ interrupt_demo() { # SIGNAL-NAME NUMBER
 }
 interrupt_demo TERM 15
 interrupt_demo INT 2
+
+# A --dir too long to be a path is refused, never cut to another directory.
+long_dir=/tmp/$(printf 'x%.0s' $(seq 1 4000))
+for cmd in demo pool-bench "bench scan"; do
+  # shellcheck disable=SC2086
+  run $cmd --dir "$long_dir"
+  expect_usage_error "--dir: a path of 4005 characters" "$cmd --dir of 4005 characters"
+done
 
 cli_finish

@@ -148,7 +148,7 @@ expect_usage_error "does not write" "gen-trace -o x.vscsi" "hotset gen-trace: -o
 if [[ ! -e $scratch/small.vscsi ]]; then ok; else bad "gen-trace -o x.vscsi left a file"; fi
 
 if [[ ! -d $TRACES ]]; then
-  echo "SKIP: the checks on the shared CloudPhysics trace: $TRACES is missing"
+  echo "SKIPPED: test_sim_cli: the checks on the CloudPhysics trace: $TRACES is missing"
   cli_finish
   exit
 fi
@@ -213,7 +213,7 @@ if command -v gnuplot >/dev/null; then
   run sim --trace "$TRACES/cloudPhysicsIO.txt" --policy lru --mrc 4 --ignore-size --plot "$scratch/mrc.svg"
   if grep -q "<svg" "$scratch/mrc.svg"; then ok; else bad "no SVG drawn"; fi
 else
-  echo "note: gnuplot not installed; checking the missing-gnuplot error instead"
+  echo "SKIPPED: test_sim_cli: --plot drawing: gnuplot is not installed (checking its error instead)"
   run sim --trace "$TRACES/cloudPhysicsIO.txt" --policy lru --mrc 4 --ignore-size --plot "$scratch/mrc.png"
   expect_one_line_error gnuplot "sim --plot without gnuplot"
 fi
@@ -251,6 +251,8 @@ if command -v zstd >/dev/null; then
   run sim --trace "$scratch/cp.vscsi.zst" --policy lru --size 1000 --ignore-size --json
   expect_status 0 "sim on .zst"
   if [[ $(json_field "$out" 1 misses) == $(grep "^lru 1000 " "$scratch/cloudPhysicsIO.txt.misses" | cut -d' ' -f4) ]]; then ok; else bad "zstd trace gives other misses"; fi
+else
+  echo "SKIPPED: test_sim_cli: .zst traces: the zstd tool is not installed"
 fi
 
 # ---- gen-trace and trace-stats ----

@@ -944,7 +944,8 @@ static int run_cell(scan_bench *b, const cell *c, cell_result *r) {
 static hs_status measure_raw_io(scan_bench *b, uint32_t io, double seconds, raw_rate *rate) {
   char name[64], path[4200];
   hs_smgr_fork_filename(BIG_REL, HS_FORK_MAIN, name, sizeof name);
-  snprintf(path, sizeof path, "%s/%s", b->dir, name);
+  if ((size_t)snprintf(path, sizeof path, "%s/%s", b->dir, name) >= sizeof path)
+    return hs_fail(HS_ERR_INVALID, 0, "the relation's path under %s is too long", b->dir);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
@@ -1408,6 +1409,9 @@ int bench_scan_main(int argc, char **argv) {
       {.name = "plot", .kind = ARGS_STRING, .dest = &b->plot_file},
   };
   args_parse(&cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  if (b->dir_flag && strlen(b->dir_flag) > BENCH_DIR_MAX)
+    args_usage_error(&cmd, "--dir: a path of %zu characters (at most %d)", strlen(b->dir_flag),
+                     BENCH_DIR_MAX);
   check_flags(b);
 
   static cell cells[MAX_CELLS];

@@ -131,7 +131,9 @@ hs_status bench_check_space(const char *dir, uint64_t need, const char *what) {
   /* A --dir that does not exist yet will be made in its nearest existing
    * parent: that file system is the one to ask. */
   char path[4096];
-  snprintf(path, sizeof path, "%s", dir);
+  if ((size_t)snprintf(path, sizeof path, "%s", dir) >= sizeof path)
+    return hs_fail(HS_ERR_INVALID, 0, "the directory path %.64s... is longer than %zu characters",
+                   dir, sizeof path - 1);
   struct stat sb;
   while (stat(path, &sb) != 0) {
     char *slash = strrchr(path, '/');

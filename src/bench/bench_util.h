@@ -66,6 +66,10 @@ _Noreturn void bench_exit_interrupted(const char *prog);
  * BENCH_SPACE_SPARE bytes free besides, for everyone else on the disk. */
 #define BENCH_SPACE_SPARE (64ull << 20)
 hs_status bench_check_space(const char *dir, uint64_t need, const char *what);
+
+/* The longest --dir the tools take: paths are built in fixed buffers beside
+ * it, and no file system path is longer than PATH_MAX (4096) anyway. */
+#define BENCH_DIR_MAX 3900
 /* `need` bytes of memory for `what` (pools): at most half the machine's
  * physical memory (sysconf(_SC_PHYS_PAGES)). */
 hs_status bench_check_memory(uint64_t need, const char *what);

@@ -496,6 +496,9 @@ int pool_bench_main(int argc, char **argv) {
       {.name = "json", .kind = ARGS_FLAG, .dest = &b.json},
   };
   args_parse(&cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  if (b.dir_flag && strlen(b.dir_flag) > BENCH_DIR_MAX)
+    args_usage_error(&cmd, "--dir: a path of %zu characters (at most %d)", strlen(b.dir_flag),
+                     BENCH_DIR_MAX);
 
   if (!is_power_of_two(b.page_size))
     args_usage_error(&cmd, "--page-size: %" PRIu64 " is not a power of two", b.page_size);

@@ -309,6 +309,9 @@ int demo_main(int argc, char **argv) {
       {.name = "json", .kind = ARGS_FLAG, .dest = &json},
   };
   args_parse(&cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  if (dir_flag && strlen(dir_flag) > BENCH_DIR_MAX)
+    args_usage_error(&cmd, "--dir: a path of %zu characters (at most %d)", strlen(dir_flag),
+                     BENCH_DIR_MAX);
   if (!is_power_of_two(page_size))
     args_usage_error(&cmd, "--page-size: %" PRIu64 " is not a power of two", page_size);
   if (pool_bytes / page_size <= threads) {
@@ -399,8 +402,9 @@ int demo_main(int argc, char **argv) {
    * frees them. */
   hs_io_stats stats;
   hs_pool_stats(d.pool, &stats);
-  char policy_name[64];
-  snprintf(policy_name, sizeof policy_name, "%s", hs_pool_policy_name(d.pool));
+  /* The policy's name is a constant of its implementation: it outlives the
+   * pool. */
+  const char *policy_name = hs_pool_policy_name(d.pool);
   uint32_t nbuffers = hs_pool_nbuffers(d.pool);
 
   if (hs_pool_close(d.pool) != HS_OK) return demo_fail(&d, "closing the pool", hs_last_error());

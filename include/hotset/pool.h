@@ -70,11 +70,11 @@ typedef struct hs_strategy hs_strategy;
 #define HS_POOL_MAX_IO_WORKERS 64u
 
 typedef struct hs_pool_options {
-  const char *dir;                       /* data directory, created if missing (required) */
-  uint32_t page_size;                    /* bytes per page: 1 KiB .. 64 KiB, power of two */
-  uint64_t pool_bytes;                   /* pool size in bytes (rounded down to pages) */
-  uint32_t pool_pages;                   /* or in pages; wins over pool_bytes when set */
-  const char *policy;                    /* replacement policy; NULL = "clock-sweep" */
+  const char *dir;     /* data directory, created if missing (required) */
+  uint32_t page_size;  /* bytes per page: 1 KiB .. 64 KiB, power of two */
+  uint64_t pool_bytes; /* pool size in bytes (rounded down to pages) */
+  uint32_t pool_pages; /* or in pages; wins over pool_bytes when set */
+  const char *policy;  /* replacement policy; NULL = "clock-sweep" */
   uint32_t partitions; /* page-table lock partitions (0 = 128; rounded up to a power of two,
                           at most HS_POOL_MAX_PARTITIONS) */
   hs_wal_flush_fn flush_wal_up_to;       /* NULL: pages carry no WAL dependency */

@@ -5,10 +5,10 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 _Thread_local hs_thread_shard hs_my_shard
     __attribute__((tls_model("initial-exec"))) = {.id = -1, .exclusive = false};

@@ -460,28 +460,20 @@ static void test_recycle_first(const char *dir) {
 }
 
 int main(void) {
-  char dir[256];
-  testdir_make(dir, sizeof dir, "strategy");
-  test_sizes(dir);
-  test_ring_reuse(dir);
-  testdir_remove(dir);
-  testdir_make(dir, sizeof dir, "strategy");
-  test_dirty(dir);
-  testdir_remove(dir);
-  testdir_make(dir, sizeof dir, "strategy");
-  test_adaptive(dir);
-  testdir_remove(dir);
-  testdir_make(dir, sizeof dir, "strategy");
-  test_adaptive_growth(dir);
-  testdir_remove(dir);
-  testdir_make(dir, sizeof dir, "strategy");
-  test_adaptive_halving(dir);
-  testdir_remove(dir);
-  testdir_make(dir, sizeof dir, "strategy");
-  test_off(dir);
-  testdir_remove(dir);
-  testdir_make(dir, sizeof dir, "strategy");
-  test_recycle_first(dir);
-  testdir_remove(dir);
+  /* Each group in a fresh data directory (test_sizes and test_ring_reuse
+   * share one). */
+  static void (*const groups[][2])(const char *dir) = {
+      {test_sizes, test_ring_reuse}, {test_dirty, NULL},
+      {test_adaptive, NULL},         {test_adaptive_growth, NULL},
+      {test_adaptive_halving, NULL}, {test_off, NULL},
+      {test_recycle_first, NULL},
+  };
+  for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+    char dir[256];
+    testdir_make(dir, sizeof dir, "strategy");
+    for (int i = 0; i < 2; i++)
+      if (groups[g][i]) groups[g][i](dir);
+    testdir_remove(dir);
+  }
   return check_finish();
 }

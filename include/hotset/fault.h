@@ -18,6 +18,10 @@
 extern "C" {
 #endif
 
+/* The public API: exported from libhotset.so, which is otherwise built with
+ * -fvisibility=hidden so its internals stay private. */
+#pragma GCC visibility push(default)
+
 typedef enum hs_io_op {
   HS_IO_OPEN = 0, /* opening or creating a fork's file */
   HS_IO_READ,     /* hs_smgr_read */
@@ -42,6 +46,8 @@ void hs_smgr_clear_faults(hs_smgr *smgr);
 typedef void (*hs_io_observer)(void *ctx, hs_io_op op, hs_relid rel, hs_fork fork, hs_blockno block,
                                const void *page);
 void hs_smgr_set_observer(hs_smgr *smgr, hs_io_observer fn, void *ctx);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,10 @@
 extern "C" {
 #endif
 
+/* The public API: exported from libhotset.so, which is otherwise built with
+ * -fvisibility=hidden so its internals stay private. */
+#pragma GCC visibility push(default)
+
 typedef enum hs_access_kind { HS_ACCESS_READ = 0, HS_ACCESS_WRITE = 1 } hs_access_kind;
 
 typedef enum hs_access_hint {
@@ -132,6 +136,8 @@ unsigned hs_policy_flags(const hs_policy *p);
 
 /* Every policy name, comma-separated. */
 const char *hs_policy_names(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

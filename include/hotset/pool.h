@@ -42,6 +42,10 @@
 extern "C" {
 #endif
 
+/* The public API: exported from libhotset.so, which is otherwise built with
+ * -fvisibility=hidden so its internals stay private. */
+#pragma GCC visibility push(default)
+
 typedef struct hs_pool hs_pool;
 /* A buffer: an index into the pool's frames, 0 .. nbuffers-1. */
 typedef int32_t hs_buf;
@@ -207,6 +211,8 @@ typedef struct hs_buffer_info {
 hs_status hs_pool_dump(hs_pool *pool, hs_buffer_info *out, uint32_t cap);
 /* Prints the dump: a table, or one JSON object per buffer per line. */
 hs_status hs_pool_dump_print(hs_pool *pool, FILE *out, bool json);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

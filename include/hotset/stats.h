@@ -26,6 +26,10 @@
 extern "C" {
 #endif
 
+/* The public API: exported from libhotset.so, which is otherwise built with
+ * -fvisibility=hidden so its internals stay private. */
+#pragma GCC visibility push(default)
+
 typedef enum hs_io_context {
   HS_IOCTX_NORMAL = 0,
   HS_IOCTX_BULKREAD,
@@ -74,6 +78,8 @@ void hs_io_stats_print_table(const hs_io_stats *s, FILE *out);
  * {"nbuffers":..,"page_size":..,"valid":..,"dirty":..,"pinned":..,
  *  "hit_ratio":..,"misuse":..,"contexts":{"normal":{"hits":..,...},...},"total":{...}} */
 void hs_io_stats_print_json(const hs_io_stats *s, FILE *out);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,10 @@
 extern "C" {
 #endif
 
+/* The public API: exported from libhotset.so, which is otherwise built with
+ * -fvisibility=hidden so its internals stay private. */
+#pragma GCC visibility push(default)
+
 typedef enum hs_status {
   HS_OK = 0,
   HS_ERR_INVALID,    /* a bad argument or option */
@@ -41,6 +45,8 @@ const char *hs_last_error(void);
 
 /* The errno behind the last failure on the calling thread (0 if none). */
 int hs_last_errno(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

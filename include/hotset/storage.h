@@ -48,6 +48,10 @@
 extern "C" {
 #endif
 
+/* The public API: exported from libhotset.so, which is otherwise built with
+ * -fvisibility=hidden so its internals stay private. */
+#pragma GCC visibility push(default)
+
 typedef uint32_t hs_relid;
 typedef uint32_t hs_blockno;
 #define HS_INVALID_BLOCK ((hs_blockno)0xFFFFFFFFu)
@@ -133,6 +137,8 @@ hs_status hs_smgr_sync_all(hs_smgr *smgr);
 
 /* The file name of a fork, e.g. "16384_fsm" (for messages and tools). */
 void hs_smgr_fork_filename(hs_relid rel, hs_fork fork, char *buf, size_t len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,10 @@
 extern "C" {
 #endif
 
+/* The public API: exported from libhotset.so, which is otherwise built with
+ * -fvisibility=hidden so its internals stay private. */
+#pragma GCC visibility push(default)
+
 typedef enum hs_strategy_kind {
   HS_STRATEGY_BULKREAD = 0, /* large sequential scans */
   HS_STRATEGY_BULKWRITE,    /* bulk loads (COPY) */
@@ -84,6 +88,8 @@ hs_strategy_kind hs_strategy_kind_of(const hs_strategy *s);
 /* PostgreSQL's rule for when a scan uses a ring: the relation is larger than
  * `threshold_pages` (0: a quarter of the pool). */
 bool hs_pool_scan_needs_ring(const hs_pool *pool, hs_blockno rel_blocks, uint32_t threshold_pages);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,10 @@
 extern "C" {
 #endif
 
+/* The public API: exported from libhotset.so, which is otherwise built with
+ * -fvisibility=hidden so its internals stay private. */
+#pragma GCC visibility push(default)
+
 /* The next block the scan will want, or HS_INVALID_BLOCK when it is done. */
 typedef hs_blockno (*hs_block_source_fn)(void *ctx);
 
@@ -70,6 +74,8 @@ typedef struct hs_block_range {
 } hs_block_range;
 void hs_block_range_init(hs_block_range *r, hs_blockno start, hs_blockno nblocks);
 hs_blockno hs_block_range_next(void *range);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,10 @@
 extern "C" {
 #endif
 
+/* The public API: exported from libhotset.so, which is otherwise built with
+ * -fvisibility=hidden so its internals stay private. */
+#pragma GCC visibility push(default)
+
 #define HS_SYNCSCAN_REPORT_INTERVAL 16u
 #define HS_SYNCSCAN_TABLE_SIZE      20u
 
@@ -28,6 +32,8 @@ hs_blockno hs_syncscan_start(hs_pool *pool, hs_relid rel, hs_blockno nblocks);
 /* Called by a scan for each block it reads; records the position every
  * HS_SYNCSCAN_REPORT_INTERVAL blocks (cheap otherwise). */
 void hs_syncscan_report(hs_pool *pool, hs_relid rel, hs_blockno block);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -16,8 +16,8 @@
 # 2 GiB address-space limit, so that it cannot take the machine down.
 #
 # Usage: test_sim_cli.sh PATH/TO/hotset REPO_ROOT
-# The shared traces are read from REPO_ROOT/../shared/traces; the checks
-# that need them are skipped, with one line saying so, if it is missing.
+# The sample traces are read from the traces directory beside REPO_ROOT; the
+# checks that need them are skipped, with one line saying so, if it is missing.
 
 set -u
 HOTSET=${1:?usage: test_sim_cli.sh PATH/TO/hotset REPO_ROOT}

@@ -17,7 +17,7 @@
  * that format.
  *
  * Last, the CloudPhysics sample trace shipped in four encodings
- * (../shared/traces relative to the repository given as argv[1]) must read
+ * (in the traces directory beside the repository given as argv[1]) must read
  * as the same 113,872 ids in all four, and oraclegeneral's next-access
  * times must agree with that id sequence. Files big enough to cross the
  * reader's 1 MiB window (with records straddling it) are used throughout,

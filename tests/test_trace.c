@@ -924,6 +924,184 @@ static void test_detection(void) {
   hs_trace_close(NULL);
 }
 
+/* ---- a format that does not fit the content ----------------------------- */
+
+/* Opening `name` as `f` fails with HS_ERR_INVALID naming every needle. */
+static void open_fails(const char *name, hs_trace_format f, const char *const *needles) {
+  hs_trace *t = (hs_trace *)1;
+  hs_trace_options o = opts(f);
+  CHECK_ST(hs_trace_open(path_of(name), &o, &t), HS_ERR_INVALID);
+  CHECK(t == NULL);
+  for (; *needles; needles++) CHECK_CONTAINS(hs_last_error(), *needles);
+}
+
+/* n vscsi v1 records whose bytes, read 24 at a time, also pass for
+ * oraclegeneral records: every field grows with the record, so the time
+ * stamps (sn, ts, lbn, nSG in turn) never decrease and the next-access
+ * times (lbn, ts, and fields with a nonzero high half) all lie ahead. */
+static unsigned char *vscsi_like_og(size_t n, size_t *len) {
+  unsigned char *p = calloc(n, 32);
+  REQUIRE(p != NULL);
+  for (size_t k = 0; k < n; k++) {
+    unsigned char *r = p + k * 32;
+    uint32_t f = (uint32_t)(k + 1) * 1000;
+    put32(r, f);            /* sn */
+    put32(r + 4, 4096);     /* len */
+    put32(r + 8, f - 200);  /* nSG */
+    put16(r + 12, 0x28);    /* cmd */
+    put16(r + 14, 0x0100);  /* version 1 */
+    put64(r + 16, f - 100); /* lbn */
+    put64(r + 24, f + 1);   /* ts */
+  }
+  *len = n * 32;
+  return p;
+}
+
+static void test_format_mismatch(void) {
+  /* The issue's two cases: oraclegeneral read as vscsi (a confusing
+   * version message before), vscsi read as oraclegeneral (a "truncated"
+   * last record after reading the whole file, or no error at all). */
+  open_fails("og.oracleGeneral", HS_TRACE_VSCSI,
+             (const char *const[]){"og.oracleGeneral: not vscsi",
+                                   "it looks like an oraclegeneral trace",
+                                   "try --format oraclegeneral or leave --format out", NULL});
+  open_fails("v1.vscsi", HS_TRACE_ORACLEGENERAL,
+             (const char *const[]){"v1.vscsi: not oraclegeneral", "it looks like a vscsi trace",
+                                   "try --format vscsi or leave --format out", NULL});
+  open_fails("v2-trace", HS_TRACE_ORACLEGENERAL,
+             (const char *const[]){"looks like a vscsi trace (the version field of its 40-byte",
+                                   "or leave --format out", NULL});
+  open_fails("v1.vscsi.zst", HS_TRACE_ORACLEGENERAL,
+             (const char *const[]){"(after zstd decompression)", "--format vscsi", NULL});
+  /* Binary read as text, text read as binary. */
+  open_fails("og.bin.zst", HS_TRACE_TXT,
+             (const char *const[]){"not txt: it is not text", "--format oraclegeneral", NULL});
+  open_fails("v1.vscsi", HS_TRACE_CSV, (const char *const[]){"not csv", "--format vscsi", NULL});
+  open_fails("ids.txt", HS_TRACE_VSCSI,
+             (const char *const[]){"not vscsi", "looks like a txt trace", NULL});
+  /* Leaving --format out helps only when the name would not mislead. */
+  size_t len;
+  unsigned char *og = slurp(path_of("og.oracleGeneral"), &len);
+  write_file("og-named.vscsi", og, len);
+  hs_trace *t;
+  hs_trace_options o = opts(HS_TRACE_ORACLEGENERAL);
+  CHECK_OK(hs_trace_open(path_of("og-named.vscsi"), &o, &t)); /* what it is, as given */
+  hs_trace_close(t);
+  o = opts(HS_TRACE_VSCSI);
+  CHECK_ST(hs_trace_open(path_of("og-named.vscsi"), &o, &t), HS_ERR_INVALID);
+  CHECK(strstr(hs_last_error(), "leave --format out") == NULL);
+  /* A misleading name: the open says so instead of reading records. */
+  open_fails("og-named.vscsi", HS_TRACE_AUTO,
+             (const char *const[]){"og-named.vscsi: the name says vscsi (.vscsi), but",
+                                   "looks like an oraclegeneral trace",
+                                   "give --format oraclegeneral", NULL});
+  free(og);
+
+  /* The size alone is no mismatch: a truncated trace of the format is
+   * still read as it (its last record is the error), and content that
+   * fits nothing known is read as given (test_detection's zeros). */
+  o = opts(HS_TRACE_ORACLEGENERAL);
+  reqs got;
+  CHECK_ST(read_all(path_of("cut.oracleGeneral"), &o, &got, NULL, NULL, 0), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), "record 11: truncated (got 5 of 24 bytes)");
+  CHECK(strstr(hs_last_error(), "looks like") == NULL);
+  free(got.r);
+
+  /* Content that passes for both formats is read as given; if that ends
+   * in a truncated record, the error says what the start looked like. */
+  unsigned char *v = vscsi_like_og(3001, &len); /* 96032 bytes: 4001 records and 8 bytes */
+  write_file("ambiguous", v, len);
+  compress_file("ambiguous", "ambiguous-z");
+  open_fails("ambiguous", HS_TRACE_ORACLEGENERAL,
+             (const char *const[]){"its 96032 bytes are no whole number of 24-byte records",
+                                   "looks like a vscsi trace", NULL});
+  CHECK_ST(read_all(path_of("ambiguous-z"), &o, &got, NULL, NULL, 0), HS_ERR_CORRUPT);
+  CHECK_EQ(got.n, 4001);
+  CHECK_CONTAINS(hs_last_error(), "record 4002: truncated (got 8 of 24 bytes); the start of the "
+                                  "file looks like a vscsi trace: try --format vscsi");
+  free(got.r);
+  o = opts(HS_TRACE_AUTO);
+  CHECK_OK(read_all(path_of("ambiguous-z"), &o, &got, NULL, NULL, 0));
+  CHECK_EQ(got.n, 3001);
+  free(got.r);
+  free(v);
+}
+
+/* ---- text that is not a trace ------------------------------------------ */
+
+static void test_not_a_trace(void) {
+  const char *readme = "# Sample traces\n"
+                       "\n"
+                       "The CloudPhysics block-I/O sample trace, in four encodings.\n";
+  write_text("README", readme);
+  write_text("README.md", readme);
+  compress_file("README", "README-z");
+  open_fails("README", HS_TRACE_AUTO,
+             (const char *const[]){"README: not a trace: text, but line 1 (\"# Sample traces\") "
+                                   "is not an object id",
+                                   "--format txt or csv", NULL});
+  open_fails("README.md", HS_TRACE_AUTO, (const char *const[]){"not a trace", NULL});
+  open_fails("README-z", HS_TRACE_AUTO,
+             (const char *const[]){"not a trace (after zstd decompression)", NULL});
+  /* Named .txt: the first line that is no id is named, counted as an
+   * editor counts (blank lines too). */
+  write_text("notes.txt", "42\n\nobj-7\n  padded  \nsee the README for more\n");
+  open_fails("notes.txt", HS_TRACE_AUTO,
+             (const char *const[]){"notes.txt: not a txt trace (one id per line): line 5 "
+                                   "(\"see the README for more\") is not an object id",
+                                   "give --format txt to read it anyway", NULL});
+  /* A long line is cut in the message. */
+  char line[300];
+  memset(line, 'w', sizeof line);
+  line[10] = ' ';
+  line[sizeof line - 1] = '\0';
+  write_text("long-words", line);
+  open_fails("long-words", HS_TRACE_AUTO, (const char *const[]){"www...\")", NULL});
+  /* Given as txt, it is read as told: each line one (hashed) id. */
+  reqs got;
+  hs_trace_options o = opts(HS_TRACE_TXT);
+  CHECK_OK(read_all(path_of("README"), &o, &got, NULL, NULL, 0));
+  CHECK_EQ(got.n, 2);
+  free(got.r);
+  CHECK_OK(read_all(path_of("notes.txt"), &o, &got, NULL, NULL, 0));
+  CHECK_EQ(got.n, 4);
+  free(got.r);
+}
+
+/* ---- what the loader tells about sizes --------------------------------- */
+
+static void test_sizes_known(void) {
+  static const struct {
+    const char *name, *spec;
+    bool sized;
+  } files[] = {
+      {"og.oracleGeneral", NULL, true},   {"v1.vscsi", NULL, true},
+      {"ids.txt", NULL, false},           {"rows.csv", "id=2,size=3,time=1,header", true},
+      {"rows.csv", "id=2,header", false},
+  };
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    hs_trace_options o = opts(HS_TRACE_AUTO);
+    if (files[i].spec) CHECK_OK(hs_csv_spec_parse(files[i].spec, &o.csv));
+    hs_trace *t;
+    REQUIRE(hs_trace_open(path_of(files[i].name), &o, &t) == HS_OK);
+    CHECK_EQ(hs_trace_has_sizes(t), files[i].sized);
+    hs_trace_close(t);
+    hs_sim_trace *s;
+    REQUIRE(hs_sim_load(path_of(files[i].name), &o, NULL, NULL, NULL, &s) == HS_OK);
+    CHECK_EQ(s->sized, files[i].sized);
+    if (!files[i].sized) CHECK(s->min_size == 1 && s->max_size == 1);
+    hs_sim_trace_free(s);
+  }
+  /* One size for every request, or several. */
+  hs_sim_trace *s;
+  REQUIRE(hs_sim_load(path_of("cap.oracleGeneral"), NULL, NULL, NULL, NULL, &s) == HS_OK);
+  CHECK(s->min_size == 100 && s->max_size == 100);
+  hs_sim_trace_free(s);
+  REQUIRE(hs_sim_load(path_of("v1.vscsi"), NULL, NULL, NULL, NULL, &s) == HS_OK);
+  CHECK(s->min_size == 512 && s->max_size == 16 * 512);
+  hs_sim_trace_free(s);
+}
+
 static void test_unreadable(void) {
   hs_trace *t = (hs_trace *)1;
   hs_trace_options o = opts(HS_TRACE_AUTO);
@@ -1355,6 +1533,8 @@ int main(int argc, char **argv) {
   test_csv();
   test_csv_errors();
   test_detection();
+  test_format_mismatch();
+  test_not_a_trace();
   test_unreadable();
   test_writer_errors();
   test_writer_formats();
@@ -1364,6 +1544,7 @@ int main(int argc, char **argv) {
   test_endless_lines();
   test_sim_load_cap();
   alarm(0);
+  test_sizes_known(); /* after test_sim_load_cap, which writes cap.oracleGeneral */
   test_cloudphysics(argv[1]);
   test_small_windows(argv[1]);
   testdir_remove(dir);

@@ -228,6 +228,8 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts, const hs_s
       t->obj[r] = o;
       t->size[r] = (uint32_t)size;
       t->bytes_requested += size;
+      if (r == 0 || size < t->min_size) t->min_size = (uint32_t)size;
+      if (size > t->max_size) t->max_size = (uint32_t)size;
     }
     if (progress) progress(ctx, hs_trace_bytes_read(tr), hs_trace_file_size(tr));
     if (n < BATCH) break;
@@ -238,6 +240,7 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts, const hs_s
     t->one_hit += count[o] == 1;
   }
   t->bad_records = hs_trace_bad_records(tr);
+  t->sized = hs_trace_has_sizes(tr);
   free(first_size);
   free(count);
   free(ids.ids);

@@ -31,6 +31,9 @@ typedef struct hs_sim_trace {
   uint64_t one_hit;  /* objects requested exactly once */
   uint64_t bytes_requested;
   uint64_t bad_records;
+  uint32_t min_size, max_size; /* over requests (0, 0 for an empty trace) */
+  bool sized;                  /* the format carries sizes (hs_trace_has_sizes): if not,
+                                  every size is 1 and bytes are objects */
   hs_trace_format format;
   bool compressed;
   char format_reason[320]; /* hs_trace_format_reason's, whole */

@@ -59,6 +59,66 @@ static hs_status check_spec(const char *path, hs_csv_spec *sp) {
   return HS_OK;
 }
 
+const char *trace_format_hint(const hs_trace *t, char *buf, size_t len) {
+  buf[0] = '\0';
+  if (t->sniffed != HS_TRACE_AUTO && t->sniffed != t->format)
+    snprintf(buf, len, "; the start of the file looks like %s %s trace: try --format %s",
+             t->sniffed == HS_TRACE_ORACLEGENERAL ? "an" : "a", hs_trace_format_name(t->sniffed),
+             hs_trace_format_name(t->sniffed));
+  return buf;
+}
+
+/* The first decoded bytes, at most TRACE_SNIFF_BYTES of them. */
+static hs_status sample(hs_trace *t, const unsigned char **p, size_t *n) {
+  hs_status st = trace_src_fill(&t->src, TRACE_SNIFF_BYTES);
+  if (st != HS_OK) return st;
+  const trace_src *s = &t->src;
+  *p = s->buf + s->pos;
+  *n = s->len - s->pos < TRACE_SNIFF_BYTES ? s->len - s->pos : TRACE_SNIFF_BYTES;
+  return HS_OK;
+}
+
+/* A format given by the user or by the name is checked against the
+ * content: reading vscsi records as oraclegeneral ones "works" to the last
+ * record, which then is "truncated", and an oraclegeneral file read as
+ * vscsi fails on a version field. So when the content does not fit the
+ * format but does look like another one, the open fails naming the one it
+ * looks like. Content that fits, or fits nothing known, is read as told:
+ * a given format is the user's call. A txt trace by name must still be
+ * one id a line, as by content. */
+static hs_status check_content(hs_trace *t, bool given, bool name_known, hs_trace_format by_name,
+                               const char *suffix) {
+  const unsigned char *p;
+  size_t n;
+  hs_status st = sample(t, &p, &n);
+  if (st != HS_OK) return st;
+  char looks_why[128], fit_why[128];
+  bool prose;
+  t->sniffed =
+      trace_format_from_content(p, n, t->csv.id_col != 0, looks_why, sizeof looks_why, &prose);
+  const char *name = hs_trace_format_name(t->format), *looks = hs_trace_format_name(t->sniffed);
+  uint64_t size = t->src.zstd ? 0 : t->src.file_size;
+  bool fits = trace_content_fits(t->format, p, n, size, fit_why, sizeof fit_why);
+  if (fits && !given && t->format == HS_TRACE_TXT &&
+      !trace_text_is_ids(p, n, fit_why, sizeof fit_why))
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "%s: not a txt trace (one id per line): %s; give --format txt to read it "
+                   "anyway",
+                   t->path, fit_why);
+  if (fits || t->sniffed == HS_TRACE_AUTO || t->sniffed == t->format) return HS_OK;
+  const char *article = t->sniffed == HS_TRACE_ORACLEGENERAL ? "an" : "a";
+  if (given)
+    return hs_fail(
+        HS_ERR_INVALID, 0, "%s: not %s: %s%s; it looks like %s %s trace (%s): try --format %s%s",
+        t->path, name, fit_why, t->src.zstd ? " (after zstd decompression)" : "", article, looks,
+        looks_why, looks, !name_known || by_name == t->sniffed ? " or leave --format out" : "");
+  return hs_fail(HS_ERR_INVALID, 0,
+                 "%s: the name says %s (%s), but %s%s; it looks like %s %s trace (%s): give "
+                 "--format %s",
+                 t->path, name, suffix, fit_why, t->src.zstd ? " (after zstd decompression)" : "",
+                 article, looks, looks_why, looks);
+}
+
 /* Picks the format; fills t->format and the "how" part of t->reason. */
 static hs_status choose_format(hs_trace *t, hs_trace_format given, bool name_known,
                                hs_trace_format by_name, const char *suffix, char *how,
@@ -66,25 +126,33 @@ static hs_status choose_format(hs_trace *t, hs_trace_format given, bool name_kno
   if (given != HS_TRACE_AUTO) {
     t->format = given;
     snprintf(how, how_len, "as given");
-    return HS_OK;
+    return check_content(t, true, name_known, by_name, suffix);
   }
   if (name_known) {
     t->format = by_name;
     snprintf(how, how_len, "from the name (%s)", suffix);
-    return HS_OK;
+    return check_content(t, false, name_known, by_name, suffix);
   }
-  hs_status st = trace_src_fill(&t->src, TRACE_SNIFF_BYTES);
+  const unsigned char *p;
+  size_t n;
+  hs_status st = sample(t, &p, &n);
   if (st != HS_OK) return st;
-  const trace_src *s = &t->src;
-  size_t n = s->len - s->pos;
-  if (n > TRACE_SNIFF_BYTES) n = TRACE_SNIFF_BYTES;
   char why[128];
-  t->format = trace_format_from_content(s->buf + s->pos, n, t->csv.id_col != 0, why, sizeof why);
+  bool prose;
+  t->format = trace_format_from_content(p, n, t->csv.id_col != 0, why, sizeof why, &prose);
+  t->sniffed = t->format;
+  const char *z = t->src.zstd ? " (after zstd decompression)" : "";
+  if (prose)
+    return hs_fail(
+        HS_ERR_INVALID, 0,
+        "%s: not a trace%s: text, but %s (a txt trace holds one id per line, a csv "
+        "trace names its columns in its first line); give --format txt or csv to read it anyway",
+        t->path, z, why);
   if (t->format == HS_TRACE_AUTO)
     return hs_fail(HS_ERR_INVALID, 0,
                    "%s: cannot tell the trace format from the name or the content (%s%s); give "
                    "--format oraclegeneral, vscsi, csv or txt",
-                   t->path, why, s->zstd ? ", after zstd decompression" : "");
+                   t->path, why, t->src.zstd ? ", after zstd decompression" : "");
   snprintf(how, how_len, "from the content (%s)", why);
   return HS_OK;
 }
@@ -142,6 +210,12 @@ hs_trace_format hs_trace_format_of(const hs_trace *t) {
 
 bool hs_trace_compressed(const hs_trace *t) {
   return t->src.zstd;
+}
+
+bool hs_trace_has_sizes(const hs_trace *t) {
+  if (t->format == HS_TRACE_TXT) return false;
+  if (t->format == HS_TRACE_CSV) return t->csv.size_col != 0;
+  return true;
 }
 
 const char *hs_trace_format_reason(const hs_trace *t) {

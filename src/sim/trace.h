@@ -39,9 +39,21 @@
  * HS_TRACE_AUTO goes by the name first (.oracleGeneral or .bin, .vscsi,
  * .csv, .txt, any case, maybe followed by .zst), else by the first 64 KiB
  * of (decompressed) content: text with a delimiter in its first line is
- * csv, other text txt; binary records are vscsi if every record's version
- * field agrees, oraclegeneral if the next-access times and time stamps are
- * plausible; anything else fails asking for a format.
+ * csv, other text txt if every line is one id (no space or tab inside);
+ * binary records are vscsi if every record's version field agrees,
+ * oraclegeneral if the next-access times and time stamps are plausible;
+ * anything else fails asking for a format. Text that is not a trace (a
+ * README) fails naming its first line that is no id, also when its name
+ * ends in .txt.
+ *
+ * A format given, or taken from the name, is checked against the same
+ * first bytes: if they do not fit it (binary read as text, records without
+ * vscsi's version field, a size that is no whole number of records...) and
+ * do look like another format, the open fails naming that format, e.g.
+ * "x.vscsi: not oraclegeneral: its 3643904 bytes are no whole number of
+ * 24-byte records; it looks like a vscsi trace (...): try --format vscsi
+ * or leave --format out". Content that fits no known format is read as
+ * given.
  *
  * Errors: a truncated record, a malformed CSV row, an unknown format or an
  * unreadable file is an hs_status with a one-line message naming the file,
@@ -117,6 +129,9 @@ hs_status hs_trace_open(const char *path, const hs_trace_options *opts, hs_trace
  * whether it is zstd-compressed. */
 hs_trace_format hs_trace_format_of(const hs_trace *t);
 bool hs_trace_compressed(const hs_trace *t);
+/* Whether requests carry sizes: oraclegeneral and vscsi do, csv with a
+ * size column does; txt and csv without one give every request size 1. */
+bool hs_trace_has_sizes(const hs_trace *t);
 /* A sentence saying how the format was chosen, e.g. "guessed vscsi (v1)
  * from the name" — for `--format auto` to report. */
 const char *hs_trace_format_reason(const hs_trace *t);

@@ -78,8 +78,10 @@ static hs_status refill(hs_trace *t, bool *more) {
   if (avail == 0 || avail >= size) return HS_OK;
   t->records++;
   s->pos = s->len;
-  return trace_bad(t, HS_ERR_CORRUPT, "record %llu: truncated (got %zu of %zu bytes)",
-                   (unsigned long long)t->records, avail, size);
+  char hint[160];
+  return trace_bad(t, HS_ERR_CORRUPT, "record %llu: truncated (got %zu of %zu bytes)%s",
+                   (unsigned long long)t->records, avail, size,
+                   trace_format_hint(t, hint, sizeof hint));
 }
 
 hs_status trace_read_oraclegeneral(hs_trace *t, hs_request *reqs, size_t max, size_t *n) {

@@ -23,6 +23,18 @@
  * vscsi is tried before oraclegeneral because its test is the sharper one.
  * Anything else is left undecided, and the caller asks for --format rather
  * than reading garbage as requests.
+ *
+ * Text is a trace only if it reads as one: a txt trace holds one id per
+ * line, so a line with a space or a tab inside it (after trimming) is prose
+ * (a README, a log), not an id, and the guess is refused naming that line.
+ * A csv trace without a spec must name its columns in a header
+ * (trace_csv.c), which prose with a comma in its first line does not.
+ *
+ * The same tests tell whether a format given by the user or by the name
+ * fits the content (trace_content_fits): when it does not and the content
+ * looks like another format, the caller says so rather than reading one
+ * format's records as another's — which goes wrong only at the far end
+ * of the file, as a "truncated" last record, or never.
  */
 #include "sim/trace_internal.h"
 
@@ -151,8 +163,50 @@ static bool looks_text(const unsigned char *p, size_t n) {
   return true;
 }
 
+static bool is_blank(unsigned char c) {
+  return c == ' ' || c == '\t';
+}
+
+/* A line for a message: at most 60 bytes of it (not cutting a UTF-8
+ * character), quoted, "..." if cut. */
+static void quote_line(const unsigned char *p, size_t n, char *out, size_t out_len) {
+  size_t cut = n;
+  if (cut > 60) {
+    cut = 60;
+    while (cut > 0 && (p[cut] & 0xC0) == 0x80) cut--;
+  }
+  snprintf(out, out_len, "\"%.*s%s\"", (int)cut, (const char *)p, cut < n ? "..." : "");
+}
+
+bool trace_text_is_ids(const unsigned char *p, size_t n, char *why, size_t why_len) {
+  /* Lines are counted as the reader counts them (blank ones too), so the
+   * number is an editor's. The sample may end inside a line: that piece
+   * is a prefix of the line, and a prefix has a blank inside only if the
+   * whole line does, so a cut never makes a trace look like prose. */
+  unsigned long long line = 0;
+  for (size_t i = 0; i < n;) {
+    const unsigned char *nl = memchr(p + i, '\n', n - i);
+    size_t end = nl ? (size_t)(nl - p) : n, a = i, b = end;
+    line++;
+    if (b > a && p[b - 1] == '\r') b--;
+    while (a < b && is_blank(p[a])) a++;
+    while (b > a && is_blank(p[b - 1])) b--;
+    for (size_t k = a; k < b; k++) {
+      if (is_blank(p[k])) {
+        char shown[80];
+        quote_line(p + a, b - a, shown, sizeof shown);
+        snprintf(why, why_len, "line %llu (%s) is not an object id", line, shown);
+        return false;
+      }
+    }
+    i = end + 1;
+  }
+  return true;
+}
+
 hs_trace_format trace_format_from_content(const unsigned char *p, size_t n, bool csv_given,
-                                          char *why, size_t why_len) {
+                                          char *why, size_t why_len, bool *prose) {
+  *prose = false;
   if (n == 0) {
     snprintf(why, why_len, "the file is empty");
     return HS_TRACE_AUTO;
@@ -172,6 +226,10 @@ hs_trace_format trace_format_from_content(const unsigned char *p, size_t n, bool
         return HS_TRACE_CSV;
       }
     }
+    if (!trace_text_is_ids(p, n, why, why_len)) {
+      *prose = true;
+      return HS_TRACE_AUTO;
+    }
     snprintf(why, why_len, "text with one field per line");
     return HS_TRACE_TXT;
   }
@@ -186,4 +244,47 @@ hs_trace_format trace_format_from_content(const unsigned char *p, size_t n, bool
   }
   snprintf(why, why_len, "binary, but neither vscsi nor oraclegeneral records");
   return HS_TRACE_AUTO;
+}
+
+bool trace_content_fits(hs_trace_format f, const unsigned char *p, size_t n, uint64_t file_size,
+                        char *why, size_t why_len) {
+  if (n == 0) return true; /* an empty trace is any format's */
+  unsigned version;
+  size_t record = 24;
+  switch (f) {
+  case HS_TRACE_ORACLEGENERAL:
+    if (!looks_oraclegeneral(p, n)) {
+      snprintf(why, why_len,
+               "its first records' next-access times and time stamps are not "
+               "those of oraclegeneral records");
+      return false;
+    }
+    break;
+  case HS_TRACE_VSCSI:
+    if (!looks_vscsi(p, n, &version)) {
+      snprintf(why, why_len,
+               "its first records carry no vscsi version field (1 or 2) that they all agree on");
+      return false;
+    }
+    record = version == 1 ? 32 : 40;
+    break;
+  case HS_TRACE_CSV:
+  case HS_TRACE_TXT:
+    if (!looks_text(p, n)) {
+      snprintf(why, why_len, "it is not text (it holds control bytes)");
+      return false;
+    }
+    return true;
+  default:
+    return true;
+  }
+  /* A truncated last record is possible in a trace of the format; but
+   * together with content that looks like another format it is one more
+   * sign of the wrong one. */
+  if (file_size % record != 0) {
+    snprintf(why, why_len, "its %llu bytes are no whole number of %zu-byte records",
+             (unsigned long long)file_size, record);
+    return false;
+  }
+  return true;
 }

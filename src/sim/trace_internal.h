@@ -97,6 +97,9 @@ struct hs_trace {
   uint64_t bad;
   char first_bad[512]; /* "" until a record is skipped */
   char reason[320];
+  /* What the first bytes look like, whatever format was chosen (AUTO:
+   * nothing in particular), for hints in later errors. */
+  hs_trace_format sniffed;
 
   hs_status failed; /* sticky: once a read fails, every later one does */
   int failed_errno;
@@ -108,6 +111,11 @@ struct hs_trace {
  * any failure sticky, so decoders need not.) */
 hs_status trace_bad(hs_trace *t, hs_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* "" or, when the start of the file looked like another format than the
+ * one being read, a clause saying so ("; the start of the file looks like
+ * a vscsi trace: try --format vscsi"), for errors that may come from
+ * reading the wrong format. Returns buf. */
+const char *trace_format_hint(const hs_trace *t, char *buf, size_t len);
 /* A failure that is not about one record: "PATH: message", never skipped. */
 hs_status trace_fatal(hs_trace *t, hs_status st, int sys_errno, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -117,9 +125,18 @@ hs_status trace_fatal(hs_trace *t, hs_status st, int sys_errno, const char *fmt,
  * none. *zst tells whether the name ends in .zst. */
 bool trace_format_from_name(const char *path, hs_trace_format *f, const char **suffix, bool *zst);
 /* Guesses the format from the first decoded bytes; HS_TRACE_AUTO if they
- * fit none. `why` gets a phrase saying what gave it away. */
+ * fit none. `why` gets a phrase saying what gave it away, or why nothing
+ * did. *prose is set when the bytes are text but not a trace (a line that
+ * is no id, see trace_text_is_ids); `why` then names the line. */
 hs_trace_format trace_format_from_content(const unsigned char *p, size_t n, bool csv_given,
-                                          char *why, size_t why_len);
+                                          char *why, size_t why_len, bool *prose);
+/* Whether every line of a text sample is one id (no space or tab inside it
+ * once trimmed); if not, `why` gets "line N ("...") is not an object id". */
+bool trace_text_is_ids(const unsigned char *p, size_t n, char *why, size_t why_len);
+/* Whether the first decoded bytes (and the file's size, if known: 0 for
+ * none) fit format f; if not, `why` gets a phrase saying what does not. */
+bool trace_content_fits(hs_trace_format f, const unsigned char *p, size_t n, uint64_t file_size,
+                        char *why, size_t why_len);
 /* The vscsi version of a first record of `n` bytes: 1 or 2, or 0 with the
  * two candidate version fields in *v1 and *v2. */
 unsigned trace_vscsi_version(const unsigned char *p, size_t n, unsigned *v1, unsigned *v2);

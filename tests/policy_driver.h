@@ -37,12 +37,13 @@ static bool driver_is_pinned(void *ctx, uint32_t slot) {
   return d->pinned[slot];
 }
 
-static inline void driver_init(driver *d, const char *spec, uint64_t capacity, uint32_t nslots,
-                               uint32_t nkeys) {
+/* driver_init with the caller's facts given to the policy (NULL: none). */
+static inline void driver_init_env(driver *d, const char *spec, uint64_t capacity, uint32_t nslots,
+                                   uint32_t nkeys, const hs_policy_env *env) {
   memset(d, 0, sizeof *d);
-  hs_status st = hs_policy_create(spec, capacity, nslots, &d->p);
+  hs_status st = hs_policy_create_ex(spec, capacity, nslots, env, &d->p);
   if (st != HS_OK) {
-    fprintf(stderr, "hs_policy_create(%s): %s\n", spec, hs_last_error());
+    fprintf(stderr, "hs_policy_create_ex(%s): %s\n", spec, hs_last_error());
     exit(1);
   }
   d->nkeys = nkeys;
@@ -57,6 +58,11 @@ static inline void driver_init(driver *d, const char *spec, uint64_t capacity, u
     d->free_stack[s] = nslots - 1 - s; /* slot 0 is handed out first */
   }
   d->nfree = nslots;
+}
+
+static inline void driver_init(driver *d, const char *spec, uint64_t capacity, uint32_t nslots,
+                               uint32_t nkeys) {
+  driver_init_env(d, spec, capacity, nslots, nkeys, NULL);
 }
 
 static inline void driver_free(driver *d) {

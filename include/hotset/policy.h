@@ -9,7 +9,12 @@
  * trace's object id). Keys let a policy remember entries it has evicted —
  * ARC's B1/B2, 2Q's A1out, LIRS's non-resident HIR blocks, Linux's shadow
  * entries — and recognise them when they come back. Every entry has a size
- * in the capacity's units: 1 for pages, bytes in the simulator.
+ * in the capacity's units: 1 for pages or objects, bytes in the
+ * simulator's byte mode.
+ *
+ * What a policy cannot tell from its capacity and slots — how many bytes a
+ * unit is, what its clock counts — the caller says in an hs_policy_env
+ * (hs_policy_create_ex). No policy guesses it from the numbers.
  *
  * The caller drives it:
  *
@@ -30,9 +35,11 @@
  * insert refuses (HS_ERR_INVALID) if there is no room.
  *
  * Threads: a policy is single-threaded unless its flags say otherwise:
- * HS_POLICY_CONCURRENT (every call may run concurrently: clock-sweep, clock)
- * or HS_POLICY_CONCURRENT_HIT (hits need no lock, the rest one lock: fifo,
- * sieve, s3fifo). The pool serializes the rest with a lock of their own.
+ * HS_POLICY_CONCURRENT (every call may run concurrently: clock-sweep alone)
+ * or HS_POLICY_CONCURRENT_HIT (hits need no lock, every other call one
+ * lock: fifo, clock, sieve, s3fifo, car, clockpro — their hits only set a
+ * bit or bump a counter, while their victim search moves entries). The
+ * pool serializes whatever the flags leave unsafe with a lock of its own.
  *
  * Policies are named by a spec "name[:key=value,...]", e.g. "s3fifo:small=0.1"
  * or "slru:segments=4"; hs_policy_names lists them.
@@ -71,8 +78,8 @@ typedef enum hs_access_hint {
 typedef struct hs_access {
   uint64_t key;  /* the entry's identity */
   uint64_t size; /* in capacity units; 1 for pages */
-  uint64_t now;  /* the caller's clock: request number (simulator) or
-                    milliseconds (pool); never goes backwards */
+  uint64_t now;  /* the caller's clock, in the units hs_policy_env.clock
+                    names; never goes backwards */
   int64_t next;  /* when this key is accessed next (same clock as `now`),
                     HS_NEXT_NEVER, or HS_NEXT_UNKNOWN */
   hs_access_kind kind;
@@ -100,8 +107,39 @@ enum {
   HS_POLICY_NEEDS_TIME = 1u << 4      /* reads hs_access.now */
 };
 
+/* What hs_access.now counts. */
+typedef enum hs_clock_unit {
+  HS_CLOCK_UNSPECIFIED = 0, /* the caller does not say */
+  HS_CLOCK_REQUESTS = 1,    /* one tick per request (the simulator) */
+  HS_CLOCK_MILLISECONDS = 2 /* milliseconds (the pool) */
+} hs_clock_unit;
+
+/* The caller's facts that a policy needs and cannot work out from its
+ * capacity and slots. Zero-initialise it and fill in what you know: a zero
+ * field means "not known", and a NULL env means every field is zero. */
+typedef struct hs_policy_env {
+  /* Bytes per capacity unit: the page size in the pool, 1 in the
+   * simulator's byte mode; 0 when a unit has no size in bytes (the
+   * simulator counting objects) or the caller does not know it. twolist
+   * reads it, because the kernel sizes its lists by the cache's bytes;
+   * when it is 0, twolist's `page` parameter stands in for it. */
+  uint64_t unit_bytes;
+  /* What hs_access.now counts. The time-reading policies take their
+   * durations in these units (midpoint's `time`, lru-k's `crp`): time=1000
+   * is InnoDB's one second with HS_CLOCK_MILLISECONDS, 1000 requests with
+   * HS_CLOCK_REQUESTS. */
+  hs_clock_unit clock;
+} hs_policy_env;
+
 /* Creates the policy named by `spec` for `capacity` units held in at most
- * `max_slots` slots. Errors: an unknown name or parameter, a bad value. */
+ * `max_slots` slots, with the caller's facts in `env` (NULL: none known).
+ * Errors: an unknown name or parameter, a bad value, an unknown clock. */
+hs_status hs_policy_create_ex(const char *spec, uint64_t capacity, uint32_t max_slots,
+                              const hs_policy_env *env, hs_policy **out);
+/* hs_policy_create_ex with env NULL: units of unknown size in bytes (twolist
+ * takes its `page` parameter, 8192 by default), a clock of unspecified
+ * units. Enough to check a spec or to run a policy whose behaviour does not
+ * depend on them. */
 hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
                            hs_policy **out);
 void hs_policy_destroy(hs_policy *p);

@@ -15,7 +15,8 @@
  * default) is the paper's LRU-2, which tells a page used twice recently from
  * one a scan touched once.
  *
- * Correlated Reference Period (crp, in the caller's clock units; default 0).
+ * Correlated Reference Period (crp, in the caller's clock units, which
+ * hs_policy_env.clock names; default 0).
  * A reference at t with t - LAST(p) <= crp is correlated with the previous
  * one (the same transaction re-reading a page): it only sets LAST(p) = t. An
  * uncorrelated one closes the previous burst: with c = LAST(p) - HIST(p,1),
@@ -23,11 +24,11 @@
  * the paper's shift, which collapses a burst to one point in time. Only a
  * page with t - LAST(q) > crp may be the victim; if every unpinned page is
  * still in its correlated period the paper has no answer and the one with
- * the smallest key is taken anyway. With crp = 0 and the pool's millisecond
- * clock, references in the same millisecond count once, but every page may
- * be the victim (an empty period protects nothing: without this, a pool
- * serving a million reads a second would find most pages "in their period"
- * and walk the heap on every miss).
+ * the smallest key is taken anyway. With crp = 0 and a millisecond clock
+ * (the pool's), references in the same millisecond count once, but every
+ * page may be the victim (an empty period protects nothing: without this,
+ * a pool serving a million reads a second would find most pages "in their
+ * period" and walk the heap on every miss).
  *
  * Retained Information Period. A page's history outlives the page: when it
  * is evicted HIST(p,1..K-1) is kept, and if the page comes back its new

@@ -48,9 +48,11 @@
  * one, UT_LIST_INSERT_AFTER LRU_old, which only matters with its
  * two-way adjustment).
  *
- * Time. `now` is the caller's clock: request numbers in the simulator (so
- * time=1000 means 1000 requests), milliseconds in the pool
- * (HS_POLICY_NEEDS_TIME).
+ * Time. `now` is the caller's clock (HS_POLICY_NEEDS_TIME), and `time` is
+ * counted in its units, which hs_policy_env.clock names: with milliseconds
+ * (the pool) time=1000 is InnoDB's default second, with requests (the
+ * simulator) it is 1000 requests. Nothing is converted: a duration in one
+ * clock has no fixed equivalent in the other.
  *
  * Hints. Under a ring (HS_HINT_RING) an old page is "used once": it is never
  * promoted, and a young page is not moved either.
@@ -218,7 +220,7 @@ const hs_policy_ops hs_policy_midpoint = {
              "share of the list in the old sublist (innodb_old_blocks_pct)"},
             {"time", 1000, 0, 1e15, true,
              "time after the first access before an old page can be made young "
-             "(innodb_old_blocks_time; requests in the simulator, ms in the pool)"},
+             "(innodb_old_blocks_time), in the caller's clock units (hs_policy_env.clock)"},
         },
     .create = midpoint_create,
     .destroy = midpoint_destroy,

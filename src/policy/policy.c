@@ -93,8 +93,18 @@ static void canonical_spec(hs_policy *p) {
 
 hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
                            hs_policy **out) {
+  return hs_policy_create_ex(spec, capacity, max_slots, NULL, out);
+}
+
+hs_status hs_policy_create_ex(const char *spec, uint64_t capacity, uint32_t max_slots,
+                              const hs_policy_env *env, hs_policy **out) {
   if (!spec || !out) return hs_fail(HS_ERR_INVALID, 0, "hs_policy_create: spec and out needed");
   *out = NULL;
+  hs_policy_env facts = env ? *env : (hs_policy_env){0};
+  if (facts.clock != HS_CLOCK_UNSPECIFIED && facts.clock != HS_CLOCK_REQUESTS &&
+      facts.clock != HS_CLOCK_MILLISECONDS)
+    return hs_fail(HS_ERR_INVALID, 0, "policy \"%s\": unknown clock %d in hs_policy_env", spec,
+                   (int)facts.clock);
   char name[64];
   const char *colon = strchr(spec, ':');
   size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
@@ -113,6 +123,7 @@ hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slo
   p->ops = ops;
   p->capacity = capacity;
   p->max_slots = max_slots;
+  p->env = facts;
   atomic_init(&p->used, 0);
   atomic_init(&p->resident, 0);
   hs_status st = parse_params(p, colon ? colon + 1 : NULL, spec);

@@ -32,7 +32,8 @@ typedef struct hs_policy_ops {
   const char *summary;
   hs_param_def params[HS_POLICY_MAX_PARAMS]; /* ends at the first NULL name */
 
-  /* Sets p->impl; p->capacity, p->max_slots and p->param[] are filled in. */
+  /* Sets p->impl; p->capacity, p->max_slots, p->env and p->param[] are
+   * filled in. */
   hs_status (*create)(hs_policy *p);
   void (*destroy)(hs_policy *p);
   void (*hit)(hs_policy *p, uint32_t slot, const hs_access *a);
@@ -50,6 +51,7 @@ struct hs_policy {
   void *impl;
   uint64_t capacity;
   uint32_t max_slots;
+  hs_policy_env env; /* the caller's facts; zero fields are not known */
   double param[HS_POLICY_MAX_PARAMS];
   /* Accounting kept by policy.c (atomics: concurrent policies). */
   _Atomic uint64_t used;

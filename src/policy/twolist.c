@@ -74,11 +74,13 @@
  * Units. Sizes count in capacity units: the counter advances by the size of
  * the entry evicted or activated (the kernel advances it by the number of
  * pages of a huge page), and distances are compared with the active list's
- * units. The ratio is computed once from the cache's size in bytes:
- * capacity * page when capacity <= max_slots (object mode: every entry is
- * one page of `page` bytes, the pool's case), capacity itself when capacity
- * > max_slots (byte mode: there are fewer slots than units, so units must
- * be bytes).
+ * units. The ratio is computed once from the cache's size in bytes,
+ * capacity * bytes per unit, which the caller says (hs_policy_env.
+ * unit_bytes: the page size in the pool, 1 in the simulator's byte mode).
+ * Only a caller that cannot say (units of no fixed size in bytes, like the
+ * simulator counting objects) leaves it to the `page` parameter. Nothing is
+ * inferred from how capacity compares with the slots: a byte cache smaller
+ * than its number of objects is still a byte cache.
  *
  * Simplifications. The kernel reclaims in batches of 32 (SWAP_CLUSTER_MAX)
  * and rebalances the lists per batch, interleaved with the anon lists and
@@ -180,11 +182,9 @@ static hs_status twolist_create(hs_policy *p) {
   }
   dl_init(&s->inactive);
   dl_init(&s->active);
-  /* The cache's size in bytes: pages of `page` bytes when every entry is
-   * one unit (object mode), else the units are bytes already. */
-  uint64_t page = (uint64_t)p->param[P_PAGE];
-  long double bytes =
-      p->capacity <= p->max_slots ? (long double)p->capacity * page : (long double)p->capacity;
+  /* The cache's size in bytes, in the caller's units. */
+  uint64_t unit_bytes = p->env.unit_bytes ? p->env.unit_bytes : (uint64_t)p->param[P_PAGE];
+  long double bytes = (long double)p->capacity * unit_bytes;
   long double gb = bytes / (1024.0L * 1024.0L * 1024.0L); /* >= 0: truncation = floor */
   uint64_t gib = gb > 1e17L ? (uint64_t)1e17 : (uint64_t)gb;
   s->ratio = gib ? int_sqrt(10 * gib) : 1;
@@ -322,7 +322,8 @@ const hs_policy_ops hs_policy_twolist = {
     .params =
         {
             {"page", 8192, 1, 1099511627776.0, true,
-             "bytes per page, for the active/inactive ratio in object mode"},
+             "bytes per capacity unit, for the active/inactive ratio, when the caller "
+             "does not give them (hs_policy_env.unit_bytes)"},
             {"shadows", 1.0, 0.0, 4.0, false,
              "shadow entries kept, as a share of the capacity (0: none)"},
         },

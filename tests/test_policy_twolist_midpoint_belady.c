@@ -1,8 +1,9 @@
 /*
- * test_policy_kernel_innodb_belady — hand-worked examples for twolist (the
- * Linux active/inactive lists), midpoint (InnoDB's midpoint-insertion LRU)
- * and belady (MIN), plus belady against a slow reference written here from
- * its definition on random traces, in object and byte mode.
+ * test_policy_twolist_midpoint_belady — hand-worked examples for twolist
+ * (the Linux active/inactive lists, sized from the caller's bytes per
+ * unit), midpoint (InnoDB's midpoint-insertion LRU) and belady (MIN), plus
+ * belady against a slow reference written here from its definition on
+ * random traces, in object and byte mode.
  *
  * Each example states the lists after every step, head first; the checks
  * read them back through residency and hs_policy_standing:
@@ -170,15 +171,16 @@ static void test_twolist_ring(void) {
 }
 
 /* The sqrt rule: the same accesses as steps 1-8 above, with the ratio
- * computed from the cache's size in bytes. 4 pages of 1 GiB (object mode)
- * or a 4 GiB byte cache with 1 GiB entries: gb = 4, inactive_ratio =
+ * computed from the cache's size in bytes, capacity * the caller's bytes
+ * per unit (env; NULL: the `page` parameter's). 4 pages of 1 GiB (object
+ * mode) or a 4 GiB byte cache with 1 GiB entries: gb = 4, inactive_ratio =
  * int_sqrt(40) = 6, so one inactive page allows six active ones and step 8
  * demotes nothing: active [3 2 1] survives and 4 is evicted. With 8 KiB
  * pages (ratio 1) the same steps leave two active pages. */
-static void sqrt_rule(const char *spec, uint64_t capacity, uint32_t slots, uint32_t size,
-                      uint32_t want_active) {
+static void sqrt_rule_env(const char *spec, uint64_t capacity, uint32_t slots, uint32_t size,
+                          uint32_t want_active, const hs_policy_env *env) {
   driver d;
-  driver_init(&d, spec, capacity, slots, 100);
+  driver_init_env(&d, spec, capacity, slots, 100, env);
   const uint32_t keys[] = {1, 1, 2, 3, 4, 2, 3, 5};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) driver_access(&d, keys[i], size, 0, R);
   RESIDENT(&d, 1, 2, 3, 5);
@@ -197,16 +199,54 @@ static void sqrt_rule(const char *spec, uint64_t capacity, uint32_t slots, uint3
   driver_free(&d);
 }
 
+static void sqrt_rule(const char *spec, uint64_t capacity, uint32_t slots, uint32_t size,
+                      uint32_t want_active) {
+  sqrt_rule_env(spec, capacity, slots, size, want_active, NULL);
+}
+
 static void test_twolist_sqrt_rule(void) {
+  /* A caller that does not say how big a unit is: the `page` parameter. */
   sqrt_rule("twolist:page=1073741824", 4, 4, 1, 3);
   sqrt_rule("twolist", 4, 4, 1, 2);
   /* Exactly 1 GiB: int_sqrt(10) = 3, and 1 * 3 >= 3. Four bytes less: 0 GiB,
    * ratio 1. */
   sqrt_rule("twolist:page=268435456", 4, 4, 1, 3);
   sqrt_rule("twolist:page=268435455", 4, 4, 1, 2);
-  /* Byte mode (more units than slots): the capacity is in bytes already. */
-  sqrt_rule("twolist", 4ull << 30, 8, 1u << 30, 3);
-  sqrt_rule("twolist", 4ull << 20, 8, 1u << 20, 2); /* 4 MiB: ratio 1 */
+  /* Byte mode: the caller says its units are bytes. */
+  const hs_policy_env bytes = {.unit_bytes = 1, .clock = HS_CLOCK_REQUESTS};
+  sqrt_rule_env("twolist", 4ull << 30, 8, 1u << 30, 3, &bytes);
+  sqrt_rule_env("twolist", 4ull << 20, 8, 1u << 20, 2, &bytes); /* 4 MiB: ratio 1 */
+}
+
+/* The ratio comes from the page size the caller gives, not from the
+ * `page` parameter nor from how the capacity compares with the slots. */
+static void test_twolist_caller_facts(void) {
+  /* A pool of 4 pages of 1 GiB: ratio 6, three pages stay active; of 8 KiB:
+   * ratio 1, two do. The caller's page size wins over the parameter. */
+  hs_policy_env pool = {.unit_bytes = 1ull << 30, .clock = HS_CLOCK_MILLISECONDS};
+  sqrt_rule_env("twolist", 4, 4, 1, 3, &pool);
+  pool.unit_bytes = 8192;
+  sqrt_rule_env("twolist:page=1073741824", 4, 4, 1, 2, &pool);
+  /* The 1 GiB edge, from the given page size: 4 * 256 MiB is 1 GiB (ratio
+   * 3), four bytes less is 0 GiB (ratio 1). */
+  pool.unit_bytes = 268435456;
+  sqrt_rule_env("twolist", 4, 4, 1, 3, &pool);
+  pool.unit_bytes = 268435455;
+  sqrt_rule_env("twolist", 4, 4, 1, 2, &pool);
+  /* A byte cache of 128 KiB with room for as many objects as bytes (so
+   * capacity <= slots): four 32 KiB entries fill it. Its units are bytes,
+   * so the ratio is 1 and two pages stay active; taking the units for
+   * 8 KiB pages would make it a 1 GiB cache (ratio 3, three active). */
+  const hs_policy_env bytes = {.unit_bytes = 1, .clock = HS_CLOCK_REQUESTS};
+  sqrt_rule_env("twolist", 128u << 10, 128u << 10, 32u << 10, 2, &bytes);
+
+  /* The clock must be one hs_policy_env knows. */
+  hs_policy *p = NULL;
+  hs_policy_env bad = {.unit_bytes = 1, .clock = (hs_clock_unit)7};
+  CHECK_ST(hs_policy_create_ex("twolist", 4, 4, &bad, &p), HS_ERR_INVALID);
+  CHECK(p == NULL);
+  CHECK_OK(hs_policy_create_ex("twolist", 4, 4, &pool, &p));
+  hs_policy_destroy(p);
 }
 
 /* Without shadows nothing is activated by a refault. */
@@ -617,6 +657,7 @@ int main(void) {
   test_twolist_age();
   test_twolist_ring();
   test_twolist_sqrt_rule();
+  test_twolist_caller_facts();
   test_twolist_no_shadows();
   test_midpoint_example();
   test_midpoint_bytes();

@@ -1,15 +1,12 @@
 /*
- * test_policy_lists — hand-worked examples for 2q (Johnson & Shasha, VLDB
- * 1994, the full version), arc (Megiddo & Modha, FAST 2003, Figure 4) and
- * car (Bansal & Modha, FAST 2004, Figure 2), traced step by step from the
- * papers' pseudo-code; then each of them against a slow reference written
- * here from the same pseudo-code (arc's byte mode as libCacheSim's ARC
- * does it) on random traces, in object and byte mode, comparing the
- * resident set, the ghost count and the target p after every request; then
- * pins, ring hints (and lru's recycle_first), specs; two misses
+ * test_policy_2q_arc_car — hand-worked examples for 2q (Johnson & Shasha,
+ * VLDB 1994, the full version), arc (Megiddo & Modha, FAST 2003, Figure 4)
+ * and car (Bansal & Modha, FAST 2004, Figure 2), traced step by step from
+ * the papers' pseudo-code; then pins, ring hints and specs; two misses
  * interleaved the way the pool can interleave them (bounds kept, a
- * returning key still recognised); and
- * CAR's lock-free hits racing its misses (for ThreadSanitizer).
+ * returning key still recognised); and CAR's lock-free hits racing its
+ * misses (for ThreadSanitizer). test_policy_reference_2q_arc_car compares
+ * the three with reference implementations on random traces.
  *
  * Lists are written MRU (or newest) first; CAR's clocks hand first.
  * Standing: 2q 1 = A1in, 2 = Am; arc 1 = T1, 2 = T2; car 1/2 = T1 with its
@@ -20,8 +17,6 @@
  */
 #include "policy/adaptive.h"
 #include "policy_driver.h"
-
-#include <pthread.h>
 
 static bool acc(driver *d, uint32_t key) {
   return driver_access(d, key, 1, HS_NEXT_UNKNOWN, HS_ACCESS_READ);
@@ -625,57 +620,6 @@ static void test_ring_hints(void) {
   driver_free(&d);
 }
 
-/* lru's recycle_first (the 2003 proposal; lru is the one policy with a
- * victim end to put a ring's page at — include/hotset/policy.h): a page a
- * ring reads in with recycle_first enters at the tail and is the next
- * victim; a ring read without it enters at the head like any other; a ring
- * hit leaves the page where it is, a normal hit takes it to the head. Keys
- * are the slots. */
-static bool pinned_in(void *ctx, uint32_t slot) {
-  return ((const bool *)ctx)[slot];
-}
-
-static void test_lru_recycle_first(void) {
-  hs_policy *p;
-  REQUIRE(hs_policy_create("lru", 4, 4, &p) == HS_OK);
-  hs_access normal = {.size = 1, .next = HS_NEXT_UNKNOWN, .kind = HS_ACCESS_READ};
-  hs_access ring = normal, recycle = normal;
-  ring.hint = recycle.hint = HS_HINT_RING;
-  recycle.recycle_first = true;
-  for (uint32_t s = 0; s < 3; s++) {
-    normal.key = s;
-    REQUIRE(hs_policy_insert(p, s, &normal) == HS_OK); /* [2 1 0], MRU first */
-  }
-  recycle.key = 3;
-  REQUIRE(hs_policy_insert(p, 3, &recycle) == HS_OK); /* [2 1 0 3] */
-  CHECK_EQ(hs_policy_victim(p, &normal, NULL, NULL), 3);
-  hs_policy_hit(p, 3, &recycle); /* a ring hit: still the tail */
-  CHECK_EQ(hs_policy_victim(p, &normal, NULL, NULL), 3);
-  hs_policy_hit(p, 3, &normal); /* someone else used it: [3 2 1 0] */
-  CHECK_EQ(hs_policy_victim(p, &normal, NULL, NULL), 0);
-
-  /* Without recycle_first a ring's page enters at the head. */
-  hs_policy_evict(p, 0);
-  ring.key = 0;
-  REQUIRE(hs_policy_insert(p, 0, &ring) == HS_OK); /* [0 3 2 1] */
-  CHECK_EQ(hs_policy_victim(p, &normal, NULL, NULL), 1);
-
-  /* The newest recycled page goes first; pinned, the one before it (the
-   * old tail) is next. */
-  hs_policy_evict(p, 1);
-  recycle.key = 1;
-  REQUIRE(hs_policy_insert(p, 1, &recycle) == HS_OK); /* [0 3 2 1] */
-  CHECK_EQ(hs_policy_victim(p, &normal, NULL, NULL), 1);
-  hs_policy_evict(p, 2);
-  recycle.key = 2;
-  REQUIRE(hs_policy_insert(p, 2, &recycle) == HS_OK); /* [0 3 1 2] */
-  CHECK_EQ(hs_policy_victim(p, &normal, NULL, NULL), 2);
-  bool pinned[4] = {false, false, true, false};
-  CHECK_EQ(hs_policy_victim(p, &normal, pinned_in, pinned), 1);
-  CHECK_EQ(hs_policy_resident(p), 4);
-  hs_policy_destroy(p);
-}
-
 static void test_specs(void) {
   hs_policy *p = NULL;
   CHECK_OK(hs_policy_create("2q:in=0.5,out=1", 10, 10, &p));
@@ -694,254 +638,6 @@ static void test_specs(void) {
   CHECK(!acc(&d, 1));
   CHECK_EQ(driver_standing(&d, 1), 1);
   driver_free(&d);
-}
-
-/* ------------------------------------------------------------- references */
-
-#define RKEYS 300
-#define RREQ  20000
-
-/* A list as an array, index 0 the LRU / oldest end (CAR: the hand). */
-typedef struct rlist {
-  uint32_t n;
-  uint64_t units;
-  uint32_t key[RKEYS], size[RKEYS];
-  bool bit[RKEYS];
-} rlist;
-
-static int rl_find(const rlist *l, uint32_t key) {
-  for (uint32_t i = 0; i < l->n; i++)
-    if (l->key[i] == key) return (int)i;
-  return -1;
-}
-
-static void rl_del(rlist *l, uint32_t i) {
-  l->units -= l->size[i];
-  memmove(&l->key[i], &l->key[i + 1], (l->n - i - 1) * sizeof l->key[0]);
-  memmove(&l->size[i], &l->size[i + 1], (l->n - i - 1) * sizeof l->size[0]);
-  memmove(&l->bit[i], &l->bit[i + 1], (l->n - i - 1) * sizeof l->bit[0]);
-  l->n--;
-}
-
-static void rl_push(rlist *l, uint32_t key, uint32_t size, bool bit) {
-  l->key[l->n] = key;
-  l->size[l->n] = size;
-  l->bit[l->n] = bit;
-  l->n++;
-  l->units += size;
-}
-
-/* Moves entry i of `from` to the newest end of `to`. */
-static void rl_move(rlist *from, uint32_t i, rlist *to, bool bit) {
-  uint32_t k = from->key[i], s = from->size[i];
-  rl_del(from, i);
-  rl_push(to, k, s, bit);
-}
-
-typedef enum ref_kind { REF_2Q, REF_ARC, REF_CAR } ref_kind;
-
-typedef struct ref {
-  ref_kind kind;
-  uint64_t c, kin, kout;
-  double p;
-  rlist l[4]; /* 2q: A1in, Am, A1out; arc/car: T1, T2, B1, B2 */
-} ref;
-
-static uint64_t ref_used(const ref *r) {
-  return r->l[0].units + r->l[1].units;
-}
-
-static uint64_t ref_ghosts(const ref *r) {
-  return r->kind == REF_2Q ? r->l[2].n : r->l[2].n + r->l[3].n;
-}
-
-/* 2Q, the paper's full version (a returning key leaves A1out first). */
-static bool ref_2q(ref *r, uint32_t key, uint32_t size) {
-  rlist *in = &r->l[0], *am = &r->l[1], *out = &r->l[2];
-  int i;
-  if ((i = rl_find(am, key)) >= 0) {
-    rl_move(am, (uint32_t)i, am, false);
-    return true;
-  }
-  if (rl_find(in, key) >= 0) return true;
-  if (size > r->c) return false;
-  bool ghost = (i = rl_find(out, key)) >= 0;
-  if (ghost) rl_del(out, (uint32_t)i);
-  while (ref_used(r) + size > r->c) {
-    if (in->units > r->kin || am->n == 0) {
-      uint32_t k = in->key[0], s = in->size[0];
-      rl_del(in, 0);
-      if (s <= r->kout) {
-        while (out->n && out->units + s > r->kout) rl_del(out, 0);
-        rl_push(out, k, s, false);
-      }
-    } else {
-      rl_del(am, 0);
-    }
-  }
-  rl_push(ghost ? am : in, key, size, false);
-  return false;
-}
-
-/* ARC as in the paper's Figure 4, sized as libCacheSim does it. */
-static void ref_arc_replace(ref *r, bool in_b2) {
-  rlist *t1 = &r->l[0], *t2 = &r->l[1];
-  double u1 = (double)t1->units;
-  bool from_t1 = (t1->n && (u1 > r->p || (u1 == r->p && in_b2))) || t2->n == 0;
-  if (from_t1)
-    rl_move(t1, 0, &r->l[2], false);
-  else
-    rl_move(t2, 0, &r->l[3], false);
-}
-
-static bool ref_arc(ref *r, uint32_t key, uint32_t size) {
-  rlist *t1 = &r->l[0], *t2 = &r->l[1], *b1 = &r->l[2], *b2 = &r->l[3];
-  int i;
-  if ((i = rl_find(t1, key)) >= 0) {
-    rl_move(t1, (uint32_t)i, t2, false);
-    return true;
-  }
-  if ((i = rl_find(t2, key)) >= 0) {
-    rl_move(t2, (uint32_t)i, t2, false);
-    return true;
-  }
-  if (size > r->c) return false;
-  int ghost = 0;
-  if ((i = rl_find(b1, key)) >= 0) {
-    double delta = (double)b2->units / (double)b1->units;
-    r->p += delta > 1 ? delta : 1;
-    if (r->p > (double)r->c) r->p = (double)r->c;
-    rl_del(b1, (uint32_t)i);
-    ghost = 1;
-  } else if ((i = rl_find(b2, key)) >= 0) {
-    double delta = (double)b1->units / (double)b2->units;
-    r->p -= delta > 1 ? delta : 1;
-    if (r->p < 0) r->p = 0;
-    rl_del(b2, (uint32_t)i);
-    ghost = 2;
-  }
-  while (ref_used(r) + size > r->c) {
-    if (ghost) {
-      ref_arc_replace(r, ghost == 2);
-    } else if (t1->units + b1->units + size > r->c) {
-      if (b1->n) {
-        rl_del(b1, 0);
-        ref_arc_replace(r, false);
-      } else {
-        rl_del(t1, 0);
-      }
-    } else {
-      if (t1->units + t2->units + b1->units + b2->units >= 2 * r->c && b2->n) rl_del(b2, 0);
-      ref_arc_replace(r, false);
-    }
-  }
-  rl_push(ghost ? t2 : t1, key, size, false);
-  return false;
-}
-
-/* CAR as in the paper's Figure 2 (the directory step with units). */
-static bool ref_car(ref *r, uint32_t key, uint32_t size) {
-  rlist *t1 = &r->l[0], *t2 = &r->l[1], *b1 = &r->l[2], *b2 = &r->l[3];
-  int i;
-  if ((i = rl_find(t1, key)) >= 0) {
-    t1->bit[i] = true;
-    return true;
-  }
-  if ((i = rl_find(t2, key)) >= 0) {
-    t2->bit[i] = true;
-    return true;
-  }
-  if (size > r->c) return false;
-  bool replaced = false;
-  while (ref_used(r) + size > r->c) {
-    replaced = true;
-    for (;;) { /* replace() */
-      bool use_t1 = (double)t1->units >= (r->p > 1 ? r->p : 1);
-      if (use_t1 && !t1->n) use_t1 = false;
-      if (!use_t1 && !t2->n) use_t1 = true;
-      rlist *t = use_t1 ? t1 : t2;
-      if (!t->bit[0]) {
-        rl_move(t, 0, use_t1 ? b1 : b2, false);
-        break;
-      }
-      rl_move(t, 0, t2, false);
-    }
-  }
-  int in1 = rl_find(b1, key), in2 = rl_find(b2, key);
-  if (in1 < 0 && in2 < 0) {
-    if (replaced) {
-      if (t1->units + b1->units + size > r->c) {
-        while (b1->n && t1->units + b1->units + size > r->c) rl_del(b1, 0);
-      } else {
-        while (b2->n && t1->units + t2->units + b1->units + b2->units + size > 2 * r->c)
-          rl_del(b2, 0);
-      }
-    }
-    rl_push(t1, key, size, false);
-  } else if (in1 >= 0) {
-    double delta = (double)b2->units / (double)b1->units;
-    r->p += delta > 1 ? delta : 1;
-    if (r->p > (double)r->c) r->p = (double)r->c;
-    rl_del(b1, (uint32_t)in1);
-    rl_push(t2, key, size, false);
-  } else {
-    double delta = (double)b1->units / (double)b2->units;
-    r->p -= delta > 1 ? delta : 1;
-    if (r->p < 0) r->p = 0;
-    rl_del(b2, (uint32_t)in2);
-    rl_push(t2, key, size, false);
-  }
-  return false;
-}
-
-static void compare(const char *spec, ref_kind kind, uint64_t capacity, bool bytes, uint64_t seed) {
-  static uint32_t keys[RREQ];
-  static uint32_t size_of[RKEYS];
-  static ref r;
-  make_trace(keys, RREQ, RKEYS, seed);
-  uint64_t rs = seed * 7 + 3;
-  for (uint32_t k = 0; k < RKEYS; k++) size_of[k] = bytes ? 1 + (uint32_t)(test_rand(&rs) % 60) : 1;
-  memset(&r, 0, sizeof r);
-  r.kind = kind;
-  r.c = capacity;
-  r.kin = (uint64_t)(0.25 * (double)capacity);
-  r.kout = (uint64_t)(0.5 * (double)capacity);
-  driver d;
-  driver_init(&d, spec, capacity, RKEYS, RKEYS);
-  uint64_t mismatched = 0;
-  for (uint32_t i = 0; i < RREQ; i++) {
-    uint32_t k = keys[i], s = size_of[k];
-    bool hit_ref = kind == REF_2Q    ? ref_2q(&r, k, s)
-                   : kind == REF_ARC ? ref_arc(&r, k, s)
-                                     : ref_car(&r, k, s);
-    bool hit = acc_size(&d, k, s);
-    uint32_t n = r.l[0].n + r.l[1].n;
-    bool same =
-        hit == hit_ref && n == hs_policy_resident(d.p) && ref_ghosts(&r) == hs_policy_ghosts(d.p);
-    for (int li = 0; li < 2; li++)
-      for (uint32_t j = 0; same && j < r.l[li].n; j++) same = driver_resident(&d, r.l[li].key[j]);
-    if (kind == REF_ARC) same = same && hs_policy_arc_target(d.p) == r.p;
-    if (kind == REF_CAR) same = same && hs_policy_car_target(d.p) == r.p;
-    if (!same && mismatched++ == 0)
-      fprintf(stderr, "%s (capacity %llu%s, seed %llu): differs from the reference at request %u\n",
-              spec, (unsigned long long)capacity, bytes ? ", bytes" : "", (unsigned long long)seed,
-              i);
-  }
-  CHECK_EQ(mismatched, 0);
-  CHECK_EQ(d.violations, 0);
-  driver_free(&d);
-}
-
-static void test_references(void) {
-  for (uint64_t seed = 1; seed <= 3; seed++)
-    for (uint64_t cap = 1; cap <= 250; cap = cap * 3 + 1) {
-      compare("2q", REF_2Q, cap, false, seed);
-      compare("arc", REF_ARC, cap, false, seed);
-      compare("car", REF_CAR, cap, false, seed);
-      compare("2q", REF_2Q, cap * 30, true, seed);
-      compare("arc", REF_ARC, cap * 30, true, seed);
-      compare("car", REF_CAR, cap * 30, true, seed);
-    }
 }
 
 /* ---------------------------------------------- the pool's interleaving */
@@ -1079,9 +775,7 @@ int main(void) {
   test_car_example();
   test_pins();
   test_ring_hints();
-  test_lru_recycle_first();
   test_specs();
-  test_references();
   test_interleaved_misses();
   test_interleaved_examples();
   test_car_concurrent_hits();

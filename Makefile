@@ -1,14 +1,15 @@
 # hotset — thin wrapper over CMake so that two commands set everything up:
 #   make demo   build, then run the main job on its defaults
 #   make test   build, then run every test
-# Other targets: build, install (PREFIX=/usr/local), clean, format, asan, tsan.
+# Other targets: build, install (PREFIX=/usr/local), uninstall, clean, format,
+# asan, tsan.
 
 BUILD ?= build
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build demo test install clean format format-check asan tsan deps
+.PHONY: all build demo test install uninstall clean format format-check asan tsan deps
 
 all: build
 
@@ -23,7 +24,7 @@ deps:
 	    (apt-get update -qq && apt-get install -y -qq $$missing) >/dev/null; fi
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(abspath $(PREFIX)) $(CMAKE_FLAGS)
 
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -34,8 +35,20 @@ demo: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# PREFIX always wins: when it differs from the prefix $(BUILD) was configured
+# with, reconfigure first (the install paths and hotset.pc depend on it).
 install: build
+	@want='$(abspath $(PREFIX))'; \
+	  have=$$(sed -n 's/^CMAKE_INSTALL_PREFIX:[A-Z]*=//p' $(BUILD)/CMakeCache.txt); \
+	  if [ "$$have" != "$$want" ]; then \
+	    echo "install prefix: $$want (was $$have): reconfiguring $(BUILD)"; \
+	    cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX="$$want" >/dev/null; \
+	  fi
 	cmake --install $(BUILD)
+
+# Removes the files the last `make install` from $(BUILD) put in place.
+uninstall:
+	cmake -DMANIFEST=$(BUILD)/install_manifest.txt -P cmake/uninstall.cmake
 
 # Sanitizer builds, each in its own directory. The ASan build also turns on
 # the debug checks: a broken rule of the API stops the program there.

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# An install into a prefix of one's own is usable and removable: the files go
+# under that prefix, hotset.pc names it, the README's example program builds
+# with nothing but `pkg-config --cflags --libs hotset` and runs without
+# LD_LIBRARY_PATH (the .pc carries the rpath), and uninstalling leaves no file
+# behind.
+#
+#   test_install.sh cmake <build dir> <source dir> <cc> [extra cflags]
+#       installs with `cmake --install --prefix` (what ctest runs)
+#   test_install.sh make <build dir> <source dir> <cc> [extra cflags]
+#       installs with `make install PREFIX=` twice, to two prefixes, then
+#       `make uninstall` (what .ci/run runs: it reconfigures the build dir)
+set -euo pipefail
+mode=$1
+build=$(cd "$2" && pwd)
+src=$(cd "$3" && pwd)
+cc=$4
+extra_cflags=${5:-}
+
+command -v pkg-config >/dev/null || { echo "SKIPPED: pkg-config is not installed"; exit 77; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+# The component install writes its own manifest, so a test run never
+# replaces the install_manifest.txt of the user's real install.
+manifest="$build/install_manifest_Unspecified.txt"
+install_to() {
+  case $mode in
+  cmake)
+    cmake --install "$build" --prefix "$1" --component Unspecified >"$tmp/install.log" 2>&1 ||
+      { cat "$tmp/install.log"; fail "cmake --install --prefix $1"; } ;;
+  make)
+    make -s -C "$src" BUILD="$build" PREFIX="$1" install >"$tmp/install.log" 2>&1 ||
+      { cat "$tmp/install.log"; fail "make install PREFIX=$1"; }
+    manifest="$build/install_manifest.txt" ;;
+  *) fail "unknown mode $mode" ;;
+  esac
+}
+uninstall() {
+  case $mode in
+  cmake) cmake -DMANIFEST="$manifest" -P "$src/cmake/uninstall.cmake" >"$tmp/uninstall.log" 2>&1 ;;
+  make) make -s -C "$src" BUILD="$build" uninstall >"$tmp/uninstall.log" 2>&1 ;;
+  esac || { cat "$tmp/uninstall.log"; fail "uninstall"; }
+}
+
+check_prefix() {
+  local prefix=$1
+  local pc
+  pc=$(find "$prefix" -name hotset.pc 2>/dev/null || true)
+  [ -n "$pc" ] || fail "no hotset.pc under $prefix"
+  for f in include/hotset/pool.h bin/hotset; do
+    [ -e "$prefix/$f" ] || fail "$prefix/$f was not installed"
+  done
+  ls "$(dirname "$(dirname "$pc")")"/libhotset.so.0 >/dev/null || fail "libhotset.so.0 is not beside the pkgconfig directory"
+  local got
+  got=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix hotset)
+  [ "$got" = "$prefix" ] || fail "hotset.pc says prefix=$got, installed into $prefix"
+
+  # The README's program, built the way the README says.
+  local flags
+  flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs hotset)
+  # shellcheck disable=SC2086
+  "$cc" $extra_cflags "$src/examples/quickstart.c" $flags -o "$tmp/quickstart" ||
+    fail "quickstart.c does not build with: $cc $flags"
+  (unset LD_LIBRARY_PATH; "$tmp/quickstart" "$tmp/data" >"$tmp/run.log" 2>&1) ||
+    { cat "$tmp/run.log"; fail "quickstart built with pkg-config does not run"; }
+  grep -q '"hello, buffer pool"' "$tmp/run.log" || { cat "$tmp/run.log"; fail "quickstart printed no page"; }
+  # It ran the installed shared library, not a copy found elsewhere.
+  if command -v ldd >/dev/null; then
+    ldd "$tmp/quickstart" | grep -q "$prefix/.*libhotset.so.0" ||
+      { ldd "$tmp/quickstart"; fail "quickstart does not load libhotset.so.0 from $prefix"; }
+  fi
+  rm -rf "$tmp/data" "$tmp/quickstart"
+  # And against the static library, from the installed headers.
+  # shellcheck disable=SC2086
+  "$cc" $extra_cflags -I"$prefix/include" "$src/examples/quickstart.c" \
+    "$(dirname "$(dirname "$pc")")/libhotset.a" -lpthread -o "$tmp/quickstart" ||
+    fail "quickstart.c does not link against the installed libhotset.a"
+  "$tmp/quickstart" "$tmp/data" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; fail "static quickstart does not run"; }
+  rm -rf "$tmp/data" "$tmp/quickstart"
+  echo "ok: installed into $prefix; $cc quickstart.c \$(pkg-config --cflags --libs hotset) runs"
+}
+
+check_empty() {
+  local left
+  left=$(find "$1" ! -type d 2>/dev/null || true)
+  [ -z "$left" ] || fail "uninstall left files behind: $left"
+  [ ! -e "$1/include/hotset" ] || fail "uninstall left $1/include/hotset"
+  echo "ok: uninstall removed every file from $1"
+}
+
+first="$tmp/prefix-one"
+install_to "$first"
+check_prefix "$first"
+if [ "$mode" = make ]; then
+  # A second install with another PREFIX goes there, not to the first one.
+  uninstall
+  check_empty "$first"
+  second="$tmp/prefix-two"
+  install_to "$second"
+  [ -z "$(find "$first" ! -type d 2>/dev/null || true)" ] || fail "make install PREFIX=$second installed into $first"
+  check_prefix "$second"
+  uninstall
+  check_empty "$second"
+else
+  uninstall
+  check_empty "$first"
+  # A staged install (DESTDIR, as packagers do) puts the files under DESTDIR
+  # but names the real prefix in hotset.pc.
+  DESTDIR="$tmp/stage" cmake --install "$build" --prefix /opt/hotset --component Unspecified >"$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log"; fail "DESTDIR=... cmake --install --prefix /opt/hotset"; }
+  pc=$(find "$tmp/stage" -name hotset.pc)
+  [ "$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix hotset)" = /opt/hotset ] ||
+    fail "a DESTDIR install's hotset.pc does not say prefix=/opt/hotset: $(cat "$pc")"
+  echo "ok: DESTDIR install names prefix=/opt/hotset"
+  rm -f "$manifest"
+fi

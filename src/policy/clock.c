@@ -21,9 +21,15 @@
  * bit. In byte mode each victim frees its own size; the caller asks again
  * until the incoming entry fits.
  *
- * Cost. A hit is one store to the slot's bit (an atomic byte: the pool calls
- * it without a lock). A victim costs O(1) amortized: each bit cleared was set
- * by one hit. 8 bytes of links + 1 byte per slot.
+ * Threads (HS_POLICY_CONCURRENT_HIT). A hit is one load and at most one
+ * store to the slot's bit, an atomic byte, so the pool calls it without a
+ * lock; the victim search re-queues entries on the circle, so it, insert,
+ * evict and remove run under the pool's policy lock (not
+ * HS_POLICY_CONCURRENT, which clock-sweep alone has: its hand is an atomic
+ * counter over a fixed array, with no list to move).
+ *
+ * Cost. A victim costs O(1) amortized: each bit cleared was set by one hit.
+ * 8 bytes of links + 1 byte per slot.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

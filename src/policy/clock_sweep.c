@@ -25,7 +25,8 @@
  * the shared hand plus a look at one slot. If a whole sweep finds only
  * pinned or empty slots, with no count lowered on the way, the answer is
  * "none" — never a hang. Every call is thread-safe without a lock
- * (HS_POLICY_CONCURRENT): two threads may be handed the same victim, and the
+ * (HS_POLICY_CONCURRENT, and so HS_POLICY_CONCURRENT_HIT too): two threads
+ * may be handed the same victim, and the
  * pool's pin check under the buffer header lock lets only one take it.
  * 1 byte per slot.
  */

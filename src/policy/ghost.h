@@ -1,10 +1,12 @@
 /*
  * policy/ghost.h — a bounded history of evicted keys, newest first.
  *
- * What ARC keeps in B1 and B2, 2Q in A1out, S3-FIFO in its ghost queue: keys
- * (and sizes) of entries that were evicted, found again by key when they come
- * back, forgotten oldest-first when the list exceeds its bound in entries or
- * in units. 24 bytes per entry plus the key index (5–11 bytes).
+ * What 2Q keeps in A1out, S3-FIFO in its ghost queue and twolist as its
+ * shadow entries: keys (and sizes) of entries that were evicted, found again
+ * by key when they come back, forgotten oldest-first when the list exceeds
+ * its bound in entries or in units. 20 bytes per entry (key, size, links)
+ * plus the key index (5–11 bytes). ARC and CAR, whose two ghost lists share
+ * one store, use ghost_dir.h instead.
  */
 #ifndef HOTSET_POLICY_GHOST_H
 #define HOTSET_POLICY_GHOST_H

@@ -147,6 +147,71 @@ run gen-trace -o "$scratch/small.vscsi" --requests 100
 expect_usage_error "does not write" "gen-trace -o x.vscsi" "hotset gen-trace: -o:"
 if [[ ! -e $scratch/small.vscsi ]]; then ok; else bad "gen-trace -o x.vscsi left a file"; fi
 
+# ---- text that is not a trace; a format that does not fit the file ----
+run sim --trace "$ROOT/README.md" --policy lru --size 10
+expect_one_line_error "README.md: not a trace: text, but line 1 (" "README.md as a trace"
+run trace-stats "$ROOT/README.md"
+expect_one_line_error "README.md: not a trace" "trace-stats on README.md"
+printf '17\n18\nthis is a note, not an id\n' >"$scratch/notes.txt"
+run sim --trace "$scratch/notes.txt" --policy lru --size 10
+expect_one_line_error 'line 3 ("this is a note, not an id") is not an object id' "prose named .txt"
+run sim --trace "$scratch/notes.txt" --format txt --policy lru --size 10 --json
+expect_status 0 "prose given as txt is read as told"
+run sim --trace "$scratch/small.oracleGeneral.bin" --format vscsi --policy lru --size 10
+expect_one_line_error "not vscsi: " "--format vscsi on oracleGeneral"
+if grep -q -- "it looks like an oraclegeneral trace (.*): try --format oraclegeneral or leave --format out" "$err"; then ok; else
+  bad "--format vscsi on oracleGeneral does not suggest --format oraclegeneral"
+fi
+cp "$scratch/small.oracleGeneral.bin" "$scratch/misnamed.vscsi"
+run sim --trace "$scratch/misnamed.vscsi" --policy lru --size 10
+expect_one_line_error "the name says vscsi (.vscsi), but" "oracleGeneral named .vscsi"
+if grep -q -- "give --format oraclegeneral" "$err"; then ok; else bad "a misleading name: no --format suggested"; fi
+
+# ---- --plot: the output is checked before the trace is read ----
+if command -v gnuplot >/dev/null; then
+  bounded sim --trace /dev/zero --format oraclegeneral --policy lru --size 10 --max-requests 100000 --plot "$scratch/no/such/dir/mrc.png"
+  expect_one_line_error "hotset sim: --plot: cannot write $scratch/no/such/dir/mrc.png: No such file or directory" "--plot into a missing directory"
+  bounded sim --trace /dev/zero --format oraclegeneral --policy lru --size 10 --max-requests 1000 --plot "$scratch/later.png"
+  expect_one_line_error "stopped loading after 1000 requests" "--plot checked, then loading fails"
+  if [[ ! -e $scratch/later.png ]]; then ok; else bad "checking --plot left a file behind"; fi
+else
+  echo "SKIPPED: test_sim_cli: --plot's early check: gnuplot is not installed (that error comes first)"
+fi
+
+# ---- human units in the text outputs; JSON and CSV keep raw numbers ----
+# small: 500 objects of 4096 bytes, so 2048000 bytes of working set.
+run trace-stats "$scratch/small.oracleGeneral.bin"
+expect_status 0 "trace-stats text"
+if grep -q "^working set  *1.95 MiB (2048000 bytes)$" "$out"; then ok; else bad "trace-stats: working set not in human units: $(grep 'working set' "$out")"; fi
+if grep -q "^  *4 KiB .. 8 KiB  *500 objects$" "$out"; then ok; else bad "trace-stats: size histogram: $(tail -1 "$out")"; fi
+run trace-stats "$scratch/small.oracleGeneral.bin" --json
+if [[ $(json_field "$out" 1 working_set_bytes) == 2048000 ]]; then ok; else bad "trace-stats --json: working_set_bytes is not the raw number"; fi
+run trace-stats "$scratch/small.txt"
+if grep -q "^working set  *500 objects" "$out" && ! grep -q "bytes" "$out"; then ok; else bad "trace-stats on a trace without sizes speaks of bytes"; fi
+run sim --trace "$scratch/small.oracleGeneral.bin" --policy lru --size 1000000,1MiB
+expect_status 0 "sim, byte mode, one object size"
+if grep -q "^lru  *977 KiB " "$out" && grep -q "^lru  *1 MiB " "$out"; then ok; else bad "sim: sizes not in human units"; fi
+# Every object one size: bytemiss% would only repeat miss%.
+if ! grep -q "bytemiss%" "$out"; then ok; else bad "bytemiss% shown though every object has one size"; fi
+run sim --trace "$scratch/small.oracleGeneral.bin" --policy lru --size 50 --ignore-size
+if grep -q "^lru  *50 objects " "$out" && ! grep -q "bytemiss%" "$out"; then ok; else bad "sim --ignore-size: size not in objects, or bytemiss% shown"; fi
+printf 'obj_id,obj_size\n1,100\n2,3000\n1,100\n3,100\n2,3000\n' >"$scratch/sizes.csv"
+run sim --trace "$scratch/sizes.csv" --policy lru --size 3KiB
+if grep -q "bytemiss%" "$out" && grep -q "^lru  *3 KiB " "$out"; then ok; else bad "bytemiss% missing where sizes differ"; fi
+run sim --trace "$scratch/sizes.csv" --policy lru --size 3KiB --json
+if [[ $(json_field "$out" 1 size) == 3072 && -n $(json_field "$out" 1 byte_miss_ratio) ]]; then ok; else bad "sim --json: raw size or byte_miss_ratio missing"; fi
+# Paths that need escaping stay valid JSON and CSV.
+odd="$scratch/we\"ird, name.oracleGeneral.bin"
+cp "$scratch/small.oracleGeneral.bin" "$odd"
+run trace-stats "$odd" --json
+if [[ $(json_field "$out" 1 trace) == "$odd" ]]; then ok; else bad "trace-stats --json: a path with a quote is not escaped"; fi
+run sim --trace "$odd" --policy lru --size 10 --json
+if [[ $(json_field "$out" 1 trace) == "$odd" ]]; then ok; else bad "sim --json: a path with a quote is not escaped"; fi
+run sim --trace "$odd" --policy lru --size 10 --csv
+if [[ $(python3 -c 'import csv,sys; print(list(csv.reader(open(sys.argv[1])))[1][0])' "$out") == "$odd" ]]; then ok; else
+  bad "sim --csv: a path with a quote is not quoted"
+fi
+
 if [[ ! -d $TRACES ]]; then
   echo "SKIPPED: test_sim_cli: the checks on the CloudPhysics trace: $TRACES is missing"
   cli_finish
@@ -183,6 +248,21 @@ for p, size, req, miss in rows:
     if p.startswith("belady"): best[size] = int(miss)
 assert all(int(m) >= best[s] for p, s, r, m in rows), rows
 PY
+
+# ---- a format that does not fit, and sizes in human units ----
+run sim --trace "$TRACES/cloudPhysicsIO.vscsi" --format oraclegeneral --policy lru --size 10
+expect_one_line_error "cloudPhysicsIO.vscsi: not oraclegeneral: " "--format oraclegeneral on vscsi"
+if grep -q -- "it looks like a vscsi trace (.*): try --format vscsi or leave --format out" "$err"; then ok; else
+  bad "--format oraclegeneral on vscsi does not suggest --format vscsi"
+fi
+run sim --trace "$TRACES/cloudPhysicsIO.oracleGeneral.bin" --format vscsi --policy lru --size 10
+expect_one_line_error "looks like an oraclegeneral trace" "--format vscsi on the oracleGeneral encoding"
+run trace-stats "$TRACES/cloudPhysicsIO.vscsi"
+if grep -q "^working set  *1.89 GiB (2029769728 bytes)$" "$out"; then ok; else bad "trace-stats: CloudPhysics working set is not 1.89 GiB"; fi
+run trace-stats "$TRACES/cloudPhysicsIO.txt"
+if grep -q "^working set  *48974 objects" "$out"; then ok; else bad "trace-stats: the txt encoding's working set is not in objects"; fi
+run sim --trace "$TRACES/cloudPhysicsIO.txt" --policy lru --size 1000
+if grep -q "^lru  *1000 objects " "$out" && ! grep -q "bytemiss%" "$out"; then ok; else bad "sim on txt: sizes are objects, bytemiss% repeats miss%"; fi
 
 # ---- byte mode, table and CSV output, auto-detection message ----
 run sim --trace "$TRACES/cloudPhysicsIO.vscsi" --policy lru --size 16MiB,256MiB

@@ -17,11 +17,14 @@
 
 #include "cli/args.h"
 #include "cli/gnuplot.h"
+#include "cli/human_size.h"
+#include "cli/json.h"
 #include "cli/sim_plot.h"
 #include "hotset/policy.h"
 #include "sim/sim.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -217,18 +220,35 @@ static void mrc_sizes(const hs_sim_trace *t, bool ignore_size, int points, uint6
   }
 }
 
-static void json_string(FILE *f, const char *s) {
+/* A CSV field in quotes, a quote inside doubled (RFC 4180). */
+static void csv_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
   }
   fputc('"', f);
+}
+
+/* The plot is drawn after every simulation has run: a directory that does
+ * not exist or cannot be written must show before that, not after. The
+ * file is created (and removed again if it was not there), which is the
+ * one test that answers for permissions, read-only mounts and the like.
+ * 0, or -1 after printing one line. */
+static int check_plot_output(const char *file) {
+  int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd >= 0) {
+    close(fd);
+    unlink(file);
+    return 0;
+  }
+  if (errno == EEXIST) fd = open(file, O_WRONLY | O_CLOEXEC); /* kept as it is until drawn */
+  if (fd >= 0) {
+    close(fd);
+    return 0;
+  }
+  fprintf(stderr, PROG ": --plot: cannot write %s: %s\n", file, strerror(errno));
+  return -1;
 }
 
 /* The policy's spec with every parameter spelled out (malloc'ed; the spec
@@ -376,6 +396,10 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
     free(size_items);
     return 1;
   }
+  if (plot && check_plot_output(plot) != 0) {
+    free(size_items);
+    return 1;
+  }
 
   progress prog = {.on = isatty(2), .start = now_s(), .what = "sim"};
   hs_sim_trace *t;
@@ -455,9 +479,14 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
 
   int rc = 0;
   const char *unit = ignore_size ? "objects" : "bytes";
-  if (!json && !csv_out)
-    printf("%-40s %14s %12s %12s %10s %10s %8s %8s\n", "policy", "size", "requests", "misses",
-           "miss%", "bytemiss%", "seconds", "MQPS");
+  /* With every request of one size (or sizes ignored) the byte miss ratio
+   * is the miss ratio: the table does not repeat it. */
+  bool byte_column = !ignore_size && t->min_size != t->max_size;
+  if (!json && !csv_out) {
+    printf("%-40s %14s %12s %12s %10s", "policy", "size", "requests", "misses", "miss%");
+    if (byte_column) printf(" %10s", "bytemiss%");
+    printf(" %8s %8s\n", "seconds", "MQPS");
+  }
   if (csv_out)
     printf("trace,policy,size,size_unit,requests,misses,miss_ratio,byte_misses,byte_miss_ratio,"
            "seconds,mqps\n");
@@ -479,29 +508,39 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
     double bmr = r->bytes ? (double)r->byte_misses / (double)r->bytes : 0;
     double mqps = r->seconds > 0 ? (double)r->requests / r->seconds / 1e6 : 0;
     if (json) {
-      printf("{\"trace\":");
-      json_string(stdout, trace_path);
-      printf(",\"policy\":");
-      json_string(stdout, spec);
-      printf(",\"size\":%" PRIu64 ",\"size_unit\":\"%s\",\"requests\":%" PRIu64
-             ",\"misses\":%" PRIu64 ",\"miss_ratio\":%.6f,\"byte_misses\":%" PRIu64
-             ",\"byte_miss_ratio\":%.6f,\"seconds\":%.3f,\"mqps\":%.2f,\"objects\":%" PRIu64
-             ",\"policy_bytes\":%" PRIu64 ",\"peak_ghosts\":%" PRIu64 "}\n",
-             j->size, unit, r->requests, r->misses, mr, r->byte_misses, bmr, r->seconds, mqps,
-             t->objects, r->policy_bytes, r->peak_ghosts);
+      json_out jo;
+      json_begin(&jo, stdout);
+      json_str(&jo, "trace", trace_path);
+      json_str(&jo, "policy", spec);
+      json_u64(&jo, "size", j->size);
+      json_str(&jo, "size_unit", unit);
+      json_u64(&jo, "requests", r->requests);
+      json_u64(&jo, "misses", r->misses);
+      json_double(&jo, "miss_ratio", "%.6f", mr);
+      json_u64(&jo, "byte_misses", r->byte_misses);
+      json_double(&jo, "byte_miss_ratio", "%.6f", bmr);
+      json_double(&jo, "seconds", "%.3f", r->seconds);
+      json_double(&jo, "mqps", "%.2f", mqps);
+      json_u64(&jo, "objects", t->objects);
+      json_u64(&jo, "policy_bytes", r->policy_bytes);
+      json_u64(&jo, "peak_ghosts", r->peak_ghosts);
+      json_end_line(&jo);
     } else if (csv_out) {
-      printf("\"%s\",\"%s\",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64
-             ",%.6f,%.3f,%.2f\n",
-             trace_path, spec, j->size, unit, r->requests, r->misses, mr, r->byte_misses, bmr,
-             r->seconds, mqps);
+      csv_string(stdout, trace_path);
+      fputc(',', stdout);
+      csv_string(stdout, spec);
+      printf(",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%.3f,%.2f\n", j->size,
+             unit, r->requests, r->misses, mr, r->byte_misses, bmr, r->seconds, mqps);
     } else {
-      char sz[32];
-      if (ignore_size)
-        snprintf(sz, sizeof sz, "%" PRIu64, j->size);
+      char sz[40];
+      if (ignore_size || !t->sized) /* without sizes every object is 1 "byte" */
+        snprintf(sz, sizeof sz, "%" PRIu64 " objects", j->size);
       else
-        args_format_size(j->size, sz, sizeof sz);
-      printf("%-40s %14s %12" PRIu64 " %12" PRIu64 " %9.4f%% %9.4f%% %8.2f %8.2f\n", spec, sz,
-             r->requests, r->misses, 100 * mr, 100 * bmr, r->seconds, mqps);
+        human_size(j->size, sz, sizeof sz);
+      printf("%-40s %14s %12" PRIu64 " %12" PRIu64 " %9.4f%%", spec, sz, r->requests, r->misses,
+             100 * mr);
+      if (byte_column) printf(" %9.4f%%", 100 * bmr);
+      printf(" %8.2f %8.2f\n", r->seconds, mqps);
     }
     free(spec);
   }

@@ -5,8 +5,15 @@
  * share S3-FIFO's small queue is built to filter), working-set bytes (the
  * sum of each object's first size), and a histogram of object sizes in
  * power-of-two buckets.
+ *
+ * The text report gives byte counts in human units (1.89 GiB) with the
+ * exact figure beside them, and a trace without sizes (txt, csv without a
+ * size column) in objects, since its "bytes" are objects counted once
+ * each. The JSON keeps every figure a raw number.
  */
 #include "cli/args.h"
+#include "cli/human_size.h"
+#include "cli/json.h"
 #include "cli/sim_cmd.h"
 #include "sim/sim.h"
 
@@ -66,35 +73,52 @@ int trace_stats_main(int argc, char **argv) {
   }
   free(seen);
   if (json) {
-    printf("{\"trace\":\"%s\",\"format\":\"%s\",\"compressed\":%s,\"requests\":%" PRIu64
-           ",\"objects\":%" PRIu64 ",\"one_hit_wonders\":%" PRIu64 ",\"working_set_bytes\":%" PRIu64
-           ",\"bytes_requested\":%" PRIu64 ",\"bad_records\":%" PRIu64 ",\"size_histogram\":{",
-           argv[1], hs_trace_format_name(t->format), t->compressed ? "true" : "false", t->requests,
-           t->objects, t->one_hit, t->ws_bytes, t->bytes_requested, t->bad_records);
-    bool first = true;
+    json_out jo;
+    json_begin(&jo, stdout);
+    json_str(&jo, "trace", argv[1]);
+    json_str(&jo, "format", hs_trace_format_name(t->format));
+    json_bool(&jo, "compressed", t->compressed);
+    json_u64(&jo, "requests", t->requests);
+    json_u64(&jo, "objects", t->objects);
+    json_u64(&jo, "one_hit_wonders", t->one_hit);
+    json_u64(&jo, "working_set_bytes", t->ws_bytes);
+    json_u64(&jo, "bytes_requested", t->bytes_requested);
+    json_u64(&jo, "bad_records", t->bad_records);
+    json_object_begin(&jo, "size_histogram");
     for (int b = 0; b < 33; b++) {
       if (!hist[b]) continue;
-      printf("%s\"%" PRIu64 "\":%" PRIu64, first ? "" : ",", (uint64_t)1 << b, hist[b]);
-      first = false;
+      char key[24];
+      snprintf(key, sizeof key, "%" PRIu64, (uint64_t)1 << b);
+      json_u64(&jo, key, hist[b]);
     }
-    printf("}}\n");
+    json_object_end(&jo);
+    json_end_line(&jo);
   } else {
-    char ws[32];
+    char a[32], b2[32];
     printf("trace              %s (%s%s)\n", argv[1], hs_trace_format_name(t->format),
            t->compressed ? ", zstd" : "");
     printf("requests           %" PRIu64 "\n", t->requests);
     printf("distinct objects   %" PRIu64 "\n", t->objects);
     printf("one-hit wonders    %" PRIu64 " (%.1f%% of objects)\n", t->one_hit,
            t->objects ? 100.0 * (double)t->one_hit / (double)t->objects : 0.0);
-    printf("working set        %" PRIu64 " bytes (%s)\n", t->ws_bytes,
-           args_format_size(t->ws_bytes, ws, sizeof ws));
-    printf("bytes requested    %" PRIu64 "\n", t->bytes_requested);
+    if (t->sized) {
+      printf("working set        %s (%" PRIu64 " bytes)\n", human_size(t->ws_bytes, a, sizeof a),
+             t->ws_bytes);
+      printf("bytes requested    %s (%" PRIu64 " bytes)\n",
+             human_size(t->bytes_requested, a, sizeof a), t->bytes_requested);
+    } else {
+      printf("working set        %" PRIu64 " objects (the trace has no sizes: each counts 1)\n",
+             t->objects);
+    }
     if (t->bad_records) printf("bad records        %" PRIu64 " (skipped)\n", t->bad_records);
-    printf("object sizes (first request of each object):\n");
-    for (int b = 0; b < 33; b++)
-      if (hist[b])
-        printf("  %12" PRIu64 " .. %-12" PRIu64 " %10" PRIu64 "\n", (uint64_t)1 << b,
-               ((uint64_t)2 << b) - 1, hist[b]);
+    if (t->sized) {
+      printf("object sizes (first request of each object; from .. below):\n");
+      for (int b = 0; b < 33; b++)
+        if (hist[b])
+          printf("  %10s .. %-10s %10" PRIu64 " objects\n",
+                 human_size((uint64_t)1 << b, a, sizeof a),
+                 human_size((uint64_t)2 << b, b2, sizeof b2), hist[b]);
+    }
   }
   hs_sim_trace_free(t);
   return 0;

@@ -301,7 +301,10 @@ hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity,
     return hs_fail(HS_ERR_INVALID, 0, "%s: nothing to simulate (%llu objects, capacity %llu)",
                    t->path, (unsigned long long)t->objects, (unsigned long long)capacity);
   hs_policy *p;
-  hs_status st = hs_policy_create(spec, capacity, (uint32_t)t->objects, &p);
+  /* Byte mode: a capacity unit is a byte; object mode: a unit is one object
+   * of no known size. The clock is the request count. */
+  hs_policy_env env = {.unit_bytes = ignore_size ? 0 : 1, .clock = HS_CLOCK_REQUESTS};
+  hs_status st = hs_policy_create_ex(spec, capacity, (uint32_t)t->objects, &env, &p);
   if (st != HS_OK) return st;
   bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;
   if (future && !t->next) {

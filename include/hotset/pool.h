@@ -17,8 +17,12 @@
  *   hs_buf_release(pool, b);
  *
  * Concurrency: every function may be called from any number of threads.
- * Pinning a resident page is one compare-and-swap on the buffer's state word;
- * the page table is read without locks (writers take a per-partition lock).
+ * Reading a resident page writes nothing other threads share: the page table
+ * is read without locks (writers take a per-partition lock), and the pin is
+ * an increment of the calling thread's own counter for that buffer plus a
+ * load of the buffer's state word. Only threads beyond the first 64 at a
+ * time, which get no private counters, pin with a compare-and-swap on the
+ * state word. Pins and content locks belong to the thread that took them.
  *
  * WAL before data: a dirty page whose LSN is L is never written before the
  * owner's flush_wal_up_to(L) callback has returned HS_OK.

@@ -5,17 +5,20 @@
  * neighbouring buffers never share a line). Everything a pin needs is in one
  * 32-bit atomic state word, as PostgreSQL packed it in 9.6:
  *
- *   bits  0..17  reference count (pins taken the shared way; see pool.c
+ *   bits  0..17  reference count (pins taken the shared way; see pins.c
  *                for the per-thread private pins that the hit path uses)
  *   bits 18..21  unused (PostgreSQL keeps its usage count here; hotset's
  *                policies keep their own, see hotset/policy.h)
  *   bits 22..31  flags
  *
- * so a shared pin is one compare-and-swap. LOCKED is a spinlock over the descriptor header: while
- * it is set the state word is frozen (every other writer waits for it to clear), which lets the
- * holder unlock with a plain store. The tag changes only with LOCKED held, refcount 1 (the
- * changer's own pin) and the page-table partition locks of the old and new tags held. So a thread
- * that has pinned a buffer and then sees the tag it wanted can trust it until it unpins.
+ * so a shared pin is one compare-and-swap. LOCKED is a spinlock over the
+ * descriptor header: while it is set the state word is frozen (every other
+ * writer waits for it to clear), which lets the holder unlock with a plain
+ * store. The tag changes only with LOCKED held, no pin on the buffer but the
+ * changer's own (the state word's count plus every private counter: 1 for a
+ * retag, 0 for a drop) and the page-table partition lock of every tag
+ * involved held. So a thread that has pinned a buffer and then sees the tag
+ * it wanted can trust it until it unpins.
  */
 #ifndef HOTSET_POOL_BUF_INTERNAL_H
 #define HOTSET_POOL_BUF_INTERNAL_H
@@ -89,7 +92,7 @@ static inline uint32_t buf_wait_unlocked(hs_bufdesc *d) {
 }
 
 /* Takes the header spinlock; returns the state with BM_LOCKED set.
- * Sequentially consistent: the pool's private pins (pool.c) rely on a
+ * Sequentially consistent: the pool's private pins (pins.c) rely on a
  * Dekker-style handshake between this RMW and a pinner's counter increment. */
 static inline uint32_t buf_hdr_lock(hs_bufdesc *d) {
   for (;;) {

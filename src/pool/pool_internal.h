@@ -1,6 +1,7 @@
 /*
- * pool/pool_internal.h — the pool's structure, shared by pool.c and
- * pool_dump.c (and white-box tests).
+ * pool/pool_internal.h — the pool's structure and the calls its files make
+ * to each other (and white-box tests). Which file does what is in
+ * docs/buffer-pool.md ("Pieces"); each file's opening comment says why.
  */
 #ifndef HOTSET_POOL_POOL_INTERNAL_H
 #define HOTSET_POOL_POOL_INTERNAL_H
@@ -77,7 +78,7 @@ struct hs_pool {
   void (*drop_hook)(hs_pool *pool, hs_buf b, int phase, void *ctx);
   void *drop_hook_ctx;
 
-  /* Private pins: per thread shard, one counter per buffer (pool.c). */
+  /* Private pins: per thread shard, one counter per buffer (pins.c). */
   pthread_mutex_t pins_lock;
   _Atomic(_Atomic uint32_t *) pins[HS_STAT_SHARDS];
   _Atomic uint32_t pins_max; /* shards below this may have an array */
@@ -94,8 +95,80 @@ static inline hs_bufdesc *pool_desc(hs_pool *pool, hs_buf b) {
   return &pool->descs[b].d;
 }
 
+/* A buffer number the pool has (calls taking an hs_buf check it first). */
+static inline bool buf_ok(const hs_pool *pool, hs_buf b) {
+  return pool && b >= 0 && (uint32_t)b < pool->nbuffers;
+}
+
+/* The sleep queue of buffer b's content lock. */
+static inline hs_wait_stripe *lock_stripe(hs_pool *pool, hs_buf b) {
+  return &pool->lock_waits[(uint32_t)b % HS_WAIT_STRIPES];
+}
+
+/* policy_lock, when the policy's flags say the call needs it. */
+static inline void policy_lock(hs_pool *pool, bool needed) {
+  if (needed) pthread_mutex_lock(&pool->policy_lock);
+}
+static inline void policy_unlock(hs_pool *pool, bool needed) {
+  if (needed) pthread_mutex_unlock(&pool->policy_lock);
+}
+
+/* ---- pins (pins.c; the inline half in pins.h) ------------------------------ */
+
 /* All pins on a buffer: the state word's count plus every private one. */
 uint32_t pool_pin_count(hs_pool *pool, hs_buf b, uint32_t state);
+
+/* ---- I/O in progress (buf_io.c) -------------------------------------------- */
+
+/* Sleeps until buffer b has no I/O in progress. */
+void pool_wait_io(hs_pool *pool, hs_buf b);
+/* Claims the right to read pinned buffer b in. False if it became valid or
+ * someone else is reading it. */
+bool pool_start_input_io(hs_pool *pool, hs_buf b);
+/* Ends our I/O on b: sets and clears flags, then wakes whoever waits for it.
+ * `written`: a write succeeded, so the page is clean unless re-dirtied. */
+void pool_end_io(hs_pool *pool, hs_buf b, uint32_t set, uint32_t clear, bool written);
+
+/* ---- write-back (writeback.c) ---------------------------------------------- */
+
+/* Writes buffer b if it is valid and dirty: the WAL first, then the page.
+ * The caller holds a pin and a content lock. *wrote says if it wrote;
+ * *wal_flushed (may be NULL) if the WAL callback had to flush. */
+hs_status pool_write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wrote,
+                            bool *wal_flushed);
+/* Would writing the page of descriptor d (its LSN) need a WAL flush first? */
+bool pool_needs_wal_flush(hs_pool *pool, hs_bufdesc *d);
+
+/* ---- victims (freelist.c; rings in strategy.c) ----------------------------- */
+
+/* Victims found dirty and unwritable that one search skips before it gives
+ * up with the write error. */
+#define MAX_VICTIM_WRITE_FAILURES 4
+
+/* One search for a victim: what the policy is told to skip besides pinned
+ * buffers — the ones this search could not write back. */
+typedef struct victim_search {
+  hs_pool *pool;
+  hs_buf unwritable[MAX_VICTIM_WRITE_FAILURES];
+  unsigned nunwritable;
+  hs_status write_status; /* the last victim write's failure */
+  int write_errno;
+  char write_error[256];
+} victim_search;
+
+/* A victim made clean: pinned by us in its state word (*state: its state as
+ * pinned), its page written back first if it was dirty (WAL first); *reused
+ * if it is the ring's own slot. A victim whose write fails stays dirty and is
+ * skipped for the rest of this search; after MAX_VICTIM_WRITE_FAILURES such
+ * victims the write error is returned. */
+hs_status pool_take_clean_victim(hs_pool *pool, const hs_access *incoming, hs_io_context ctx,
+                                 hs_strategy *ring, victim_search *vs, hs_buf *out, uint32_t *state,
+                                 bool *reused);
+/* Counts a victim's taking and makes it a ring member if a ring took it. */
+void pool_note_victim(hs_pool *pool, hs_io_context ctx, hs_strategy *ring, hs_buf v, bool reused,
+                      bool evicted);
+/* Puts b, holding no page, on the free list (if it is not there already). */
+void pool_push_free(hs_pool *pool, hs_buf b);
 
 /* The statistics counters alone (cheaper than hs_pool_stats). */
 void pool_counters(hs_pool *pool, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]);
@@ -115,11 +188,12 @@ pool_lookup pool_lookup_and_pin(hs_pool *pool, const hs_buftag *tag, uint64_t ha
  * failure the pin is dropped. */
 hs_status pool_read_found(hs_pool *pool, hs_buf b, const hs_buftag *tag, uint64_t hash,
                           hs_io_context ctx, hs_strategy *ring);
-/* Finds or gives the page a buffer, pinned (see pool.c). */
+/* Finds or gives the page a buffer, pinned (pool.c). */
 hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
                      hs_io_context ctx, hs_strategy *ring, hs_buf *out, bool *claimed);
-/* Ends the I/O of claimed buffers: VALID if ok, else IO_ERROR (and, with
- * `unpin`, drops their pins: the synchronous reader's way). */
+/* Ends the reads of claimed buffers after their pages were filled (ok:
+ * VALID) or could not be (IO_ERROR, and with `unpin` their pins dropped:
+ * the synchronous reader's way; a later read tries again). buf_io.c. */
 void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx,
                     bool unpin);
 /* Gives up a claim whose read was never issued: IO_ERROR (a later reader

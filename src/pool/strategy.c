@@ -1,7 +1,21 @@
 /*
- * pool/strategy.c — buffer access strategies: creating rings and sizing them
- * (hotset/strategy.h). Using a ring — reuse, reject, WAL flush — is part of
- * the read path in pool.c.
+ * pool/strategy.c — buffer access strategies (hotset/strategy.h): creating
+ * rings, sizing them, and using them. As PostgreSQL keeps GetBufferFromRing
+ * and StrategyRejectBuffer beside StrategyGetBuffer, a ring's use lives here,
+ * beside its size: victim choice (freelist.c) asks strategy_get_buffer for
+ * the ring's next slot first, and tells the ring about the buffers it joins
+ * (strategy_add_buffer), the allocations it makes and the WAL flushes its
+ * reuses force (the adaptive ring's inputs).
+ *
+ * What a ring may reuse. A slot's buffer is recycled only if it still holds
+ * a page (TAG_VALID), nobody has it pinned, and nobody but a ring has used it
+ * since it was read (BM_RING, cleared by any normal access: the page has
+ * become someone else's, PostgreSQL's usage count > 1). A bulkread ring also
+ * rejects a dirty buffer whose write would force a WAL flush (the owner's
+ * wal_needs_flush says so): the slot is emptied and the read takes a victim
+ * from the free list or the policy instead, which then joins the ring. The
+ * other rings write a dirty slot back, WAL first (freelist.c), and vacuum's
+ * adaptive ring grows by one buffer each time that forced a flush.
  *
  * The sizing rules are the ones argued over on pgsql-hackers: 8.3's fixed
  * 256 KiB for scans and vacuum, 8.4's 16 MiB for bulk writes, 17's 2 MiB
@@ -20,7 +34,7 @@
  * point, halve the ring (not below 16 buffers).
  */
 #include "core/error.h"
-#include "pool/pool_internal.h"
+#include "pool/pins.h"
 #include "pool/strategy_internal.h"
 
 #include <errno.h>
@@ -163,7 +177,6 @@ hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring
   uint32_t adaptive_max = 0;
   s->size = ring_buffers(pool, kind, &c, &adaptive_max);
   s->max_size = c.rule == HS_RING_ADAPTIVE ? adaptive_max : s->size;
-  s->min_size = s->size;
   s->current = 0;
   s->hit_ratio_avg = -1;
   if (s->config.rule == HS_RING_ADAPTIVE) {
@@ -203,6 +216,33 @@ hs_strategy_kind hs_strategy_kind_of(const hs_strategy *s) {
 bool hs_pool_scan_needs_ring(const hs_pool *pool, hs_blockno rel_blocks, uint32_t threshold_pages) {
   uint32_t threshold = threshold_pages ? threshold_pages : hs_pool_nbuffers(pool) / 4;
   return rel_blocks > threshold;
+}
+
+hs_buf strategy_get_buffer(hs_strategy *ring, uint32_t *state) {
+  hs_pool *pool = ring->pool;
+  ring->current = ring->current + 1 < ring->size ? ring->current + 1 : 0;
+  hs_buf b = ring->bufs[ring->current];
+  if (b == HS_INVALID_BUF) return HS_INVALID_BUF;
+  hs_bufdesc *d = pool_desc(pool, b);
+  uint32_t s = buf_hdr_lock(d);
+  if ((s & (BM_RING | BM_TAG_VALID)) != (BM_RING | BM_TAG_VALID) || pool_pinned(pool, b, s)) {
+    buf_hdr_unlock(d, s);
+    return HS_INVALID_BUF;
+  }
+  if ((s & BM_DIRTY) && ring->kind == HS_STRATEGY_BULKREAD && pool_needs_wal_flush(pool, d)) {
+    buf_hdr_unlock(d, s);
+    ring->bufs[ring->current] = HS_INVALID_BUF;
+    stat_add(&pool->stats, ring->ctx, HS_STAT_REJECTS, 1);
+    return HS_INVALID_BUF;
+  }
+  s += BUF_REFCOUNT_ONE;
+  buf_hdr_unlock(d, s);
+  *state = s;
+  return b;
+}
+
+void strategy_add_buffer(hs_strategy *ring, hs_buf b) {
+  ring->bufs[ring->current] = b;
 }
 
 void strategy_note_wal_flush(hs_strategy *s) {

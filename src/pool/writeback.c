@@ -1,0 +1,97 @@
+/*
+ * pool/writeback.c — writing a dirty page back to its file, WAL first.
+ *
+ * pool_write_buffer is the only place that writes a page. Its rules:
+ *
+ *  - the caller holds a pin and the buffer's content lock (share is enough:
+ *    nobody may change the page under a share lock, so the bytes written are
+ *    the bytes the LSN describes). A victim's lock is only tried
+ *    (freelist.c); a flush takes it or uses the caller's (flush_drop.c);
+ *  - the write claims IO_IN_PROGRESS under the header lock and clears
+ *    JUST_DIRTIED in the same store; a second writer of the same buffer
+ *    waits for the first and then finds the page clean. The page is clean
+ *    afterwards only if nobody dirtied it again while it was being written
+ *    (JUST_DIRTIED still clear when the write ends, buf_io.c);
+ *  - WAL before data: a page whose LSN is L > 0 is written only after the
+ *    owner's flush_wal_up_to(L) returned HS_OK. The callback says whether it
+ *    really had to flush; those calls are the wal_flushes statistic, the
+ *    figure the vacuum ring-size debate turned on;
+ *  - a failure — the callback's or the write's — ends the I/O with IO_ERROR
+ *    and leaves DIRTY set: the page exists only here, so its frame is not
+ *    reused and the next flush tries again. The error names the callback,
+ *    its status, the page and its LSN, and quotes only what the callback
+ *    itself left in hs_last_error (the thread's earlier message is cleared
+ *    before the call, so an unrelated older failure is never quoted and a
+ *    retry never nests the previous message).
+ *
+ * pool_needs_wal_flush asks the owner's wal_needs_flush (PostgreSQL's
+ * XLogNeedsFlush) so that a bulkread ring can refuse to recycle a dirty page
+ * whose write would force a WAL flush (strategy.c).
+ */
+#include "core/error.h"
+#include "pool/pins.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+hs_status pool_write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wrote,
+                            bool *wal_flushed) {
+  hs_bufdesc *d = pool_desc(pool, b);
+  *wrote = false;
+  if (wal_flushed) *wal_flushed = false;
+  for (;;) {
+    uint32_t s = buf_hdr_lock(d);
+    if ((s & (BM_VALID | BM_DIRTY)) != (BM_VALID | BM_DIRTY)) {
+      buf_hdr_unlock(d, s);
+      return HS_OK;
+    }
+    if (s & BM_IO_IN_PROGRESS) { /* another thread is writing it */
+      buf_hdr_unlock(d, s);
+      pool_wait_io(pool, b);
+      continue;
+    }
+    buf_hdr_unlock(d, (s | BM_IO_IN_PROGRESS) & ~BM_JUST_DIRTIED);
+    break;
+  }
+  hs_buftag tag = buf_tag_get(d);
+  hs_lsn lsn = atomic_load_explicit(&d->lsn, memory_order_relaxed);
+  if (pool->flush_wal_up_to && lsn != 0) {
+    bool flushed = false;
+    /* Whatever message the thread had is not the callback's: clear it, so
+     * that only what the callback itself left (a failed hotset call inside
+     * it) is quoted, and a retry never nests the previous failure. */
+    hs_clear_error();
+    hs_status st = pool->flush_wal_up_to(pool->wal_ctx, lsn, &flushed);
+    if (st != HS_OK) {
+      char why[256];
+      snprintf(why, sizeof why, "%s", hs_last_error());
+      int why_errno = hs_last_errno();
+      pool_end_io(pool, b, BM_IO_ERROR, 0, false);
+      stat_add(&pool->stats, ctx, HS_STAT_WRITE_ERRORS, 1);
+      return hs_fail(HS_ERR_WAL, why_errno,
+                     "the WAL flush callback (flush_wal_up_to) failed with %s for block %u of "
+                     "relation %u (fork %d), page LSN %" PRIu64 "%s%s; the page stays dirty",
+                     hs_status_name(st), tag.block, tag.rel, (int)tag.fork, lsn, why[0] ? ": " : "",
+                     why);
+    }
+    if (flushed) stat_add(&pool->stats, ctx, HS_STAT_WAL_FLUSHES, 1);
+    if (wal_flushed) *wal_flushed = flushed;
+  }
+  const void *page = pool->pages + (size_t)b * pool->page_size;
+  hs_status st = hs_smgr_write(pool->smgr, tag.rel, tag.fork, tag.block, page);
+  if (st != HS_OK) {
+    pool_end_io(pool, b, BM_IO_ERROR, 0, false); /* DIRTY stays: nothing is lost */
+    stat_add(&pool->stats, ctx, HS_STAT_WRITE_ERRORS, 1);
+    return st;
+  }
+  pool_end_io(pool, b, 0, BM_IO_ERROR, true);
+  stat_add(&pool->stats, ctx, HS_STAT_WRITES, 1);
+  *wrote = true;
+  return HS_OK;
+}
+
+bool pool_needs_wal_flush(hs_pool *pool, hs_bufdesc *d) {
+  hs_lsn lsn = atomic_load_explicit(&d->lsn, memory_order_relaxed);
+  if (lsn == 0 || !pool->flush_wal_up_to) return false;
+  return pool->wal_needs_flush ? pool->wal_needs_flush(pool->wal_ctx, lsn) : true;
+}

@@ -30,16 +30,15 @@ int main(int argc, char **argv) {
   hs_pool *pool;
   if (hs_pool_open(&opts, &pool) != HS_OK) return fail("open");
   hs_relid rel = 16384;
-  if (!hs_smgr_exists(hs_pool_smgr(pool), rel, HS_FORK_MAIN) &&
-      hs_smgr_create(hs_pool_smgr(pool), rel, HS_FORK_MAIN) != HS_OK)
+  if (hs_smgr_create_if_missing(hs_pool_smgr(pool), rel, HS_FORK_MAIN, NULL) != HS_OK)
     return fail("create relation");
 
-  /* Add a block to the relation and write into it. */
+  /* Add a block to the relation and write into it. The new page comes
+   * locked (the `true`): no other thread can see it before it is filled. */
   hs_buf buf;
-  if (hs_pool_read(pool, rel, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &buf, NULL) != HS_OK)
+  hs_blockno block;
+  if (hs_pool_extend(pool, rel, HS_FORK_MAIN, NULL, true, &buf, &block) != HS_OK)
     return fail("extend");
-  hs_blockno block = hs_buf_block(pool, buf);
-  hs_buf_lock(pool, buf, HS_LOCK_EXCLUSIVE);
   strcpy(hs_buf_page(pool, buf), "hello, buffer pool");
   hs_buf_mark_dirty(pool, buf, /* LSN of the change's log record */ 42, NULL);
   hs_buf_unlock(pool, buf);

@@ -1,9 +1,14 @@
 /*
  * test_pool_basic — the pool's API on one thread: read, pin counts, hit and
  * miss, new and zeroed blocks, dirty pages reaching the file, flush and drop,
- * statistics that add up, bad arguments.
+ * statistics that add up, bad arguments; relations created if missing,
+ * extension and zeroing with the content lock handed back held
+ * (test_zero_and_lock races other threads against those).
  */
 #include "pool_util.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const hs_relid REL = 16384;
 
@@ -191,6 +196,107 @@ static void test_stats_printing(const char *dir) {
   CHECK_OK(hs_pool_close(pool));
 }
 
+/* hs_smgr_create_if_missing: creates once, then leaves the file alone. */
+static void test_create_if_missing(const char *dir) {
+  hs_pool *pool = open_pool(dir, 4, 4096, NULL, NULL);
+  hs_smgr *smgr = hs_pool_smgr(pool);
+  bool created = false;
+  CHECK_OK(hs_smgr_create_if_missing(smgr, REL + 102, HS_FORK_MAIN, &created));
+  CHECK(created);
+  hs_blockno n = 0;
+  CHECK_OK(hs_smgr_extend(smgr, REL + 102, HS_FORK_MAIN, NULL, &n));
+  created = true;
+  CHECK_OK(hs_smgr_create_if_missing(smgr, REL + 102, HS_FORK_MAIN, &created));
+  CHECK(!created);
+  CHECK_OK(hs_smgr_nblocks(smgr, REL + 102, HS_FORK_MAIN, &n));
+  CHECK_EQ(n, 1); /* the existing file kept its block */
+  CHECK_OK(hs_smgr_create_if_missing(smgr, REL + 102, HS_FORK_FSM, NULL));
+  CHECK(hs_smgr_exists(smgr, REL + 102, HS_FORK_FSM));
+  CHECK_ST(hs_smgr_create(smgr, REL + 102, HS_FORK_MAIN), HS_ERR_EXISTS);
+  /* Something that is not a relation's file under its name is refused. */
+  char path[512];
+  snprintf(path, sizeof path, "%s/%u", dir, REL + 103);
+  REQUIRE(mkdir(path, 0700) == 0);
+  CHECK_ST(hs_smgr_create_if_missing(smgr, REL + 103, HS_FORK_MAIN, &created), HS_ERR_EXISTS);
+  CHECK_CONTAINS(hs_last_error(), "not a regular file");
+  CHECK_ST(hs_smgr_create_if_missing(smgr, REL + 102, HS_FORK_COUNT, NULL), HS_ERR_INVALID);
+  REQUIRE(rmdir(path) == 0);
+  CHECK_OK(hs_pool_close(pool));
+}
+
+/* hs_pool_extend and HS_READ_ZERO_LOCKED on one thread: block numbers, the
+ * lock held by the caller (marking dirty needs it), hits, refusals. */
+static void test_extend_and_zero_locked(const char *dir) {
+  hs_pool *pool = open_pool(dir, 4, 4096, NULL, NULL);
+  hs_smgr *smgr = hs_pool_smgr(pool);
+  REQUIRE(hs_smgr_create_if_missing(smgr, REL + 104, HS_FORK_MAIN, NULL) == HS_OK);
+  for (hs_blockno i = 0; i < 3; i++) {
+    hs_buf b = HS_INVALID_BUF;
+    hs_blockno block = HS_INVALID_BLOCK;
+    CHECK_OK(hs_pool_extend(pool, REL + 104, HS_FORK_MAIN, NULL, true, &b, &block));
+    CHECK_EQ(block, i);
+    CHECK_EQ(hs_buf_block(pool, b), i);
+    unsigned char *page = hs_buf_page(pool, b);
+    CHECK_EQ(page[0] | page[4095], 0);
+    stamp_page(page, REL + 104, i, 10 + i);
+    CHECK_OK(hs_buf_mark_dirty(pool, b, 0, NULL)); /* the exclusive lock is ours */
+    CHECK_OK(hs_buf_unlock(pool, b));
+    CHECK_OK(hs_buf_release(pool, b));
+  }
+  /* Without the lock, and without asking for the block number. */
+  hs_buf b = HS_INVALID_BUF;
+  CHECK_OK(hs_pool_extend(pool, REL + 104, HS_FORK_MAIN, NULL, false, &b, NULL));
+  CHECK_EQ(hs_buf_block(pool, b), 3);
+  CHECK(hs_buf_trylock(pool, b, HS_LOCK_EXCLUSIVE)); /* nobody holds it */
+  CHECK_OK(hs_buf_unlock(pool, b));
+  CHECK_OK(hs_buf_release(pool, b));
+  CHECK_OK(hs_pool_flush_relation(pool, REL + 104));
+  hs_blockno n = 0;
+  CHECK_OK(hs_smgr_nblocks(smgr, REL + 104, HS_FORK_MAIN, &n));
+  CHECK_EQ(n, 4);
+
+  /* HS_READ_ZERO_LOCKED of a block not in the pool: zeros, locked, no read. */
+  CHECK_OK(hs_pool_drop_relation(pool, REL + 104));
+  hs_pool_stats_reset(pool);
+  bool hit = true;
+  CHECK_OK(hs_pool_read(pool, REL + 104, HS_FORK_MAIN, 1, HS_READ_ZERO_LOCKED, NULL, &b, &hit));
+  CHECK(!hit);
+  CHECK_EQ(((unsigned char *)hs_buf_page(pool, b))[0], 0);
+  stamp_page(hs_buf_page(pool, b), REL + 104, 1, 21);
+  CHECK_OK(hs_buf_mark_dirty(pool, b, 0, NULL));
+  CHECK_OK(hs_buf_unlock(pool, b));
+  CHECK_OK(hs_buf_release(pool, b));
+  hs_io_stats s;
+  hs_pool_stats(pool, &s);
+  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_READS), 0);
+  /* Of a block in the pool: a hit, locked, its page as it was. */
+  CHECK_OK(hs_pool_read(pool, REL + 104, HS_FORK_MAIN, 1, HS_READ_ZERO_LOCKED, NULL, &b, &hit));
+  CHECK(hit);
+  CHECK_EQ(stamp_value(hs_buf_page(pool, b), REL + 104, 1), 21);
+  CHECK_OK(hs_buf_mark_dirty(pool, b, 0, NULL));
+  CHECK_OK(hs_buf_unlock(pool, b));
+  CHECK_OK(hs_buf_release(pool, b));
+  CHECK_OK(hs_pool_flush_relation(pool, REL + 104));
+  unsigned char page[4096];
+  CHECK_OK(hs_smgr_read(smgr, REL + 104, HS_FORK_MAIN, 1, page));
+  CHECK_EQ(stamp_value(page, REL + 104, 1), 21);
+
+  /* Past the end, as for HS_READ_ZERO; bad arguments. */
+  CHECK_ST(hs_pool_read(pool, REL + 104, HS_FORK_MAIN, 4, HS_READ_ZERO_LOCKED, NULL, &b, NULL),
+           HS_ERR_EOF);
+  CHECK_CONTAINS(hs_last_error(), "hs_pool_extend");
+  CHECK_ST(hs_pool_read(pool, REL + 104, HS_FORK_MAIN, 0, (hs_read_mode)(HS_READ_ZERO_LOCKED + 1),
+                        NULL, &b, NULL),
+           HS_ERR_INVALID);
+  CHECK_ST(hs_pool_extend(NULL, REL + 104, HS_FORK_MAIN, NULL, true, &b, NULL), HS_ERR_INVALID);
+  CHECK_ST(hs_pool_extend(pool, REL + 104, HS_FORK_COUNT, NULL, true, &b, NULL), HS_ERR_INVALID);
+  CHECK_ST(hs_pool_extend(pool, REL + 104, HS_FORK_MAIN, NULL, true, NULL, NULL), HS_ERR_INVALID);
+  CHECK_ST(hs_pool_extend(pool, REL + 105, HS_FORK_MAIN, NULL, true, &b, NULL), HS_ERR_NOENT);
+  hs_pool_stats(pool, &s);
+  CHECK_EQ(s.pinned, 0);
+  CHECK_OK(hs_pool_close(pool));
+}
+
 int main(void) {
   char dir[256];
   testdir_make(dir, sizeof dir, "pool-basic");
@@ -199,6 +305,8 @@ int main(void) {
   test_dirty_roundtrip(dir);
   test_close_writes_everything(dir);
   test_stats_printing(dir);
+  test_create_if_missing(dir);
+  test_extend_and_zero_locked(dir);
   testdir_remove(dir);
   return check_finish();
 }

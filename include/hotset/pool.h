@@ -112,13 +112,23 @@ const char *hs_pool_policy_name(const hs_pool *pool);
 
 typedef enum hs_read_mode {
   HS_READ_NORMAL = 0, /* read the block (it must exist) */
-  HS_READ_NEW,        /* extend the relation by one zeroed block; the new
-                         block's number is returned by hs_buf_block. The
-                         buffer is found first: a read that fails for want
-                         of one leaves the relation as it was */
-  HS_READ_ZERO        /* an existing block whose old contents don't matter:
+  HS_READ_NEW,        /* kept for compatibility: hs_pool_extend (without
+                         the lock) does this and says which block it
+                         added; the block number passed is ignored */
+  HS_READ_ZERO,       /* an existing block whose old contents don't matter:
                          the buffer is zero-filled without reading; a block
-                         past the end is refused with HS_ERR_EOF */
+                         past the end is refused with HS_ERR_EOF. Another
+                         thread may lock and see the zeroed page before the
+                         caller does: use HS_READ_ZERO_LOCKED to fill it */
+  HS_READ_ZERO_LOCKED /* HS_READ_ZERO, returned with the content lock held
+                         exclusively by the caller (PostgreSQL's
+                         RBM_ZERO_AND_LOCK): the lock is taken before the
+                         zeroed page becomes valid, so any other reader of
+                         the block waits until the caller unlocks. If the
+                         block was already in the pool its page is not
+                         zeroed (as for HS_READ_ZERO): the caller, who is
+                         about to overwrite it, gets the lock once the
+                         threads using it are done */
 } hs_read_mode;
 
 /* Returns in *out a pinned buffer holding the block. `hit`, if not NULL, says
@@ -126,9 +136,29 @@ typedef enum hs_read_mode {
  * HS_ERR_EOF and other storage errors of the read; HS_ERR_NO_BUFFERS when
  * every buffer is pinned (it is not returned while a relation drop is
  * freeing buffers: the read waits for them); a dirty victim's write error
- * when four victims in a row could not be written (each stays dirty). */
+ * when four victims in a row could not be written (each stays dirty).
+ * HS_READ_ZERO_LOCKED is refused (misuse) if this thread holds the buffer's
+ * content lock already, and with HS_ERR_INVALID if it holds 64 locks. */
 hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block,
                        hs_read_mode mode, hs_strategy *strategy, hs_buf *out, bool *hit);
+
+/* Adds one zeroed block to the end of the relation's fork and returns it
+ * pinned in *out, its number in *block (may be NULL). With `lock`, the
+ * buffer comes with its content lock held exclusively by the caller, taken
+ * before the page became valid: a thread told the block number by the
+ * caller, or finding the buffer any other way, waits for the caller's unlock
+ * before it can look at the page. The buffer is found before the file
+ * grows: an extension that fails for want of a buffer leaves the relation
+ * as it was. Concurrent extenders each get their own block. One window
+ * stays, as without the lock: a thread that reads a block number it guessed
+ * from the file's size (hs_smgr_nblocks) may read the new block from the
+ * file before the extender's buffer holds it; the extender then gets that
+ * buffer (its page zeros, as the file has it) once that thread lets go of
+ * it. Engines that read blocks they were not told about serialize extension
+ * themselves (PostgreSQL's relation extension lock). Errors as for
+ * hs_pool_read, and the storage manager's errors of the extension. */
+hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy *strategy,
+                         bool lock, hs_buf *out, hs_blockno *block);
 
 /* The page of a pinned buffer (page_size bytes, 4 KiB aligned). */
 void *hs_buf_page(hs_pool *pool, hs_buf buf);

@@ -97,6 +97,12 @@ const char *hs_smgr_dir(const hs_smgr *smgr);
 
 /* Creates an empty fork; HS_ERR_EXISTS if it is already there. */
 hs_status hs_smgr_create(hs_smgr *smgr, hs_relid rel, hs_fork fork);
+/* Creates an empty fork unless its file is there already (then it is left as
+ * it is): a program opening its relations needs no hs_smgr_exists check, and
+ * two creators cannot race. *created (may be NULL) says which happened.
+ * HS_ERR_EXISTS only if the fork's name is taken by something that is not a
+ * regular file. */
+hs_status hs_smgr_create_if_missing(hs_smgr *smgr, hs_relid rel, hs_fork fork, bool *created);
 bool hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork);
 /* Removes the fork's file. */
 hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork);

@@ -276,10 +276,40 @@ static inline void policy_hit(hs_pool *pool, hs_buf b, uint64_t key, hs_read_mod
 
 /* ---- the read path ------------------------------------------------------ */
 
+/* Takes pinned buffer b's content lock exclusively for a _LOCKED read or
+ * extension, as this thread's own (the caller checked there is room in its
+ * list of held locks). */
+static void lock_for_caller(hs_pool *pool, hs_buf b) {
+  content_lock_acquire(&pool_desc(pool, b)->content_lock, lock_stripe(pool, b), HS_LOCK_EXCLUSIVE);
+  held_note(pool, b, HS_LOCK_EXCLUSIVE);
+}
+
+/* A _LOCKED read or extension that found its page valid already: the lock
+ * is taken now, once the threads using the page let go of it. Refused if
+ * this thread holds it already (it would wait for itself); the pin goes. */
+static hs_status lock_found(hs_pool *pool, hs_buf b, const char *call) {
+  if (held_find(pool, b) >= 0) {
+    hs_status st = pool_misuse(pool, call, b,
+                               "this thread holds its content lock already (a locked read would "
+                               "wait for itself)");
+    pool_unpin(pool, b);
+    return st;
+  }
+  lock_for_caller(pool, b);
+  return HS_OK;
+}
+
 /* Fills buffer b, pinned and with IO_IN_PROGRESS claimed by us, with its
- * block: read from the file, or zeros. On failure the pin is dropped. */
+ * block: read from the file, or zeros. On failure the pin is dropped.
+ * `lock` (zeroing modes only): the exclusive content lock is taken before
+ * the page becomes valid, so every other thread that finds the buffer waits
+ * for our I/O and then for our lock, never seeing the zeroed page before the
+ * caller has filled it (PostgreSQL's RBM_ZERO_AND_LOCK). Waiting for that
+ * lock here, with the I/O in progress, cannot deadlock: a thread can hold
+ * the content lock of a buffer whose page is not valid only inside a flush,
+ * which finds nothing to write and does not wait for the I/O. */
 static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_read_mode mode,
-                             hs_io_context ctx, hs_buf *out, bool *hit) {
+                             bool lock, hs_io_context ctx, hs_buf *out, bool *hit) {
   void *page = pool->pages + (size_t)b * pool->page_size;
   if (mode == HS_READ_NORMAL) {
     /* The same ending as a read stream's combined read (pool_end_reads). */
@@ -287,8 +317,10 @@ static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_r
     pool_end_reads(pool, &b, 1, st == HS_OK, ctx, true);
     if (st != HS_OK) return st;
   } else {
+    if (lock) lock_for_caller(pool, b);
     memset(page, 0, pool->page_size);
     pool_end_io(pool, b, BM_VALID, BM_IO_ERROR, false);
+    if (pool->zeroed_hook) pool->zeroed_hook(pool, b, pool->zeroed_hook_ctx);
   }
   *out = b;
   if (hit) *hit = false;
@@ -299,8 +331,8 @@ static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_r
  * for another thread's read, or do the read ourselves. Either way this is
  * an access to a page the policy already holds: a hit for the policy. */
 static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, uint64_t hash,
-                               hs_read_mode mode, hs_io_context ctx, const hs_strategy *ring,
-                               hs_buf *out, bool *hit) {
+                               hs_read_mode mode, bool lock, hs_io_context ctx,
+                               const hs_strategy *ring, hs_buf *out, bool *hit) {
   hs_bufdesc *d = pool_desc(pool, b);
   for (;;) {
     uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
@@ -310,6 +342,10 @@ static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, ui
     if (s & BM_VALID) {
       policy_hit(pool, b, hash, mode, ring);
       stat_add(&pool->stats, ctx, HS_STAT_HITS, 1);
+      if (lock) {
+        hs_status st = lock_found(pool, b, "hs_pool_read");
+        if (st != HS_OK) return st;
+      }
       *out = b;
       if (hit) *hit = true;
       return HS_OK;
@@ -318,7 +354,7 @@ static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, ui
       pool_wait_io(pool, b);
     } else if (pool_start_input_io(pool, b)) {
       policy_hit(pool, b, hash, mode, ring);
-      return fill_buffer(pool, b, tag, mode, ctx, out, hit);
+      return fill_buffer(pool, b, tag, mode, lock, ctx, out, hit);
     }
   }
 }
@@ -421,13 +457,15 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
   }
 }
 
-/* HS_READ_NEW: a buffer first, then the block. The relation is extended only
- * once a clean buffer is held for the new page, taken out of the page table
- * and the policy, so a read that could get no buffer (HS_ERR_NO_BUFFERS, a
- * victim's write error) leaves the file as it was; and a failed extension
- * gives the buffer back to the free list. */
+/* hs_pool_extend (and HS_READ_NEW): a buffer first, then the block. The
+ * relation is extended only once a clean buffer is held for the new page,
+ * taken out of the page table and the policy, so a read that could get no
+ * buffer (HS_ERR_NO_BUFFERS, a victim's write error) leaves the file as it
+ * was; and a failed extension gives the buffer back to the free list. The
+ * new block's number goes to *block_out. */
 static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_context ctx,
-                          hs_strategy *ring, hs_buf *out, bool *hit) {
+                          hs_strategy *ring, bool lock, hs_buf *out, bool *hit,
+                          hs_blockno *block_out) {
   hs_page_table *pt = &pool->table;
   _Atomic uint32_t *mine = my_pins(pool);
   /* The key the new block will most likely have (a concurrent extender may
@@ -494,7 +532,9 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
     page_table_unlock(pt, part);
     unpin_victim(pool, v);
     pool_push_free(pool, v);
-    return finish_pinned(pool, b, &tag, hash, HS_READ_NEW, ctx, ring, out, hit);
+    st = finish_pinned(pool, b, &tag, hash, HS_READ_NEW, lock, ctx, ring, out, hit);
+    if (st == HS_OK && block_out) *block_out = block;
+    return st;
   }
   hs_bufdesc *vd = pool_desc(pool, v);
   uint32_t s = buf_hdr_lock(vd);
@@ -513,33 +553,62 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
     pool_unpin(pool, v);
     return st;
   }
-  return fill_buffer(pool, v, &tag, HS_READ_NEW, ctx, out, hit);
+  st = fill_buffer(pool, v, &tag, HS_READ_NEW, lock, ctx, out, hit);
+  if (st == HS_OK && block_out) *block_out = block;
+  return st;
 }
 
 static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
-                           hs_io_context ctx, hs_strategy *ring, hs_buf *out, bool *hit) {
+                           bool lock, hs_io_context ctx, hs_strategy *ring, hs_buf *out,
+                           bool *hit) {
   hs_buf b;
   bool claimed;
   hs_status st = pool_claim(pool, tag, hash, mode, ctx, ring, &b, &claimed);
   if (st != HS_OK) return st;
-  if (claimed) return fill_buffer(pool, b, tag, mode, ctx, out, hit);
-  return finish_pinned(pool, b, tag, hash, mode, ctx, ring, out, hit);
+  if (claimed) return fill_buffer(pool, b, tag, mode, lock, ctx, out, hit);
+  return finish_pinned(pool, b, tag, hash, mode, lock, ctx, ring, out, hit);
+}
+
+/* The checks a call that may hand back a locked buffer makes first: a real
+ * strategy of this pool, and room for one more held lock. The context the
+ * I/O is counted in, and the ring (NULL unless the strategy has one: "off"
+ * does not change how buffers are chosen) go to *ctx and *ring. */
+static hs_status strategy_checks(hs_pool *pool, hs_strategy *strategy, bool lock, const char *call,
+                                 hs_io_context *ctx, hs_strategy **ring) {
+  if (strategy && strategy->pool != pool)
+    return hs_fail(HS_ERR_INVALID, 0, "%s: the strategy belongs to another pool", call);
+  if (lock && held_count == MAX_HELD_LOCKS)
+    return hs_fail(HS_ERR_INVALID, 0, "%s: this thread holds %d content locks already (the most)",
+                   call, MAX_HELD_LOCKS);
+  *ctx = strategy ? strategy->ctx : HS_IOCTX_NORMAL;
+  *ring = strategy && strategy->size ? strategy : NULL;
+  return HS_OK;
+}
+
+hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy *strategy,
+                         bool lock, hs_buf *out, hs_blockno *block) {
+  if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_extend: bad argument (pool, out or fork)");
+  hs_io_context ctx;
+  hs_strategy *ring;
+  hs_status st = strategy_checks(pool, strategy, lock, "hs_pool_extend", &ctx, &ring);
+  if (st != HS_OK) return st;
+  return read_new(pool, rel, fork, ctx, ring, lock, out, NULL, block);
 }
 
 hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block,
                        hs_read_mode mode, hs_strategy *strategy, hs_buf *out, bool *hit) {
-  if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT || (unsigned)mode > HS_READ_ZERO)
+  if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT || (unsigned)mode > HS_READ_ZERO_LOCKED)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: bad argument (pool, out, fork or mode)");
-  if (strategy && strategy->pool != pool)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: the strategy belongs to another pool");
-  /* A strategy's I/O is counted in its context; only a ring (not "off")
-   * changes how buffers are chosen. */
-  hs_io_context ctx = strategy ? strategy->ctx : HS_IOCTX_NORMAL;
-  hs_strategy *ring = strategy && strategy->size ? strategy : NULL;
-  if (mode == HS_READ_NEW) return read_new(pool, rel, fork, ctx, ring, out, hit);
+  bool lock = mode == HS_READ_ZERO_LOCKED;
+  hs_io_context ctx;
+  hs_strategy *ring;
+  hs_status checked = strategy_checks(pool, strategy, lock, "hs_pool_read", &ctx, &ring);
+  if (checked != HS_OK) return checked;
+  if (mode == HS_READ_NEW) return read_new(pool, rel, fork, ctx, ring, false, out, hit, NULL);
   if (block == HS_INVALID_BLOCK)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: invalid block number");
-  if (mode == HS_READ_ZERO) {
+  if (mode != HS_READ_NORMAL) {
     /* A zeroed page past the end could never be written back (the file has
      * no such block): every later flush and close would fail with it. */
     hs_blockno nblocks;
@@ -547,9 +616,9 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
     if (st != HS_OK) return st;
     if (block >= nblocks)
       return hs_fail(HS_ERR_EOF, 0,
-                     "hs_pool_read: HS_READ_ZERO of block %u of relation %u (fork %d): the "
-                     "relation has %u blocks; use HS_READ_NEW to add one",
-                     block, rel, (int)fork, nblocks);
+                     "hs_pool_read: %s of block %u of relation %u (fork %d): the relation has "
+                     "%u blocks; use hs_pool_extend (or HS_READ_NEW) to add one",
+                     lock ? "HS_READ_ZERO_LOCKED" : "HS_READ_ZERO", block, rel, (int)fork, nblocks);
   }
   hs_buftag tag = {.rel = rel, .fork = fork, .block = block};
   uint64_t hash = buf_tag_hash(&tag);
@@ -557,21 +626,25 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
   hs_buf b;
   switch (lookup_and_pin(pool, &tag, hash, mode, ctx, ring, &b)) {
   case FOUND_VALID:
+    if (__builtin_expect(lock, 0)) {
+      hs_status st = lock_found(pool, b, "hs_pool_read");
+      if (st != HS_OK) return st;
+    }
     *out = b;
     if (hit) *hit = true;
     return HS_OK;
   case FOUND_NOT_VALID:
-    return finish_pinned(pool, b, &tag, hash, mode, ctx, ring, out, hit);
+    return finish_pinned(pool, b, &tag, hash, mode, lock, ctx, ring, out, hit);
   case NOT_FOUND:
     break;
   }
-  return read_slow(pool, &tag, hash, mode, ctx, ring, out, hit);
+  return read_slow(pool, &tag, hash, mode, lock, ctx, ring, out, hit);
 }
 
 hs_status pool_read_found(hs_pool *pool, hs_buf b, const hs_buftag *tag, uint64_t hash,
                           hs_io_context ctx, hs_strategy *ring) {
   hs_buf out;
-  return finish_pinned(pool, b, tag, hash, HS_READ_NORMAL, ctx, ring, &out, NULL);
+  return finish_pinned(pool, b, tag, hash, HS_READ_NORMAL, false, ctx, ring, &out, NULL);
 }
 
 pool_lookup pool_lookup_and_pin(hs_pool *pool, const hs_buftag *tag, uint64_t hash,

@@ -77,6 +77,12 @@ struct hs_pool {
    * search finds nothing). */
   void (*drop_hook)(hs_pool *pool, hs_buf b, int phase, void *ctx);
   void *drop_hook_ctx;
+  /* White-box tests only: called by the thread that zero-filled buffer b
+   * (HS_READ_ZERO*, hs_pool_extend) right after its page became valid and
+   * before the call returns — the window in which another thread could lock
+   * the zeroed page first, unless the caller asked for the lock. */
+  void (*zeroed_hook)(hs_pool *pool, hs_buf b, void *ctx);
+  void *zeroed_hook_ctx;
 
   /* Private pins: per thread shard, one counter per buffer (pins.c). */
   pthread_mutex_t pins_lock;

@@ -524,6 +524,30 @@ hs_status hs_smgr_create(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
   return install_fd(smgr, rel, fork, fd, true, &f);
 }
 
+hs_status hs_smgr_create_if_missing(hs_smgr *smgr, hs_relid rel, hs_fork fork, bool *created) {
+  if (created) *created = false;
+  hs_status st = check_fork(fork);
+  if (st) return st;
+  char path[PATH_MAX];
+  fork_path(smgr, rel, fork, path);
+  int fd, err = open_fd(smgr, path, O_RDWR | O_CREAT | O_EXCL, &fd);
+  if (err == EEXIST) {
+    /* Already there: fine if it is a fork's file, not if something else
+     * took its name (a directory would fail every later read, unclearly). */
+    struct stat sb;
+    if (stat(path, &sb) != 0) return fail_sys(errno, "could not stat \"%s\"", path);
+    if (!S_ISREG(sb.st_mode))
+      return hs_fail(HS_ERR_EXISTS, 0, "\"%s\" exists but is not a regular file", path);
+    return HS_OK;
+  }
+  if (err) return fail_sys(err, "could not create \"%s\"", path);
+  atomic_store(&smgr->dir_needs_sync, true);
+  smgr_file *f;
+  st = install_fd(smgr, rel, fork, fd, true, &f);
+  if (st == HS_OK && created) *created = true;
+  return st;
+}
+
 bool hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
   if ((unsigned)fork >= HS_FORK_COUNT) return false;
   char path[PATH_MAX];

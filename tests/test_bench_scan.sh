@@ -183,9 +183,9 @@ if grep -q '^vacuum scans' "$out" && grep -q 'per recycle' "$out"; then ok; else
   bad "bench scan --scan vacuum prints no WAL-flush table"
 fi
 
-# The table, on a single cell (scan with a ring, for one policy).
+# The table, for one policy: the baseline, seq with and without a ring, index.
 run bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 --settle 0 --policy lru \
-  --scan seq --ring on
+  --scan seq,index --ring on,off --io-workers 0
 expect_status 0 "bench scan (table)"
 if grep -q '^policy .*hit%.*p99 us.*hot share.*scan MB/s.*MB/CPU-s.*scan/raw.*per CPU' "$out" &&
   grep -q '^lru .* on .* seq ' "$out"; then ok; else
@@ -193,6 +193,31 @@ if grep -q '^policy .*hit%.*p99 us.*hot share.*scan MB/s.*MB/CPU-s.*scan/raw.*pe
 fi
 if grep -q 'MB/CPU-s: scan MB per' "$out"; then ok; else bad "bench scan's footer does not say what MB/CPU-s is"; fi
 if [[ ! -s $err ]]; then ok; else bad "bench scan (table) wrote to stderr"; fi
+# An index scan is paced: its scan/raw cell (the 12th column) says "-";
+# the sequential scans' have a ratio.
+if awk '$3 == "index" { found = 1; if ($12 != "-") wrong = 1 } END { exit wrong || !found }' "$out"; then ok
+else bad "bench scan: an index-scan row has a scan/raw figure"; fi
+if awk '$3 == "seq" { n++; if ($12 !~ /^[0-9.]+$/) wrong = 1 } END { exit wrong || n != 2 }' "$out"; then ok
+else bad "bench scan: a seq-scan row lacks its scan/raw figure"; fi
+# The table says the best possible hot share (a quarter of the pool here)
+# and ends with what the run showed, computed from the cells: the ring kept
+# lru's hot set; without a ring and under index scans, a verdict each; the
+# ring's speed against raw reads.
+if grep -q 'at most 25.0% of the pool: the best possible hot share' "$out"; then ok; else
+  bad "bench scan: the header does not say the best possible hot share"
+fi
+# (The conclusion's lines wrap; continuation lines start with two blanks.)
+joined=$scratch/joined
+awk '/^  / { sub(/^  /, " "); printf "%s", $0; next } NR > 1 { print "" } { printf "%s", $0 }
+  END { print "" }' "$out" >"$joined"
+if grep -q '^What this run shows' "$joined" &&
+  grep -q '^- seq scan with a ring: lru kept the hot set (hot share 2[45]\.[0-9]%' "$joined"; then ok
+else bad "bench scan: no conclusion that the ring kept lru's hot set"; fi
+for line in '- seq scan without a ring: lru \(kept the hot set\|lost part of the hot set\|collapsed\) (hot share' \
+  '- index scan (no ring can help): lru \(kept the hot set\|lost part of the hot set\|collapsed\) (hot share' \
+  "- seq scan speed against one thread's 256 KiB preads: [0-9.-]*x through the ring"; do
+  if grep -q "^$line" "$joined"; then ok; else bad "bench scan: no conclusion line \"$line\""; fi
+done
 
 # ---- --plot ----
 

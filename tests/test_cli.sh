@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 #
 # tests/test_cli.sh — the `hotset` command line as a user (or a script) sees it:
-# exit statuses, the one-line error convention, and that pool-bench and demo
-# run end to end and print what they promise.
+# exit statuses, the one-line error convention (the error and a hint to
+# --help, never the whole usage), the one size grammar of every size flag and
+# spec, and that pool-bench and workload run end to end and print what they
+# promise.
 #
 # Usage: test_cli.sh PATH/TO/hotset   (CTest passes $<TARGET_FILE:hotset>)
 # Prints "N passed, N failed" last and exits non-zero if anything failed.
@@ -17,7 +19,7 @@ cli_setup cli
 
 run --help
 expect_status 0 "hotset --help"
-if grep -q '^usage: hotset' "$out" && grep -q 'pool-bench' "$out" && grep -q 'demo' "$out"; then
+if grep -q '^usage: hotset' "$out" && grep -q 'pool-bench' "$out" && grep -q 'workload' "$out"; then
   ok
 else bad "hotset --help does not list the subcommands on stdout"; fi
 
@@ -32,22 +34,38 @@ run pool-bench --help
 expect_status 0 "hotset pool-bench --help"
 if grep -q '^usage: hotset pool-bench' "$out"; then ok; else bad "pool-bench --help: no usage on stdout"; fi
 
-run demo --help
-expect_status 0 "hotset demo --help"
+run workload --help
+expect_status 0 "hotset workload --help"
+# The usage is generated from the flag table: every flag, its default.
+if grep -q '^  --threads N  *worker threads (default 4)$' "$out" &&
+  grep -q '^  --pool SIZE  *pool size (default 4MiB)$' "$out" &&
+  grep -q '^  --help  *show this help$' "$out"; then ok; else
+  bad "workload --help: flags without their defaults"
+fi
+
+# `hotset demo` was renamed (make demo runs bench scan): no alias.
+run demo
+expect_usage_error 'unknown subcommand "demo"' "hotset demo (renamed workload)"
 
 run
 expect_status 2 "hotset without a subcommand"
 
 run frobnicate
 expect_usage_error frobnicate "unknown subcommand"
+if [[ $(sed -n 2p "$err") == "run 'hotset --help' for the subcommands" ]]; then ok; else
+  bad "unknown subcommand: the hint does not point at hotset --help"
+fi
 
 # ---- usage errors of the subcommands ----
 
 run pool-bench --bogus-flag 3
 expect_usage_error --bogus-flag "unknown flag"
 
-run demo --bogus-flag=3
+run workload --bogus-flag=3
 expect_usage_error --bogus-flag "unknown flag with ="
+if [[ $(sed -n 2p "$err") == "run 'hotset workload --help' for the flags" ]]; then ok; else
+  bad "workload --bogus-flag: the hint does not name the subcommand's --help"
+fi
 
 run pool-bench --threads x
 expect_usage_error --threads "pool-bench --threads x"
@@ -76,11 +94,70 @@ expect_usage_error --page-size "pool-bench --page-size 3000"
 run pool-bench stray
 expect_usage_error stray "pool-bench with a positional argument"
 
-run demo --threads 2x
-expect_usage_error --threads "demo --threads 2x"
+run workload --threads 2x
+expect_usage_error --threads "workload --threads 2x"
 
-run demo --pool 8KiB
-expect_usage_error --pool "demo with a pool smaller than its threads"
+run workload --pool 8KiB
+expect_usage_error --pool "workload with a pool smaller than its threads"
+
+# ---- one size grammar: every size flag and spec alike ----
+
+# Each flag below takes 64 KiB. Accepted: bytes, B, KiB in any case. Refused
+# with a hint naming what to write: KB and K (decimal or binary?), in any
+# case; refused as no size: a space, a fraction, a sign, an unknown unit.
+# A flag that parsed lets --help end the run (status 0).
+size_flags=("pool-bench --pool" "pool-bench --page-size" "workload --pool" "workload --page-size"
+  "bench scan --pool" "bench scan --hot" "bench scan --big" "bench scan --page-size"
+  "bench scan --io-combine" "gen-trace --obj-size")
+for f in "${size_flags[@]}"; do
+  flag=${f##* }
+  for v in 65536 65536B 65536b 64KiB 64kib 64KIB; do
+    # shellcheck disable=SC2086
+    run ${f% *} "$flag" "$v" --help
+    expect_status 0 "$f $v"
+  done
+  for v in 64KB 64kb 64K 64k; do
+    # shellcheck disable=SC2086
+    run ${f% *} "$flag" "$v" --help # (a flag taken by mistake ends the run at --help)
+    expect_usage_error "$flag: \"$v\": ${v#64} is ambiguous" "$f $v"
+    if grep -q "write 64KiB, or 64000 for the decimal size" "$err"; then ok; else
+      bad "$f $v: no hint saying what to write"
+    fi
+  done
+  for v in "64 KiB" 0.5KiB -64KiB 64XB KiB; do
+    # shellcheck disable=SC2086
+    run ${f% *} "$flag" "$v" --help
+    expect_usage_error "$flag: \"$v\" is not a byte size" "$f \"$v\""
+  done
+done
+# The bigger units, the same way (MB, GB, TB and M, G, T).
+for v in 1MB 1mb 1M 1GB 1g 1TB 1T; do
+  run pool-bench --pool "$v" --help
+  expect_usage_error "is ambiguous" "pool-bench --pool $v"
+done
+run pool-bench --pool 1GB --help
+if grep -q 'write 1GiB, or 1000000000 for the decimal size' "$err"; then ok; else
+  bad "pool-bench --pool 1GB: no hint for GB"
+fi
+# The ring's size, a spec parsed by the library (hs_ring_config_parse): the
+# same grammar. Accepted, the run goes on to refuse the tiny --pool.
+for v in 65536 65536B 64KiB 64kib 64KIB; do
+  run bench scan --ring-size "fixed:$v" --pool 64KiB
+  expect_usage_error "--pool: 64 KiB holds 8 pages" "bench scan --ring-size fixed:$v"
+done
+for v in 64KB 64kb 64K 64k; do
+  run bench scan --ring-size "fixed:$v" --pool 64KiB
+  expect_usage_error "--ring-size: ring \"fixed:$v\": \"$v\": ${v#64} is ambiguous" \
+    "bench scan --ring-size fixed:$v"
+  if grep -q "write 64KiB, or 64000 for the decimal size" "$err"; then ok; else
+    bad "bench scan --ring-size fixed:$v: no hint saying what to write"
+  fi
+done
+for v in "64 KiB" 0.5KiB -64KiB 64XB KiB; do
+  run bench scan --ring-size "fixed:$v" --pool 64KiB
+  expect_usage_error "--ring-size: ring \"fixed:$v\": \"$v\" is not a byte size" \
+    "bench scan --ring-size \"fixed:$v\""
+done
 
 # ---- pool-bench end to end ----
 
@@ -141,17 +218,17 @@ if [[ $(wc -l <"$err") -eq 1 ]] && grep -q '^hotset pool-bench: ' "$err"; then o
   bad "pool-bench with an unusable --dir: want one error line"
 fi
 
-# ---- demo end to end ----
+# ---- workload end to end ----
 
-run demo --seconds 0.5
-expect_status 0 "demo --seconds 0.5"
+run workload --seconds 0.5
+expect_status 0 "workload --seconds 0.5"
 if grep -qE '^context +hits' "$out" && grep -qE '^total ' "$out"; then ok; else
-  bad "demo did not print the statistics table"
+  bad "workload did not print the statistics table"
 fi
-if grep -q 'ops/s' "$out"; then ok; else bad "demo did not print ops/s"; fi
+if grep -q 'ops/s' "$out"; then ok; else bad "workload did not print ops/s"; fi
 
-run demo --seconds 0.3 --threads 2 --pages 512 --pool 1MiB --json
-expect_status 0 "demo --json"
+run workload --seconds 0.3 --threads 2 --pages 512 --pool 1MiB --json
+expect_status 0 "workload --json"
 if command -v python3 >/dev/null 2>&1; then
   if python3 -c '
 import json, sys
@@ -160,16 +237,20 @@ assert len(lines) == 1, lines
 o = json.loads(lines[0])
 assert o["ops_per_sec"] > 0 and o["updates"] == o["updates_on_disk"], o
 assert "total" in o["stats"], o
-' "$out"; then ok; else bad "demo --json output fails the JSON checks"; fi
+for k in ("policy", "threads", "seconds", "ops", "reads", "pool_pages", "pages", "page_size",
+          "wal_inserted_lsn", "wal_flushed_lsn", "wal_flushes", "writes_ahead_of_wal", "dir"):
+    assert k in o, k
+assert o["policy"] == "clock-sweep" and o["dir"] is None and o["writes_ahead_of_wal"] == 0, o
+' "$out"; then ok; else bad "workload --json output fails the JSON checks"; fi
 else
-  echo "SKIPPED: test_cli: demo --json checks: python3 is not installed"
+  echo "SKIPPED: test_cli: workload --json checks: python3 is not installed"
 fi
 
 # --keep leaves the data directory and says where.
-run demo --seconds 0.1 --pages 256 --pool 512KiB --keep
-expect_status 0 "demo --keep"
+run workload --seconds 0.1 --pages 256 --pool 512KiB --keep
+expect_status 0 "workload --keep"
 kept=$(sed -n 's/^data directory kept: //p' "$out")
-if [[ -n $kept && -f $kept/16384 ]]; then ok; else bad "demo --keep: no kept data directory"; fi
+if [[ -n $kept && -f $kept/16384 ]]; then ok; else bad "workload --keep: no kept data directory"; fi
 if [[ -n $kept ]]; then rm -rf "$(dirname "$kept")"; fi
 
 # ---- sizes that cannot fit are refused at once, leaving nothing behind ----
@@ -207,44 +288,44 @@ fi
 refused "physical memory" "bench scan --pool 1TiB" bench scan --pool 1TiB
 refused "free" "pool-bench --pages 4294967294" pool-bench --pages 4294967294
 refused "physical memory" "pool-bench --pool 1TiB" pool-bench --pool 1TiB
-refused "free" "demo --pages 4294967294" demo --pages 4294967294
-refused "physical memory" "demo --pool 1TiB" demo --pool 1TiB
+refused "free" "workload --pages 4294967294" workload --pages 4294967294
+refused "physical memory" "workload --pool 1TiB" workload --pool 1TiB
 # --dir: the free space of the file system it would be made in.
 refused "free" "pool-bench --dir, --pages 4294967294" pool-bench --pages 4294967294 \
   --dir "$tmp/not-yet/data"
 
-# ---- SIGTERM / SIGINT: the demo stops, removes its directory, dies by it ----
+# ---- SIGTERM / SIGINT: the workload stops, removes its directory, dies by it ----
 
-# The demo runs in the background (with job control, so that SIGINT is not
+# The workload runs in the background (with job control, so that SIGINT is not
 # ignored as it is for a script's background jobs); once its temporary
 # directory exists (polled, at most 10 s) it gets the signal. It must end by
 # that signal (status 128 + N) and leave nothing in TMPDIR.
-interrupt_demo() { # SIGNAL-NAME NUMBER
+interrupt_workload() { # SIGNAL-NAME NUMBER
   local pid i
   set -m
-  TMPDIR=$tmp "$HOTSET" demo --seconds 30 --pages 2048 >"$out" 2>"$err" &
+  TMPDIR=$tmp "$HOTSET" workload --seconds 30 --pages 2048 >"$out" 2>"$err" &
   pid=$!
   set +m
   for ((i = 0; i < 200; i++)); do
-    compgen -G "$tmp/hotset-demo-*" >/dev/null && break
+    compgen -G "$tmp/hotset-workload-*" >/dev/null && break
     sleep 0.05
   done
-  if ((i < 200)); then ok; else bad "demo made no temporary directory in 10 s"; fi
+  if ((i < 200)); then ok; else bad "workload made no temporary directory in 10 s"; fi
   kill -"$1" "$pid"
   wait "$pid"
   status=$?
-  expect_status $((128 + $2)) "demo killed by SIG$1"
-  if grep -q "^hotset demo: interrupted by SIG$1$" "$err"; then ok; else
-    bad "demo killed by SIG$1: no line saying so"
+  expect_status $((128 + $2)) "workload killed by SIG$1"
+  if grep -q "^hotset workload: interrupted by SIG$1$" "$err"; then ok; else
+    bad "workload killed by SIG$1: no line saying so"
   fi
-  expect_nothing_left "demo killed by SIG$1"
+  expect_nothing_left "workload killed by SIG$1"
 }
-interrupt_demo TERM 15
-interrupt_demo INT 2
+interrupt_workload TERM 15
+interrupt_workload INT 2
 
 # A --dir too long to be a path is refused, never cut to another directory.
 long_dir=/tmp/$(printf 'x%.0s' $(seq 1 4000))
-for cmd in demo pool-bench "bench scan"; do
+for cmd in workload pool-bench "bench scan"; do
   # shellcheck disable=SC2086
   run $cmd --dir "$long_dir"
   expect_usage_error "--dir: a path of 4005 characters" "$cmd --dir of 4005 characters"

@@ -69,7 +69,10 @@ typedef struct hs_ring_config {
 } hs_ring_config;
 
 /* Parses "fixed", "fixed:256KiB", "workers:4", "fraction:0.03", "off",
- * "adaptive", each optionally followed by ",recycle-first". */
+ * "adaptive", each optionally followed by ",recycle-first". A fixed size is
+ * a whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB (any
+ * case); KB/MB/GB and K/M/G are refused as ambiguous, with a message saying
+ * what to write instead. */
 hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out);
 /* The kind's default size in bytes (256 KiB, 16 MiB, 2 MiB). */
 uint64_t hs_strategy_default_bytes(hs_strategy_kind kind);

@@ -6,7 +6,7 @@
  * taking its own argc/argv with argv[0] = its name), so a new lab — vacuum
  * next — is one line here plus its own file, as subcommands are in
  * cli/main.c. Errors follow the tool's convention: one line naming the
- * problem, then the usage, exit status 2.
+ * problem, then where the experiments are listed, exit status 2.
  */
 #include "bench/bench_cmd.h"
 
@@ -42,7 +42,7 @@ static int usage_error(const char *fmt, const char *arg) {
   fputs("hotset bench: ", stderr);
   fprintf(stderr, fmt, arg);
   fputc('\n', stderr);
-  print_usage(stderr);
+  fputs("run 'hotset bench --help' for the experiments\n", stderr);
   return 2;
 }
 

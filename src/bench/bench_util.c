@@ -1,12 +1,14 @@
 /*
  * bench/bench_util.c — clock, PRNG, scratch directories and stamped
- * relations for the benchmarks and the demo (see bench_util.h).
+ * relations, raw read rates for the benchmarks and the workload command
+ * (see bench_util.h).
  */
 #include "bench/bench_util.h"
 
 #include "core/error.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -326,5 +328,59 @@ hs_status bench_make_relation(hs_smgr *smgr, hs_relid rel, hs_blockno npages) {
     }
   }
   free(page);
+  return st;
+}
+
+/* ---- raw read rate ---- */
+
+hs_status bench_raw_read_rate(const char *path, uint32_t io, uint32_t buf_bytes, double seconds,
+                              bench_raw_rate *rate) {
+  if (io == 0 || io > buf_bytes)
+    return hs_fail(HS_ERR_INVALID, 0, "reads of %u bytes into a %u-byte buffer", io, buf_bytes);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    return hs_fail(hs_status_from_errno(err), err, "opening %s: %s", path, strerror(err));
+  }
+  void *buf = NULL;
+  if (posix_memalign(&buf, 4096, buf_bytes) != 0) {
+    close(fd);
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "allocating a %u-byte read buffer", buf_bytes);
+  }
+  hs_status st = HS_OK;
+  uint64_t bytes = 0, t0 = 0, cpu0 = 0;
+  for (int pass = 0; st == HS_OK; pass++) {
+    if (pass == 1) {
+      t0 = bench_now_ns();
+      cpu0 = bench_thread_cpu_ns();
+    }
+    if (pass > 1 && bench_now_ns() - t0 >= (uint64_t)(seconds * 1e9)) break;
+    if (bench_interrupted()) {
+      st = hs_fail(HS_ERR_IO, EINTR, "reading %s: interrupted", path);
+      break;
+    }
+    off_t off = 0;
+    for (;;) {
+      size_t at = (size_t)(off % buf_bytes) / io * io;
+      ssize_t got = pread(fd, (char *)buf + at, io, off);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        int err = errno;
+        st = hs_fail(hs_status_from_errno(err), err, "reading %s: %s", path, strerror(err));
+        break;
+      }
+      if (got == 0) break;
+      off += got;
+      if (pass > 0) bytes += (uint64_t)got;
+    }
+  }
+  uint64_t ns = bench_now_ns() - t0;
+  uint64_t cpu = bench_thread_cpu_ns() - cpu0;
+  free(buf);
+  close(fd);
+  if (st == HS_OK) {
+    rate->mb_per_sec = ns ? (double)bytes / 1e6 / ((double)ns / 1e9) : 0;
+    rate->mb_per_cpu_sec = cpu ? (double)bytes / 1e6 / ((double)cpu / 1e9) : 0;
+  }
   return st;
 }

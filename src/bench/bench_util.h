@@ -1,7 +1,8 @@
 /*
- * bench/bench_util.h — small helpers shared by the benchmarks and the demo:
- * a monotonic clock, a fast deterministic per-thread PRNG, a scratch data
- * directory, and a relation of N stamped pages.
+ * bench/bench_util.h — small helpers shared by the benchmarks and `hotset
+ * workload`: a monotonic clock, a fast deterministic per-thread PRNG, a
+ * scratch data directory, a relation of N stamped pages, and the raw read
+ * rate of a file.
  *
  * They live apart from the benchmarks so that each benchmark file is only
  * about what it measures, and so that later benchmarks (scan, vacuum, ...)
@@ -37,7 +38,7 @@ uint64_t bench_other_thread_cpu_ns(pthread_t thread);
 
 /* ---- interruption ---- */
 
-/* The benchmarks and the demo make scratch directories and relations that a
+/* The benchmarks and `hotset workload` make scratch directories and relations that a
  * Ctrl-C or a SIGTERM must not leave behind. bench_signals_install (call it
  * after parsing the flags, before making anything) sets handlers for SIGINT,
  * SIGTERM and SIGHUP that only record the signal (async-signal-safe); the
@@ -109,11 +110,11 @@ hs_status bench_tempdir_remove(const char *dir);
 
 /* Page layout of a stamped page (little header at the start of the page; the
  * rest is zeros). The stamp lets every reader check it got the page it asked
- * for; the demo keeps an LSN and an update count in the header as well. */
+ * for; the workload and the scan lab keep an LSN and an update count in the header as well. */
 #define BENCH_PAGE_OFF_BLOCK   0  /* uint32: the block number */
 #define BENCH_PAGE_OFF_REL     4  /* uint32: the relation id */
-#define BENCH_PAGE_OFF_LSN     8  /* uint64: LSN of the last change (demo) */
-#define BENCH_PAGE_OFF_UPDATES 16 /* uint64: number of changes (demo) */
+#define BENCH_PAGE_OFF_LSN     8  /* uint64: LSN of the last change (updates) */
+#define BENCH_PAGE_OFF_UPDATES 16 /* uint64: number of changes (updates) */
 #define BENCH_PAGE_HEADER      24
 
 /* Writes the stamp of (rel, block) into a zeroed page header. */
@@ -131,5 +132,25 @@ void bench_page_set_u64(void *page, size_t off, uint64_t v);
  * with --dir must not keep pages of an earlier, differently sized run).
  * Stops early, failing, when bench_interrupted() is set. */
 hs_status bench_make_relation(hs_smgr *smgr, hs_relid rel, hs_blockno npages);
+
+/* ---- raw read rate ---- */
+
+/* What the file system gives one thread reading a file from the page cache:
+ * the ceiling a scan through the pool is held against. */
+typedef struct bench_raw_rate {
+  double mb_per_sec;     /* 10^6 bytes per second of wall time */
+  double mb_per_cpu_sec; /* ... per second of the reading thread's CPU time
+                            (above the first when it was preempted) */
+} bench_raw_rate;
+
+/* Reads the file at `path` into a `buf_bytes` buffer, `io` bytes per pread
+ * (io == buf_bytes: big reads; a page size: one page at a time cycling
+ * through the buffer the way a ring does): one untimed pass to bring it into
+ * the page cache, then timed passes for at least `seconds` (one pass over a
+ * cached 256 MiB takes some 15 ms: a rate from one or two of them moves by a
+ * quarter from run to run). Fails (hs_fail) on an I/O error or when
+ * bench_interrupted() is set. */
+hs_status bench_raw_read_rate(const char *path, uint32_t io, uint32_t buf_bytes, double seconds,
+                              bench_raw_rate *rate);
 
 #endif

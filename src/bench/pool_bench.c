@@ -40,6 +40,7 @@
 #include "bench/bench_util.h"
 #include "bench/global_lru_pool.h"
 #include "cli/args.h"
+#include "cli/json.h"
 #include "core/error.h"
 #include "hotset/pool.h"
 
@@ -56,41 +57,19 @@
 #define MAX_THREADS   1024
 #define MAX_REPEAT    100
 
-static const char usage[] =
-    "usage: hotset pool-bench [flags]\n"
-    "\n"
-    "Measures buffer reads per second: the hit path alone (\"hit\") and random reads\n"
-    "over a relation larger than the pool (\"mixed\"), for hotset and for a baseline\n"
-    "pool behind one global mutex with LRU replacement (\"global-mutex-lru\").\n"
-    "\n"
-    "flags:\n"
-    "  --threads LIST    thread counts to run, comma-separated (default 1,2)\n"
-    "  --pool SIZE       pool size (default 1MiB); SIZE takes B, KiB, MiB, GiB\n"
-    "                    (K/KB, M/MB, G/GB are the same powers of 1024)\n"
-    "  --pages N         blocks in the relation (default 512)\n"
-    "  --seconds S       duration of each run (default 0.5)\n"
-    "  --repeat N        runs of each (variant, workload, threads), the policy's and\n"
-    "                    the baseline's alternating; the median and min-max are\n"
-    "                    reported (default 5, at most 100)\n"
-    "  --policy LIST     hotset replacement policies, comma-separated, each a spec\n"
-    "                    like s3fifo:small=0.2; \"all\" runs every policy the pool\n"
-    "                    accepts (default clock-sweep)\n"
-    "  --page-size SIZE  page size, a power of two from 1KiB to 64KiB (default 8KiB)\n"
-    "  --dir DIR         data directory to use (kept) instead of a temporary one\n"
-    "  --seed N          seed of the block choices (default 1)\n"
-    "  --json            one JSON object per line per (variant, workload, threads):\n"
-    "                    ops_per_sec (the median), ops_per_sec_min, _max, runs,\n"
-    "                    ns_per_op (at the median), and for a policy vs_baseline\n"
-    "                    (median of the per-pair ratios), vs_baseline_min, _max\n"
-    "  --help            show this help\n"
-    "\n"
+static const args_command command = {
+    .cmd = {.prog = PROG},
+    .about = "Measures buffer reads per second: the hit path alone (\"hit\") and random reads\n"
+             "over a relation larger than the pool (\"mixed\"), for hotset and for a baseline\n"
+             "pool behind one global mutex with LRU replacement (\"global-mutex-lru\").\n",
+    .notes = ARGS_SIZE_NOTE
     "The mixed comparison is of designs, not of equal work: the baseline does a\n"
     "miss's pread while holding its one mutex (threads' misses queue behind each\n"
     "other) and takes no content lock; hotset reads outside its locks and takes a\n"
     "share content lock per access. It refuses to start (exit 1) when the relation\n"
-    "would not fit in the free space or the two pools exceed half the memory.\n";
-
-static const args_cmd cmd = {PROG, usage};
+    "would not fit in the free space or the two pools exceed half the memory.\n",
+};
+static const args_cmd *const cmd = &command.cmd;
 
 typedef enum workload { WL_HIT = 0, WL_MIXED, WL_COUNT } workload;
 static const char *const workload_names[WL_COUNT] = {"hit", "mixed"};
@@ -368,22 +347,6 @@ static bool run_one(bench *b, variant var, workload wl, uint32_t nthreads, resul
   return true;
 }
 
-/* Policy names come from the library; escape them anyway rather than trust
- * that no future name holds a quote. */
-static void print_json_string(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      printf("\\%c", c);
-    else if (c < 0x20)
-      printf("\\u%04x", c);
-    else
-      putchar(c);
-  }
-  putchar('"');
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -419,24 +382,30 @@ static void summarize(const result *runs, const result *base, int n, uint32_t nt
 
 static void print_json(const bench *b, variant var, workload wl, uint32_t nthreads,
                        const series *r) {
-  printf("{\"variant\":");
-  print_json_string(variant_name(b, var));
-  printf(",\"workload\":\"%s\",\"threads\":%u,\"ops_per_sec\":%.1f,\"ns_per_op\":%.2f,"
-         "\"ops_per_sec_min\":%.1f,\"ops_per_sec_max\":%.1f,\"runs\":%d,",
-         workload_names[wl], nthreads, r->ops_per_sec, r->ns_per_op, r->ops_min, r->ops_max,
-         r->runs);
+  json_out j;
+  json_begin(&j, stdout);
+  json_str(&j, "variant", variant_name(b, var));
+  json_str(&j, "workload", workload_names[wl]);
+  json_u64(&j, "threads", nthreads);
+  json_double(&j, "ops_per_sec", "%.1f", r->ops_per_sec);
+  json_double(&j, "ns_per_op", "%.2f", r->ns_per_op);
+  json_double(&j, "ops_per_sec_min", "%.1f", r->ops_min);
+  json_double(&j, "ops_per_sec_max", "%.1f", r->ops_max);
+  json_i64(&j, "runs", r->runs);
   if (var == V_HOTSET) {
-    printf("\"vs_baseline\":%.4f,\"vs_baseline_min\":%.4f,\"vs_baseline_max\":%.4f,", r->vs,
-           r->vs_min, r->vs_max);
+    json_double(&j, "vs_baseline", "%.4f", r->vs);
+    json_double(&j, "vs_baseline_min", "%.4f", r->vs_min);
+    json_double(&j, "vs_baseline_max", "%.4f", r->vs_max);
   } else {
-    printf("\"paired_with\":");
-    print_json_string(b->policy_spec);
-    putchar(',');
+    json_str(&j, "paired_with", b->policy_spec);
   }
-  printf("\"ops\":%" PRIu64 ",\"seconds\":%.3f,\"hit_ratio\":%.4f,\"pool_pages\":%u,"
-         "\"pages\":%" PRIu64 ",\"page_size\":%" PRIu64 "}\n",
-         r->ops, (double)r->elapsed_ns / 1e9, r->hit_ratio, b->nbuffers, b->pages, b->page_size);
-  fflush(stdout);
+  json_u64(&j, "ops", r->ops);
+  json_double(&j, "seconds", "%.3f", (double)r->elapsed_ns / 1e9);
+  json_double(&j, "hit_ratio", "%.4f", r->hit_ratio);
+  json_u64(&j, "pool_pages", b->nbuffers);
+  json_u64(&j, "pages", b->pages);
+  json_u64(&j, "page_size", b->page_size);
+  json_end_line(&j);
 }
 
 static void print_table_header(const bench *b) {
@@ -472,44 +441,86 @@ static bool is_power_of_two(uint64_t v) {
 }
 
 int pool_bench_main(int argc, char **argv) {
-  bench b = {.threads = {.n = 2, .v = {1, 2}},
-             .pool_bytes = 1u << 20,
-             .pages = 512,
-             .page_size = HS_PAGE_SIZE_DEFAULT,
-             .seed = 1,
-             .repeat = 5,
-             .seconds = 0.5};
+  bench b = {0};
   const args_opt opts[] = {
-      {.name = "threads", .kind = ARGS_UINT_LIST, .dest = &b.threads, .min = 1, .max = MAX_THREADS},
-      {.name = "pool", .kind = ARGS_SIZE, .dest = &b.pool_bytes, .min = 1},
-      {.name = "pages", .kind = ARGS_UINT, .dest = &b.pages, .min = 1, .max = HS_INVALID_BLOCK - 1},
-      {.name = "seconds", .kind = ARGS_DOUBLE, .dest = &b.seconds, .dmin = 0.01, .dmax = 86400},
-      {.name = "repeat", .kind = ARGS_UINT, .dest = &b.repeat, .min = 1, .max = MAX_REPEAT},
-      {.name = "policy", .kind = ARGS_STRING, .dest = &b.policy},
+      {.name = "threads",
+       .kind = ARGS_UINT_LIST,
+       .dest = &b.threads,
+       .min = 1,
+       .max = MAX_THREADS,
+       .def = "1,2",
+       .help = "thread counts to run, comma-separated"},
+      {.name = "pool",
+       .kind = ARGS_SIZE,
+       .dest = &b.pool_bytes,
+       .min = 1,
+       .def = "1MiB",
+       .help = "pool size"},
+      {.name = "pages",
+       .kind = ARGS_UINT,
+       .dest = &b.pages,
+       .min = 1,
+       .max = HS_INVALID_BLOCK - 1,
+       .def = "512",
+       .help = "blocks in the relation"},
+      {.name = "seconds",
+       .kind = ARGS_DOUBLE,
+       .dest = &b.seconds,
+       .dmin = 0.01,
+       .dmax = 86400,
+       .def = "0.5",
+       .arg = "S",
+       .help = "duration of each run"},
+      {.name = "repeat",
+       .kind = ARGS_UINT,
+       .dest = &b.repeat,
+       .min = 1,
+       .max = MAX_REPEAT,
+       .def = "5",
+       .help = "runs of each (variant, workload, threads), the policy's and the baseline's "
+               "alternating; the median and min-max are reported (at most 100)"},
+      {.name = "policy",
+       .kind = ARGS_STRING,
+       .dest = &b.policy,
+       .arg = "LIST",
+       .def = "clock-sweep",
+       .help = "hotset replacement policies, comma-separated, each a spec like "
+               "s3fifo:small=0.2; \"all\" runs every policy the pool accepts"},
       {.name = "page-size",
        .kind = ARGS_SIZE,
        .dest = &b.page_size,
        .min = HS_PAGE_SIZE_MIN,
-       .max = HS_PAGE_SIZE_MAX},
-      {.name = "dir", .kind = ARGS_STRING, .dest = &b.dir_flag},
-      {.name = "seed", .kind = ARGS_UINT, .dest = &b.seed},
-      {.name = "json", .kind = ARGS_FLAG, .dest = &b.json},
+       .max = HS_PAGE_SIZE_MAX,
+       .def = "8KiB",
+       .help = "page size, a power of two from 1KiB to 64KiB"},
+      {.name = "dir",
+       .kind = ARGS_STRING,
+       .dest = &b.dir_flag,
+       .arg = "DIR",
+       .help = "data directory to use (kept) instead of a temporary one"},
+      {.name = "seed",
+       .kind = ARGS_UINT,
+       .dest = &b.seed,
+       .def = "1",
+       .help = "seed of the block choices"},
+      {.name = "json",
+       .kind = ARGS_FLAG,
+       .dest = &b.json,
+       .help = "one JSON object per line per (variant, workload, threads): ops_per_sec (the "
+               "median), ops_per_sec_min, _max, runs, ns_per_op (at the median), and for a "
+               "policy vs_baseline (median of the per-pair ratios), vs_baseline_min, _max"},
   };
-  args_parse(&cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
   if (b.dir_flag && strlen(b.dir_flag) > BENCH_DIR_MAX)
-    args_usage_error(&cmd, "--dir: a path of %zu characters (at most %d)", strlen(b.dir_flag),
+    args_usage_error(cmd, "--dir: a path of %zu characters (at most %d)", strlen(b.dir_flag),
                      BENCH_DIR_MAX);
 
   if (!is_power_of_two(b.page_size))
-    args_usage_error(&cmd, "--page-size: %" PRIu64 " is not a power of two", b.page_size);
+    args_usage_error(cmd, "--page-size: %" PRIu64 " is not a power of two", b.page_size);
   static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
-  int npolicies = 1;
-  snprintf(specs[0], ARGS_SPEC_LEN, "clock-sweep");
-  if (b.policy) {
-    const char *why = NULL;
-    npolicies = args_split_policies(b.policy, true, specs, ARGS_LIST_MAX, &why);
-    if (npolicies < 0) args_usage_error(&cmd, "--policy: \"%s\": %s", b.policy, why);
-  }
+  const char *why = NULL;
+  int npolicies = args_split_policies(b.policy, true, specs, ARGS_LIST_MAX, &why);
+  if (npolicies < 0) args_usage_error(cmd, "--policy: \"%s\": %s", b.policy, why);
   uint64_t max_threads = 0;
   for (uint32_t i = 0; i < b.threads.n; i++)
     if (b.threads.v[i] > max_threads) max_threads = b.threads.v[i];
@@ -517,7 +528,7 @@ int pool_bench_main(int argc, char **argv) {
    * threads, a read could find every buffer pinned. */
   if (b.pool_bytes / b.page_size <= max_threads) {
     char pool[32], page[32];
-    args_usage_error(&cmd,
+    args_usage_error(cmd,
                      "--pool: %s holds %" PRIu64 " pages of %s; %" PRIu64
                      " threads need more than %" PRIu64,
                      args_format_size(b.pool_bytes, pool, sizeof pool), b.pool_bytes / b.page_size,

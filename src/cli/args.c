@@ -8,6 +8,7 @@
  */
 #include "cli/args.h"
 
+#include "core/size.h"
 #include "hotset/policy.h"
 
 #include <ctype.h>
@@ -21,11 +22,13 @@
 #include <strings.h>
 
 static _Noreturn void usage_error_v(const args_cmd *cmd, const char *fmt, va_list ap) {
-  /* One line first, so a script can take `head -n1` of stderr as "the" error. */
+  /* One line first, so a script can take `head -n1` of stderr as "the" error;
+   * then where to look, not the whole usage: 30 lines of flags would bury
+   * the one line that matters. */
   fprintf(stderr, "%s: ", cmd->prog);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
-  fputs(cmd->usage, stderr);
+  fprintf(stderr, "run '%s --help' for the flags\n", cmd->prog);
   exit(2);
 }
 
@@ -33,6 +36,105 @@ _Noreturn void args_usage_error(const args_cmd *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   usage_error_v(cmd, fmt, ap);
+}
+
+/* ---- the generated usage ---- */
+
+#define USAGE_WIDTH    80
+#define USAGE_HELP_COL 22 /* where the flags' help starts */
+
+static const char *value_name(const args_opt *o) {
+  if (o->arg) return o->arg;
+  switch (o->kind) {
+  case ARGS_FLAG:
+    return NULL;
+  case ARGS_UINT:
+    return "N";
+  case ARGS_DOUBLE:
+    return "X";
+  case ARGS_SIZE:
+    return "SIZE";
+  case ARGS_UINT_LIST:
+    return "LIST";
+  case ARGS_STRING:
+    break;
+  }
+  return "VALUE";
+}
+
+/* Writes `text` from column `col` (the cursor is there), wrapping at word
+ * boundaries to USAGE_WIDTH and indenting continuation lines to `indent`;
+ * a '\n' in the text starts a new line. Ends the last line. */
+static void put_wrapped(FILE *out, const char *text, int col, int indent) {
+  const char *p = text;
+  while (*p) {
+    if (*p == '\n') {
+      fprintf(out, "\n%*s", indent, "");
+      col = indent;
+      p++;
+      continue;
+    }
+    if (*p == ' ') {
+      p++;
+      continue;
+    }
+    size_t word = strcspn(p, " \n");
+    bool first = col == indent;
+    if (!first && col + 1 + (int)word > USAGE_WIDTH) {
+      fprintf(out, "\n%*s", indent, "");
+      col = indent;
+      first = true;
+    }
+    if (!first) {
+      fputc(' ', out);
+      col++;
+    }
+    fwrite(p, 1, word, out);
+    col += (int)word;
+    p += word;
+  }
+  fputc('\n', out);
+}
+
+static void put_flag(FILE *out, const char *name, const char *arg, const char *help,
+                     const char *def) {
+  char head[96];
+  int len = snprintf(head, sizeof head, "  --%s%s%s", name, arg ? " " : "", arg ? arg : "");
+  fputs(head, out);
+  if (len + 2 > USAGE_HELP_COL) {
+    /* A long flag: its help goes under it. */
+    fprintf(out, "\n%*s", USAGE_HELP_COL, "");
+  } else {
+    fprintf(out, "%*s", USAGE_HELP_COL - len, "");
+  }
+  /* The default closes a one-line help; under a longer one it gets a line
+   * of its own, where the eye finds it. */
+  const char *h = help ? help : "";
+  bool own_line = help && def && strlen(h) > USAGE_WIDTH - USAGE_HELP_COL;
+  char text[1024];
+  snprintf(text, sizeof text, "%s%s%s%s%s", h,
+           def ? (own_line ? "\n"
+                  : help   ? " "
+                           : "")
+               : "",
+           def ? "(default " : "", def ? def : "", def ? ")" : "");
+  put_wrapped(out, text, USAGE_HELP_COL, USAGE_HELP_COL);
+}
+
+void args_print_usage(const args_cmd *cmd, const args_opt *opts, size_t nopts, FILE *out) {
+  if (cmd->usage) {
+    fputs(cmd->usage, out);
+    return;
+  }
+  /* cmd is the first member of an args_command (args.h). */
+  const args_command *c = (const args_command *)cmd;
+  fprintf(out, "usage: %s %s\n", cmd->prog, c->synopsis ? c->synopsis : "[flags]");
+  if (c->about) fprintf(out, "\n%s", c->about);
+  fputs("\nflags:\n", out);
+  for (size_t i = 0; i < nopts; i++)
+    put_flag(out, opts[i].name, value_name(&opts[i]), opts[i].help, opts[i].def);
+  put_flag(out, "help", NULL, "show this help", NULL);
+  if (c->notes) fprintf(out, "\n%s", c->notes);
 }
 
 /* The n characters at s, all digits, as a number that fits 64 bits. */
@@ -65,33 +167,8 @@ bool args_parse_double(const char *s, double *out) {
   return true;
 }
 
-typedef struct size_suffix {
-  const char *name;
-  unsigned shift;
-} size_suffix;
-
-static const size_suffix size_suffixes[] = {
-    {"", 0},     {"b", 0},  {"k", 10},  {"kb", 10},  {"kib", 10}, {"m", 20},  {"mb", 20},
-    {"mib", 20}, {"g", 30}, {"gb", 30}, {"gib", 30}, {"t", 40},   {"tb", 40}, {"tib", 40},
-};
-
 bool args_parse_size(const char *s, uint64_t *out) {
-  if (!s || !isdigit((unsigned char)*s)) return false;
-  const char *p = s;
-  uint64_t v = 0;
-  for (; isdigit((unsigned char)*p); p++) {
-    unsigned d = (unsigned)(*p - '0');
-    if (v > (UINT64_MAX - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  for (size_t i = 0; i < sizeof size_suffixes / sizeof size_suffixes[0]; i++) {
-    if (strcasecmp(p, size_suffixes[i].name) != 0) continue;
-    unsigned shift = size_suffixes[i].shift;
-    if (shift && v > (UINT64_MAX >> shift)) return false;
-    *out = v << shift;
-    return true;
-  }
-  return false;
+  return hs_size_parse(s, out) == HS_OK;
 }
 
 /* Syntax only: "N[,N]...". */
@@ -195,9 +272,7 @@ static void store_value(const args_cmd *cmd, const args_opt *o, const char *val)
   }
   case ARGS_SIZE: {
     uint64_t v;
-    if (!args_parse_size(val, &v))
-      args_usage_error(cmd, "--%s: \"%s\" is not a byte size (e.g. 8192, 64KiB, 1MiB, 2GiB)",
-                       o->name, val);
+    if (!args_parse_size(val, &v)) args_usage_error(cmd, "--%s: %s", o->name, hs_last_error());
     check_uint_range(cmd, o, val, v);
     *(uint64_t *)o->dest = v;
     break;
@@ -251,6 +326,9 @@ static const args_opt *find_opt(const args_opt *opts, size_t nopts, const char *
 
 int args_parse(const args_cmd *cmd, const args_opt *opts, size_t nopts, int argc, char **argv,
                int max_positional) {
+  /* The defaults, from the same strings the usage shows. */
+  for (size_t i = 0; i < nopts; i++)
+    if (opts[i].def) store_value(cmd, &opts[i], opts[i].def);
   int npos = 0;
   bool only_positional = false;
   for (int i = 1; i < argc; i++) {
@@ -266,7 +344,7 @@ int args_parse(const args_cmd *cmd, const args_opt *opts, size_t nopts, int argc
       continue;
     }
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-      fputs(cmd->usage, stdout);
+      args_print_usage(cmd, opts, nopts, stdout);
       exit(0);
     }
     if (arg[1] != '-') args_usage_error(cmd, "unknown flag %s", arg);

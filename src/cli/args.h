@@ -2,24 +2,32 @@
  * cli/args.h — the one argument parser every `hotset` subcommand uses.
  *
  * A subcommand describes its flags in a table (name, type, where to store the
- * value, allowed range) and calls args_parse. Sharing one parser is what keeps
- * the subcommands consistent: the same spellings (`--name value` and
- * `--name=value`), the same size suffixes, and the same behaviour on mistakes —
- * ONE line on stderr naming the flag and what is wrong with it, then the
- * subcommand's usage, then exit status 2 — so scripts and tests can rely on it.
- * `--help` (or `-h`) prints the usage on stdout and exits 0.
+ * value, allowed range, default, help) and calls args_parse. Sharing one
+ * parser is what keeps the subcommands consistent: the same spellings
+ * (`--name value` and `--name=value`), the same size grammar, and the same
+ * behaviour on mistakes — ONE line on stderr naming the flag and what is
+ * wrong with it, then one line saying where the flags are described ("run
+ * 'hotset pool-bench --help' for the flags"), then exit status 2 — so
+ * scripts and tests can rely on it, and the error is not buried under a
+ * screenful of usage. `--help` (or `-h`) prints the usage on stdout and
+ * exits 0.
+ *
+ * The usage is generated from the table, as policies' parameters are from
+ * theirs: each flag carries its default, written once (args_parse stores it
+ * before reading argv, and the usage shows it), and a help text; the command
+ * carries a synopsis, an opening paragraph and closing notes. A command that
+ * sets args_cmd.usage instead keeps printing that text.
  *
  * Value types:
  *   ARGS_FLAG       a boolean: `--json` sets it; `--json=false` (or 0/no/off)
  *                   clears it, `--json=true` (or 1/yes/on) sets it.
  *   ARGS_UINT       a decimal integer, 0 .. UINT64_MAX, no sign.
  *   ARGS_DOUBLE     a finite decimal number (strtod syntax).
- *   ARGS_SIZE       a byte count: an integer with an optional suffix, matched
- *                   case-insensitively. B = bytes; K, KB, KiB = 1024;
- *                   M, MB, MiB = 1024^2; G, GB, GiB = 1024^3; T, TB, TiB =
- *                   1024^4. KB/MB/GB deliberately mean powers of 1024, as in
- *                   PostgreSQL's settings (shared_buffers = 128MB), because
- *                   every size here is a number of pages anyway.
+ *   ARGS_SIZE       a byte count in the one size grammar (core/size.h): a
+ *                   whole number with an optional unit B, KiB, MiB, GiB or
+ *                   TiB, in any case (64KiB, 1mib). KB/MB/GB/TB and K/M/G/T
+ *                   are refused with a hint saying what to write (is "1GB"
+ *                   10^9 or 2^30 bytes?), never guessed.
  *   ARGS_UINT_LIST  a comma-separated list of integers, e.g. `--threads 1,2,4`
  *                   (no empty items, at most ARGS_LIST_MAX of them).
  *   ARGS_STRING     any non-empty string, stored as a pointer into argv.
@@ -33,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define ARGS_LIST_MAX 64
 
@@ -51,32 +60,74 @@ typedef struct args_uint_list {
 } args_uint_list;
 
 /* One flag. Fill it with designated initializers:
- *   {.name = "pages", .kind = ARGS_UINT, .dest = &pages, .min = 1, .max = UINT32_MAX} */
+ *   {.name = "pages", .kind = ARGS_UINT, .dest = &pages, .min = 1, .max = UINT32_MAX,
+ *    .def = "4096", .help = "blocks in the relation"} */
 typedef struct args_opt {
   const char *name; /* without the leading "--" */
   args_kind kind;
   void *dest;
   uint64_t min, max; /* ARGS_UINT, ARGS_SIZE, each item of ARGS_UINT_LIST */
   double dmin, dmax; /* ARGS_DOUBLE */
+  /* All optional. `def`: the default as a user would write it; args_parse
+   * stores it in dest before reading argv and the usage appends "(default
+   * DEF)". A default that depends on other flags has no `def` (its help
+   * says it). `arg`: the value's name in the usage ("LIST"); NULL takes one
+   * from the kind (N, X, SIZE, LIST, VALUE). `help`: wrapped to 80 columns;
+   * a '\n' in it starts a new line. */
+  const char *def;
+  const char *arg;
+  const char *help;
 } args_opt;
 
-/* Who is parsing: the name used in messages and the text --help prints. */
+/* Who is parsing: the name used in messages and what --help prints. With
+ * `usage` set, that text whole; with `usage` NULL, the text generated from
+ * the flag table, and then the args_cmd must be the `cmd` of an
+ * args_command, which holds the rest of the text. */
 typedef struct args_cmd {
   const char *prog;  /* e.g. "hotset pool-bench" */
-  const char *usage; /* full usage text, ending in a newline */
+  const char *usage; /* full usage text, ending in a newline; or NULL */
 } args_cmd;
 
-/* Parses argv[1 .. argc) (argv[0] is the subcommand's own name) against
- * `opts`. Arguments that are not flags (and everything after a lone "--") are
- * positional: up to `max_positional` of them are moved, in order, to
- * argv[1 ..] and their number is returned; one more is an error. On an error
- * it prints one line and the usage to stderr and exits 2; on --help it prints
- * the usage to stdout and exits 0. */
+/* A command whose usage is generated:
+ *   usage: PROG SYNOPSIS
+ *
+ *   ABOUT
+ *
+ *   flags:
+ *     --name ARG        help (default DEF)
+ *     --help            show this help
+ *
+ *   NOTES
+ * Pass &command.cmd to args_parse and args_usage_error. */
+typedef struct args_command {
+  args_cmd cmd;         /* .usage NULL */
+  const char *synopsis; /* e.g. "[flags]" (NULL: that) */
+  const char *about;    /* lines ending in a newline, or NULL */
+  const char *notes;    /* the same, after the flags */
+} args_command;
+
+/* The size grammar in two lines, for the notes of a command with SIZE flags. */
+#define ARGS_SIZE_NOTE                                                                             \
+  "A SIZE is a whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB,\n"             \
+  "in any case (64KiB, 1mib); KB/MB/GB and K/M/G are refused as ambiguous.\n"
+
+/* Stores every flag's default (`def`), then parses argv[1 .. argc) (argv[0]
+ * is the subcommand's own name) against `opts`. Arguments that are not
+ * flags (and everything after a lone "--") are positional: up to
+ * `max_positional` of them are moved, in order, to argv[1 ..] and their
+ * number is returned; one more is an error. On an error it prints the error
+ * line and the hint line to stderr and exits 2; on --help it prints the
+ * usage to stdout and exits 0. */
 int args_parse(const args_cmd *cmd, const args_opt *opts, size_t nopts, int argc, char **argv,
                int max_positional);
 
+/* Writes the usage: cmd->usage, or the text generated from the table and
+ * the args_command around cmd. */
+void args_print_usage(const args_cmd *cmd, const args_opt *opts, size_t nopts, FILE *out);
+
 /* For checks that span flags or need more than a range, after args_parse:
- * prints "<prog>: <message>" and the usage to stderr, exits 2. */
+ * prints "<prog>: <message>" and "run '<prog> --help' for the flags" to
+ * stderr, exits 2. */
 _Noreturn void args_usage_error(const args_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -84,6 +135,8 @@ _Noreturn void args_usage_error(const args_cmd *cmd, const char *fmt, ...)
  * nothing (returning false, *out untouched). */
 bool args_parse_uint(const char *s, uint64_t *out);
 bool args_parse_double(const char *s, double *out);
+/* After a false return hs_last_error() says why (for KB/MB/GB: what to
+ * write instead). */
 bool args_parse_size(const char *s, uint64_t *out);
 /* Items are checked against [min, max] (max 0: unlimited) as well. */
 bool args_parse_uint_list(const char *s, uint64_t min, uint64_t max, args_uint_list *out);

@@ -9,8 +9,8 @@
  */
 #include "bench/bench_cmd.h"
 #include "bench/pool_bench.h"
-#include "cli/demo.h"
 #include "cli/sim_cmd.h"
+#include "cli/workload.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,7 +25,8 @@ static const subcommand subcommands[] = {
     {"bench", "the labs: `hotset bench scan` (rings against scan pollution)", bench_main},
     {"pool-bench", "buffer reads per second: hotset against a global-mutex LRU pool",
      pool_bench_main},
-    {"demo", "a short multi-threaded read/write run, with the pool's statistics", demo_main},
+    {"workload", "read/update threads for a few seconds; then checks that no update was lost",
+     workload_main},
     {"sim", "replay a trace through replacement policies: miss ratios, MRCs", sim_main},
     {"gen-trace", "write a synthetic trace (Zipf, uniform, loop, scan pollution)", gen_trace_main},
     {"trace-stats", "requests, objects, one-hit wonders and sizes of a trace", trace_stats_main},
@@ -54,7 +55,7 @@ static int usage_error(const char *fmt, const char *arg) {
   fputs("hotset: ", stderr);
   fprintf(stderr, fmt, arg);
   fputc('\n', stderr);
-  print_usage(stderr);
+  fputs("run 'hotset --help' for the subcommands\n", stderr);
   return 2;
 }
 
@@ -63,7 +64,7 @@ int main(int argc, char **argv) {
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     if (strcmp(name, "help") == 0 && argc > 2) {
-      /* `hotset help demo` is `hotset demo --help`. */
+      /* `hotset help sim` is `hotset sim --help`. */
       const subcommand *sc = find_subcommand(argv[2]);
       if (!sc) return usage_error("unknown subcommand \"%s\"", argv[2]);
       char *help_argv[] = {argv[2], "--help", NULL};

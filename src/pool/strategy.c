@@ -34,10 +34,12 @@
  * point, halve the ring (not below 16 buffers).
  */
 #include "core/error.h"
+#include "core/size.h"
 #include "pool/pins.h"
 #include "pool/strategy_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,28 +67,6 @@ uint64_t hs_strategy_default_bytes(hs_strategy_kind kind) {
   }
 }
 
-/* Parses a byte size with an optional KiB/MiB/GiB suffix. */
-static bool parse_bytes(const char *s, uint64_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s || errno == ERANGE || *s == '-') return false;
-  uint64_t mult = 1;
-  if (!strcmp(end, "") || !strcmp(end, "B"))
-    mult = 1;
-  else if (!strcmp(end, "KiB") || !strcmp(end, "K") || !strcmp(end, "KB"))
-    mult = 1024;
-  else if (!strcmp(end, "MiB") || !strcmp(end, "M") || !strcmp(end, "MB"))
-    mult = MIB;
-  else if (!strcmp(end, "GiB") || !strcmp(end, "G") || !strcmp(end, "GB"))
-    mult = 1024 * MIB;
-  else
-    return false;
-  if (v == 0 || v > UINT64_MAX / mult) return false; /* nothing, or beyond 64 bits */
-  *out = v * mult;
-  return true;
-}
-
 hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out) {
   if (!spec || !out) return hs_fail(HS_ERR_INVALID, 0, "hs_ring_config_parse: bad argument");
   char buf[128];
@@ -104,8 +84,15 @@ hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out) {
   if (arg) *arg++ = '\0';
   if (!strcmp(buf, "fixed")) {
     c.rule = HS_RING_FIXED;
-    if (arg && !parse_bytes(arg, &c.bytes))
-      return hs_fail(HS_ERR_INVALID, 0, "ring \"%s\": \"%s\" is not a size like 256KiB", spec, arg);
+    /* One size grammar (core/size.h): a ring's size is written as every
+     * size flag of the tool is, and "1GB" is refused here as there. */
+    if (arg && hs_size_parse(arg, &c.bytes) != HS_OK) {
+      char why[256];
+      snprintf(why, sizeof why, "%s", hs_last_error());
+      return hs_fail(HS_ERR_INVALID, 0, "ring \"%s\": %s", spec, why);
+    }
+    if (arg && c.bytes == 0)
+      return hs_fail(HS_ERR_INVALID, 0, "ring \"%s\": a ring of 0 bytes (write off)", spec);
   } else if (!strcmp(buf, "workers")) {
     c.rule = HS_RING_WORKERS;
     char *end = NULL;

@@ -1,5 +1,6 @@
 /*
- * cli/demo.c — `hotset demo`: the pool doing real work for a few seconds.
+ * cli/workload.c — `hotset workload`: the pool doing real work for a few
+ * seconds.
  *
  * It builds a relation several times larger than the pool, then runs threads
  * that read and update pages with a skewed access pattern (80% of accesses go
@@ -19,10 +20,11 @@
  *    stamp, and the update counters in the pages must add up to the number
  *    of updates made.
  */
-#include "cli/demo.h"
+#include "cli/workload.h"
 
 #include "bench/bench_util.h"
 #include "cli/args.h"
+#include "cli/json.h"
 #include "core/error.h"
 #include "hotset/fault.h"
 #include "hotset/pool.h"
@@ -35,53 +37,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROG          "hotset demo"
-#define DEMO_REL      16384u
+#define PROG          "hotset workload"
+#define WL_REL        16384u
 #define WAL_RECORD    64u /* bytes per fake log record: LSNs are byte positions */
 #define HOT_FRACTION  0.2
 #define HOT_ACCESS    0.8
 #define UPDATE_RATIO  0.2
 #define STOP_INTERVAL 64
 
-static const char usage[] =
-    "usage: hotset demo [flags]\n"
-    "\n"
-    "Runs a skewed read/write workload (80% of accesses to 20% of the blocks, 20%\n"
-    "updates) on a relation larger than the pool, prints ops/s and the pool's I/O\n"
-    "statistics, then checks on disk that no update was lost.\n"
-    "\n"
-    "flags:\n"
-    "  --threads N       worker threads (default 4)\n"
-    "  --seconds S       duration (default 3)\n"
-    "  --pool SIZE       pool size (default 4MiB); SIZE takes B, KiB, MiB, GiB\n"
-    "                    (K/KB, M/MB, G/GB are the same powers of 1024)\n"
-    "  --pages N         blocks in the relation (default 4096)\n"
-    "  --page-size SIZE  page size, a power of two from 1KiB to 64KiB (default 8KiB)\n"
-    "  --policy NAME     replacement policy (default clock-sweep)\n"
-    "  --dir DIR         data directory to use (created if missing, never removed)\n"
-    "                    instead of a temporary one\n"
-    "  --keep            keep the temporary data directory and print its path\n"
-    "  --seed N          seed of the access pattern (default 1)\n"
-    "  --json            print the results as one JSON object\n"
-    "  --help            show this help\n"
-    "\n"
+static const args_command command = {
+    .cmd = {.prog = PROG},
+    .about = "Runs a skewed read/update workload (80% of accesses to 20% of the blocks, 20%\n"
+             "updates) on a relation larger than the pool, prints ops/s and the pool's I/O\n"
+             "statistics, then checks on disk that no update was lost and that no page was\n"
+             "written ahead of its log record.\n",
+    .notes = ARGS_SIZE_NOTE
     "It refuses to start (exit 1) when the relation would not fit in the free space\n"
     "or the pool is over half the physical memory. On SIGINT or SIGTERM it stops,\n"
-    "removes its temporary directory and dies by that signal.\n";
-
-static const args_cmd cmd = {PROG, usage};
+    "removes its temporary directory and dies by that signal.\n",
+};
+static const args_cmd *const cmd = &command.cmd;
 
 /* The stand-in write-ahead log: an insert position and a flush position. */
-typedef struct demo_wal {
+typedef struct wl_wal {
   _Atomic uint64_t inserted;                 /* end of the last record handed out */
   _Atomic uint64_t flushed;                  /* the log is "durable" up to here */
   _Atomic uint64_t flushes;                  /* callbacks that had to flush */
   _Atomic uint64_t ahead;                    /* pages seen written with LSN > flushed */
   _Atomic uint64_t ahead_lsn, ahead_flushed; /* an example, for the message */
-} demo_wal;
+} wl_wal;
 
-static hs_status demo_flush_wal(void *ctx, hs_lsn upto, bool *did_flush) {
-  demo_wal *wal = ctx;
+static hs_status wl_flush_wal(void *ctx, hs_lsn upto, bool *did_flush) {
+  wl_wal *wal = ctx;
   uint64_t end = atomic_load(&wal->inserted);
   *did_flush = false;
   if (upto > end)
@@ -102,9 +89,9 @@ static hs_status demo_flush_wal(void *ctx, hs_lsn upto, bool *did_flush) {
 }
 
 /* Sees every page just before it is written (hotset/fault.h). */
-static void demo_observe(void *ctx, hs_io_op op, hs_relid rel, hs_fork fork, hs_blockno block,
-                         const void *page) {
-  demo_wal *wal = ctx;
+static void wl_observe(void *ctx, hs_io_op op, hs_relid rel, hs_fork fork, hs_blockno block,
+                       const void *page) {
+  wl_wal *wal = ctx;
   (void)rel;
   (void)fork;
   (void)block;
@@ -119,9 +106,9 @@ static void demo_observe(void *ctx, hs_io_op op, hs_relid rel, hs_fork fork, hs_
   }
 }
 
-typedef struct demo_shared {
+typedef struct wl_shared {
   hs_pool *pool;
-  demo_wal *wal;
+  wl_wal *wal;
   hs_blockno pages, hot;
   uint64_t seed;
   pthread_barrier_t start;
@@ -129,17 +116,17 @@ typedef struct demo_shared {
   pthread_mutex_t err_lock;
   bool failed;
   char err[768];
-} demo_shared;
+} wl_shared;
 
-typedef struct demo_worker {
-  demo_shared *sh;
+typedef struct wl_worker {
+  wl_shared *sh;
   uint32_t id;
   pthread_t tid;
   uint64_t reads, updates;
   uint64_t t_start, t_end;
-} demo_worker;
+} wl_worker;
 
-static hs_blockno pick_block(demo_shared *sh, bench_rng *rng) {
+static hs_blockno pick_block(wl_shared *sh, bench_rng *rng) {
   hs_blockno cold = sh->pages - sh->hot;
   if (cold == 0 || bench_rng_double(rng) < HOT_ACCESS) return bench_rng_below(rng, sh->hot);
   return sh->hot + bench_rng_below(rng, cold);
@@ -147,16 +134,15 @@ static hs_blockno pick_block(demo_shared *sh, bench_rng *rng) {
 
 /* One access: a read under a share lock, or an update under an exclusive
  * lock that logs (takes an LSN), changes the page and marks it dirty. */
-static hs_status demo_access(demo_worker *w, bench_rng *rng, hs_blockno blk) {
-  demo_shared *sh = w->sh;
+static hs_status wl_access(wl_worker *w, bench_rng *rng, hs_blockno blk) {
+  wl_shared *sh = w->sh;
   bool update = bench_rng_double(rng) < UPDATE_RATIO;
   hs_buf b;
-  hs_status st =
-      hs_pool_read(sh->pool, DEMO_REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, NULL);
+  hs_status st = hs_pool_read(sh->pool, WL_REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, NULL);
   if (st != HS_OK) return st;
   hs_buf_lock(sh->pool, b, update ? HS_LOCK_EXCLUSIVE : HS_LOCK_SHARE);
   unsigned char *page = hs_buf_page(sh->pool, b);
-  if (!bench_page_check(page, DEMO_REL, blk)) {
+  if (!bench_page_check(page, WL_REL, blk)) {
     st = hs_fail(HS_ERR_CORRUPT, 0, "block %u holds the page stamped as block %u", blk,
                  bench_page_block(page));
   } else if (update) {
@@ -175,9 +161,9 @@ static hs_status demo_access(demo_worker *w, bench_rng *rng, hs_blockno blk) {
   return st;
 }
 
-static void *demo_worker_main(void *arg) {
-  demo_worker *w = arg;
-  demo_shared *sh = w->sh;
+static void *wl_worker_main(void *arg) {
+  wl_worker *w = arg;
+  wl_shared *sh = w->sh;
   bench_rng rng;
   bench_rng_seed(&rng, sh->seed, w->id);
 
@@ -186,7 +172,7 @@ static void *demo_worker_main(void *arg) {
   while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
     for (int i = 0; i < STOP_INTERVAL; i++) {
       hs_blockno blk = pick_block(sh, &rng);
-      if (demo_access(w, &rng, blk) != HS_OK) {
+      if (wl_access(w, &rng, blk) != HS_OK) {
         pthread_mutex_lock(&sh->err_lock);
         if (!sh->failed) {
           sh->failed = true;
@@ -219,13 +205,13 @@ static hs_status verify_on_disk(const char *dir, uint32_t page_size, hs_blockno 
     return hs_fail(HS_ERR_NOMEM, 0, "allocating a page");
   }
   hs_blockno n = 0;
-  st = hs_smgr_nblocks(smgr, DEMO_REL, HS_FORK_MAIN, &n);
+  st = hs_smgr_nblocks(smgr, WL_REL, HS_FORK_MAIN, &n);
   if (st == HS_OK && n != pages)
     st = hs_fail(HS_ERR_CORRUPT, 0, "the relation has %u blocks, not %u", n, pages);
   for (hs_blockno blk = 0; st == HS_OK && blk < pages && !bench_interrupted(); blk++) {
-    st = hs_smgr_read(smgr, DEMO_REL, HS_FORK_MAIN, blk, page);
+    st = hs_smgr_read(smgr, WL_REL, HS_FORK_MAIN, blk, page);
     if (st != HS_OK) break;
-    if (!bench_page_check(page, DEMO_REL, blk)) {
+    if (!bench_page_check(page, WL_REL, blk)) {
       st = hs_fail(HS_ERR_CORRUPT, 0, "block %u on disk is stamped as block %u", blk,
                    bench_page_block(page));
       break;
@@ -239,36 +225,22 @@ static hs_status verify_on_disk(const char *dir, uint32_t page_size, hs_blockno 
   return st;
 }
 
-static void print_json_string(FILE *out, const char *s) {
-  fputc('"', out);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(out, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(out, "\\u%04x", c);
-    else
-      fputc(c, out);
-  }
-  fputc('"', out);
-}
-
 /* Everything main needs to clean up after a failure. */
-typedef struct demo {
+typedef struct wl_run {
   char tmpdir[4096];
   char datadir[4200];
   bool keep;
   hs_pool *pool;
-} demo;
+} wl_run;
 
-static void demo_cleanup(demo *d) {
+static void wl_cleanup(wl_run *d) {
   if (d->pool) hs_pool_abandon(d->pool);
   d->pool = NULL;
   if (d->tmpdir[0] && !d->keep) bench_tempdir_remove(d->tmpdir);
 }
 
-static int demo_fail(demo *d, const char *what, const char *msg) {
-  demo_cleanup(d);
+static int wl_fail(wl_run *d, const char *what, const char *msg) {
+  wl_cleanup(d);
   if (bench_interrupted()) bench_exit_interrupted(PROG); /* the failure is the signal's doing */
   fprintf(stderr, PROG ": %s: %s\n", what, msg);
   return 1;
@@ -276,9 +248,9 @@ static int demo_fail(demo *d, const char *what, const char *msg) {
 
 /* After a SIGINT or SIGTERM: the pool abandoned (nothing written), the
  * temporary directory removed, and the process ended by the signal. */
-static void demo_stop_if_interrupted(demo *d) {
+static void wl_stop_if_interrupted(wl_run *d) {
   if (!bench_interrupted()) return;
-  demo_cleanup(d);
+  wl_cleanup(d);
   bench_exit_interrupted(PROG);
 }
 
@@ -286,37 +258,82 @@ static bool is_power_of_two(uint64_t v) {
   return v && (v & (v - 1)) == 0;
 }
 
-int demo_main(int argc, char **argv) {
-  uint64_t threads = 4, pool_bytes = 4u << 20, pages = 4096, page_size = HS_PAGE_SIZE_DEFAULT;
-  uint64_t seed = 1;
-  double seconds = 3.0;
+int workload_main(int argc, char **argv) {
+  uint64_t threads, pool_bytes, pages, page_size, seed;
+  double seconds;
   bool json = false, keep = false;
   const char *policy = NULL, *dir_flag = NULL;
   const args_opt opts[] = {
-      {.name = "threads", .kind = ARGS_UINT, .dest = &threads, .min = 1, .max = 1024},
-      {.name = "seconds", .kind = ARGS_DOUBLE, .dest = &seconds, .dmin = 0.01, .dmax = 86400},
-      {.name = "pool", .kind = ARGS_SIZE, .dest = &pool_bytes, .min = 1},
-      {.name = "pages", .kind = ARGS_UINT, .dest = &pages, .min = 1, .max = HS_INVALID_BLOCK - 1},
+      {.name = "threads",
+       .kind = ARGS_UINT,
+       .dest = &threads,
+       .min = 1,
+       .max = 1024,
+       .def = "4",
+       .help = "worker threads"},
+      {.name = "seconds",
+       .kind = ARGS_DOUBLE,
+       .dest = &seconds,
+       .dmin = 0.01,
+       .dmax = 86400,
+       .def = "3",
+       .arg = "S",
+       .help = "duration"},
+      {.name = "pool",
+       .kind = ARGS_SIZE,
+       .dest = &pool_bytes,
+       .min = 1,
+       .def = "4MiB",
+       .help = "pool size"},
+      {.name = "pages",
+       .kind = ARGS_UINT,
+       .dest = &pages,
+       .min = 1,
+       .max = HS_INVALID_BLOCK - 1,
+       .def = "4096",
+       .help = "blocks in the relation"},
       {.name = "page-size",
        .kind = ARGS_SIZE,
        .dest = &page_size,
        .min = HS_PAGE_SIZE_MIN,
-       .max = HS_PAGE_SIZE_MAX},
-      {.name = "policy", .kind = ARGS_STRING, .dest = &policy},
-      {.name = "dir", .kind = ARGS_STRING, .dest = &dir_flag},
-      {.name = "keep", .kind = ARGS_FLAG, .dest = &keep},
-      {.name = "seed", .kind = ARGS_UINT, .dest = &seed},
-      {.name = "json", .kind = ARGS_FLAG, .dest = &json},
+       .max = HS_PAGE_SIZE_MAX,
+       .def = "8KiB",
+       .help = "page size, a power of two from 1KiB to 64KiB"},
+      {.name = "policy",
+       .kind = ARGS_STRING,
+       .dest = &policy,
+       .arg = "NAME",
+       .def = "clock-sweep",
+       .help = "replacement policy"},
+      {.name = "dir",
+       .kind = ARGS_STRING,
+       .dest = &dir_flag,
+       .arg = "DIR",
+       .help = "data directory to use (created if missing, never removed) instead of a "
+               "temporary one"},
+      {.name = "keep",
+       .kind = ARGS_FLAG,
+       .dest = &keep,
+       .help = "keep the temporary data directory and print its path"},
+      {.name = "seed",
+       .kind = ARGS_UINT,
+       .dest = &seed,
+       .def = "1",
+       .help = "seed of the access pattern"},
+      {.name = "json",
+       .kind = ARGS_FLAG,
+       .dest = &json,
+       .help = "print the results as one JSON object"},
   };
-  args_parse(&cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
   if (dir_flag && strlen(dir_flag) > BENCH_DIR_MAX)
-    args_usage_error(&cmd, "--dir: a path of %zu characters (at most %d)", strlen(dir_flag),
+    args_usage_error(cmd, "--dir: a path of %zu characters (at most %d)", strlen(dir_flag),
                      BENCH_DIR_MAX);
   if (!is_power_of_two(page_size))
-    args_usage_error(&cmd, "--page-size: %" PRIu64 " is not a power of two", page_size);
+    args_usage_error(cmd, "--page-size: %" PRIu64 " is not a power of two", page_size);
   if (pool_bytes / page_size <= threads) {
     char pool[32];
-    args_usage_error(&cmd, "--pool: %s holds %" PRIu64 " pages; %" PRIu64 " threads need more",
+    args_usage_error(cmd, "--pool: %s holds %" PRIu64 " pages; %" PRIu64 " threads need more",
                      args_format_size(pool_bytes, pool, sizeof pool), pool_bytes / page_size,
                      threads);
   }
@@ -331,12 +348,12 @@ int demo_main(int argc, char **argv) {
   }
   bench_signals_install();
 
-  demo d = {.keep = keep};
+  wl_run d = {.keep = keep};
   if (dir_flag) {
     snprintf(d.datadir, sizeof d.datadir, "%s", dir_flag);
   } else {
-    if (bench_tempdir_make("demo", d.tmpdir, sizeof d.tmpdir) != HS_OK)
-      return demo_fail(&d, "creating a temporary directory", hs_last_error());
+    if (bench_tempdir_make("workload", d.tmpdir, sizeof d.tmpdir) != HS_OK)
+      return wl_fail(&d, "creating a temporary directory", hs_last_error());
     snprintf(d.datadir, sizeof d.datadir, "%s/data", d.tmpdir);
   }
 
@@ -344,40 +361,39 @@ int demo_main(int argc, char **argv) {
    * (and its observer) exist. */
   hs_smgr *smgr;
   if (hs_smgr_open(d.datadir, (uint32_t)page_size, &smgr) != HS_OK)
-    return demo_fail(&d, "opening the data directory", hs_last_error());
-  hs_status st = bench_make_relation(smgr, DEMO_REL, (hs_blockno)pages);
+    return wl_fail(&d, "opening the data directory", hs_last_error());
+  hs_status st = bench_make_relation(smgr, WL_REL, (hs_blockno)pages);
   hs_smgr_close(smgr);
-  if (st != HS_OK) return demo_fail(&d, "creating the relation", hs_last_error());
-  demo_stop_if_interrupted(&d);
+  if (st != HS_OK) return wl_fail(&d, "creating the relation", hs_last_error());
+  wl_stop_if_interrupted(&d);
 
-  demo_wal wal = {0};
+  wl_wal wal = {0};
   hs_pool_options po;
   hs_pool_options_init(&po);
   po.dir = d.datadir;
   po.page_size = (uint32_t)page_size;
   po.pool_bytes = pool_bytes;
   po.policy = policy;
-  po.flush_wal_up_to = demo_flush_wal;
+  po.flush_wal_up_to = wl_flush_wal;
   po.wal_ctx = &wal;
-  if (hs_pool_open(&po, &d.pool) != HS_OK)
-    return demo_fail(&d, "opening the pool", hs_last_error());
-  hs_smgr_set_observer(hs_pool_smgr(d.pool), demo_observe, &wal);
+  if (hs_pool_open(&po, &d.pool) != HS_OK) return wl_fail(&d, "opening the pool", hs_last_error());
+  hs_smgr_set_observer(hs_pool_smgr(d.pool), wl_observe, &wal);
 
-  demo_shared sh = {.pool = d.pool, .wal = &wal, .pages = (hs_blockno)pages, .seed = seed};
+  wl_shared sh = {.pool = d.pool, .wal = &wal, .pages = (hs_blockno)pages, .seed = seed};
   sh.hot = (hs_blockno)(pages * HOT_FRACTION);
   if (sh.hot == 0) sh.hot = 1;
   atomic_init(&sh.stop, false);
   pthread_mutex_init(&sh.err_lock, NULL);
   pthread_barrier_init(&sh.start, NULL, (unsigned)threads + 1);
-  demo_worker *w = calloc(threads, sizeof *w);
-  if (!w) return demo_fail(&d, "allocating workers", "out of memory");
+  wl_worker *w = calloc(threads, sizeof *w);
+  if (!w) return wl_fail(&d, "allocating workers", "out of memory");
   for (uint32_t i = 0; i < threads; i++) {
     w[i].sh = &sh;
     w[i].id = i;
-    int err = pthread_create(&w[i].tid, NULL, demo_worker_main, &w[i]);
+    int err = pthread_create(&w[i].tid, NULL, wl_worker_main, &w[i]);
     if (err) {
       /* Threads already started wait at the barrier for ever: just leave. */
-      demo_fail(&d, "pthread_create", strerror(err));
+      wl_fail(&d, "pthread_create", strerror(err));
       exit(1);
     }
   }
@@ -395,8 +411,8 @@ int demo_main(int argc, char **argv) {
   free(w);
   pthread_barrier_destroy(&sh.start);
   pthread_mutex_destroy(&sh.err_lock);
-  demo_stop_if_interrupted(&d);
-  if (sh.failed) return demo_fail(&d, "workload", sh.err);
+  wl_stop_if_interrupted(&d);
+  if (sh.failed) return wl_fail(&d, "workload", sh.err);
 
   /* Snapshot before closing: the statistics describe the run, and close
    * frees them. */
@@ -407,9 +423,9 @@ int demo_main(int argc, char **argv) {
   const char *policy_name = hs_pool_policy_name(d.pool);
   uint32_t nbuffers = hs_pool_nbuffers(d.pool);
 
-  if (hs_pool_close(d.pool) != HS_OK) return demo_fail(&d, "closing the pool", hs_last_error());
+  if (hs_pool_close(d.pool) != HS_OK) return wl_fail(&d, "closing the pool", hs_last_error());
   d.pool = NULL;
-  demo_stop_if_interrupted(&d);
+  wl_stop_if_interrupted(&d);
 
   uint64_t ahead = atomic_load(&wal.ahead);
   if (ahead) {
@@ -418,24 +434,24 @@ int demo_main(int argc, char **argv) {
              "%" PRIu64 " page write(s) ahead of the log (e.g. page LSN %" PRIu64
              " with the log flushed to %" PRIu64 ")",
              ahead, atomic_load(&wal.ahead_lsn), atomic_load(&wal.ahead_flushed));
-    return demo_fail(&d, "WAL before data violated", msg);
+    return wl_fail(&d, "WAL before data violated", msg);
   }
   uint64_t disk_updates = 0, disk_max_lsn = 0;
   if (verify_on_disk(d.datadir, (uint32_t)page_size, (hs_blockno)pages, &disk_updates,
                      &disk_max_lsn) != HS_OK)
-    return demo_fail(&d, "verifying the relation on disk", hs_last_error());
-  demo_stop_if_interrupted(&d);
+    return wl_fail(&d, "verifying the relation on disk", hs_last_error());
+  wl_stop_if_interrupted(&d);
   if (disk_max_lsn > atomic_load(&wal.flushed)) {
     char msg[160];
     snprintf(msg, sizeof msg, "a page on disk has LSN %" PRIu64 ", the log is flushed to %" PRIu64,
              disk_max_lsn, (uint64_t)atomic_load(&wal.flushed));
-    return demo_fail(&d, "WAL before data violated", msg);
+    return wl_fail(&d, "WAL before data violated", msg);
   }
   if (disk_updates != updates) {
     char msg[160];
     snprintf(msg, sizeof msg, "the pages on disk count %" PRIu64 " updates; %" PRIu64 " were made",
              disk_updates, updates);
-    return demo_fail(&d, "verifying the relation on disk", msg);
+    return wl_fail(&d, "verifying the relation on disk", msg);
   }
 
   uint64_t elapsed = t1 > t0 ? t1 - t0 : 1;
@@ -446,38 +462,48 @@ int demo_main(int argc, char **argv) {
   const char *kept = d.tmpdir[0] && keep ? d.datadir : NULL;
 
   if (json) {
-    /* One object: the demo's numbers with the pool's statistics inside. */
+    /* One object: the run's numbers with the pool's statistics inside. */
     char *stats_json = NULL;
     size_t stats_len = 0;
     FILE *mem = open_memstream(&stats_json, &stats_len);
-    if (!mem) return demo_fail(&d, "open_memstream", strerror(errno));
+    if (!mem) return wl_fail(&d, "open_memstream", strerror(errno));
     hs_io_stats_print_json(&stats, mem);
     fclose(mem);
     while (stats_len && (stats_json[stats_len - 1] == '\n' || stats_json[stats_len - 1] == ' '))
       stats_json[--stats_len] = '\0';
-    printf("{\"policy\":");
-    print_json_string(stdout, policy_name);
-    printf(",\"threads\":%" PRIu64 ",\"seconds\":%.3f,\"ops\":%" PRIu64 ",\"reads\":%" PRIu64
-           ",\"updates\":%" PRIu64 ",\"ops_per_sec\":%.1f,\"pool_pages\":%u,\"pages\":%" PRIu64
-           ",\"page_size\":%" PRIu64 ",\"wal_inserted_lsn\":%" PRIu64
-           ",\"wal_flushed_lsn\":%" PRIu64 ",\"wal_flushes\":%" PRIu64
-           ",\"writes_ahead_of_wal\":0,\"updates_on_disk\":%" PRIu64 ",\"dir\":",
-           threads, (double)elapsed / 1e9, ops, reads, updates, ops_per_sec, nbuffers, pages,
-           page_size, (uint64_t)atomic_load(&wal.inserted), flushed, wal_flushes, disk_updates);
-    if (kept)
-      print_json_string(stdout, kept);
-    else if (dir_flag)
-      print_json_string(stdout, dir_flag);
-    else
-      printf("null");
-    printf(",\"stats\":%s}\n", stats_json);
+    json_out j;
+    json_begin(&j, stdout);
+    json_str(&j, "policy", policy_name);
+    json_u64(&j, "threads", threads);
+    json_double(&j, "seconds", "%.3f", (double)elapsed / 1e9);
+    json_u64(&j, "ops", ops);
+    json_u64(&j, "reads", reads);
+    json_u64(&j, "updates", updates);
+    json_double(&j, "ops_per_sec", "%.1f", ops_per_sec);
+    json_u64(&j, "pool_pages", nbuffers);
+    json_u64(&j, "pages", pages);
+    json_u64(&j, "page_size", page_size);
+    json_u64(&j, "wal_inserted_lsn", atomic_load(&wal.inserted));
+    json_u64(&j, "wal_flushed_lsn", flushed);
+    json_u64(&j, "wal_flushes", wal_flushes);
+    json_u64(&j, "writes_ahead_of_wal", 0);
+    json_u64(&j, "updates_on_disk", disk_updates);
+    json_str(&j, "dir", kept ? kept : dir_flag);
+    /* The statistics object as the library writes it, inside our braces. */
+    json_object_begin(&j, "stats");
+    if (stats_len >= 2 && stats_json[0] == '{' && stats_json[stats_len - 1] == '}') {
+      stats_json[stats_len - 1] = '\0';
+      fputs(stats_json + 1, j.f);
+    }
+    json_object_end(&j);
+    json_end_line(&j);
     free(stats_json);
   } else {
     char pool[32], page[32], rel[32];
     args_format_size((uint64_t)nbuffers * page_size, pool, sizeof pool);
     args_format_size(page_size, page, sizeof page);
     args_format_size(pages * page_size, rel, sizeof rel);
-    printf("hotset demo: %" PRIu64 " threads for %.2f s; pool %s (%u buffers of %s, %s); "
+    printf("hotset workload: %" PRIu64 " threads for %.2f s; pool %s (%u buffers of %s, %s); "
            "relation %" PRIu64 " pages (%s)\n",
            threads, (double)elapsed / 1e9, pool, nbuffers, page, policy_name, pages, rel);
     printf("  %" PRIu64 " ops (%" PRIu64 " reads, %" PRIu64 " updates): %.0f ops/s\n", ops, reads,
@@ -492,6 +518,6 @@ int demo_main(int argc, char **argv) {
     if (kept) printf("data directory kept: %s\n", kept);
   }
 
-  demo_cleanup(&d);
+  wl_cleanup(&d);
   return 0;
 }

@@ -1,0 +1,428 @@
+/*
+ * bench/bench_scan_report.c — what the scan lab prints: the progress line
+ * while it runs, the table (a header, a row per cell, a footer saying what
+ * the columns mean and what the run showed), the vacuum cells' WAL table,
+ * one JSON object per cell, and the bar charts.
+ *
+ * The conclusion under the table is computed from the cells, not written in
+ * advance: which policies kept the hot set under a sequential scan with a
+ * ring and without one (and under index scans), how far the others fell, and
+ * how fast the ring's scan read against raw preads. "Kept" means a hot share
+ * of at least 90 % of the policy's own baseline (no scan) with a hit ratio
+ * within a point of it; "collapsed" means less than half the baseline's hot
+ * share; in between, part of the hot set was lost.
+ */
+#include "bench/bench_scan_internal.h"
+#include "bench/bench_scan_plot.h"
+#include "cli/json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPORT_WIDTH 80 /* the conclusion wraps to the footer's width */
+
+/* ---- progress ---- */
+
+void progress_show(progress *p) {
+  if (!p->on) return;
+  uint64_t now = bench_now_ns();
+  double elapsed = (double)(now - p->t0) / 1e9;
+  /* A finished cell took what cells have taken so far on average (pool
+   * open, warming the hot set and closing included); before the first one
+   * ends, its budget. */
+  double per_cell = p->done ? (double)p->cells_ns / 1e9 / p->done : p->cell_budget + 0.5;
+  double in_cell = p->cell_t0 ? (double)(now - p->cell_t0) / 1e9 : 0;
+  double eta = per_cell * (p->total - p->done) - in_cell;
+  if (eta < 0) eta = 0;
+  if (!p->cell_t0) /* still preparing */
+    fprintf(stderr, "\r\033[K" PROG ": %s, %.0f s elapsed, ETA %.0f s", p->what, elapsed, eta);
+  else
+    fprintf(stderr, "\r\033[K" PROG ": cell %d of %d (%s), %.0f s elapsed, ETA %.0f s",
+            p->done + 1 <= p->total ? p->done + 1 : p->total, p->total, p->what, elapsed, eta);
+  p->printed = true;
+}
+
+void progress_clear(progress *p) {
+  if (p->printed) fputs("\r\033[K", stderr);
+  p->printed = false;
+}
+
+/* ---- names ---- */
+
+const char *scan_ring_label(const cell *c) {
+  return c->ring ? "on" : "off";
+}
+
+void scan_cell_name(const cell *c, char *buf, size_t len) {
+  if (c->scan == SCAN_NONE)
+    snprintf(buf, len, "no scan");
+  else if (c->scan == SCAN_INDEX)
+    snprintf(buf, len, "index scan");
+  else
+    snprintf(buf, len, "%s, ring %s", scan_kind_names[c->scan], scan_ring_label(c));
+}
+
+/* ---- the ratios ---- */
+
+static double scan_ratio(const cell_result *r) {
+  return r->raw_mb_per_sec > 0 ? r->scan_mb_per_sec / r->raw_mb_per_sec : 0;
+}
+
+/* Scan MB per CPU-second of the scanners and the I/O workers. */
+static double scan_mb_per_cpu_sec(const cell_result *r) {
+  return r->scan_cpu_seconds > 0 ? (double)r->scan_bytes / 1e6 / r->scan_cpu_seconds : 0;
+}
+
+/* That over the raw preads' MB per CPU-second. */
+static double scan_cpu_ratio(const cell_result *r) {
+  return r->raw_mb_per_cpu_sec > 0 ? scan_mb_per_cpu_sec(r) / r->raw_mb_per_cpu_sec : 0;
+}
+
+/* The share of the pool's buffers the hot relation can fill at most. */
+static double best_hot_share(const scan_bench *b) {
+  double s = (double)b->hot_pages / b->nbuffers;
+  return s < 1 ? s : 1;
+}
+
+/* ---- JSON ---- */
+
+void scan_print_json(const scan_bench *b, const cell *c, const cell_result *r) {
+  json_out j;
+  json_begin(&j, stdout);
+  json_str(&j, "policy", b->specs[c->policy]);
+  json_str(&j, "ring", scan_ring_label(c));
+  json_str(&j, "scan", scan_kind_names[c->scan]);
+  json_double(&j, "oltp_ops_per_sec", "%.1f", r->oltp_ops_per_sec);
+  json_double(&j, "oltp_hit_ratio", "%.6f", r->hit_ratio);
+  json_double(&j, "oltp_p50_us", "%.3f", r->p50_us);
+  json_double(&j, "oltp_p99_us", "%.3f", r->p99_us);
+  json_double(&j, "hot_share", "%.6f", r->hot_share);
+  json_double(&j, "scan_mb_per_sec", "%.1f", r->scan_mb_per_sec);
+  json_double(&j, "raw_mb_per_sec", "%.1f", r->raw_mb_per_sec);
+  json_double(&j, "scan_raw_ratio", "%.4f", scan_ratio(r));
+  json_double(&j, "raw_page_mb_per_sec", "%.1f", b->raw_page.mb_per_sec);
+  json_double(&j, "scan_page_raw_ratio", "%.4f",
+              b->raw_page.mb_per_sec > 0 ? r->scan_mb_per_sec / b->raw_page.mb_per_sec : 0);
+  /* CPU: scan_cpu_seconds is the scanners' and the I/O workers' CPU time
+   * over measured_seconds of wall time; scan_cpus their quotient (cores
+   * kept busy); scan_raw_cpu_ratio the scan's MB per CPU-second over the
+   * raw preads' (one thread). */
+  json_double(&j, "scan_cpu_seconds", "%.4f", r->scan_cpu_seconds);
+  json_double(&j, "scanner_cpu_seconds", "%.4f", r->scanner_cpu_seconds);
+  json_double(&j, "measured_seconds", "%.4f", r->measured_seconds);
+  json_double(&j, "scan_cpus", "%.3f",
+              r->measured_seconds > 0 ? r->scan_cpu_seconds / r->measured_seconds : 0);
+  json_double(&j, "scan_mb_per_cpu_sec", "%.1f", scan_mb_per_cpu_sec(r));
+  json_double(&j, "raw_mb_per_cpu_sec", "%.1f", r->raw_mb_per_cpu_sec);
+  json_double(&j, "scan_raw_cpu_ratio", "%.4f", scan_cpu_ratio(r));
+  json_u64(&j, "ring_buffers", r->ring_buffers);
+  json_str(&j, "ring_size", b->ring_size_flag ? b->ring_size_flag : "fixed");
+  json_u64(&j, "oltp_ops", r->oltp_ops);
+  json_u64(&j, "oltp_updates", r->oltp_updates);
+  json_u64(&j, "scan_bytes", r->scan_bytes);
+  json_u64(&j, "evictions", r->evictions);
+  json_u64(&j, "reuses", r->reuses);
+  json_u64(&j, "writes", r->writes);
+  json_u64(&j, "wal_flushes", r->wal_flushes);
+  json_double(&j, "seconds", "%.3f", r->seconds);
+  json_u64(&j, "oltp_threads", b->oltp_threads);
+  json_u64(&j, "scan_threads", c->scan == SCAN_NONE ? 0 : b->scan_threads);
+  json_u64(&j, "oltp_rate", b->oltp_rate);
+  json_u64(&j, "scan_rate", b->scan_rate);
+  json_u64(&j, "index_rate", b->index_rate);
+  json_double(&j, "update_ratio", "%g", b->update_ratio);
+  json_u64(&j, "pool_pages", b->nbuffers);
+  json_u64(&j, "hot_pages", b->hot_pages);
+  json_u64(&j, "big_pages", b->big_pages);
+  json_u64(&j, "page_size", b->page_size);
+  json_end_line(&j);
+}
+
+/* ---- the table ---- */
+
+void scan_print_header(const scan_bench *b) {
+  char pool[32], page[32], hot[32], big[32], raw[64], raw_page[48];
+  args_format_size((uint64_t)b->nbuffers * b->page_size, pool, sizeof pool);
+  args_format_size(b->page_size, page, sizeof page);
+  args_format_size((uint64_t)b->hot_pages * b->page_size, hot, sizeof hot);
+  args_format_size((uint64_t)b->big_pages * b->page_size, big, sizeof big);
+  snprintf(raw, sizeof raw, "%.0f MB/s (%.0f per CPU-s)", b->raw.mb_per_sec, b->raw.mb_per_cpu_sec);
+  snprintf(raw_page, sizeof raw_page, "%.0f MB/s", b->raw_page.mb_per_sec);
+  printf("pool %s (%u buffers of %s); hot relation %s (%u pages, %.0f%% of reads to the first "
+         "%.0f%%)\n",
+         pool, b->nbuffers, page, hot, b->hot_pages, 100 * HOT_PART_READS, 100 * HOT_PART);
+  printf("big relation %s (%u pages, %.1fx the pool); raw pread of it, 256 KiB at a time: %s,\n"
+         "one %s page at a time into a 256 KiB buffer: %s\n",
+         big, b->big_pages, (double)b->big_pages / b->nbuffers, raw, page, raw_page);
+  char rate[48];
+  if (b->oltp_rate)
+    snprintf(rate, sizeof rate, "%" PRIu64 " ops/s each", b->oltp_rate);
+  else
+    snprintf(rate, sizeof rate, "unpaced");
+  char seq_rate[48], index_rate[48];
+  if (b->scan_rate)
+    snprintf(seq_rate, sizeof seq_rate, "%" PRIu64 " pages/s", b->scan_rate);
+  else
+    snprintf(seq_rate, sizeof seq_rate, "flat out");
+  if (b->index_rate)
+    snprintf(index_rate, sizeof index_rate, "%" PRIu64 " pages/s", b->index_rate);
+  else
+    snprintf(index_rate, sizeof index_rate, "flat out");
+  printf("%" PRIu64 " OLTP thread%s (%s, %.0f%% updates), %" PRIu64
+         " scanner%s (seq %s, index %s); ring %s; %g s warm-up + %g s per cell\n",
+         b->oltp_threads, b->oltp_threads == 1 ? "" : "s", rate, 100 * b->update_ratio,
+         b->scan_threads, b->scan_threads == 1 ? "" : "s", seq_rate, index_rate,
+         b->ring_size_flag ? b->ring_size_flag : "fixed (256 KiB)", b->warmup, b->seconds);
+  printf("The hot relation fills at most %.1f%% of the pool: the best possible hot share.\n\n",
+         100 * best_hot_share(b));
+  printf("%-22s %-4s %-5s %12s %8s %9s %9s %9s %10s %9s %8s %8s %7s\n", "policy", "ring", "scan",
+         "oltp ops/s", "hit%", "p50 us", "p99 us", "hot share", "scan MB/s", "MB/CPU-s", "raw MB/s",
+         "scan/raw", "per CPU");
+  fflush(stdout);
+}
+
+void scan_print_row(const scan_bench *b, const cell *c, const cell_result *r) {
+  char mb[16] = "-", per_cpu[16] = "-", raw[16] = "-", ratio[16] = "-", cpu_ratio[16] = "-";
+  if (c->scan != SCAN_NONE) {
+    snprintf(mb, sizeof mb, "%.0f", r->scan_mb_per_sec);
+    snprintf(per_cpu, sizeof per_cpu, "%.0f", scan_mb_per_cpu_sec(r));
+    snprintf(cpu_ratio, sizeof cpu_ratio, "%.2f", scan_cpu_ratio(r));
+  }
+  /* An index scan is paced (--index-rate): its MB/s over the raw rate says
+   * nothing about the pool, so that cell stays empty. */
+  if (c->scan != SCAN_NONE && c->scan != SCAN_INDEX)
+    snprintf(ratio, sizeof ratio, "%.2f", scan_ratio(r));
+  if (c->scan == SCAN_SEQ) snprintf(raw, sizeof raw, "%.0f", r->raw_mb_per_sec);
+  printf("%-22s %-4s %-5s %12.0f %7.2f%% %9.2f %9.2f %8.1f%% %10s %9s %8s %8s %7s\n",
+         b->specs[c->policy], scan_ring_label(c), scan_kind_names[c->scan], r->oltp_ops_per_sec,
+         100 * r->hit_ratio, r->p50_us, r->p99_us, 100 * r->hot_share, mb, per_cpu, raw, ratio,
+         cpu_ratio);
+  fflush(stdout);
+}
+
+/* ---- the conclusion ---- */
+
+/* A line of the conclusion, wrapped at REPORT_WIDTH with a hanging indent. */
+static void put_wrapped(const char *text) {
+  int col = 0;
+  bool line_start = true;
+  for (const char *p = text; *p;) {
+    while (*p == ' ') p++;
+    if (!*p) break;
+    size_t word = strcspn(p, " ");
+    if (!line_start && col + 1 + (int)word > REPORT_WIDTH) {
+      fputs("\n  ", stdout);
+      col = 2;
+      line_start = true;
+    }
+    if (!line_start) {
+      fputc(' ', stdout);
+      col++;
+    }
+    fwrite(p, 1, word, stdout);
+    col += (int)word;
+    line_start = false;
+    p += word;
+  }
+  fputc('\n', stdout);
+}
+
+/* The index of policy p's cell with this scan and ring, or -1. */
+static int find_cell(const scan_bench *b, int p, scan_kind scan, bool ring) {
+  for (int i = 0; i < b->ncells; i++)
+    if (b->cells[i].policy == p && b->cells[i].scan == scan && b->cells[i].ring == ring) return i;
+  return -1;
+}
+
+typedef enum verdict { KEPT = 0, PARTLY, COLLAPSED, NVERDICTS } verdict;
+
+static verdict judge(const cell_result *base, const cell_result *r) {
+  if (r->hot_share >= 0.9 * base->hot_share && r->hit_ratio >= base->hit_ratio - 0.01) return KEPT;
+  if (r->hot_share < 0.5 * base->hot_share) return COLLAPSED;
+  return PARTLY;
+}
+
+/* The policies of one verdict and the range of their figures. */
+typedef struct group {
+  char names[ARGS_LIST_MAX * 24];
+  int n;
+  double share_lo, share_hi, hit_lo, hit_hi, base_hit_lo, base_hit_hi;
+} group;
+
+static void group_add(group *g, const char *name, const cell_result *base, const cell_result *r) {
+  size_t len = strlen(g->names);
+  snprintf(g->names + len, sizeof g->names - len, "%s%s", g->n ? ", " : "", name);
+  if (!g->n || r->hot_share < g->share_lo) g->share_lo = r->hot_share;
+  if (!g->n || r->hot_share > g->share_hi) g->share_hi = r->hot_share;
+  if (!g->n || r->hit_ratio < g->hit_lo) g->hit_lo = r->hit_ratio;
+  if (!g->n || r->hit_ratio > g->hit_hi) g->hit_hi = r->hit_ratio;
+  if (!g->n || base->hit_ratio < g->base_hit_lo) g->base_hit_lo = base->hit_ratio;
+  if (!g->n || base->hit_ratio > g->base_hit_hi) g->base_hit_hi = base->hit_ratio;
+  g->n++;
+}
+
+/* "x%" or "x-y%" (percent of a share or ratio), with `digits` decimals. */
+static void fmt_range(char *buf, size_t len, double lo, double hi, int digits) {
+  char a[16], b[16];
+  snprintf(a, sizeof a, "%.*f", digits, 100 * lo);
+  snprintf(b, sizeof b, "%.*f", digits, 100 * hi);
+  if (strcmp(a, b) == 0)
+    snprintf(buf, len, "%s%%", a);
+  else
+    snprintf(buf, len, "%s-%s%%", a, b);
+}
+
+/* "x.xx" or "x.xx-y.yy". */
+static void fmt_ratio(char *buf, size_t len, double lo, double hi) {
+  char a[16], b[16];
+  snprintf(a, sizeof a, "%.2f", lo);
+  snprintf(b, sizeof b, "%.2f", hi);
+  if (strcmp(a, b) == 0)
+    snprintf(buf, len, "%s", a);
+  else
+    snprintf(buf, len, "%s-%s", a, b);
+}
+
+/* One line: how the policies fared under `scan` with `ring`, against their
+ * baselines. Nothing when the matrix has no such cells. */
+static void conclude_scan(const scan_bench *b, const char *label, scan_kind scan, bool ring) {
+  group g[NVERDICTS];
+  memset(g, 0, sizeof g);
+  int total = 0;
+  for (int p = 0; p < b->npolicies; p++) {
+    int base = find_cell(b, p, SCAN_NONE, false), i = find_cell(b, p, scan, ring);
+    if (base < 0 || i < 0) continue;
+    verdict v = judge(&b->res[base], &b->res[i]);
+    group_add(&g[v], b->specs[p], &b->res[base], &b->res[i]);
+    total++;
+  }
+  if (!total) return;
+  char line[4096], share[40], hit[40], base_hit[40];
+  size_t off = (size_t)snprintf(line, sizeof line, "- %s:", label);
+  static const char *const what[NVERDICTS] = {"kept the hot set", "lost part of the hot set",
+                                              "collapsed"};
+  for (int v = 0; v < NVERDICTS; v++) {
+    if (!g[v].n) continue;
+    fmt_range(share, sizeof share, g[v].share_lo, g[v].share_hi, 1);
+    fmt_range(hit, sizeof hit, g[v].hit_lo, g[v].hit_hi, 2);
+    fmt_range(base_hit, sizeof base_hit, g[v].base_hit_lo, g[v].base_hit_hi, 2);
+    const char *who = g[v].n == total ? (total == 1 ? g[v].names : "every policy") : g[v].names;
+    off += (size_t)snprintf(line + off, sizeof line - off,
+                            "%s %s %s (hot share %s, hit ratio %s against %s without a scan)",
+                            off > strlen(label) + 3 ? ";" : "", who, what[v], share, hit, base_hit);
+    if (off >= sizeof line) break;
+  }
+  put_wrapped(line);
+}
+
+/* The ring's scan speed against the raw preads, and the scan's without a
+ * ring. */
+static void conclude_speed(const scan_bench *b) {
+  double lo[2] = {0, 0}, hi[2] = {0, 0}, cpu_lo = 0, cpu_hi = 0;
+  int n[2] = {0, 0};
+  for (int i = 0; i < b->ncells; i++) {
+    const cell *c = &b->cells[i];
+    if (c->scan != SCAN_SEQ) continue;
+    int k = c->ring ? 1 : 0;
+    double x = scan_ratio(&b->res[i]), y = scan_cpu_ratio(&b->res[i]);
+    if (!n[k] || x < lo[k]) lo[k] = x;
+    if (!n[k] || x > hi[k]) hi[k] = x;
+    if (k == 1 && (!n[1] || y < cpu_lo)) cpu_lo = y;
+    if (k == 1 && (!n[1] || y > cpu_hi)) cpu_hi = y;
+    n[k]++;
+  }
+  if (!n[0] && !n[1]) return;
+  char line[512];
+  size_t off =
+      (size_t)snprintf(line, sizeof line, "- seq scan speed against one thread's 256 KiB preads:");
+  char x[40], cpu[40];
+  if (n[1]) {
+    fmt_ratio(x, sizeof x, lo[1], hi[1]);
+    fmt_ratio(cpu, sizeof cpu, cpu_lo, cpu_hi);
+    off += (size_t)snprintf(line + off, sizeof line - off,
+                            " %sx through the ring (%s per CPU-second)", x, cpu);
+  }
+  if (n[0]) {
+    fmt_ratio(x, sizeof x, lo[0], hi[0]);
+    snprintf(line + off, sizeof line - off, "%s %sx without a ring", n[1] ? ";" : "", x);
+  }
+  put_wrapped(line);
+}
+
+static void print_vacuum_table(const scan_bench *b) {
+  bool any = false;
+  for (int i = 0; i < b->ncells; i++) any |= b->cells[i].scan == SCAN_VACUUM;
+  if (!any) return;
+  printf("\nvacuum scans: buffers the ring held at the end, buffers recycled, WAL flushes\n"
+         "the recycling forced, and flushes per recycle\n\n");
+  printf("%-22s %-4s %12s %12s %12s %10s\n", "policy", "ring", "ring bufs", "recycles",
+         "WAL flushes", "per recycle");
+  for (int i = 0; i < b->ncells; i++) {
+    const cell_result *r = &b->res[i];
+    const cell *c = &b->cells[i];
+    if (c->scan != SCAN_VACUUM) continue;
+    printf("%-22s %-4s %12u %12" PRIu64 " %12" PRIu64 " %10.4f\n", b->specs[c->policy],
+           scan_ring_label(c), r->ring_buffers, r->reuses, r->wal_flushes,
+           r->reuses ? (double)r->wal_flushes / (double)r->reuses : 0.0);
+  }
+}
+
+void scan_print_footer(const scan_bench *b) {
+  printf("\nhit%%: OLTP reads found in the pool; p50/p99: OLTP operation latency; hot share:\n"
+         "buffers holding hot-relation pages at the end of the cell (at most %.1f%% here);\n"
+         "MB/CPU-s: scan MB per CPU-second of the scanners and the pool's I/O workers\n"
+         "together; raw MB/s: 256 KiB preads of the big relation by one thread, just before\n"
+         "and after each sequential-scan cell (the mean); scan/raw: scan MB/s over that\n"
+         "(vacuum: over the first measurement; index scans are paced, so none) -- with an\n"
+         "I/O worker, two threads' work against one; per CPU: MB/CPU-s over the raw preads'\n"
+         "MB per CPU-second, the same comparison per unit of CPU. Index scans and the\n"
+         "baselines (scan none) never use a ring.\n",
+         100 * best_hot_share(b));
+  printf("\nWhat this run shows (hot share at best %.1f%%; \"kept\": at least 90%% of the\n"
+         "policy's own share without a scan and its hit ratio within a point; \"collapsed\":\n"
+         "under half that share):\n",
+         100 * best_hot_share(b));
+  conclude_scan(b, "seq scan with a ring", SCAN_SEQ, true);
+  conclude_scan(b, "seq scan without a ring", SCAN_SEQ, false);
+  conclude_scan(b, "index scan (no ring can help)", SCAN_INDEX, false);
+  conclude_scan(b, "vacuum with its ring", SCAN_VACUUM, true);
+  conclude_scan(b, "vacuum without a ring", SCAN_VACUUM, false);
+  conclude_speed(b);
+  print_vacuum_table(b);
+}
+
+/* ---- the plot ---- */
+
+int scan_plot(const scan_bench *b) {
+  int n = b->ncells;
+  scan_plot_cell *pc = calloc((size_t)n, sizeof *pc);
+  char(*names)[32] = calloc((size_t)n, sizeof *names);
+  if (!pc || !names) {
+    free(pc);
+    free(names);
+    fprintf(stderr, PROG ": --plot: out of memory\n");
+    return 1;
+  }
+  for (int i = 0; i < n; i++) {
+    const cell *c = &b->cells[i];
+    const cell_result *r = &b->res[i];
+    scan_cell_name(c, names[i], sizeof names[i]);
+    pc[i] = (scan_plot_cell){.policy = b->specs[c->policy],
+                             .variant = names[i],
+                             .hit_ratio = r->hit_ratio,
+                             .oltp_ops = r->oltp_ops_per_sec,
+                             .scan_mb = r->scan_mb_per_sec,
+                             .p99_us = r->p99_us};
+  }
+  char title[256], pool[32], big[32];
+  args_format_size((uint64_t)b->nbuffers * b->page_size, pool, sizeof pool);
+  args_format_size((uint64_t)b->big_pages * b->page_size, big, sizeof big);
+  snprintf(title, sizeof title, "hotset bench scan: pool %s, scanned relation %s", pool, big);
+  int rc = bench_scan_plot(b->plot_file, title, pc, (size_t)n) == 0 ? 0 : 1;
+  free(pc);
+  free(names);
+  if (rc == 0 && !b->json) printf("\nplot: %s\n", b->plot_file);
+  return rc;
+}

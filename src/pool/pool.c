@@ -165,7 +165,11 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
 
   st = page_table_init(&pool->table, pool->descs, pool->nbuffers, opts->partitions);
   if (st == HS_OK && !(pool->syncscan = syncscan_table_create())) st = HS_ERR_NOMEM;
-  if (st == HS_OK) st = hs_policy_create(policy, pool->nbuffers, pool->nbuffers, &pool->policy);
+  /* The policy is told what a unit is (one page of page_size bytes) and
+   * what its clock counts (milliseconds), rather than guess them. */
+  hs_policy_env env = {.unit_bytes = pool->page_size, .clock = HS_CLOCK_MILLISECONDS};
+  if (st == HS_OK)
+    st = hs_policy_create_ex(policy, pool->nbuffers, pool->nbuffers, &env, &pool->policy);
   if (st == HS_OK && (hs_policy_flags(pool->policy) & HS_POLICY_SIM_ONLY))
     st = hs_fail(HS_ERR_INVALID, 0,
                  "replacement policy \"%s\" needs to know the future: it runs only in the "

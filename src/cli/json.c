@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 void json_write_string(FILE *f, const char *s) {
   fputc('"', f);
@@ -50,6 +51,13 @@ void json_object_begin(json_out *j, const char *k) {
 void json_object_end(json_out *j) {
   fputc('}', j->f);
   if (j->depth > 0) j->depth--;
+}
+
+void json_raw(json_out *j, const char *k, const char *json_text) {
+  key(j, k);
+  size_t n = strlen(json_text);
+  while (n > 0 && (json_text[n - 1] == '\n' || json_text[n - 1] == ' ')) n--;
+  fwrite(json_text, 1, n, j->f);
 }
 
 void json_str(json_out *j, const char *k, const char *value) {

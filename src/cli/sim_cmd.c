@@ -20,6 +20,7 @@
 #include "cli/human_size.h"
 #include "cli/json.h"
 #include "cli/sim_plot.h"
+#include "core/size.h"
 #include "hotset/policy.h"
 #include "sim/sim.h"
 
@@ -176,13 +177,15 @@ static size_t parse_sizes(const args_cmd *cmd, const char *s, bool ignore_size, 
       if (!(it->share > 0 && it->share < 1))
         args_usage_error(cmd, "--size: \"%s\": a fraction must be between 0 and 1", item);
       it->fraction = true;
-    } else if (args_parse_size(item, &it->value) && it->value > 0) {
+    } else if (hs_size_parse(item, &it->value) == HS_OK && it->value > 0) {
       bool suffixed = strspn(item, "0123456789") != strlen(item);
       if (suffixed && ignore_size)
         args_usage_error(cmd,
                          "--size: \"%s\": a byte size with --ignore-size (give a number of "
                          "objects)",
                          item);
+    } else if (strspn(item, "0123456789") > 0 && hs_size_parse(item, &it->value) != HS_OK) {
+      args_usage_error(cmd, "--size: %s", hs_last_error()); /* says what to write instead */
     } else {
       args_usage_error(cmd, "--size: \"%s\" is not a size (e.g. 512MiB, 1000, 0.1)", item);
     }

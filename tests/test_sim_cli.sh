@@ -126,6 +126,63 @@ if [[ $(wc -l <"$out") -ge 15 ]]; then ok; else bad "bare --mrc should sweep abo
 run sim --help
 if grep -q -- "--max-requests N" "$out"; then ok; else bad "--help does not describe --max-requests"; fi
 
+# ---- --mrc: plain lru's curve in one pass equals lru simulated at each size ----
+run sim --trace "$scratch/small.oracleGeneral.bin" --policy lru,fifo --mrc 12 --ignore-size --json
+expect_status 0 "--mrc lru,fifo"
+python3 -c "
+import json,sys
+for l in open(sys.argv[1]):
+    d=json.loads(l)
+    if d['policy']=='lru': print(d['size'], d['misses'], d['method'])" "$out" >"$scratch/mrc.lru"
+mrc_sizes=$(cut -d' ' -f1 "$scratch/mrc.lru" | paste -sd,)
+run sim --trace "$scratch/small.oracleGeneral.bin" --policy lru --size "$mrc_sizes" --ignore-size --json
+python3 -c "
+import json,sys
+for l in open(sys.argv[1]):
+    d=json.loads(l); print(d['size'], d['misses'], d['method'])" "$out" >"$scratch/sim.lru"
+if [[ $(wc -l <"$scratch/mrc.lru") -ge 10 ]] && ! grep -qv " stack-distance$" "$scratch/mrc.lru" &&
+  ! grep -qv " simulation$" "$scratch/sim.lru" &&
+  diff <(cut -d' ' -f1,2 "$scratch/mrc.lru") <(cut -d' ' -f1,2 "$scratch/sim.lru") >/dev/null; then ok; else
+  bad "--mrc's one-pass lru curve differs from lru simulations at its sizes"
+  diff "$scratch/mrc.lru" "$scratch/sim.lru" | head -5 >&2
+fi
+if [[ -n $(json_field "$out" 1 load_seconds) ]]; then ok; else bad "sim --json has no load_seconds"; fi
+
+# ---- --shard I/N: the shards' outputs, concatenated in order, are the whole run's ----
+# The timing fields (seconds, load_seconds, mqps) are dropped before comparing.
+untimed() { python3 -c "
+import csv,json,sys
+for l in open(sys.argv[1]):
+    if l.startswith('{'):
+        d=json.loads(l)
+        for k in ('seconds','load_seconds','mqps'): d.pop(k)
+        print(json.dumps(d, sort_keys=True))
+    else:
+        print(next(csv.reader([l]))[:-2])" "$1"; }
+for mode in "--json" "--csv"; do
+  for sweep in "--size 10,50,0.3" "--mrc 6"; do
+    run sim --trace "$scratch/small.oracleGeneral.bin" --policy lru,fifo,clock $sweep --ignore-size $mode
+    untimed "$out" >"$scratch/whole"
+    for n in 1 2 4 7 25; do
+      : >"$scratch/parts"
+      for ((i = 1; i <= n; i++)); do
+        run sim --trace "$scratch/small.oracleGeneral.bin" --policy lru,fifo,clock $sweep --ignore-size $mode --shard $i/$n
+        expect_status 0 "--shard $i/$n $mode $sweep"
+        cat "$out" >>"$scratch/parts"
+      done
+      untimed "$scratch/parts" >"$scratch/joined"
+      if [[ -s $scratch/whole ]] && cmp -s "$scratch/whole" "$scratch/joined"; then ok; else
+        bad "$n shards ($mode $sweep) concatenated differ from the unsharded run"
+        diff "$scratch/whole" "$scratch/joined" | head -5 >&2
+      fi
+    done
+  done
+done
+for shard in 0/3 4/3 3 /3 2/ x/2 1/0; do
+  bounded sim --trace /dev/zero --format oraclegeneral --policy lru --size 10 --shard "$shard"
+  expect_usage_error "--shard" "--shard $shard before loading" "hotset sim: --shard"
+done
+
 # ---- gen-trace writes the format the name says ----
 run sim --trace "$scratch/small.oracleGeneral.bin" --policy lru,belady --size 400KiB,1MiB --json
 want=$(python3 -c 'import json,sys; print([json.loads(l)["misses"] for l in open(sys.argv[1])])' "$out")

@@ -8,6 +8,13 @@
  * line by line. Sizes: bytes with a suffix, a plain integer (objects with
  * --ignore-size, else bytes), or a fraction 0 < x < 1 of the trace's working
  * set. --mrc sweeps log-spaced sizes instead; --plot draws them with gnuplot.
+ * In object mode --mrc computes plain lru's whole curve in one pass of stack
+ * distances (sim/mrc.h), exact, instead of a simulation per size.
+ *
+ * --shard I/N runs the I-th of N contiguous slices of the (policy, size)
+ * job list, so that separate processes or machines can share a sweep: the
+ * N outputs, concatenated in order, are the unsharded output (only shard 1
+ * prints the table's or CSV's header).
  *
  * Every flag is checked before the trace is opened (only fractions wait for
  * the working set), and loading stops at --max-requests (sim/sim.h), so
@@ -22,6 +29,7 @@
 #include "cli/sim_plot.h"
 #include "core/size.h"
 #include "hotset/policy.h"
+#include "sim/mrc.h"
 #include "sim/sim.h"
 
 #include <errno.h>
@@ -60,7 +68,9 @@ static const char usage[] =
     "  --ignore-size      every object counts 1 (object mode)\n"
     "  --mrc [N]          a miss-ratio curve: N sizes (default 20, at most 256)\n"
     "                     log-spaced from 0.1%% to 100%% of the working set, for\n"
-    "                     every policy\n"
+    "                     every policy; plain lru in object mode (--ignore-size,\n"
+    "                     or a trace without sizes) is computed exactly in one\n"
+    "                     pass of stack distances (\"method\" in --json)\n"
     "  --plot FILE        draw miss ratio against size (.png or .svg) with gnuplot\n"
     "  --threads N        simulations run at once (default: number of cores)\n"
     "  --skip-bad         skip bad records (counted and reported) instead of\n"
@@ -69,7 +79,12 @@ static const char usage[] =
     "                     says how far loading got (the trace is held in memory,\n"
     "                     up to 64 bytes a request; default: what fits in half\n"
     "                     of the memory this process may use, %llu here)\n"
-    "  --json             one JSON object per simulation per line\n"
+    "  --shard I/N        run only the I-th (1..N) of N equal slices of the\n"
+    "                     (policy, size) list; the N outputs concatenated in\n"
+    "                     order are the whole run's (shard 1 prints the header)\n"
+    "  --json             one JSON object per simulation per line; \"seconds\" is\n"
+    "                     the simulation's, \"load_seconds\" reading and mapping\n"
+    "                     the trace (and next-access times, if needed)\n"
     "  --help             show this help\n"
     "\n"
     "policies: ";
@@ -79,6 +94,7 @@ typedef struct job {
   uint64_t size;
   hs_sim_result res;
   hs_status st;
+  bool one_pass; /* res comes from hs_mrc_lru: no simulation to run */
   char err[512];
 } job;
 
@@ -97,6 +113,7 @@ static void *worker(void *arg) {
     size_t i = atomic_fetch_add(&c->next, 1);
     if (i >= c->njobs) return NULL;
     job *j = &c->jobs[i];
+    if (j->one_pass) continue;
     j->st = hs_sim_run(c->trace, j->spec, j->size, c->ignore_size, &c->done, &j->res);
     if (j->st != HS_OK) snprintf(j->err, sizeof j->err, "%s", hs_last_error());
   }
@@ -303,6 +320,61 @@ static char **rewrite_optional(const args_cmd *cmd, int argc, char **argv, int *
 
 static int sim_with_args(const args_cmd *cmd, int nargc, char **nargv);
 
+/* --shard I/N: 1 <= I <= N; a usage error otherwise. */
+static void parse_shard(const args_cmd *cmd, const char *s, uint64_t *index, uint64_t *count) {
+  const char *slash = strchr(s, '/');
+  char head[32];
+  size_t len = slash ? (size_t)(slash - s) : 0;
+  bool good = slash && len > 0 && len < sizeof head;
+  if (good) {
+    memcpy(head, s, len);
+    head[len] = '\0';
+    good = args_parse_uint(head, index) && args_parse_uint(slash + 1, count) && *count >= 1 &&
+           *index >= 1 && *index <= *count;
+  }
+  if (!good) args_usage_error(cmd, "--shard: \"%s\" is not I/N with 1 <= I <= N (e.g. 2/8)", s);
+}
+
+/* The lru jobs of [lo, hi) that one pass of stack distances answers
+ * exactly: plain lru (no parameter changed) in object mode. 0, or 1 after
+ * printing one line. */
+static int run_one_pass(const hs_sim_trace *t, job *jobs, size_t lo, size_t hi,
+                        _Atomic uint64_t *done) {
+  char *plain = canonical("lru");
+  if (!plain) return fprintf(stderr, PROG ": out of memory\n"), 1;
+  size_t n = 0;
+  uint64_t *caps = calloc(hi - lo + 1, sizeof *caps);
+  size_t *which = calloc(hi - lo + 1, sizeof *which);
+  hs_sim_result *res = calloc(hi - lo + 1, sizeof *res);
+  if (!caps || !which || !res) {
+    free(plain), free(caps), free(which), free(res);
+    return fprintf(stderr, PROG ": out of memory\n"), 1;
+  }
+  for (size_t i = lo; i < hi; i++) {
+    char *spec = canonical(jobs[i].spec);
+    if (spec && strcmp(spec, plain) == 0) {
+      caps[n] = jobs[i].size;
+      which[n++] = i;
+    }
+    free(spec);
+  }
+  int rc = 0;
+  if (n > 0) {
+    if (hs_mrc_lru(t, caps, n, done, res) == HS_OK) {
+      for (size_t k = 0; k < n; k++) {
+        jobs[which[k]].res = res[k];
+        jobs[which[k]].st = HS_OK;
+        jobs[which[k]].one_pass = true;
+      }
+    } else {
+      fprintf(stderr, PROG ": lru: %s\n", hs_last_error());
+      rc = 1;
+    }
+  }
+  free(plain), free(caps), free(which), free(res);
+  return rc;
+}
+
 hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *format_name,
                                           const char *csv_spec, bool skip_bad) {
   hs_trace_options topts = {.format = HS_TRACE_AUTO, .skip_bad = skip_bad};
@@ -352,7 +424,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   const args_cmd cmd = *cmdp;
 
   const char *trace_path = NULL, *format_name = "auto", *csv_spec = NULL, *policy = NULL,
-             *sizes_arg = NULL, *plot = NULL;
+             *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL;
   bool ignore_size = false, skip_bad = false, json = false, csv_out = false;
   uint64_t mrc_points = 0, max_requests = 0;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -370,6 +442,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       {.name = "threads", .kind = ARGS_UINT, .dest = &threads, .min = 1, .max = 1024},
       {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &skip_bad},
       {.name = "json", .kind = ARGS_FLAG, .dest = &json},
+      {.name = "shard", .kind = ARGS_STRING, .dest = &shard_arg},
       {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
   };
   args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 0);
@@ -385,6 +458,10 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
     if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
       args_usage_error(&cmd, "--plot: \"%s\" must end in .png or .svg", plot);
   }
+  uint64_t shard_index = 1, shard_count = 1;
+  if (shard_arg) parse_shard(&cmd, shard_arg, &shard_index, &shard_count);
+  if (shard_arg && plot)
+    args_usage_error(&cmd, "--plot and --shard exclude each other (a shard draws part of a sweep)");
   hs_trace_options topts = trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad);
   static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
   const char *why = NULL;
@@ -405,6 +482,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   }
 
   progress prog = {.on = isatty(2), .start = now_s(), .what = "sim"};
+  double load_start = now_s();
   hs_sim_trace *t;
   const hs_sim_limits limits = {.max_requests = max_requests, .flag = "--max-requests"};
   if (hs_sim_load(trace_path, &topts, &limits, load_progress, &prog, &t) != HS_OK) {
@@ -444,6 +522,8 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
     }
   }
 
+  double load_seconds = now_s() - load_start;
+
   size_t njobs = (size_t)nspecs * (size_t)nsizes;
   job *jobs = calloc(njobs, sizeof *jobs);
   if (!jobs) {
@@ -458,12 +538,22 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       jobs[(size_t)i * nsizes + k].size = sizes[k];
     }
   free(sizes);
-  pool_ctx c = {.trace = t, .jobs = jobs, .njobs = njobs, .ignore_size = ignore_size};
+  /* This shard's slice: [lo, hi), contiguous so that the shards' outputs
+   * concatenate in order; the whole list when not sharded. */
+  size_t lo = (size_t)((shard_index - 1) * njobs / shard_count);
+  size_t hi = (size_t)(shard_index * njobs / shard_count);
+  pool_ctx c = {.trace = t, .jobs = jobs + lo, .njobs = hi - lo, .ignore_size = ignore_size};
   atomic_init(&c.next, 0);
   atomic_init(&c.done, 0);
-  if (threads > njobs) threads = njobs;
+  if (mrc_points && (ignore_size || !t->sized) && run_one_pass(t, jobs, lo, hi, &c.done) != 0) {
+    free(jobs);
+    hs_sim_trace_free(t);
+    return 1;
+  }
+  if (threads > hi - lo) threads = hi - lo;
+  if (threads == 0) threads = 1; /* an empty slice: the one thread finds no job */
   prog.done = &c.done;
-  prog.total = t->requests * njobs;
+  prog.total = t->requests * (hi - lo);
   prog.start = now_s();
   atomic_init(&prog.stop, false);
   pthread_t prog_thread, *tids = calloc(threads, sizeof *tids);
@@ -485,15 +575,16 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   /* With every request of one size (or sizes ignored) the byte miss ratio
    * is the miss ratio: the table does not repeat it. */
   bool byte_column = !ignore_size && t->min_size != t->max_size;
-  if (!json && !csv_out) {
+  bool header = shard_index == 1;
+  if (!json && !csv_out && header) {
     printf("%-40s %14s %12s %12s %10s", "policy", "size", "requests", "misses", "miss%");
     if (byte_column) printf(" %10s", "bytemiss%");
     printf(" %8s %8s\n", "seconds", "MQPS");
   }
-  if (csv_out)
+  if (csv_out && header)
     printf("trace,policy,size,size_unit,requests,misses,miss_ratio,byte_misses,byte_miss_ratio,"
            "seconds,mqps\n");
-  for (size_t i = 0; i < njobs; i++) {
+  for (size_t i = lo; i < hi; i++) {
     job *j = &jobs[i];
     if (j->st != HS_OK) {
       fprintf(stderr, PROG ": %s at size %" PRIu64 ": %s\n", j->spec, j->size, j->err);
@@ -523,6 +614,8 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       json_u64(&jo, "byte_misses", r->byte_misses);
       json_double(&jo, "byte_miss_ratio", "%.6f", bmr);
       json_double(&jo, "seconds", "%.3f", r->seconds);
+      json_double(&jo, "load_seconds", "%.3f", load_seconds);
+      json_str(&jo, "method", j->one_pass ? "stack-distance" : "simulation");
       json_double(&jo, "mqps", "%.2f", mqps);
       json_u64(&jo, "objects", t->objects);
       json_u64(&jo, "policy_bytes", r->policy_bytes);

@@ -3,9 +3,20 @@
  *
  * The replay loop is the whole simulator: for each request, a hit if the
  * object is resident, else a miss that asks the policy for victims until the
- * object fits, then inserts it. Objects are their own slots (dense numbers),
- * so residency is one byte per object and no hash table is touched per
- * request; the policy's keys are the dense numbers too.
+ * object fits, then inserts it. The policy's keys are the dense object
+ * numbers, so no hash table is touched per request.
+ *
+ * Slots. When every entry has one size (object mode, or a trace whose
+ * requests all have one size) slots are frames, handed out exactly as the
+ * pool hands out buffers: the free slots in order 0 .. n-1 while the cache
+ * fills, then the victim's slot to the object that evicted it; an array
+ * indexed by object keeps each object's slot. The policy then sees the same
+ * slots as in the pool — which matters to a clock hand (clock-sweep's
+ * circles slots: were an object's slot its number, a returning object would
+ * land wherever its number is, not in the frame the hand just left) — and
+ * its per-slot arrays are the cache's size, not the trace's. With mixed
+ * sizes one miss may evict several entries, or none, so there is no frame
+ * to hand on: an object's slot is its dense number.
  *
  * Sizes: in byte mode an object's size is that of its current request (the
  * vscsi and csv encodings of a trace let it change); a hit does not resize a
@@ -294,35 +305,99 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity, bool ignore_size,
-                     _Atomic uint64_t *done, hs_sim_result *out) {
-  memset(out, 0, sizeof *out);
-  if (t->objects == 0 || capacity == 0)
-    return hs_fail(HS_ERR_INVALID, 0, "%s: nothing to simulate (%llu objects, capacity %llu)",
-                   t->path, (unsigned long long)t->objects, (unsigned long long)capacity);
-  hs_policy *p;
-  /* Byte mode: a capacity unit is a byte; object mode: a unit is one object
-   * of no known size. The clock is the request count. */
-  hs_policy_env env = {.unit_bytes = ignore_size ? 0 : 1, .clock = HS_CLOCK_REQUESTS};
-  hs_status st = hs_policy_create_ex(spec, capacity, (uint32_t)t->objects, &env, &p);
-  if (st != HS_OK) return st;
-  bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;
-  if (future && !t->next) {
-    hs_policy_destroy(p);
-    return hs_fail(HS_ERR_INVALID, 0, "%s needs next-access times: call hs_sim_need_future", spec);
-  }
-  uint8_t *resident = calloc(t->objects, 1);
-  if (!resident) {
-    hs_policy_destroy(p);
+/* What one replay counts. */
+typedef struct replay_counts {
+  uint64_t misses, byte_misses, bytes, not_admitted, peak_ghosts;
+} replay_counts;
+
+/* Every 64 Ki requests: the ghost peak, and the shared progress count. */
+static inline void replay_tick(hs_policy *p, uint64_t r, replay_counts *c, _Atomic uint64_t *done) {
+  if ((r & 0xFFFF) != 0xFFFF) return;
+  uint64_t g = hs_policy_ghosts(p);
+  if (g > c->peak_ghosts) c->peak_ghosts = g;
+  if (done) atomic_fetch_add_explicit(done, 0x10000, memory_order_relaxed);
+}
+
+/* Slots are frames, as in the pool: `nslots` of them (the cache's capacity
+ * in entries), handed out from a free list in order 0 .. nslots-1 while the
+ * cache fills, then each miss takes the slot of the victim it evicted
+ * (pool/freelist.c: the free list, then the policy's victim). Every entry
+ * has one size (`size`), so the cache is full exactly when every slot is
+ * taken. slot_of[o] is object o's slot + 1, or 0 when it is not resident;
+ * obj_of[slot] the object in a taken slot. */
+static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *spec,
+                               uint64_t capacity, uint64_t size, uint32_t nslots, bool future,
+                               _Atomic uint64_t *done, replay_counts *c) {
+  uint32_t *slot_of = calloc(t->objects, sizeof *slot_of);
+  uint32_t *obj_of = malloc(sizeof *obj_of * (nslots ? nslots : 1));
+  if (!slot_of || !obj_of) {
+    free(slot_of);
+    free(obj_of);
     return hs_fail(HS_ERR_NOMEM, 0, "no memory for %llu objects", (unsigned long long)t->objects);
   }
-  double t0 = now_seconds();
+  hs_status st = HS_OK;
   hs_access a = {.kind = HS_ACCESS_READ, .hint = HS_HINT_NORMAL, .next = HS_NEXT_UNKNOWN};
-  uint64_t misses = 0, byte_misses = 0, bytes = 0, not_admitted = 0, peak_ghosts = 0;
+  a.size = size;
+  uint32_t next_free = 0;
   for (uint64_t r = 0; r < t->requests; r++) {
     uint32_t o = t->obj[r];
-    uint64_t size = ignore_size ? 1 : t->size[r];
-    bytes += size;
+    c->bytes += size;
+    a.key = o;
+    a.now = r;
+    if (future) a.next = t->next[r];
+    uint32_t held = slot_of[o];
+    if (held) {
+      hs_policy_hit(p, held - 1, &a);
+    } else {
+      c->misses++;
+      c->byte_misses += size;
+      if (size > capacity) {
+        c->not_admitted++;
+      } else {
+        uint32_t slot;
+        if (next_free < nslots) {
+          slot = next_free++;
+        } else {
+          int64_t v = hs_policy_victim(p, &a, NULL, NULL);
+          if (v < 0 || (uint64_t)v >= nslots || hs_policy_evict(p, (uint32_t)v) != HS_OK) {
+            st = hs_fail(HS_ERR_CORRUPT, 0, "%s: request %llu: no victim in a full cache", spec,
+                         (unsigned long long)r);
+            break;
+          }
+          slot = (uint32_t)v;
+          slot_of[obj_of[slot]] = 0;
+        }
+        if (hs_policy_insert(p, slot, &a) != HS_OK) {
+          st = hs_fail(HS_ERR_CORRUPT, 0, "%s: request %llu: %s", spec, (unsigned long long)r,
+                       hs_last_error());
+          break;
+        }
+        obj_of[slot] = o;
+        slot_of[o] = slot + 1;
+      }
+    }
+    replay_tick(p, r, c, done);
+  }
+  free(slot_of);
+  free(obj_of);
+  return st;
+}
+
+/* Objects of different sizes: an object's slot is its dense number, so the
+ * policy's slots are the trace's objects. A miss evicts victims until the
+ * object fits, however many that takes, and leaves their slots empty. */
+static hs_status replay_objects(const hs_sim_trace *t, hs_policy *p, const char *spec,
+                                uint64_t capacity, bool future, _Atomic uint64_t *done,
+                                replay_counts *c) {
+  uint8_t *resident = calloc(t->objects, 1);
+  if (!resident)
+    return hs_fail(HS_ERR_NOMEM, 0, "no memory for %llu objects", (unsigned long long)t->objects);
+  hs_status st = HS_OK;
+  hs_access a = {.kind = HS_ACCESS_READ, .hint = HS_HINT_NORMAL, .next = HS_NEXT_UNKNOWN};
+  for (uint64_t r = 0; r < t->requests; r++) {
+    uint32_t o = t->obj[r];
+    uint64_t size = t->size[r];
+    c->bytes += size;
     a.key = o;
     a.size = size;
     a.now = r;
@@ -330,14 +405,14 @@ hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity,
     if (resident[o]) {
       hs_policy_hit(p, o, &a);
     } else {
-      misses++;
-      byte_misses += size;
+      c->misses++;
+      c->byte_misses += size;
       if (size > capacity) {
-        not_admitted++;
+        c->not_admitted++;
       } else {
         while (hs_policy_used(p) + size > capacity) {
           int64_t v = hs_policy_victim(p, &a, NULL, NULL);
-          if (v < 0) break; /* cannot happen without pins; checked below */
+          if (v < 0) break; /* cannot happen without pins; insert refuses below */
           hs_policy_evict(p, (uint32_t)v);
           resident[v] = 0;
         }
@@ -349,23 +424,62 @@ hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity,
         resident[o] = 1;
       }
     }
-    if ((r & 0xFFFF) == 0xFFFF) {
-      uint64_t g = hs_policy_ghosts(p);
-      if (g > peak_ghosts) peak_ghosts = g;
-      if (done) atomic_fetch_add_explicit(done, 0x10000, memory_order_relaxed);
-    }
+    replay_tick(p, r, c, done);
   }
+  free(resident);
+  return st;
+}
+
+/* The size every request has, or 0 if they differ. Looked for here rather
+ * than taken from min_size and max_size, which a trace built by hand (a
+ * test's) may leave unset: one pass, far cheaper than a simulation. */
+static uint64_t one_size(const hs_sim_trace *t) {
+  uint32_t first = t->size[0];
+  for (uint64_t r = 1; r < t->requests; r++)
+    if (t->size[r] != first) return 0;
+  return first; /* 0 (never loaded so) also takes the general path */
+}
+
+hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity, bool ignore_size,
+                     _Atomic uint64_t *done, hs_sim_result *out) {
+  memset(out, 0, sizeof *out);
+  if (t->objects == 0 || capacity == 0)
+    return hs_fail(HS_ERR_INVALID, 0, "%s: nothing to simulate (%llu objects, capacity %llu)",
+                   t->path, (unsigned long long)t->objects, (unsigned long long)capacity);
+  /* One size for every entry (object mode, or a trace whose requests all
+   * have one size): slots are frames, as many as the cache holds entries —
+   * never more than the trace has objects, since a cache that never fills
+   * never evicts. */
+  uint64_t size = ignore_size ? 1 : one_size(t);
+  bool frames = size != 0;
+  uint64_t entries = frames ? capacity / size : 0;
+  uint32_t nslots = (uint32_t)(entries < t->objects ? entries : t->objects);
+  uint32_t max_slots = frames ? (nslots ? nslots : 1) : (uint32_t)t->objects;
+  hs_policy *p;
+  /* Byte mode: a capacity unit is a byte; object mode: a unit is one object
+   * of no known size. The clock is the request count. */
+  hs_policy_env env = {.unit_bytes = ignore_size ? 0 : 1, .clock = HS_CLOCK_REQUESTS};
+  hs_status st = hs_policy_create_ex(spec, capacity, max_slots, &env, &p);
+  if (st != HS_OK) return st;
+  bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;
+  if (future && !t->next) {
+    hs_policy_destroy(p);
+    return hs_fail(HS_ERR_INVALID, 0, "%s needs next-access times: call hs_sim_need_future", spec);
+  }
+  double t0 = now_seconds();
+  replay_counts c = {0};
+  st = frames ? replay_frames(t, p, spec, capacity, size, nslots, future, done, &c)
+              : replay_objects(t, p, spec, capacity, future, done, &c);
   out->seconds = now_seconds() - t0;
   out->requests = t->requests;
-  out->misses = misses;
-  out->bytes = bytes;
-  out->byte_misses = byte_misses;
-  out->not_admitted = not_admitted;
+  out->misses = c.misses;
+  out->bytes = c.bytes;
+  out->byte_misses = c.byte_misses;
+  out->not_admitted = c.not_admitted;
   uint64_t g = hs_policy_ghosts(p);
-  out->peak_ghosts = g > peak_ghosts ? g : peak_ghosts;
+  out->peak_ghosts = g > c.peak_ghosts ? g : c.peak_ghosts;
   out->policy_bytes = hs_policy_memory(p);
   if (done) atomic_fetch_add_explicit(done, t->requests & 0xFFFF, memory_order_relaxed);
-  free(resident);
   hs_policy_destroy(p);
   return st;
 }

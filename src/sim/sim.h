@@ -82,8 +82,12 @@ typedef struct hs_sim_result {
 } hs_sim_result;
 
 /* One simulation: `spec` with `capacity` bytes (or objects, with
- * ignore_size). `done`, if not NULL, is bumped every 64 Ki requests (for a
- * progress line across threads). */
+ * ignore_size). When every entry has one size (ignore_size, or every
+ * request of the trace has one size) the policy's slots are frames taken
+ * as the pool takes buffers (free ones in order, then the victim's), at
+ * most capacity / size of them, so the misses are the pool's; with mixed
+ * sizes a slot is an object's dense number (sim.c). `done`, if not NULL,
+ * is bumped every 64 Ki requests (for a progress line across threads). */
 hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity, bool ignore_size,
                      _Atomic uint64_t *done, hs_sim_result *out);
 

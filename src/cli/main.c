@@ -9,6 +9,7 @@
  */
 #include "bench/bench_cmd.h"
 #include "bench/pool_bench.h"
+#include "cli/replay.h"
 #include "cli/sim_cmd.h"
 #include "cli/workload.h"
 
@@ -29,6 +30,7 @@ static const subcommand subcommands[] = {
     {"sim", "replay a trace through replacement policies: miss ratios, MRCs", sim_main},
     {"gen-trace", "write a synthetic trace (Zipf, uniform, loop, scan pollution)", gen_trace_main},
     {"trace-stats", "requests, objects, one-hit wonders and sizes of a trace", trace_stats_main},
+    {"replay", "drive a trace through the real pool: its misses, reads and speed", replay_main},
 };
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])

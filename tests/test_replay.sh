@@ -27,9 +27,8 @@ expect_status 0 "gen-trace"
 
 # ---- the ordered replay equals the simulator ----
 
-# 200 pages of 8 KiB in the pool; 200 objects in the simulator. (clock-sweep
-# joins the list once the simulator hands out slots as the pool does frames.)
-policies=lru,fifo,sieve,arc
+# 200 pages of 8 KiB in the pool; 200 objects in the simulator.
+policies=lru,fifo,sieve,arc,clock-sweep
 run replay --trace "$trace" --pool 1600KiB --policy "$policies" --ordered --json
 expect_status 0 "replay --json"
 cp "$out" "$scratch/replay.json"

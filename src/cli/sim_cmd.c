@@ -11,6 +11,10 @@
  * In object mode --mrc computes plain lru's whole curve in one pass of stack
  * distances (sim/mrc.h), exact, instead of a simulation per size.
  *
+ * --sample R simulates every (policy, size) pair on one spatially hashed
+ * sample of the trace (SHARDS, sim/shards.h) at R × the size, and reports
+ * the estimate scaled back to the whole trace, marked as sampled.
+ *
  * --shard I/N runs the I-th of N contiguous slices of the (policy, size)
  * job list, so that separate processes or machines can share a sweep: the
  * N outputs, concatenated in order, are the unsharded output (only shard 1
@@ -30,6 +34,7 @@
 #include "core/size.h"
 #include "hotset/policy.h"
 #include "sim/mrc.h"
+#include "sim/shards.h"
 #include "sim/sim.h"
 
 #include <errno.h>
@@ -79,6 +84,12 @@ static const char usage[] =
     "                     says how far loading got (the trace is held in memory,\n"
     "                     up to 64 bytes a request; default: what fits in half\n"
     "                     of the memory this process may use, %llu here)\n"
+    "  --sample R         simulate a spatially hashed sample (SHARDS) of the\n"
+    "                     trace: the objects whose hash falls in a share R of\n"
+    "                     the hash space (2^-24 <= R <= 1), at R x each size;\n"
+    "                     misses (and bytes) are the sample's divided by R, out\n"
+    "                     of the whole trace's requests. Estimates, marked as\n"
+    "                     such (\"sample\" in --json); about R of the time\n"
     "  --shard I/N        run only the I-th (1..N) of N equal slices of the\n"
     "                     (policy, size) list; the N outputs concatenated in\n"
     "                     order are the whole run's (shard 1 prints the header)\n"
@@ -99,7 +110,9 @@ typedef struct job {
 } job;
 
 typedef struct pool_ctx {
-  hs_sim_trace *trace;
+  hs_sim_trace *trace; /* what is simulated: the loaded trace or its sample */
+  const hs_sim_trace *full;
+  uint64_t threshold; /* --sample's (sim/shards.h); 0: not sampled */
   job *jobs;
   size_t njobs;
   bool ignore_size;
@@ -114,8 +127,12 @@ static void *worker(void *arg) {
     if (i >= c->njobs) return NULL;
     job *j = &c->jobs[i];
     if (j->one_pass) continue;
-    j->st = hs_sim_run(c->trace, j->spec, j->size, c->ignore_size, &c->done, &j->res);
-    if (j->st != HS_OK) snprintf(j->err, sizeof j->err, "%s", hs_last_error());
+    uint64_t capacity = c->threshold ? hs_shards_scale_size(j->size, c->threshold) : j->size;
+    j->st = hs_sim_run(c->trace, j->spec, capacity, c->ignore_size, &c->done, &j->res);
+    if (j->st != HS_OK)
+      snprintf(j->err, sizeof j->err, "%s", hs_last_error());
+    else if (c->threshold)
+      hs_shards_scale_result(&j->res, c->threshold, c->trace, c->full);
   }
 }
 
@@ -336,10 +353,11 @@ static void parse_shard(const args_cmd *cmd, const char *s, uint64_t *index, uin
 }
 
 /* The lru jobs of [lo, hi) that one pass of stack distances answers
- * exactly: plain lru (no parameter changed) in object mode. 0, or 1 after
- * printing one line. */
-static int run_one_pass(const hs_sim_trace *t, job *jobs, size_t lo, size_t hi,
-                        _Atomic uint64_t *done) {
+ * exactly: plain lru (no parameter changed) in object mode. With --sample
+ * (threshold > 0) the pass runs over the sample `t` at scaled sizes and
+ * its results are scaled back to `full`. 0, or 1 after printing one line. */
+static int run_one_pass(const hs_sim_trace *t, const hs_sim_trace *full, uint64_t threshold,
+                        job *jobs, size_t lo, size_t hi, _Atomic uint64_t *done) {
   char *plain = canonical("lru");
   if (!plain) return fprintf(stderr, PROG ": out of memory\n"), 1;
   size_t n = 0;
@@ -353,7 +371,7 @@ static int run_one_pass(const hs_sim_trace *t, job *jobs, size_t lo, size_t hi,
   for (size_t i = lo; i < hi; i++) {
     char *spec = canonical(jobs[i].spec);
     if (spec && strcmp(spec, plain) == 0) {
-      caps[n] = jobs[i].size;
+      caps[n] = threshold ? hs_shards_scale_size(jobs[i].size, threshold) : jobs[i].size;
       which[n++] = i;
     }
     free(spec);
@@ -362,6 +380,7 @@ static int run_one_pass(const hs_sim_trace *t, job *jobs, size_t lo, size_t hi,
   if (n > 0) {
     if (hs_mrc_lru(t, caps, n, done, res) == HS_OK) {
       for (size_t k = 0; k < n; k++) {
+        if (threshold) hs_shards_scale_result(&res[k], threshold, t, full);
         jobs[which[k]].res = res[k];
         jobs[which[k]].st = HS_OK;
         jobs[which[k]].one_pass = true;
@@ -424,7 +443,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   const args_cmd cmd = *cmdp;
 
   const char *trace_path = NULL, *format_name = "auto", *csv_spec = NULL, *policy = NULL,
-             *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL;
+             *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL, *sample_arg = NULL;
   bool ignore_size = false, skip_bad = false, json = false, csv_out = false;
   uint64_t mrc_points = 0, max_requests = 0;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -443,6 +462,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &skip_bad},
       {.name = "json", .kind = ARGS_FLAG, .dest = &json},
       {.name = "shard", .kind = ARGS_STRING, .dest = &shard_arg},
+      {.name = "sample", .kind = ARGS_STRING, .dest = &sample_arg},
       {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
   };
   args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 0);
@@ -462,6 +482,14 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   if (shard_arg) parse_shard(&cmd, shard_arg, &shard_index, &shard_count);
   if (shard_arg && plot)
     args_usage_error(&cmd, "--plot and --shard exclude each other (a shard draws part of a sweep)");
+  uint64_t threshold = 0; /* --sample's; 0: the whole trace */
+  if (sample_arg) {
+    double rate;
+    if (args_parse_double(sample_arg, &rate)) threshold = hs_shards_threshold(rate);
+    if (threshold == 0)
+      args_usage_error(&cmd, "--sample: \"%s\" is not a rate R with 2^-24 <= R <= 1 (e.g. 0.01)",
+                       sample_arg);
+  }
   hs_trace_options topts = trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad);
   static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
   const char *why = NULL;
@@ -508,14 +536,25 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   else
     resolve_sizes(size_items, nsizes, t, ignore_size, sizes);
   free(size_items);
+  /* Sizes are the whole trace's (resolved above); what is simulated is the
+   * sample, built once and shared read-only by every job. */
+  hs_sim_trace *sample = NULL;
+  if (threshold && hs_shards_sample(t, threshold, &sample) != HS_OK) {
+    fprintf(stderr, PROG ": --sample: %s\n", hs_last_error());
+    free(sizes);
+    hs_sim_trace_free(t);
+    return 1;
+  }
+  hs_sim_trace *run_t = sample ? sample : t;
   for (int i = 0; i < nspecs; i++) {
     hs_policy *p;
     if (hs_policy_create(specs[i], 1, 1, &p) == HS_OK) {
       bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;
       hs_policy_destroy(p);
-      if (future && hs_sim_need_future(t) != HS_OK) {
+      if (future && hs_sim_need_future(run_t) != HS_OK) {
         fprintf(stderr, PROG ": %s\n", hs_last_error());
         free(sizes);
+        hs_sim_trace_free(sample);
         hs_sim_trace_free(t);
         return 1;
       }
@@ -529,6 +568,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   if (!jobs) {
     fprintf(stderr, PROG ": out of memory for %zu simulations\n", njobs);
     free(sizes);
+    hs_sim_trace_free(sample);
     hs_sim_trace_free(t);
     return 1;
   }
@@ -542,24 +582,32 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
    * concatenate in order; the whole list when not sharded. */
   size_t lo = (size_t)((shard_index - 1) * njobs / shard_count);
   size_t hi = (size_t)(shard_index * njobs / shard_count);
-  pool_ctx c = {.trace = t, .jobs = jobs + lo, .njobs = hi - lo, .ignore_size = ignore_size};
+  pool_ctx c = {.trace = run_t,
+                .full = t,
+                .threshold = threshold,
+                .jobs = jobs + lo,
+                .njobs = hi - lo,
+                .ignore_size = ignore_size};
   atomic_init(&c.next, 0);
   atomic_init(&c.done, 0);
-  if (mrc_points && (ignore_size || !t->sized) && run_one_pass(t, jobs, lo, hi, &c.done) != 0) {
+  if (mrc_points && (ignore_size || !t->sized) &&
+      run_one_pass(run_t, t, threshold, jobs, lo, hi, &c.done) != 0) {
     free(jobs);
+    hs_sim_trace_free(sample);
     hs_sim_trace_free(t);
     return 1;
   }
   if (threads > hi - lo) threads = hi - lo;
   if (threads == 0) threads = 1; /* an empty slice: the one thread finds no job */
   prog.done = &c.done;
-  prog.total = t->requests * (hi - lo);
+  prog.total = run_t->requests * (hi - lo);
   prog.start = now_s();
   atomic_init(&prog.stop, false);
   pthread_t prog_thread, *tids = calloc(threads, sizeof *tids);
   if (!tids) {
     fprintf(stderr, PROG ": out of memory\n");
     free(jobs);
+    hs_sim_trace_free(sample);
     hs_sim_trace_free(t);
     return 1;
   }
@@ -576,6 +624,12 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
    * is the miss ratio: the table does not repeat it. */
   bool byte_column = !ignore_size && t->min_size != t->max_size;
   bool header = shard_index == 1;
+  double rate = hs_shards_rate(threshold);
+  if (!json && !csv_out && header && sample)
+    printf("# sampled (SHARDS) at rate %.4g: %" PRIu64 " of %" PRIu64 " requests, %" PRIu64
+           " of %" PRIu64 " objects, simulated at %.4g x each size; misses are estimates, the "
+           "sample's / %.4g\n",
+           rate, sample->requests, t->requests, sample->objects, t->objects, rate, rate);
   if (!json && !csv_out && header) {
     printf("%-40s %14s %12s %12s %10s", "policy", "size", "requests", "misses", "miss%");
     if (byte_column) printf(" %10s", "bytemiss%");
@@ -583,7 +637,8 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   }
   if (csv_out && header)
     printf("trace,policy,size,size_unit,requests,misses,miss_ratio,byte_misses,byte_miss_ratio,"
-           "seconds,mqps\n");
+           "seconds,mqps%s\n",
+           sample ? ",sample" : "");
   for (size_t i = lo; i < hi; i++) {
     job *j = &jobs[i];
     if (j->st != HS_OK) {
@@ -600,7 +655,9 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
     const hs_sim_result *r = &j->res;
     double mr = r->requests ? (double)r->misses / (double)r->requests : 0;
     double bmr = r->bytes ? (double)r->byte_misses / (double)r->bytes : 0;
-    double mqps = r->seconds > 0 ? (double)r->requests / r->seconds / 1e6 : 0;
+    /* A sampled run's speed is over the requests it simulated. */
+    uint64_t simulated = sample ? sample->requests : r->requests;
+    double mqps = r->seconds > 0 ? (double)simulated / r->seconds / 1e6 : 0;
     if (json) {
       json_out jo;
       json_begin(&jo, stdout);
@@ -616,6 +673,11 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       json_double(&jo, "seconds", "%.3f", r->seconds);
       json_double(&jo, "load_seconds", "%.3f", load_seconds);
       json_str(&jo, "method", j->one_pass ? "stack-distance" : "simulation");
+      if (sample) {
+        json_double(&jo, "sample", "%.4g", rate);
+        json_u64(&jo, "sampled_requests", sample->requests);
+        json_u64(&jo, "sampled_size", hs_shards_scale_size(j->size, threshold));
+      }
       json_double(&jo, "mqps", "%.2f", mqps);
       json_u64(&jo, "objects", t->objects);
       json_u64(&jo, "policy_bytes", r->policy_bytes);
@@ -625,8 +687,10 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       csv_string(stdout, trace_path);
       fputc(',', stdout);
       csv_string(stdout, spec);
-      printf(",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%.3f,%.2f\n", j->size,
+      printf(",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%.3f,%.2f", j->size,
              unit, r->requests, r->misses, mr, r->byte_misses, bmr, r->seconds, mqps);
+      if (sample) printf(",%.4g", rate);
+      putchar('\n');
     } else {
       char sz[40];
       if (ignore_size || !t->sized) /* without sizes every object is 1 "byte" */
@@ -654,6 +718,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
     free(pts);
   }
   free(jobs);
+  hs_sim_trace_free(sample);
   hs_sim_trace_free(t);
   return rc;
 }

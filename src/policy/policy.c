@@ -161,9 +161,13 @@ void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a) {
 int64_t hs_policy_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned, void *ctx) {
   if (atomic_load_explicit(&p->resident, memory_order_relaxed) == 0) return -1;
   int64_t v = p->ops->victim(p, incoming, pinned, ctx);
-  /* The interface's promise: a victim is resident and not one the caller
-   * asked to skip. */
-  HS_INVARIANT(v < 0 || ((uint64_t)v < p->max_slots && hs_policy_slot_size(p, (uint32_t)v) != 0),
+  /* The interface's promise: a victim is resident. Checked only where the
+   * caller serializes victim against evict/insert/remove: for a policy with
+   * HS_POLICY_CONCURRENT (clock-sweep) another thread may remove the slot
+   * between the choice and this line, and the pool checks again under the
+   * buffer's header lock. */
+  HS_INVARIANT(v < 0 || (p->ops->flags & HS_POLICY_CONCURRENT) ||
+                   ((uint64_t)v < p->max_slots && hs_policy_slot_size(p, (uint32_t)v) != 0),
                "policy %s named slot %lld, which is not resident", p->ops->name, (long long)v);
   return v;
 }

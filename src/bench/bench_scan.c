@@ -142,10 +142,6 @@ static void take_scan(scan_bench *b, const char *t) {
   if (!dup) b->scans[b->nscans++] = k;
 }
 
-static bool is_power_of_two(uint64_t v) {
-  return v && (v & (v - 1)) == 0;
-}
-
 /* Bytes to pages for --hot and --big: at least one page, at most what a
  * block number can count. */
 static hs_blockno size_to_pages(const scan_bench *b, const char *flag, uint64_t bytes) {
@@ -212,6 +208,7 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
       {.name = "page-size",
        .kind = ARGS_SIZE,
        .dest = &b->page_size,
+       .power_of_two = true,
        .min = HS_PAGE_SIZE_MIN,
        .max = HS_PAGE_SIZE_MAX,
        .def = "8KiB",
@@ -309,8 +306,9 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
        .help = "... and until the scanners have read N times the pool's pages (at most 10 s "
                "more)"},
       {.name = "dir",
-       .kind = ARGS_STRING,
+       .kind = ARGS_PATH,
        .dest = &b->dir_flag,
+       .max = BENCH_DIR_MAX,
        .arg = "DIR",
        .help = "data directory to use (kept) instead of a temporary one"},
       {.name = "seed",
@@ -332,11 +330,6 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
 }
 
 static void check_flags(scan_bench *b) {
-  if (b->dir_flag && strlen(b->dir_flag) > BENCH_DIR_MAX)
-    args_usage_error(cmd, "--dir: a path of %zu characters (at most %d)", strlen(b->dir_flag),
-                     BENCH_DIR_MAX);
-  if (!is_power_of_two(b->page_size))
-    args_usage_error(cmd, "--page-size: %" PRIu64 " is not a power of two", b->page_size);
   const char *why = NULL;
   b->npolicies = args_split_policies(b->policy_flag, true, b->specs, ARGS_LIST_MAX, &why);
   if (b->npolicies < 0) args_usage_error(cmd, "--policy: \"%s\": %s", b->policy_flag, why);

@@ -436,10 +436,6 @@ static void print_table_row(const char *vname, workload wl, uint32_t nthreads, c
   fflush(stdout);
 }
 
-static bool is_power_of_two(uint64_t v) {
-  return v && (v & (v - 1)) == 0;
-}
-
 int pool_bench_main(int argc, char **argv) {
   bench b = {0};
   const args_opt opts[] = {
@@ -489,13 +485,15 @@ int pool_bench_main(int argc, char **argv) {
       {.name = "page-size",
        .kind = ARGS_SIZE,
        .dest = &b.page_size,
+       .power_of_two = true,
        .min = HS_PAGE_SIZE_MIN,
        .max = HS_PAGE_SIZE_MAX,
        .def = "8KiB",
        .help = "page size, a power of two from 1KiB to 64KiB"},
       {.name = "dir",
-       .kind = ARGS_STRING,
+       .kind = ARGS_PATH,
        .dest = &b.dir_flag,
+       .max = BENCH_DIR_MAX,
        .arg = "DIR",
        .help = "data directory to use (kept) instead of a temporary one"},
       {.name = "seed",
@@ -511,12 +509,7 @@ int pool_bench_main(int argc, char **argv) {
                "policy vs_baseline (median of the per-pair ratios), vs_baseline_min, _max"},
   };
   args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
-  if (b.dir_flag && strlen(b.dir_flag) > BENCH_DIR_MAX)
-    args_usage_error(cmd, "--dir: a path of %zu characters (at most %d)", strlen(b.dir_flag),
-                     BENCH_DIR_MAX);
 
-  if (!is_power_of_two(b.page_size))
-    args_usage_error(cmd, "--page-size: %" PRIu64 " is not a power of two", b.page_size);
   static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
   const char *why = NULL;
   int npolicies = args_split_policies(b.policy, true, specs, ARGS_LIST_MAX, &why);

@@ -56,6 +56,8 @@ static const char *value_name(const args_opt *o) {
     return "SIZE";
   case ARGS_UINT_LIST:
     return "LIST";
+  case ARGS_PATH:
+    return "PATH";
   case ARGS_STRING:
     break;
   }
@@ -255,6 +257,11 @@ static void check_uint_range(const args_cmd *cmd, const args_opt *o, const char 
   }
 }
 
+static void check_power_of_two(const args_cmd *cmd, const args_opt *o, uint64_t v) {
+  if (o->power_of_two && (v == 0 || (v & (v - 1)) != 0))
+    args_usage_error(cmd, "--%s: %" PRIu64 " is not a power of two", o->name, v);
+}
+
 static void store_value(const args_cmd *cmd, const args_opt *o, const char *val) {
   switch (o->kind) {
   case ARGS_FLAG:
@@ -267,6 +274,7 @@ static void store_value(const args_cmd *cmd, const args_opt *o, const char *val)
       args_usage_error(cmd, "--%s: \"%s\" is not a %s integer", o->name, val,
                        o->min >= 1 ? "positive" : "non-negative");
     check_uint_range(cmd, o, val, v);
+    check_power_of_two(cmd, o, v);
     *(uint64_t *)o->dest = v;
     break;
   }
@@ -274,6 +282,7 @@ static void store_value(const args_cmd *cmd, const args_opt *o, const char *val)
     uint64_t v;
     if (!args_parse_size(val, &v)) args_usage_error(cmd, "--%s: %s", o->name, hs_last_error());
     check_uint_range(cmd, o, val, v);
+    check_power_of_two(cmd, o, v);
     *(uint64_t *)o->dest = v;
     break;
   }
@@ -312,6 +321,13 @@ static void store_value(const args_cmd *cmd, const args_opt *o, const char *val)
   }
   case ARGS_STRING:
     if (!*val) args_usage_error(cmd, "--%s: missing value", o->name);
+    *(const char **)o->dest = val;
+    break;
+  case ARGS_PATH:
+    if (!*val) args_usage_error(cmd, "--%s: missing value", o->name);
+    if (o->max && strlen(val) > o->max)
+      args_usage_error(cmd, "--%s: a path of %zu characters (at most %" PRIu64 ")", o->name,
+                       strlen(val), o->max);
     *(const char **)o->dest = val;
     break;
   }

@@ -390,10 +390,6 @@ static hs_status replay_one(replay_run *d, const char *spec, uint32_t page_size,
   return HS_OK;
 }
 
-static bool is_power_of_two(uint64_t v) {
-  return v && (v & (v - 1)) == 0;
-}
-
 int replay_main(int argc, char **argv) {
   const char *trace_path = NULL, *format_name = "auto", *csv_spec = NULL, *policy = NULL,
              *layout = NULL, *dir_flag = NULL;
@@ -424,6 +420,7 @@ int replay_main(int argc, char **argv) {
       {.name = "page-size",
        .kind = ARGS_SIZE,
        .dest = &page_size,
+       .power_of_two = true,
        .min = HS_PAGE_SIZE_MIN,
        .max = HS_PAGE_SIZE_MAX,
        .def = "8KiB",
@@ -447,8 +444,9 @@ int replay_main(int argc, char **argv) {
        .def = "true",
        .help = "one thread in the trace's order (the only mode so far)"},
       {.name = "dir",
-       .kind = ARGS_STRING,
+       .kind = ARGS_PATH,
        .dest = &dir_flag,
+       .max = BENCH_DIR_MAX,
        .arg = "DIR",
        .help = "data directory to use (created if missing, never removed) instead of a "
                "temporary one"},
@@ -462,8 +460,6 @@ int replay_main(int argc, char **argv) {
   if (!pool_bytes) args_usage_error(cmd, "--pool: the pool's size is required (e.g. 16MiB)");
   if (!ordered)
     args_usage_error(cmd, "--ordered=false: replay on several threads is not implemented yet");
-  if (!is_power_of_two(page_size))
-    args_usage_error(cmd, "--page-size: %" PRIu64 " is not a power of two", page_size);
   if (pool_bytes / page_size == 0) {
     char pool[32], page[32];
     args_usage_error(cmd, "--pool: %s holds no page of %s",
@@ -472,9 +468,6 @@ int replay_main(int argc, char **argv) {
   }
   if (strcmp(layout, "auto") != 0 && strcmp(layout, "split") != 0 && strcmp(layout, "dense") != 0)
     args_usage_error(cmd, "--layout: \"%s\" is not auto, split or dense", layout);
-  if (dir_flag && strlen(dir_flag) > BENCH_DIR_MAX)
-    args_usage_error(cmd, "--dir: a path of %zu characters (at most %d)", strlen(dir_flag),
-                     BENCH_DIR_MAX);
   hs_trace_options topts = trace_options_from_flags(cmd, format_name, csv_spec, false);
   static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
   const char *why = NULL;

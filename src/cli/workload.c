@@ -254,10 +254,6 @@ static void wl_stop_if_interrupted(wl_run *d) {
   bench_exit_interrupted(PROG);
 }
 
-static bool is_power_of_two(uint64_t v) {
-  return v && (v & (v - 1)) == 0;
-}
-
 int workload_main(int argc, char **argv) {
   uint64_t threads, pool_bytes, pages, page_size, seed;
   double seconds;
@@ -295,6 +291,7 @@ int workload_main(int argc, char **argv) {
       {.name = "page-size",
        .kind = ARGS_SIZE,
        .dest = &page_size,
+       .power_of_two = true,
        .min = HS_PAGE_SIZE_MIN,
        .max = HS_PAGE_SIZE_MAX,
        .def = "8KiB",
@@ -306,8 +303,9 @@ int workload_main(int argc, char **argv) {
        .def = "clock-sweep",
        .help = "replacement policy"},
       {.name = "dir",
-       .kind = ARGS_STRING,
+       .kind = ARGS_PATH,
        .dest = &dir_flag,
+       .max = BENCH_DIR_MAX,
        .arg = "DIR",
        .help = "data directory to use (created if missing, never removed) instead of a "
                "temporary one"},
@@ -326,11 +324,6 @@ int workload_main(int argc, char **argv) {
        .help = "print the results as one JSON object"},
   };
   args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
-  if (dir_flag && strlen(dir_flag) > BENCH_DIR_MAX)
-    args_usage_error(cmd, "--dir: a path of %zu characters (at most %d)", strlen(dir_flag),
-                     BENCH_DIR_MAX);
-  if (!is_power_of_two(page_size))
-    args_usage_error(cmd, "--page-size: %" PRIu64 " is not a power of two", page_size);
   if (pool_bytes / page_size <= threads) {
     char pool[32];
     args_usage_error(cmd, "--pool: %s holds %" PRIu64 " pages; %" PRIu64 " threads need more",

@@ -98,6 +98,15 @@ hs_status hs_pool_flush_all(hs_pool *pool) {
   return flush_buffers(pool, false, 0);
 }
 
+void pool_untag_locked(hs_pool *pool, hs_buf b, uint64_t hash, uint32_t locked_state) {
+  hs_bufdesc *d = pool_desc(pool, b);
+  page_table_delete(&pool->table, b, hash);
+  atomic_store_explicit(&d->block, HS_INVALID_BLOCK, memory_order_relaxed);
+  atomic_store_explicit(&d->lsn, 0, memory_order_relaxed);
+  buf_hdr_unlock(d, locked_state & ~(BM_TAG_VALID | BM_VALID | BM_DIRTY | BM_JUST_DIRTIED |
+                                     BM_IO_ERROR | BM_RING));
+}
+
 hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
   if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_drop_relation: no pool");
   hs_page_table *pt = &pool->table;
@@ -129,10 +138,6 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
       page_table_unlock(pt, part);
       continue;
     }
-    HS_INVARIANT(buf_tag_get(d).rel == rel,
-                 "drop of relation %u about to forget buffer %d of "
-                 "relation %u",
-                 rel, b, buf_tag_get(d).rel);
     if (pool_pinned(pool, b, s)) {
       buf_hdr_unlock(d, s);
       page_table_unlock(pt, part);
@@ -140,11 +145,7 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
       busy_tag = tag;
       continue;
     }
-    page_table_delete(pt, b, hash);
-    atomic_store_explicit(&d->block, HS_INVALID_BLOCK, memory_order_relaxed);
-    atomic_store_explicit(&d->lsn, 0, memory_order_relaxed);
-    buf_hdr_unlock(
-        d, s & ~(BM_TAG_VALID | BM_VALID | BM_DIRTY | BM_JUST_DIRTIED | BM_IO_ERROR | BM_RING));
+    pool_untag_locked(pool, b, hash, s);
     page_table_unlock(pt, part);
     if (pool->drop_hook) pool->drop_hook(pool, b, DROP_HOOK_TAKEN, pool->drop_hook_ctx);
     policy_lock(pool, pool->lock_others);

@@ -501,15 +501,14 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
       continue;
     }
     bool evicted = s & BM_VALID;
-    if (had_tag) page_table_delete(pt, v, old_hash);
-    atomic_store_explicit(&vd->block, HS_INVALID_BLOCK, memory_order_relaxed);
-    atomic_store_explicit(&vd->lsn, 0, memory_order_relaxed);
-    buf_hdr_unlock(vd, s & ~(BM_TAG_VALID | BM_VALID | BM_JUST_DIRTIED | BM_IO_ERROR | BM_RING));
-    if (had_tag) page_table_unlock(pt, old_part);
     if (had_tag) {
+      pool_untag_locked(pool, v, old_hash, s); /* not dirty: checked above */
+      page_table_unlock(pt, old_part);
       policy_lock(pool, pool->lock_others);
       hs_policy_evict(pool->policy, (uint32_t)v);
       policy_unlock(pool, pool->lock_others);
+    } else { /* from the free list: it holds no page already */
+      buf_hdr_unlock(vd, s & ~(BM_VALID | BM_JUST_DIRTIED | BM_IO_ERROR | BM_RING));
     }
     pool_note_victim(pool, ctx, ring, v, reused, evicted);
     break;

@@ -12,66 +12,17 @@
 #include "check.h"
 #include "sim/mrc.h"
 #include "sim/sim.h"
+#include "sim_trace_util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* xorshift64*: a fixed seed, the same trace everywhere. */
+/* The Zipf trace's seed. */
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rng_next(void) {
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 0x2545F4914F6CDD1Dull;
-}
-
-static hs_sim_trace *new_trace(const char *name, uint64_t requests) {
-  hs_sim_trace *t = calloc(1, sizeof *t);
-  REQUIRE(t);
-  t->path = strdup(name);
-  t->requests = requests;
-  t->obj = calloc(requests, sizeof *t->obj);
-  t->size = calloc(requests, sizeof *t->size);
-  REQUIRE(t->path && t->obj && t->size);
-  for (uint64_t r = 0; r < requests; r++) t->size[r] = 1;
-  t->min_size = t->max_size = 1;
-  return t;
-}
-
-/* Requests over `universe` ids with Zipf(alpha) popularity; the ids that
- * occur are renumbered densely in order of first request, as loading does. */
-static hs_sim_trace *zipf_trace(uint64_t requests, uint32_t universe, double alpha) {
-  hs_sim_trace *t = new_trace("zipf", requests);
-  double *cdf = malloc(universe * sizeof *cdf);
-  uint32_t *dense = malloc(universe * sizeof *dense);
-  REQUIRE(cdf && dense);
-  double sum = 0;
-  for (uint32_t i = 0; i < universe; i++) {
-    sum += 1.0 / pow(i + 1.0, alpha);
-    cdf[i] = sum;
-    dense[i] = UINT32_MAX;
-  }
-  for (uint64_t r = 0; r < requests; r++) {
-    double u = (double)(rng_next() >> 11) / 9007199254740992.0 * sum;
-    uint32_t lo = 0, hi = universe - 1;
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (cdf[mid] < u)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (dense[lo] == UINT32_MAX) dense[lo] = (uint32_t)t->objects++;
-    t->obj[r] = dense[lo];
-  }
-  free(cdf);
-  free(dense);
-  return t;
-}
 
 static hs_sim_trace *loop_trace(uint64_t requests, uint32_t length) {
-  hs_sim_trace *t = new_trace("loop", requests);
+  hs_sim_trace *t = sim_trace_new("loop", requests);
   for (uint64_t r = 0; r < requests; r++) t->obj[r] = (uint32_t)(r % length);
   t->objects = requests < length ? requests : length;
   return t;
@@ -104,7 +55,7 @@ static void check_curve(const hs_sim_trace *t) {
 }
 
 int main(void) {
-  hs_sim_trace *z = zipf_trace(200000, 20000, 0.8);
+  hs_sim_trace *z = sim_trace_zipf(200000, 20000, 0.8, &rng_state);
   check_curve(z);
   hs_sim_trace_free(z);
 

@@ -13,6 +13,7 @@
 #include "sim/mrc.h"
 #include "sim/shards.h"
 #include "sim/sim.h"
+#include "sim_trace_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,56 +31,8 @@
 #define MAX_MAE      0.01
 #define MAX_MAE_1PCT 0.02
 
-/* xorshift64*: a fixed seed, the same trace everywhere. */
+/* The Zipf trace's seed. */
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static uint64_t rng_next(void) {
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 0x2545F4914F6CDD1Dull;
-}
-
-/* Requests over `universe` ids with Zipf(alpha) popularity, the ids that
- * occur renumbered densely in order of first request, as loading does. */
-static hs_sim_trace *zipf_trace(uint64_t requests, uint32_t universe, double alpha) {
-  hs_sim_trace *t = calloc(1, sizeof *t);
-  REQUIRE(t);
-  t->path = strdup("zipf");
-  t->requests = requests;
-  t->obj = calloc(requests, sizeof *t->obj);
-  t->size = calloc(requests, sizeof *t->size);
-  double *cdf = malloc(universe * sizeof *cdf);
-  uint32_t *dense = malloc(universe * sizeof *dense);
-  REQUIRE(t->path && t->obj && t->size && cdf && dense);
-  double sum = 0;
-  for (uint32_t i = 0; i < universe; i++) {
-    sum += 1.0 / pow(i + 1.0, alpha);
-    cdf[i] = sum;
-    dense[i] = UINT32_MAX;
-  }
-  for (uint64_t r = 0; r < requests; r++) {
-    double u = (double)(rng_next() >> 11) / 9007199254740992.0 * sum;
-    uint32_t lo = 0, hi = universe - 1;
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (cdf[mid] < u)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (dense[lo] == UINT32_MAX) {
-      dense[lo] = (uint32_t)t->objects++;
-      t->ws_bytes++;
-    }
-    t->obj[r] = dense[lo];
-    t->size[r] = 1;
-  }
-  t->bytes_requested = requests;
-  t->min_size = t->max_size = 1;
-  free(cdf);
-  free(dense);
-  return t;
-}
 
 /* POINTS sizes log-spaced from 0.1% to 100% of the objects, as --mrc
  * sweeps them. */
@@ -185,7 +138,7 @@ static void check_rates(const hs_sim_trace *t) {
 }
 
 int main(int argc, char **argv) {
-  hs_sim_trace *z = zipf_trace(2000000, 1000000, 0.9);
+  hs_sim_trace *z = sim_trace_zipf(2000000, 1000000, 0.9, &rng_state);
   uint64_t *seen = calloc(z->objects, sizeof *seen);
   REQUIRE(seen);
   for (uint64_t r = 0; r < z->requests; r++) seen[z->obj[r]]++;

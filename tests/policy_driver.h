@@ -131,6 +131,18 @@ static inline bool driver_access(driver *d, uint32_t key, uint32_t size, int64_t
   return false;
 }
 
+/* One access of unit size with the ring hint (a scan's buffer ring); any
+ * broken rule of the policy during it stops the test at once. */
+static inline bool driver_access_ring(driver *d, uint32_t key) {
+  hs_access_hint saved = d->hint;
+  uint64_t violations = d->violations;
+  d->hint = HS_HINT_RING;
+  bool hit = driver_access(d, key, 1, HS_NEXT_UNKNOWN, HS_ACCESS_READ);
+  d->hint = saved;
+  REQUIRE(d->violations == violations);
+  return hit;
+}
+
 /* A resident key leaves without being a victim (hs_policy_remove: a dropped
  * relation in the pool). */
 static inline void driver_remove(driver *d, uint32_t key) {

@@ -26,33 +26,9 @@ static bool acc_size(driver *d, uint32_t key, uint32_t size) {
   return driver_access(d, key, size, HS_NEXT_UNKNOWN, HS_ACCESS_READ);
 }
 
-/* driver_access with the ring hint (policy_driver.h only makes normal ones). */
+/* An access with the ring hint. */
 static bool acc_ring(driver *d, uint32_t key) {
-  hs_access a = {.key = key,
-                 .size = 1,
-                 .now = d->now++,
-                 .next = HS_NEXT_UNKNOWN,
-                 .kind = HS_ACCESS_READ,
-                 .hint = HS_HINT_RING};
-  d->requests++;
-  if (d->slot_of[key] >= 0) {
-    hs_policy_hit(d->p, (uint32_t)d->slot_of[key], &a);
-    return true;
-  }
-  d->misses++;
-  while (hs_policy_used(d->p) + 1 > hs_policy_capacity(d->p)) {
-    int64_t v = hs_policy_victim(d->p, &a, driver_is_pinned, d);
-    REQUIRE(v >= 0 && d->key_of[v] >= 0);
-    hs_policy_evict(d->p, (uint32_t)v);
-    d->slot_of[d->key_of[v]] = -1;
-    d->key_of[v] = -1;
-    d->free_stack[d->nfree++] = (uint32_t)v;
-  }
-  uint32_t s = d->free_stack[--d->nfree];
-  REQUIRE(hs_policy_insert(d->p, s, &a) == HS_OK);
-  d->slot_of[key] = s;
-  d->key_of[s] = key;
-  return false;
+  return driver_access_ring(d, key);
 }
 
 #define GHOSTS(d, n) CHECK_EQ(hs_policy_ghosts((d)->p), n)

@@ -71,6 +71,20 @@ hs_status bench_check_space(const char *dir, uint64_t need, const char *what);
 /* The longest --dir the tools take: paths are built in fixed buffers beside
  * it, and no file system path is longer than PATH_MAX (4096) anyway. */
 #define BENCH_DIR_MAX 3900
+
+/* The flag-table entries (cli/args.h) every tool that makes relations has,
+ * written once: the page size and the data directory. */
+#define BENCH_OPT_PAGE_SIZE(dest_)                                                                 \
+  {                                                                                                \
+    .name = "page-size", .kind = ARGS_SIZE, .dest = (dest_), .power_of_two = true,                 \
+    .min = HS_PAGE_SIZE_MIN, .max = HS_PAGE_SIZE_MAX, .def = "8KiB",                               \
+    .help = "page size, a power of two from 1KiB to 64KiB"                                         \
+  }
+#define BENCH_OPT_DIR(dest_)                                                                       \
+  {                                                                                                \
+    .name = "dir", .kind = ARGS_PATH, .dest = (dest_), .max = BENCH_DIR_MAX, .arg = "DIR",         \
+    .help = "data directory to use (created if missing, never removed) instead of a temporary one" \
+  }
 /* `need` bytes of memory for `what` (pools): at most half the machine's
  * physical memory (sysconf(_SC_PHYS_PAGES)). */
 hs_status bench_check_memory(uint64_t need, const char *what);

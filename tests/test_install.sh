@@ -72,8 +72,12 @@ check_prefix() {
   grep -q '"hello, buffer pool"' "$tmp/run.log" || { cat "$tmp/run.log"; fail "quickstart printed no page"; }
   # It ran the installed shared library, not a copy found elsewhere.
   if command -v ldd >/dev/null; then
-    ldd "$tmp/quickstart" | grep -q "$prefix/.*libhotset.so.0" ||
-      { ldd "$tmp/quickstart"; fail "quickstart does not load libhotset.so.0 from $prefix"; }
+    # ldd's output is read whole first: `ldd | grep -q` under pipefail fails
+    # whenever grep's early exit makes ldd die of SIGPIPE.
+    local libs
+    libs=$(ldd "$tmp/quickstart")
+    grep -q "$prefix/.*libhotset.so.0" <<<"$libs" ||
+      { echo "$libs"; fail "quickstart does not load libhotset.so.0 from $prefix"; }
   fi
   rm -rf "$tmp/data" "$tmp/quickstart"
   # And against the static library, from the installed headers.

@@ -1327,7 +1327,7 @@ static void test_sim_load_cap(void) {
   for (uint32_t i = 0; i < 1000; i++) CHECK_OK(hs_trace_write(w, i, i % 10, 100, -1));
   CHECK_OK(hs_trace_writer_close(w));
   hs_sim_trace *t = NULL;
-  hs_sim_limits lim = {.max_requests = 1000};
+  hs_sim_load_options lim = {.max_requests = 1000};
   CHECK_OK(hs_sim_load(path_of("cap.oracleGeneral"), NULL, &lim, NULL, NULL, &t));
   if (t) CHECK_EQ(t->requests, 1000);
   hs_sim_trace_free(t);

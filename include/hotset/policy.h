@@ -80,8 +80,9 @@ typedef struct hs_access {
   uint64_t size; /* in capacity units; 1 for pages */
   uint64_t now;  /* the caller's clock, in the units hs_policy_env.clock
                     names; never goes backwards */
-  int64_t next;  /* when this key is accessed next (same clock as `now`),
-                    HS_NEXT_NEVER, or HS_NEXT_UNKNOWN */
+  int64_t next;  /* when this key is accessed next, on any count that
+                    increases with the accesses (the simulator's request
+                    numbers), HS_NEXT_NEVER, or HS_NEXT_UNKNOWN */
   hs_access_kind kind;
   hs_access_hint hint;
   bool recycle_first; /* with HS_HINT_RING: insert at the victim end, where
@@ -107,11 +108,14 @@ enum {
   HS_POLICY_NEEDS_TIME = 1u << 4      /* reads hs_access.now */
 };
 
-/* What hs_access.now counts. */
+/* What hs_access.now counts. Durations in policy parameters (midpoint's
+ * `time`, lru-k's `crp`) are always milliseconds. */
 typedef enum hs_clock_unit {
-  HS_CLOCK_UNSPECIFIED = 0, /* the caller does not say */
-  HS_CLOCK_REQUESTS = 1,    /* one tick per request (the simulator) */
-  HS_CLOCK_MILLISECONDS = 2 /* milliseconds (the pool) */
+  HS_CLOCK_UNSPECIFIED = 0, /* the caller does not say (checking a spec) */
+  HS_CLOCK_REQUESTS = 1,    /* one tick per request: a trace without time
+                               stamps; durations must then be 0 */
+  HS_CLOCK_MILLISECONDS = 2 /* milliseconds: the pool's clock, or a
+                               trace's time stamps in the simulator */
 } hs_clock_unit;
 
 /* The caller's facts that a policy needs and cannot work out from its
@@ -125,9 +129,10 @@ typedef struct hs_policy_env {
    * when it is 0, twolist's `page` parameter stands in for it. */
   uint64_t unit_bytes;
   /* What hs_access.now counts. The time-reading policies take their
-   * durations in these units (midpoint's `time`, lru-k's `crp`): time=1000
-   * is InnoDB's one second with HS_CLOCK_MILLISECONDS, 1000 requests with
-   * HS_CLOCK_REQUESTS. */
+   * durations in milliseconds (midpoint's `time`, lru-k's `crp`), whatever
+   * the clock: time=1000 is InnoDB's one second. With HS_CLOCK_REQUESTS a
+   * nonzero duration is refused at creation (HS_ERR_INVALID), since a
+   * request count is no length of time. */
   hs_clock_unit clock;
 } hs_policy_env;
 

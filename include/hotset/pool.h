@@ -67,6 +67,13 @@ typedef hs_status (*hs_wal_flush_fn)(void *ctx, hs_lsn upto, bool *flushed);
  * XLogNeedsFlush.) A bulkread ring asks before reusing a dirty buffer. */
 typedef bool (*hs_wal_needs_flush_fn)(void *ctx, hs_lsn lsn);
 
+/* The clock a time-reading policy (midpoint, lru-k) sees, in milliseconds;
+ * it must never go backwards. The pool's own is CLOCK_MONOTONIC; a replay of
+ * a trace passes the trace's time stamps, so that a page's age is what it
+ * was when the trace was recorded. Called on every read when the policy
+ * reads time, from any thread: keep it cheap and thread-safe. */
+typedef uint64_t (*hs_clock_ms_fn)(void *ctx);
+
 /* A buffer access strategy (a ring for a big scan): hotset/strategy.h. NULL
  * means the normal policy. */
 typedef struct hs_strategy hs_strategy;
@@ -88,8 +95,10 @@ typedef struct hs_pool_options {
   hs_wal_flush_fn flush_wal_up_to;       /* NULL: pages carry no WAL dependency */
   hs_wal_needs_flush_fn wal_needs_flush; /* NULL: any LSN > 0 may need one */
   void *wal_ctx;
-  uint32_t io_workers; /* threads doing read streams' combined reads (hotset/stream.h);
-                          0 = streams read on the caller's thread; at most 64 */
+  uint32_t io_workers;     /* threads doing read streams' combined reads (hotset/stream.h);
+                              0 = streams read on the caller's thread; at most 64 */
+  hs_clock_ms_fn clock_ms; /* NULL: the monotonic clock */
+  void *clock_ctx;
 } hs_pool_options;
 
 /* Fills in the defaults: 8 KiB pages, 128 MiB, clock-sweep, 128 partitions. */

@@ -455,7 +455,7 @@ int replay_main(int argc, char **argv) {
   }
   if (strcmp(layout, "auto") != 0 && strcmp(layout, "split") != 0 && strcmp(layout, "dense") != 0)
     args_usage_error(cmd, "--layout: \"%s\" is not auto, split or dense", layout);
-  hs_trace_options topts = trace_options_from_flags(cmd, format_name, csv_spec, false);
+  hs_trace_options topts = trace_options_from_flags(cmd, format_name, csv_spec, false, NULL);
   static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
   const char *why = NULL;
   int nspecs = args_split_policies(policy, true, specs, ARGS_LIST_MAX, &why);

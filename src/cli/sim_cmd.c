@@ -71,6 +71,15 @@ static const char usage[] =
     "                     with --ignore-size, else bytes); 0.1 (a share of the\n"
     "                     working set: distinct bytes, or distinct objects)\n"
     "  --ignore-size      every object counts 1 (object mode)\n"
+    "  --time-unit U      what one tick of a csv time column is: s (default),\n"
+    "                     ms, us or ns (oraclegeneral counts seconds, vscsi\n"
+    "                     microseconds)\n"
+    "  --ms-per-request MS  the clock for a trace without time stamps (txt, csv\n"
+    "                     without a time column): each request MS milliseconds\n"
+    "                     after the one before. Durations in policy parameters\n"
+    "                     (midpoint's time, lru-k's crp) are milliseconds of\n"
+    "                     the trace's time; without time stamps or this flag\n"
+    "                     they must be 0\n"
     "  --mrc [N]          a miss-ratio curve: N sizes (default 20, at most 256)\n"
     "                     log-spaced from 0.1%% to 100%% of the working set, for\n"
     "                     every policy; plain lru in object mode (--ignore-size,\n"
@@ -394,9 +403,54 @@ static int run_one_pass(const hs_sim_trace *t, const hs_sim_trace *full, uint64_
   return rc;
 }
 
+/* Whether a policy of the list reads the clock (so the trace's time stamps
+ * are worth keeping). */
+static bool any_reads_time(char specs[][ARGS_SPEC_LEN], int nspecs) {
+  for (int i = 0; i < nspecs; i++) {
+    hs_policy *p;
+    if (hs_policy_create(specs[i], 1, 1, &p) != HS_OK) continue;
+    bool reads = hs_policy_flags(p) & HS_POLICY_NEEDS_TIME;
+    hs_policy_destroy(p);
+    if (reads) return true;
+  }
+  return false;
+}
+
+/* A trace whose clock counts requests cannot give a duration in
+ * milliseconds a meaning: say so once, before any simulation, with the two
+ * ways out. */
+static int check_durations(const hs_sim_trace *t, char specs[][ARGS_SPEC_LEN], int nspecs) {
+  const hs_policy_env env = {.clock = HS_CLOCK_REQUESTS};
+  for (int i = 0; i < nspecs; i++) {
+    hs_policy *p;
+    if (hs_policy_create_ex(specs[i], 1, 1, &env, &p) == HS_OK) {
+      hs_policy_destroy(p);
+      continue;
+    }
+    fprintf(stderr,
+            PROG ": %s has no time stamps (%s), so its clock counts requests: %s; or give "
+                 "--ms-per-request MS\n",
+            t->path, t->format == HS_TRACE_CSV ? "no csv time column" : "a txt trace",
+            hs_last_error());
+    return 1;
+  }
+  return 0;
+}
+
 hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *format_name,
-                                          const char *csv_spec, bool skip_bad) {
+                                          const char *csv_spec, bool skip_bad,
+                                          const char *time_unit) {
   hs_trace_options topts = {.format = HS_TRACE_AUTO, .skip_bad = skip_bad};
+  static const struct {
+    const char *name;
+    uint64_t ns;
+  } units[] = {{"s", 1000000000u}, {"ms", 1000000u}, {"us", 1000u}, {"ns", 1u}};
+  if (time_unit) {
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+      if (strcmp(time_unit, units[i].name) == 0) topts.csv_time_unit_ns = units[i].ns;
+    if (!topts.csv_time_unit_ns)
+      args_usage_error(cmd, "--time-unit: \"%s\" is not s, ms, us or ns", time_unit);
+  }
   if (!hs_trace_format_parse(format_name, &topts.format))
     args_usage_error(cmd, "--format: \"%s\" is not auto, oraclegeneral, vscsi, csv or txt",
                      format_name);
@@ -443,7 +497,9 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   const args_cmd cmd = *cmdp;
 
   const char *trace_path = NULL, *format_name = "auto", *csv_spec = NULL, *policy = NULL,
-             *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL, *sample_arg = NULL;
+             *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL, *sample_arg = NULL,
+             *time_unit = NULL;
+  double ms_per_request = 0;
   bool ignore_size = false, skip_bad = false, json = false, csv_out = false;
   uint64_t mrc_points = 0, max_requests = 0;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -464,6 +520,12 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       {.name = "shard", .kind = ARGS_STRING, .dest = &shard_arg},
       {.name = "sample", .kind = ARGS_STRING, .dest = &sample_arg},
       {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
+      {.name = "time-unit", .kind = ARGS_STRING, .dest = &time_unit},
+      {.name = "ms-per-request",
+       .kind = ARGS_DOUBLE,
+       .dest = &ms_per_request,
+       .dmin = 1e-9,
+       .dmax = 1e9},
   };
   args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 0);
 
@@ -490,7 +552,8 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       args_usage_error(&cmd, "--sample: \"%s\" is not a rate R with 2^-24 <= R <= 1 (e.g. 0.01)",
                        sample_arg);
   }
-  hs_trace_options topts = trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad);
+  hs_trace_options topts =
+      trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad, time_unit);
   static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
   const char *why = NULL;
   int nspecs = args_split_policies(policy, false, specs, ARGS_LIST_MAX, &why);
@@ -512,8 +575,11 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   progress prog = {.on = isatty(2), .start = now_s(), .what = "sim"};
   double load_start = now_s();
   hs_sim_trace *t;
-  const hs_sim_limits limits = {.max_requests = max_requests, .flag = "--max-requests"};
-  if (hs_sim_load(trace_path, &topts, &limits, load_progress, &prog, &t) != HS_OK) {
+  const hs_sim_load_options load = {.max_requests = max_requests,
+                                    .flag = "--max-requests",
+                                    .keep_time = any_reads_time(specs, nspecs),
+                                    .ms_per_request = ms_per_request};
+  if (hs_sim_load(trace_path, &topts, &load, load_progress, &prog, &t) != HS_OK) {
     if (prog.printed) fputs("\r\033[K", stderr);
     fprintf(stderr, PROG ": %s\n", hs_last_error());
     free(size_items);
@@ -523,6 +589,20 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   prog.printed = false;
   if (topts.format == HS_TRACE_AUTO && !json && !csv_out)
     fprintf(stderr, PROG ": %s: %s\n", trace_path, t->format_reason);
+  if (ms_per_request > 0 && t->timed) {
+    fprintf(stderr,
+            PROG ": --ms-per-request: %s has time stamps of its own; the flag is for traces "
+                 "without them\n",
+            trace_path);
+    free(size_items);
+    hs_sim_trace_free(t);
+    return 1;
+  }
+  if (!t->time_ms && check_durations(t, specs, nspecs) != 0) {
+    free(size_items);
+    hs_sim_trace_free(t);
+    return 1;
+  }
 
   uint64_t *sizes = calloc(mrc_points ? mrc_points : nsizes, sizeof *sizes);
   if (!sizes) {

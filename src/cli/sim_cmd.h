@@ -11,9 +11,10 @@ int sim_main(int argc, char **argv);
 int gen_trace_main(int argc, char **argv);
 int trace_stats_main(int argc, char **argv);
 
-/* The reader options from --format, --csv and --skip-bad; a bad value is a
- * usage error of `cmd`. */
+/* The reader options from --format, --csv, --skip-bad and --time-unit (NULL:
+ * seconds); a bad value is a usage error of `cmd`. */
 hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *format_name,
-                                          const char *csv_spec, bool skip_bad);
+                                          const char *csv_spec, bool skip_bad,
+                                          const char *time_unit);
 
 #endif

@@ -48,9 +48,9 @@ int trace_stats_main(int argc, char **argv) {
   };
   int npos = args_parse(&cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 1);
   if (npos != 1) args_usage_error(&cmd, "a trace file is required");
-  hs_trace_options topts = trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad);
+  hs_trace_options topts = trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad, NULL);
   hs_sim_trace *t;
-  const hs_sim_limits limits = {.max_requests = max_requests, .flag = "--max-requests"};
+  const hs_sim_load_options limits = {.max_requests = max_requests, .flag = "--max-requests"};
   if (hs_sim_load(argv[1], &topts, &limits, NULL, NULL, &t) != HS_OK) {
     fprintf(stderr, PROG ": %s\n", hs_last_error());
     return 1;

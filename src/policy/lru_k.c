@@ -15,8 +15,8 @@
  * default) is the paper's LRU-2, which tells a page used twice recently from
  * one a scan touched once.
  *
- * Correlated Reference Period (crp, in the caller's clock units, which
- * hs_policy_env.clock names; default 0).
+ * Correlated Reference Period (crp, in milliseconds, default 0; a caller
+ * whose clock counts requests may only leave it 0, see hs_policy_env).
  * A reference at t with t - LAST(p) <= crp is correlated with the previous
  * one (the same transaction re-reading a page): it only sets LAST(p) = t. An
  * uncorrelated one closes the previous burst: with c = LAST(p) - HIST(p,1),
@@ -412,7 +412,7 @@ const hs_policy_ops hs_policy_lru_k = {
     .params =
         {
             {"k", 2, 1, 4, true, "references remembered per page (K)"},
-            {"crp", 0, 0, 1e9, true, "correlated reference period, in clock units"},
+            {"crp", 0, 0, 1e9, true, "correlated reference period, in milliseconds", true},
             {"history", 1.0, 0.0, 4.0, false, "evicted pages remembered, per cache entry"},
         },
     .create = lruk_create,

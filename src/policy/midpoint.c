@@ -48,11 +48,11 @@
  * one, UT_LIST_INSERT_AFTER LRU_old, which only matters with its
  * two-way adjustment).
  *
- * Time. `now` is the caller's clock (HS_POLICY_NEEDS_TIME), and `time` is
- * counted in its units, which hs_policy_env.clock names: with milliseconds
- * (the pool) time=1000 is InnoDB's default second, with requests (the
- * simulator) it is 1000 requests. Nothing is converted: a duration in one
- * clock has no fixed equivalent in the other.
+ * Time. `now` is the caller's clock (HS_POLICY_NEEDS_TIME) and `time` is in
+ * milliseconds, InnoDB's unit: time=1000 is its default second in the pool
+ * (the wall clock) and in the simulator (the trace's own time stamps). A
+ * caller whose clock only counts requests may give time=0 alone (see
+ * hs_policy_env): a request count is no length of time.
  *
  * Hints. Under a ring (HS_HINT_RING) an old page is "used once": it is never
  * promoted, and a young page is not moved either.
@@ -220,7 +220,8 @@ const hs_policy_ops hs_policy_midpoint = {
              "share of the list in the old sublist (innodb_old_blocks_pct)"},
             {"time", 1000, 0, 1e15, true,
              "time after the first access before an old page can be made young "
-             "(innodb_old_blocks_time), in the caller's clock units (hs_policy_env.clock)"},
+             "(innodb_old_blocks_time), in milliseconds",
+             true},
         },
     .create = midpoint_create,
     .destroy = midpoint_destroy,

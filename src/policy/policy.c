@@ -83,6 +83,21 @@ static hs_status parse_params(hs_policy *p, const char *list, const char *spec) 
   return HS_OK;
 }
 
+/* A duration is milliseconds whoever the caller is; a caller whose clock
+ * counts requests cannot honour one, so it may only be 0 there (rather
+ * than 1000 meaning a second in the pool and 1000 requests in the
+ * simulator). An unspecified clock is a caller checking a spec. */
+static hs_status check_durations(const hs_policy *p, const char *spec) {
+  if (p->env.clock != HS_CLOCK_REQUESTS) return HS_OK;
+  for (int i = 0; i < param_count(p->ops); i++)
+    if (p->ops->params[i].milliseconds && p->param[i] != 0)
+      return hs_fail(HS_ERR_INVALID, 0,
+                     "policy \"%s\": %s=%g is in milliseconds, and the caller's clock counts "
+                     "requests, not time: give %s=0 or a clock in milliseconds",
+                     spec, p->ops->params[i].name, p->param[i], p->ops->params[i].name);
+  return HS_OK;
+}
+
 static void canonical_spec(hs_policy *p) {
   const hs_policy_ops *ops = p->ops;
   size_t off = (size_t)snprintf(p->spec, sizeof p->spec, "%s", ops->name);
@@ -127,6 +142,7 @@ hs_status hs_policy_create_ex(const char *spec, uint64_t capacity, uint32_t max_
   atomic_init(&p->used, 0);
   atomic_init(&p->resident, 0);
   hs_status st = parse_params(p, colon ? colon + 1 : NULL, spec);
+  if (st == HS_OK) st = check_durations(p, spec);
   if (st == HS_OK) {
     canonical_spec(p);
     p->size = malloc(sizeof *p->size * max_slots);

@@ -24,6 +24,10 @@ typedef struct hs_param_def {
   double def, min, max;
   bool integer;
   const char *help;
+  /* A duration in milliseconds (midpoint's time, lru-k's crp): one value
+   * means one length of time in the pool and in the simulator alike, so a
+   * caller whose clock is not in milliseconds may only give it 0. */
+  bool milliseconds;
 } hs_param_def;
 
 typedef struct hs_policy_ops {

@@ -180,6 +180,8 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
     pool->lock_others = !(flags & HS_POLICY_CONCURRENT);
     pool->lock_hits = !(flags & (HS_POLICY_CONCURRENT | HS_POLICY_CONCURRENT_HIT));
     pool->needs_time = flags & HS_POLICY_NEEDS_TIME;
+    pool->clock_ms = opts->clock_ms;
+    pool->clock_ctx = opts->clock_ctx;
   }
   if (st == HS_OK && opts->io_workers) st = io_workers_start(&pool->io, pool, opts->io_workers);
   if (st != HS_OK) {
@@ -237,8 +239,8 @@ hs_syncscan_table *pool_syncscan_table(hs_pool *pool) {
  * policy exactly while its tag is valid. Keys are the tags' hashes.
  */
 
-static uint64_t now_ms(void) {
-  return pool_now_ns() / 1000000;
+static uint64_t now_ms(const hs_pool *pool) {
+  return pool->clock_ms ? pool->clock_ms(pool->clock_ctx) : pool_now_ns() / 1000000;
 }
 
 /* `ring`: the read's strategy when it has a ring (NULL otherwise). */
@@ -246,7 +248,7 @@ static inline hs_access make_access(hs_pool *pool, uint64_t key, hs_read_mode mo
                                     const hs_strategy *ring) {
   hs_access a = {.key = key,
                  .size = 1,
-                 .now = pool->needs_time ? now_ms() : 0,
+                 .now = pool->needs_time ? now_ms(pool) : 0,
                  .next = HS_NEXT_UNKNOWN,
                  .kind = mode == HS_READ_NORMAL ? HS_ACCESS_READ : HS_ACCESS_WRITE,
                  .hint = ring ? HS_HINT_RING : HS_HINT_NORMAL,

@@ -36,9 +36,11 @@ struct hs_pool {
   /* The replacement policy (hotset/policy.h). policy_lock serializes the
    * calls the policy's flags say are not thread-safe. */
   hs_policy *policy;
-  bool lock_hits;   /* hit needs policy_lock */
-  bool lock_others; /* victim/evict/insert/remove need policy_lock */
-  bool needs_time;  /* the policy reads hs_access.now (milliseconds) */
+  bool lock_hits;          /* hit needs policy_lock */
+  bool lock_others;        /* victim/evict/insert/remove need policy_lock */
+  bool needs_time;         /* the policy reads hs_access.now (milliseconds) */
+  hs_clock_ms_fn clock_ms; /* NULL: the monotonic clock */
+  void *clock_ctx;
   pthread_mutex_t policy_lock;
 
   /* Buffers that hold no page, taken before asking the policy. */

@@ -41,8 +41,11 @@ hs_status hs_shards_sample(const hs_sim_trace *t, uint64_t threshold, hs_sim_tra
     s->path = strdup(t->path);
     s->obj = malloc((kept ? kept : 1) * sizeof *s->obj);
     s->size = malloc((kept ? kept : 1) * sizeof *s->size);
+    /* The sample keeps the trace's clock: a sampled request happens when
+     * it happened in the whole trace. */
+    if (t->time_ms) s->time_ms = malloc((kept ? kept : 1) * sizeof *s->time_ms);
   }
-  if (!s || !new_id || !s->path || !s->obj || !s->size) {
+  if (!s || !new_id || !s->path || !s->obj || !s->size || (t->time_ms && !s->time_ms)) {
     free(new_id);
     hs_sim_trace_free(s);
     return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory for a sample of %llu requests", t->path,
@@ -73,6 +76,7 @@ hs_status hs_shards_sample(const hs_sim_trace *t, uint64_t threshold, hs_sim_tra
       s->ws_bytes += size;
     }
     count[new_id[o]]++;
+    if (s->time_ms) s->time_ms[s->requests] = t->time_ms[r];
     s->obj[s->requests] = new_id[o];
     s->size[s->requests++] = size;
     s->bytes_requested += size;
@@ -84,6 +88,7 @@ hs_status hs_shards_sample(const hs_sim_trace *t, uint64_t threshold, hs_sim_tra
   free(new_id);
   s->bad_records = t->bad_records;
   s->sized = t->sized;
+  s->timed = t->timed;
   s->format = t->format;
   s->compressed = t->compressed;
   memcpy(s->format_reason, t->format_reason, sizeof s->format_reason);

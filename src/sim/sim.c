@@ -34,6 +34,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "hotset/policy.h"
+#include "sim/trace_clock.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -79,7 +80,7 @@ uint64_t hs_sim_default_max_requests(void) {
 }
 
 /* The over-the-limit message: how far loading got, and what to do. */
-static hs_status over_limit(const char *path, const hs_sim_limits *lim, uint64_t max,
+static hs_status over_limit(const char *path, const hs_sim_load_options *lim, uint64_t max,
                             bool is_default, uint64_t objects, uint64_t file_bytes) {
   char which[160] = "the limit";
   if (is_default)
@@ -156,8 +157,9 @@ static uint32_t id_map_get(id_map *m, uint64_t id, bool *fresh) {
   return m->dense[j];
 }
 
-/* Grows the request arrays, doubling, but never past `max` entries. */
-static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t max) {
+/* Grows the request arrays (time_ms too when `with_time`), doubling, but
+ * never past `max` entries. */
+static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t max, bool with_time) {
   uint64_t n = *cap ? *cap * 2 : 1u << 20;
   if (n > max) n = max;
   uint32_t *obj = realloc(t->obj, sizeof *obj * n);
@@ -165,15 +167,21 @@ static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t max) {
   uint32_t *size = realloc(t->size, sizeof *size * n);
   if (size) t->size = size;
   if (!obj || !size) return false;
+  if (with_time) {
+    uint64_t *time_ms = realloc(t->time_ms, sizeof *time_ms * n);
+    if (!time_ms) return false;
+    t->time_ms = time_ms;
+  }
   *cap = n;
   return true;
 }
 
-hs_status hs_sim_load(const char *path, const hs_trace_options *opts, const hs_sim_limits *limits,
-                      hs_sim_progress_fn progress, void *ctx, hs_sim_trace **out) {
+hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
+                      const hs_sim_load_options *load, hs_sim_progress_fn progress, void *ctx,
+                      hs_sim_trace **out) {
   *out = NULL;
-  bool default_max = !limits || limits->max_requests == 0;
-  uint64_t max_requests = default_max ? hs_sim_default_max_requests() : limits->max_requests;
+  bool default_max = !load || load->max_requests == 0;
+  uint64_t max_requests = default_max ? hs_sim_default_max_requests() : load->max_requests;
   hs_trace *tr;
   hs_status st = hs_trace_open(path, opts, &tr);
   if (st != HS_OK) return st;
@@ -188,6 +196,11 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts, const hs_s
   t->format = hs_trace_format_of(tr);
   t->compressed = hs_trace_compressed(tr);
   snprintf(t->format_reason, sizeof t->format_reason, "%s", hs_trace_format_reason(tr));
+  /* The clock: time stamps in milliseconds since the first request, or a
+   * fixed time per request for a trace without them (see sim.h). */
+  trace_clock clock = trace_clock_make(hs_trace_time_unit_ns(tr), load ? load->ms_per_request : 0);
+  t->timed = clock.unit_ns != 0;
+  bool with_time = load && load->keep_time && trace_clock_tells_time(&clock);
   /* Next-access times are always computed (hs_sim_need_future) rather than
    * taken from an oracleGeneral file: every encoding of a trace then gives
    * the same answers, and a file's own numbering (its vtimes count from 1)
@@ -202,11 +215,10 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts, const hs_s
     if (st != HS_OK) goto fail;
     for (size_t i = 0; i < n; i++) {
       if (t->requests == max_requests) {
-        st =
-            over_limit(path, limits, max_requests, default_max, ids.count, hs_trace_bytes_read(tr));
+        st = over_limit(path, load, max_requests, default_max, ids.count, hs_trace_bytes_read(tr));
         goto fail;
       }
-      if (t->requests == cap && !grow_arrays(t, &cap, max_requests)) {
+      if (t->requests == cap && !grow_arrays(t, &cap, max_requests, with_time)) {
         st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory after %llu requests", path,
                      (unsigned long long)t->requests);
         goto fail;
@@ -236,6 +248,7 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts, const hs_s
       }
       count[o]++;
       uint64_t r = t->requests++;
+      if (with_time) t->time_ms[r] = trace_clock_next(&clock, batch[i].time);
       t->obj[r] = o;
       t->size[r] = (uint32_t)size;
       t->bytes_requested += size;
@@ -294,6 +307,7 @@ void hs_sim_trace_free(hs_sim_trace *t) {
   free(t->obj);
   free(t->size);
   free(t->next);
+  free(t->time_ms);
   free(t);
 }
 
@@ -343,7 +357,7 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
     uint32_t o = t->obj[r];
     c->bytes += size;
     a.key = o;
-    a.now = r;
+    a.now = t->time_ms ? t->time_ms[r] : r;
     if (future) a.next = t->next[r];
     uint32_t held = slot_of[o];
     if (held) {
@@ -400,7 +414,7 @@ static hs_status replay_objects(const hs_sim_trace *t, hs_policy *p, const char 
     c->bytes += size;
     a.key = o;
     a.size = size;
-    a.now = r;
+    a.now = t->time_ms ? t->time_ms[r] : r;
     if (future) a.next = t->next[r];
     if (resident[o]) {
       hs_policy_hit(p, o, &a);
@@ -457,8 +471,10 @@ hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity,
   uint32_t max_slots = frames ? (nslots ? nslots : 1) : (uint32_t)t->objects;
   hs_policy *p;
   /* Byte mode: a capacity unit is a byte; object mode: a unit is one object
-   * of no known size. The clock is the request count. */
-  hs_policy_env env = {.unit_bytes = ignore_size ? 0 : 1, .clock = HS_CLOCK_REQUESTS};
+   * of no known size. The clock is the trace's time in milliseconds when it
+   * was kept, else the request count. */
+  hs_policy_env env = {.unit_bytes = ignore_size ? 0 : 1,
+                       .clock = t->time_ms ? HS_CLOCK_MILLISECONDS : HS_CLOCK_REQUESTS};
   hs_status st = hs_policy_create_ex(spec, capacity, max_slots, &env, &p);
   if (st != HS_OK) return st;
   bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;

@@ -27,6 +27,11 @@ typedef struct hs_sim_trace {
   uint32_t *size;    /* per request: bytes (at least 1) */
   int64_t *next;     /* per request: next request of the same object, or
                         HS_NEXT_NEVER; NULL until hs_sim_need_future */
+  uint64_t *time_ms; /* per request: milliseconds since the first request,
+                        never decreasing (a time stamp earlier than the one
+                        before counts as that one); NULL unless keep_time
+                        and the trace has time stamps or ms_per_request */
+  bool timed;        /* the format carries time stamps (hs_trace_time_unit_ns) */
   uint64_t ws_bytes; /* sum over objects of their first request's size */
   uint64_t one_hit;  /* objects requested exactly once */
   uint64_t bytes_requested;
@@ -54,19 +59,27 @@ uint64_t hs_sim_usable_memory(void);
  * HS_SIM_BYTES_PER_REQUEST each, in half of hs_sim_usable_memory(). */
 uint64_t hs_sim_default_max_requests(void);
 
-typedef struct hs_sim_limits {
+typedef struct hs_sim_load_options {
   uint64_t max_requests; /* 0: hs_sim_default_max_requests() */
   const char *flag;      /* for the message: what raises the limit (e.g.
                             "--max-requests"); NULL: nothing said */
-} hs_sim_limits;
+  /* The clock of time-reading policies (midpoint, lru-k), whose durations
+   * are milliseconds. keep_time keeps each request's time stamp, converted
+   * to milliseconds (hs_sim_trace.time_ms); a trace without time stamps
+   * gets ms_per_request milliseconds per request when that is > 0, and
+   * otherwise only a request count (policies may then use no duration). */
+  bool keep_time;
+  double ms_per_request;
+} hs_sim_load_options;
 
 /* Reads the whole trace. A trace with more than the limit's requests (an
  * endless stream such as /dev/zero, or a trace too big for memory) fails
  * with HS_ERR_NOMEM and a message saying how far loading got, before the
- * memory is gone; `limits` NULL means the default. `progress` (may be
+ * memory is gone; `load` NULL means the defaults. `progress` (may be
  * NULL) is called now and then. */
-hs_status hs_sim_load(const char *path, const hs_trace_options *opts, const hs_sim_limits *limits,
-                      hs_sim_progress_fn progress, void *ctx, hs_sim_trace **out);
+hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
+                      const hs_sim_load_options *load, hs_sim_progress_fn progress, void *ctx,
+                      hs_sim_trace **out);
 /* Fills t->next (backward pass) if it is not there yet. Not thread-safe:
  * call before starting simulations that need it. */
 hs_status hs_sim_need_future(hs_sim_trace *t);

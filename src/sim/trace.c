@@ -177,6 +177,7 @@ hs_status hs_trace_open(const char *path, const hs_trace_options *opts, hs_trace
   }
   t->csv = o.csv;
   t->skip_bad = o.skip_bad;
+  t->csv_time_unit_ns = o.csv_time_unit_ns ? o.csv_time_unit_ns : 1000000000u;
 
   hs_trace_format by_name = HS_TRACE_AUTO;
   const char *suffix = "";
@@ -216,6 +217,19 @@ bool hs_trace_has_sizes(const hs_trace *t) {
   if (t->format == HS_TRACE_TXT) return false;
   if (t->format == HS_TRACE_CSV) return t->csv.size_col != 0;
   return true;
+}
+
+uint64_t hs_trace_time_unit_ns(const hs_trace *t) {
+  switch (t->format) {
+  case HS_TRACE_ORACLEGENERAL:
+    return 1000000000u; /* libCacheSim's: seconds */
+  case HS_TRACE_VSCSI:
+    return 1000u; /* microseconds */
+  case HS_TRACE_CSV:
+    return t->csv.time_col ? t->csv_time_unit_ns : 0;
+  default:
+    return 0;
+  }
 }
 
 const char *hs_trace_format_reason(const hs_trace *t) {

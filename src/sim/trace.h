@@ -118,9 +118,11 @@ typedef struct hs_request {
 typedef struct hs_trace hs_trace;
 
 typedef struct hs_trace_options {
-  hs_trace_format format; /* HS_TRACE_AUTO: guess from name and content */
-  hs_csv_spec csv;        /* for HS_TRACE_CSV (id_col 0 = not given) */
-  bool skip_bad;          /* count and skip bad records instead of failing */
+  hs_trace_format format;    /* HS_TRACE_AUTO: guess from name and content */
+  hs_csv_spec csv;           /* for HS_TRACE_CSV (id_col 0 = not given) */
+  bool skip_bad;             /* count and skip bad records instead of failing */
+  uint64_t csv_time_unit_ns; /* what one tick of a csv time column is, in
+                                nanoseconds; 0 = a second */
 } hs_trace_options;
 
 /* opts NULL: auto, no CSV spec, no skipping. On failure *out is NULL. */
@@ -132,6 +134,11 @@ bool hs_trace_compressed(const hs_trace *t);
 /* Whether requests carry sizes: oraclegeneral and vscsi do, csv with a
  * size column does; txt and csv without one give every request size 1. */
 bool hs_trace_has_sizes(const hs_trace *t);
+/* Nanoseconds per tick of the requests' `time`, or 0 when the trace has no
+ * time stamps (txt, csv without a time column: `time` is then the request
+ * number). oraclegeneral counts seconds (as libCacheSim writes it), vscsi
+ * microseconds, csv what hs_trace_options.csv_time_unit_ns says. */
+uint64_t hs_trace_time_unit_ns(const hs_trace *t);
 /* A sentence saying how the format was chosen, e.g. "guessed vscsi (v1)
  * from the name" — for `--format auto` to report. */
 const char *hs_trace_format_reason(const hs_trace *t);

@@ -87,7 +87,8 @@ struct hs_trace {
   hs_trace_format format;
   hs_csv_spec csv;
   bool skip_bad;
-  bool header_pending; /* csv: the header line is still to be skipped */
+  uint64_t csv_time_unit_ns; /* what one tick of the csv time column is */
+  bool header_pending;       /* csv: the header line is still to be skipped */
   unsigned vscsi_version;
   size_t record_size; /* binary formats */
 

@@ -124,6 +124,10 @@ run sim --trace "$scratch/ids.txt" --format txt --policy lru,midpoint --size 60 
 expect_one_line_error "no time stamps .*time=1000 is in milliseconds.*--ms-per-request" "midpoint on a txt trace"
 run sim --trace "$scratch/ids.txt" --format txt --policy lru-k:crp=5 --size 60 --ignore-size
 expect_one_line_error "crp=5 is in milliseconds" "lru-k:crp=5 on a txt trace"
+# A "seq" column orders requests (the PostgreSQL trace csv) but tells no time.
+printf 'seq,obj_id\n1,5\n2,6\n3,5\n' >"$scratch/seq.csv"
+run sim --trace "$scratch/seq.csv" --format csv --policy midpoint --size 60 --ignore-size
+expect_one_line_error "no time stamps .*time=1000 is in milliseconds" "midpoint on a csv with only seq"
 # A zero duration needs no clock.
 run sim --trace "$scratch/ids.txt" --policy midpoint:time=0,lru-k --size 60 --ignore-size
 expect_status 0 "midpoint:time=0 and lru-k on a txt trace"

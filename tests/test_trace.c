@@ -255,6 +255,12 @@ static void test_csv_spec(void) {
 
 enum { OG_N = 100000 }; /* 2.4 MB: crosses the 1 MiB window, mid-record */
 
+/* Field by field: the struct has padding, which readers need not clear. */
+static bool same_request(const hs_request *a, const hs_request *b) {
+  return a->id == b->id && a->size == b->size && a->time == b->time && a->next == b->next &&
+         a->pid == b->pid && a->found == b->found;
+}
+
 static hs_request og_expected(size_t i) {
   hs_request r;
   r.time = (uint32_t)(i / 3);
@@ -1507,8 +1513,7 @@ static void test_small_windows(const char *repo) {
       if (st != HS_OK) CHECK_CONTAINS(hs_last_error(), want_msg);
       CHECK_EQ(got.n, want.n);
       size_t diff = 0;
-      for (size_t i = 0; i < got.n && i < want.n; i++)
-        diff += memcmp(&got.r[i], &want.r[i], sizeof got.r[i]) != 0;
+      for (size_t i = 0; i < got.n && i < want.n; i++) diff += !same_request(&got.r[i], &want.r[i]);
       if (diff) fprintf(stderr, "%s, window %zu: %zu requests differ\n", path, windows[w], diff);
       CHECK_EQ(diff, 0);
       free(got.r);

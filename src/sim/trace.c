@@ -49,10 +49,8 @@ hs_status trace_fatal(hs_trace *t, hs_status st, int sys_errno, const char *fmt,
  * hs_csv_spec_parse; hold it to the same rules. */
 static hs_status check_spec(const char *path, hs_csv_spec *sp) {
   if (sp->delimiter == '\0') sp->delimiter = ',';
-  if (sp->id_col > TRACE_CSV_MAX_COLUMN || sp->size_col > TRACE_CSV_MAX_COLUMN ||
-      sp->time_col > TRACE_CSV_MAX_COLUMN)
-    return hs_fail(HS_ERR_INVALID, 0, "%s: CSV columns must be from 1 to %u", path,
-                   TRACE_CSV_MAX_COLUMN);
+  const char *why = trace_csv_spec_problem(sp);
+  if (why) return hs_fail(HS_ERR_INVALID, 0, "%s: %s", path, why);
   if (sp->delimiter == '"' || sp->delimiter == '\n' || sp->delimiter == '\r')
     return hs_fail(HS_ERR_INVALID, 0, "%s: a quote or a line end cannot be the CSV delimiter",
                    path);
@@ -94,8 +92,8 @@ static hs_status check_content(hs_trace *t, bool given, bool name_known, hs_trac
   if (st != HS_OK) return st;
   char looks_why[128], fit_why[128];
   bool prose;
-  t->sniffed =
-      trace_format_from_content(p, n, t->csv.id_col != 0, looks_why, sizeof looks_why, &prose);
+  t->sniffed = trace_format_from_content(p, n, trace_csv_spec_given(&t->csv), looks_why,
+                                         sizeof looks_why, &prose);
   const char *name = hs_trace_format_name(t->format), *looks = hs_trace_format_name(t->sniffed);
   uint64_t size = t->src.zstd ? 0 : t->src.file_size;
   bool fits = trace_content_fits(t->format, p, n, size, fit_why, sizeof fit_why);
@@ -139,7 +137,8 @@ static hs_status choose_format(hs_trace *t, hs_trace_format given, bool name_kno
   if (st != HS_OK) return st;
   char why[128];
   bool prose;
-  t->format = trace_format_from_content(p, n, t->csv.id_col != 0, why, sizeof why, &prose);
+  t->format =
+      trace_format_from_content(p, n, trace_csv_spec_given(&t->csv), why, sizeof why, &prose);
   t->sniffed = t->format;
   const char *z = t->src.zstd ? " (after zstd decompression)" : "";
   if (prose)
@@ -164,7 +163,7 @@ hs_status hs_trace_open(const char *path, const hs_trace_options *opts, hs_trace
   hs_trace_options o = opts ? *opts : (hs_trace_options){.format = HS_TRACE_AUTO};
   if ((unsigned)o.format > HS_TRACE_TXT)
     return hs_fail(HS_ERR_INVALID, 0, "%s: unknown trace format %d", path, (int)o.format);
-  hs_status st = o.csv.id_col ? check_spec(path, &o.csv) : HS_OK;
+  hs_status st = trace_csv_spec_given(&o.csv) ? check_spec(path, &o.csv) : HS_OK;
   if (st != HS_OK) return st;
 
   hs_trace *t = calloc(1, sizeof *t);
@@ -226,10 +225,19 @@ uint64_t hs_trace_time_unit_ns(const hs_trace *t) {
   case HS_TRACE_VSCSI:
     return 1000u; /* microseconds */
   case HS_TRACE_CSV:
-    return t->csv.time_col ? t->csv_time_unit_ns : 0;
+    /* A sequence number orders requests; it is no time stamp. */
+    return t->csv.time_col && !t->csv_time_is_seq ? t->csv_time_unit_ns : 0;
   default:
     return 0;
   }
+}
+
+bool hs_trace_has_pids(const hs_trace *t) {
+  return t->format == HS_TRACE_CSV && t->csv.pid_col != 0;
+}
+
+bool hs_trace_has_found(const hs_trace *t) {
+  return t->format == HS_TRACE_CSV && t->csv.found_col != 0;
 }
 
 const char *hs_trace_format_reason(const hs_trace *t) {

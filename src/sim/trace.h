@@ -24,6 +24,12 @@
  *                  are, other ids are hashed to 64 bits; the size is a
  *                  non-negative integer, the time a non-negative number
  *                  (a fraction is dropped)
+ *                  A header may also name pid and found columns, and a
+ *                  page by PostgreSQL's coordinates instead of an id:
+ *                  rel/relfilenode, fork/forknum, block/blockno (time may
+ *                  be called seq) — hotset's PostgreSQL trace csv
+ *                  "seq,pid,rel,fork,block,found" (tools/pg-trace); see
+ *                  hs_csv_spec for how its id is made
  *   txt            one id per line (numeric or hashed like csv), size 1
  *
  * Text lines end in LF or CRLF and hold at most 64 KiB; blank lines are
@@ -88,20 +94,41 @@ const char *hs_trace_format_name(hs_trace_format f);
 /* Parses a format name; false if unknown. */
 bool hs_trace_format_parse(const char *name, hs_trace_format *out);
 
+/* A PostgreSQL page as one object id: relation (relfilenode) in the high
+ * 32 bits, fork in the next 4, block in the low 28:
+ *   id = rel << 32 ^ fork << 28 ^ block
+ *   relation = id >> 32, fork = (id >> 28) & 0xf, block = id & 0x0fffffff
+ * A row whose rel is 2^32 or more, fork 16 or more, or block 2^28 or more
+ * (2 TiB of 8 KiB pages) is a bad record: its id would collide. */
+#define HS_PG_BLOCK_BITS  28
+#define HS_PG_BLOCK_LIMIT (1u << HS_PG_BLOCK_BITS)
+#define HS_PG_FORK_LIMIT  16u
+static inline uint64_t hs_pg_page_id(uint32_t rel, unsigned fork, uint32_t block) {
+  return (uint64_t)rel << 32 ^ (uint64_t)fork << HS_PG_BLOCK_BITS ^ block;
+}
+
 typedef struct hs_csv_spec {
-  unsigned id_col;   /* 1-based; required */
-  unsigned size_col; /* 0: none (size 1) */
-  unsigned time_col; /* 0: none (time = request number) */
-  bool header;       /* skip the first line */
-  char delimiter;    /* default ',' */
+  unsigned id_col;    /* 1-based; required unless rel_col and block_col are
+                         given instead */
+  unsigned size_col;  /* 0: none (size 1) */
+  unsigned time_col;  /* 0: none (time = request number) */
+  unsigned pid_col;   /* 0: none (pid 0) */
+  unsigned found_col; /* 0: none (found -1); t/f, true/false, 1/0 */
+  unsigned rel_col;   /* a PostgreSQL page instead of an id column: */
+  unsigned fork_col;  /* id = hs_pg_page_id(rel, fork, block); fork 0 */
+  unsigned block_col; /* when fork_col is 0 */
+  bool header;        /* skip the first line */
+  char delimiter;     /* default ',' */
 } hs_csv_spec;
 
-/* Parses "id=COL[,size=COL][,time=COL][,header][,delimiter=X]", COL from
- * 1 to 4096, in any order (X may be a character other than a quote, or
- * "tab", "space", "comma", "semicolon", "pipe"; with space, runs of
- * spaces separate fields). Strict: an unknown or repeated item, a bad
- * column, or two roles on one column is HS_ERR_INVALID with a message
- * quoting the spec; *out is left alone then. */
+/* Parses "id=COL[,size=COL][,time=COL][,pid=COL][,found=COL][,header]
+ * [,delimiter=X]", or with rel=COL,block=COL[,fork=COL] instead of id=COL,
+ * COL from 1 to 4096, in any order (X may be a character other than a
+ * quote, or "tab", "space", "comma", "semicolon", "pipe"; with space, runs
+ * of spaces separate fields). Strict: an unknown or repeated item, a bad
+ * column, two roles on one column, rel without block (or the reverse),
+ * fork without them, or id beside rel/block is HS_ERR_INVALID with a
+ * message quoting the spec; *out is left alone then. */
 hs_status hs_csv_spec_parse(const char *s, hs_csv_spec *out);
 
 #define HS_TRACE_NO_NEXT INT64_MIN /* the format carries no next-access time */
@@ -113,13 +140,18 @@ typedef struct hs_request {
                     txt: the request number, from 1) */
   int64_t next;  /* oraclegeneral: next_access_vtime, -1 = never;
                     others: HS_TRACE_NO_NEXT */
+  uint32_t pid;  /* the process that made the request; 0 = not in the
+                    trace (csv with a pid column only) */
+  int8_t found;  /* whether the traced cache found the page: 1 yes, 0 no,
+                    -1 unknown (csv with a found column only) */
 } hs_request;
 
 typedef struct hs_trace hs_trace;
 
 typedef struct hs_trace_options {
   hs_trace_format format;    /* HS_TRACE_AUTO: guess from name and content */
-  hs_csv_spec csv;           /* for HS_TRACE_CSV (id_col 0 = not given) */
+  hs_csv_spec csv;           /* for HS_TRACE_CSV (no id_col, rel_col or block_col:
+                                not given) */
   bool skip_bad;             /* count and skip bad records instead of failing */
   uint64_t csv_time_unit_ns; /* what one tick of a csv time column is, in
                                 nanoseconds; 0 = a second */
@@ -135,10 +167,15 @@ bool hs_trace_compressed(const hs_trace *t);
  * size column does; txt and csv without one give every request size 1. */
 bool hs_trace_has_sizes(const hs_trace *t);
 /* Nanoseconds per tick of the requests' `time`, or 0 when the trace has no
- * time stamps (txt, csv without a time column: `time` is then the request
- * number). oraclegeneral counts seconds (as libCacheSim writes it), vscsi
- * microseconds, csv what hs_trace_options.csv_time_unit_ns says. */
+ * time stamps (txt, csv without a time column or with only a "seq" column:
+ * `time` is then an order). oraclegeneral counts seconds (as libCacheSim
+ * writes it), vscsi microseconds, csv what
+ * hs_trace_options.csv_time_unit_ns says. */
 uint64_t hs_trace_time_unit_ns(const hs_trace *t);
+/* Whether requests carry a pid, and the traced cache's found flag: only
+ * csv with a pid (found) column does. */
+bool hs_trace_has_pids(const hs_trace *t);
+bool hs_trace_has_found(const hs_trace *t);
 /* A sentence saying how the format was chosen, e.g. "guessed vscsi (v1)
  * from the name" — for `--format auto` to report. */
 const char *hs_trace_format_reason(const hs_trace *t);

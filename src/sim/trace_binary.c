@@ -107,6 +107,8 @@ hs_status trace_read_oraclegeneral(hs_trace *t, hs_request *reqs, size_t max, si
       r[i].id = le64(p + 4);
       r[i].size = le32(p + 12);
       r[i].next = (int64_t)le64(p + 16);
+      r[i].pid = 0;
+      r[i].found = -1;
     }
     s->pos += k * OG_SIZE;
     got += k;
@@ -157,6 +159,8 @@ hs_status trace_read_vscsi(hs_trace *t, hs_request *reqs, size_t max, size_t *n)
       r->size = le32(p + len_off);
       r->time = le64(p + 24);
       r->next = HS_TRACE_NO_NEXT;
+      r->pid = 0;
+      r->found = -1;
     }
     s->pos = (size_t)(p - s->buf);
   }

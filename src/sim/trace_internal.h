@@ -86,8 +86,13 @@ struct hs_trace {
   char *path;
   hs_trace_format format;
   hs_csv_spec csv;
+  /* csv: each column's role (csv_role[col], an enum in trace_csv.c), up to
+   * the last column any role names, so a row is split once, that far. */
+  unsigned char csv_role[TRACE_CSV_MAX_COLUMN + 1];
+  unsigned csv_last_col;
   bool skip_bad;
   uint64_t csv_time_unit_ns; /* what one tick of the csv time column is */
+  bool csv_time_is_seq;      /* the header calls it "seq": an order, not a time */
   bool header_pending;       /* csv: the header line is still to be skipped */
   unsigned vscsi_version;
   size_t record_size; /* binary formats */
@@ -152,6 +157,15 @@ hs_status trace_read_vscsi(hs_trace *t, hs_request *reqs, size_t max, size_t *n)
  * the end. The line lives in the source buffer until the next call. */
 hs_status trace_next_line(hs_trace *t, const char **line, size_t *len, bool *got);
 hs_status trace_read_txt(hs_trace *t, hs_request *reqs, size_t max, size_t *n);
+
+/* trace_csv_spec.c */
+/* What is wrong with a spec's columns (too large, shared, no id or half a
+ * page), or NULL; the delimiter is not checked. */
+const char *trace_csv_spec_problem(const hs_csv_spec *sp);
+/* Whether a spec names columns at all (else the header is to name them). */
+static inline bool trace_csv_spec_given(const hs_csv_spec *sp) {
+  return sp->id_col || sp->rel_col || sp->block_col || sp->fork_col;
+}
 
 /* trace_csv.c */
 /* Without a spec: reads the header line and picks the columns from its

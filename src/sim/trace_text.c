@@ -112,6 +112,8 @@ hs_status trace_read_txt(hs_trace *t, hs_request *reqs, size_t max, size_t *n) {
     r->size = 1;
     r->time = ++t->requests;
     r->next = HS_TRACE_NO_NEXT;
+    r->pid = 0;
+    r->found = -1;
   }
   *n = got;
   return HS_OK;

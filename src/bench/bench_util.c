@@ -300,11 +300,15 @@ hs_blockno bench_page_block(const void *page) {
 }
 
 hs_status bench_make_relation(hs_smgr *smgr, hs_relid rel, hs_blockno npages) {
+  return bench_make_relation_fork(smgr, rel, HS_FORK_MAIN, npages);
+}
+
+hs_status bench_make_relation_fork(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno npages) {
   hs_status st;
-  if (hs_smgr_exists(smgr, rel, HS_FORK_MAIN)) {
-    st = hs_smgr_truncate(smgr, rel, HS_FORK_MAIN, 0);
+  if (hs_smgr_exists(smgr, rel, fork)) {
+    st = hs_smgr_truncate(smgr, rel, fork, 0);
   } else {
-    st = hs_smgr_create(smgr, rel, HS_FORK_MAIN);
+    st = hs_smgr_create(smgr, rel, fork);
   }
   if (st != HS_OK) return st;
 
@@ -318,7 +322,7 @@ hs_status bench_make_relation(hs_smgr *smgr, hs_relid rel, hs_blockno npages) {
     }
     hs_blockno got;
     bench_page_stamp(page, rel, b);
-    st = hs_smgr_extend(smgr, rel, HS_FORK_MAIN, page, &got);
+    st = hs_smgr_extend(smgr, rel, fork, page, &got);
     if (st != HS_OK) break;
     if (got != b) {
       /* Someone else is extending the same relation: the stamps would lie. */

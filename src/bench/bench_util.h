@@ -146,6 +146,8 @@ void bench_page_set_u64(void *page, size_t off, uint64_t v);
  * with --dir must not keep pages of an earlier, differently sized run).
  * Stops early, failing, when bench_interrupted() is set. */
 hs_status bench_make_relation(hs_smgr *smgr, hs_relid rel, hs_blockno npages);
+/* The same for any fork of `rel`. */
+hs_status bench_make_relation_fork(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno npages);
 
 /* ---- raw read rate ---- */
 

@@ -74,6 +74,14 @@ static const char usage[] =
     "  --time-unit U      what one tick of a csv time column is: s (default),\n"
     "                     ms, us or ns (oraclegeneral counts seconds, vscsi\n"
     "                     microseconds)\n"
+    "  --ring-rule R      none (default) or pg: a run of consecutive blocks of a\n"
+    "                     relation larger than a quarter of the cache, read by\n"
+    "                     one process (one access stream: pid and relation),\n"
+    "                     goes through a bulkread ring of 32 entries (at most\n"
+    "                     an eighth of the cache), one new ring per run, as\n"
+    "                     PostgreSQL's sequential scans do; ids are PostgreSQL\n"
+    "                     pages (relation id >> 32, fork (id >> 28) & 15, block\n"
+    "                     id & 0x0fffffff); entries of one size only\n"
     "  --ms-per-request MS  the clock for a trace without time stamps (txt, csv\n"
     "                     without a time column): each request MS milliseconds\n"
     "                     after the one before. Durations in policy parameters\n"
@@ -403,6 +411,13 @@ static int run_one_pass(const hs_sim_trace *t, const hs_sim_trace *full, uint64_
   return rc;
 }
 
+/* --ring-rule: "pg" (PostgreSQL's bulkread rings for big scans) or "none". */
+bool parse_ring_rule(const args_cmd *cmd, const char *arg) {
+  if (strcmp(arg, "pg") == 0) return true;
+  if (strcmp(arg, "none") != 0) args_usage_error(cmd, "--ring-rule: \"%s\" is not pg or none", arg);
+  return false;
+}
+
 /* Whether a policy of the list reads the clock (so the trace's time stamps
  * are worth keeping). */
 static bool any_reads_time(char specs[][ARGS_SPEC_LEN], int nspecs) {
@@ -498,7 +513,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
 
   const char *trace_path = NULL, *format_name = "auto", *csv_spec = NULL, *policy = NULL,
              *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL, *sample_arg = NULL,
-             *time_unit = NULL;
+             *time_unit = NULL, *ring_rule_arg = "none";
   double ms_per_request = 0;
   bool ignore_size = false, skip_bad = false, json = false, csv_out = false;
   uint64_t mrc_points = 0, max_requests = 0;
@@ -521,6 +536,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       {.name = "sample", .kind = ARGS_STRING, .dest = &sample_arg},
       {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
       {.name = "time-unit", .kind = ARGS_STRING, .dest = &time_unit},
+      {.name = "ring-rule", .kind = ARGS_STRING, .dest = &ring_rule_arg},
       {.name = "ms-per-request",
        .kind = ARGS_DOUBLE,
        .dest = &ms_per_request,
@@ -554,6 +570,10 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   }
   hs_trace_options topts =
       trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad, time_unit);
+  bool ring_rule = parse_ring_rule(&cmd, ring_rule_arg);
+  if (ring_rule && sample_arg)
+    args_usage_error(&cmd, "--ring-rule pg and --sample exclude each other (a sample breaks the "
+                           "scans the rule looks for)");
   static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
   const char *why = NULL;
   int nspecs = args_split_policies(policy, false, specs, ARGS_LIST_MAX, &why);
@@ -578,7 +598,8 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   const hs_sim_load_options load = {.max_requests = max_requests,
                                     .flag = "--max-requests",
                                     .keep_time = any_reads_time(specs, nspecs),
-                                    .ms_per_request = ms_per_request};
+                                    .ms_per_request = ms_per_request,
+                                    .find_scans = ring_rule};
   if (hs_sim_load(trace_path, &topts, &load, load_progress, &prog, &t) != HS_OK) {
     if (prog.printed) fputs("\r\033[K", stderr);
     fprintf(stderr, PROG ": %s\n", hs_last_error());
@@ -670,7 +691,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
                 .ignore_size = ignore_size};
   atomic_init(&c.next, 0);
   atomic_init(&c.done, 0);
-  if (mrc_points && (ignore_size || !t->sized) &&
+  if (mrc_points && (ignore_size || !t->sized) && !ring_rule &&
       run_one_pass(run_t, t, threshold, jobs, lo, hi, &c.done) != 0) {
     free(jobs);
     hs_sim_trace_free(sample);
@@ -753,6 +774,8 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       json_double(&jo, "seconds", "%.3f", r->seconds);
       json_double(&jo, "load_seconds", "%.3f", load_seconds);
       json_str(&jo, "method", j->one_pass ? "stack-distance" : "simulation");
+      json_str(&jo, "ring_rule", ring_rule ? "pg" : "none");
+      if (ring_rule) json_u64(&jo, "ring_requests", r->ring_requests);
       if (sample) {
         json_double(&jo, "sample", "%.4g", rate);
         json_u64(&jo, "sampled_requests", sample->requests);

@@ -11,6 +11,10 @@ int sim_main(int argc, char **argv);
 int gen_trace_main(int argc, char **argv);
 int trace_stats_main(int argc, char **argv);
 
+/* --ring-rule's value: true for "pg", false for "none"; anything else is a
+ * usage error of `cmd`. */
+bool parse_ring_rule(const args_cmd *cmd, const char *arg);
+
 /* The reader options from --format, --csv, --skip-bad and --time-unit (NULL:
  * seconds); a bad value is a usage error of `cmd`. */
 hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *format_name,

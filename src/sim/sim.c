@@ -188,6 +188,8 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
   hs_sim_trace *t = calloc(1, sizeof *t);
   id_map ids = {0};
   uint64_t *first_size = NULL, *count = NULL, objcap = 1u << 16;
+  uint64_t *page_ids = NULL, scan_cap = 0; /* for find_scans */
+  uint32_t *pids = NULL;
   if (!t || !id_map_init(&ids, 1u << 16) || !(first_size = malloc(sizeof *first_size * objcap)) ||
       !(count = malloc(sizeof *count * objcap)) || !(t->path = strdup(path))) {
     st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
@@ -201,6 +203,10 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
   trace_clock clock = trace_clock_make(hs_trace_time_unit_ns(tr), load ? load->ms_per_request : 0);
   t->timed = clock.unit_ns != 0;
   bool with_time = load && load->keep_time && trace_clock_tells_time(&clock);
+  t->has_pids = hs_trace_has_pids(tr);
+  /* The scans are found from the page ids and pids, which loading does not
+   * keep otherwise: held until the end of loading. */
+  bool find_scans = load && load->find_scans;
   /* Next-access times are always computed (hs_sim_need_future) rather than
    * taken from an oracleGeneral file: every encoding of a trace then gives
    * the same answers, and a file's own numbering (its vtimes count from 1)
@@ -222,6 +228,22 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
         st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory after %llu requests", path,
                      (unsigned long long)t->requests);
         goto fail;
+      }
+      if (find_scans && t->requests == scan_cap) {
+        uint64_t *more_ids = realloc(page_ids, sizeof *more_ids * cap);
+        if (more_ids) page_ids = more_ids;
+        uint32_t *more_pids = t->has_pids ? realloc(pids, sizeof *more_pids * cap) : NULL;
+        if (more_pids) pids = more_pids;
+        if (!more_ids || (t->has_pids && !more_pids)) {
+          st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory after %llu requests", path,
+                       (unsigned long long)t->requests);
+          goto fail;
+        }
+        scan_cap = cap;
+      }
+      if (find_scans) {
+        page_ids[t->requests] = batch[i].id;
+        if (pids) pids[t->requests] = batch[i].pid;
       }
       bool fresh;
       uint32_t o = id_map_get(&ids, batch[i].id, &fresh);
@@ -265,6 +287,12 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
   }
   t->bad_records = hs_trace_bad_records(tr);
   t->sized = hs_trace_has_sizes(tr);
+  if (find_scans) {
+    st = hs_scan_runs_find(page_ids, pids, t->requests, &t->runs);
+    if (st != HS_OK) goto fail;
+  }
+  free(page_ids);
+  free(pids);
   free(first_size);
   free(count);
   free(ids.ids);
@@ -273,6 +301,8 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
   *out = t;
   return HS_OK;
 fail:
+  free(page_ids);
+  free(pids);
   free(first_size);
   free(count);
   free(ids.ids);
@@ -308,6 +338,7 @@ void hs_sim_trace_free(hs_sim_trace *t) {
   free(t->size);
   free(t->next);
   free(t->time_ms);
+  hs_scan_runs_free(&t->runs);
   free(t);
 }
 
@@ -321,8 +352,60 @@ static double now_seconds(void) {
 
 /* What one replay counts. */
 typedef struct replay_counts {
-  uint64_t misses, byte_misses, bytes, not_admitted, peak_ghosts;
+  uint64_t misses, byte_misses, bytes, not_admitted, peak_ghosts, ring_requests;
 } replay_counts;
+
+/* PostgreSQL's bulkread rings, one per access stream of the trace's scans
+ * (sim/scan_runs.h), used as the pool uses a strategy (pool/strategy.c):
+ * a miss under a ring advances to the ring's next slot and reuses its
+ * frame if the frame still holds a page read under a ring and used by
+ * nobody else since (the pool's BM_RING: a normal hit clears it); otherwise
+ * the frame comes from the free list or the policy and joins the ring. */
+typedef struct sim_rings {
+  const hs_scan_runs *runs;
+  uint64_t pool_pages; /* the cache's entries: what the rule compares with */
+  uint32_t size;       /* buffers per ring */
+  uint32_t *slots;     /* per stream: `size` frames, UINT32_MAX = none */
+  uint32_t *current;   /* per stream: the slot last used */
+  uint8_t *ring_read;  /* per frame: read under a ring, unused since */
+} sim_rings;
+
+static bool sim_rings_init(sim_rings *g, const hs_scan_runs *runs, uint64_t pool_pages,
+                           uint32_t nslots) {
+  memset(g, 0, sizeof *g);
+  g->runs = runs;
+  g->pool_pages = pool_pages;
+  g->size = hs_pg_bulkread_ring_size(pool_pages);
+  uint64_t n = (uint64_t)runs->nstreams * (g->size ? g->size : 1);
+  g->slots = malloc(sizeof *g->slots * (n ? n : 1));
+  g->current = calloc(runs->nstreams ? runs->nstreams : 1, sizeof *g->current);
+  g->ring_read = calloc(nslots ? nslots : 1, 1);
+  if (!g->slots || !g->current || !g->ring_read) return false;
+  memset(g->slots, 0xff, sizeof *g->slots * (n ? n : 1));
+  return true;
+}
+
+static void sim_rings_free(sim_rings *g) {
+  free(g->slots);
+  free(g->current);
+  free(g->ring_read);
+}
+
+/* The ring request r reads through, or NULL: a run of a relation larger
+ * than a quarter of the cache. A run's first request starts an empty ring. */
+static inline uint32_t *ring_of(sim_rings *g, uint64_t r, uint32_t *stream) {
+  uint32_t v = g->runs->stream[r];
+  if (v == 0 || g->size == 0) return NULL;
+  uint32_t s = (v & ~HS_RUN_START) - 1;
+  if (!hs_pg_scan_uses_ring(g->runs->rel_blocks[s], g->pool_pages)) return NULL;
+  uint32_t *ring = &g->slots[(uint64_t)s * g->size];
+  if (v & HS_RUN_START) {
+    memset(ring, 0xff, sizeof *ring * g->size);
+    g->current[s] = 0;
+  }
+  *stream = s;
+  return ring;
+}
 
 /* Every 64 Ki requests: the ghost peak, and the shared progress count. */
 static inline void replay_tick(hs_policy *p, uint64_t r, replay_counts *c, _Atomic uint64_t *done) {
@@ -344,9 +427,13 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
                                _Atomic uint64_t *done, replay_counts *c) {
   uint32_t *slot_of = calloc(t->objects, sizeof *slot_of);
   uint32_t *obj_of = malloc(sizeof *obj_of * (nslots ? nslots : 1));
-  if (!slot_of || !obj_of) {
+  sim_rings rings = {0};
+  bool with_rings = t->runs.stream != NULL;
+  if (!slot_of || !obj_of ||
+      (with_rings && !sim_rings_init(&rings, &t->runs, capacity / size, nslots))) {
     free(slot_of);
     free(obj_of);
+    sim_rings_free(&rings);
     return hs_fail(HS_ERR_NOMEM, 0, "no memory for %llu objects", (unsigned long long)t->objects);
   }
   hs_status st = HS_OK;
@@ -359,8 +446,12 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
     a.key = o;
     a.now = t->time_ms ? t->time_ms[r] : r;
     if (future) a.next = t->next[r];
+    uint32_t stream = 0, *ring = with_rings ? ring_of(&rings, r, &stream) : NULL;
+    a.hint = ring ? HS_HINT_RING : HS_HINT_NORMAL;
+    c->ring_requests += ring != NULL;
     uint32_t held = slot_of[o];
     if (held) {
+      if (with_rings && !ring) rings.ring_read[held - 1] = 0; /* someone else's now */
       hs_policy_hit(p, held - 1, &a);
     } else {
       c->misses++;
@@ -368,24 +459,46 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
       if (size > capacity) {
         c->not_admitted++;
       } else {
-        uint32_t slot;
-        if (next_free < nslots) {
-          slot = next_free++;
-        } else {
-          int64_t v = hs_policy_victim(p, &a, NULL, NULL);
-          if (v < 0 || (uint64_t)v >= nslots || hs_policy_evict(p, (uint32_t)v) != HS_OK) {
-            st = hs_fail(HS_ERR_CORRUPT, 0, "%s: request %llu: no victim in a full cache", spec,
-                         (unsigned long long)r);
-            break;
+        uint32_t slot = UINT32_MAX;
+        bool reused = false;
+        if (ring) {
+          uint32_t cur = rings.current[stream] + 1 < rings.size ? rings.current[stream] + 1 : 0;
+          rings.current[stream] = cur;
+          uint32_t b = ring[cur];
+          if (b != UINT32_MAX && rings.ring_read[b] && slot_of[obj_of[b]] == b + 1) {
+            /* Reuse: the frame's page leaves; the policy is told as the
+             * pool tells it (evict, then insert into the same slot). */
+            if (hs_policy_evict(p, b) != HS_OK) {
+              st = hs_fail(HS_ERR_CORRUPT, 0, "%s: request %llu: %s", spec, (unsigned long long)r,
+                           hs_last_error());
+              break;
+            }
+            slot_of[obj_of[b]] = 0;
+            slot = b;
+            reused = true;
           }
-          slot = (uint32_t)v;
-          slot_of[obj_of[slot]] = 0;
+        }
+        if (!reused) {
+          if (next_free < nslots) {
+            slot = next_free++;
+          } else {
+            int64_t v = hs_policy_victim(p, &a, NULL, NULL);
+            if (v < 0 || (uint64_t)v >= nslots || hs_policy_evict(p, (uint32_t)v) != HS_OK) {
+              st = hs_fail(HS_ERR_CORRUPT, 0, "%s: request %llu: no victim in a full cache", spec,
+                           (unsigned long long)r);
+              break;
+            }
+            slot = (uint32_t)v;
+            slot_of[obj_of[slot]] = 0;
+          }
+          if (ring) ring[rings.current[stream]] = slot; /* the frame joins the ring */
         }
         if (hs_policy_insert(p, slot, &a) != HS_OK) {
           st = hs_fail(HS_ERR_CORRUPT, 0, "%s: request %llu: %s", spec, (unsigned long long)r,
                        hs_last_error());
           break;
         }
+        if (with_rings) rings.ring_read[slot] = ring != NULL;
         obj_of[slot] = o;
         slot_of[o] = slot + 1;
       }
@@ -394,6 +507,7 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
   }
   free(slot_of);
   free(obj_of);
+  sim_rings_free(&rings);
   return st;
 }
 
@@ -482,6 +596,13 @@ hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity,
     hs_policy_destroy(p);
     return hs_fail(HS_ERR_INVALID, 0, "%s needs next-access times: call hs_sim_need_future", spec);
   }
+  if (t->runs.stream && !frames) {
+    hs_policy_destroy(p);
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "%s: the ring rule needs entries of one size (--ignore-size, or a trace "
+                   "whose requests all have one size)",
+                   t->path);
+  }
   double t0 = now_seconds();
   replay_counts c = {0};
   st = frames ? replay_frames(t, p, spec, capacity, size, nslots, future, done, &c)
@@ -492,6 +613,7 @@ hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity,
   out->bytes = c.bytes;
   out->byte_misses = c.byte_misses;
   out->not_admitted = c.not_admitted;
+  out->ring_requests = c.ring_requests;
   uint64_t g = hs_policy_ghosts(p);
   out->peak_ghosts = g > c.peak_ghosts ? g : c.peak_ghosts;
   out->policy_bytes = hs_policy_memory(p);

@@ -14,6 +14,7 @@
 #define HOTSET_SIM_SIM_H
 
 #include "hotset/status.h"
+#include "sim/scan_runs.h"
 #include "sim/trace.h"
 
 #include <stdbool.h>
@@ -32,6 +33,10 @@ typedef struct hs_sim_trace {
                         before counts as that one); NULL unless keep_time
                         and the trace has time stamps or ms_per_request */
   bool timed;        /* the format carries time stamps (hs_trace_time_unit_ns) */
+  bool has_pids;     /* the format carries process ids (hs_trace_has_pids) */
+  hs_scan_runs runs; /* the sequential scans (runs.stream NULL unless loaded
+                        with find_scans): with them every run applies
+                        PostgreSQL's ring rule (sim.c) */
   uint64_t ws_bytes; /* sum over objects of their first request's size */
   uint64_t one_hit;  /* objects requested exactly once */
   uint64_t bytes_requested;
@@ -70,6 +75,10 @@ typedef struct hs_sim_load_options {
    * otherwise only a request count (policies may then use no duration). */
   bool keep_time;
   double ms_per_request;
+  /* Find the sequential scans (sim/scan_runs.h), so that each simulation
+   * reads the scans of relations larger than a quarter of its cache
+   * through PostgreSQL's bulkread ring (--ring-rule pg). */
+  bool find_scans;
 } hs_sim_load_options;
 
 /* Reads the whole trace. A trace with more than the limit's requests (an
@@ -90,8 +99,9 @@ typedef struct hs_sim_result {
   uint64_t bytes, byte_misses;
   uint64_t not_admitted; /* misses larger than the whole cache */
   double seconds;
-  uint64_t peak_ghosts;  /* most ghost entries the policy held */
-  uint64_t policy_bytes; /* policy metadata at the end */
+  uint64_t peak_ghosts;   /* most ghost entries the policy held */
+  uint64_t ring_requests; /* requests read through a ring (the ring rule) */
+  uint64_t policy_bytes;  /* policy metadata at the end */
 } hs_sim_result;
 
 /* One simulation: `spec` with `capacity` bytes (or objects, with

@@ -38,8 +38,8 @@ static void expect_marks(const char *what, const uint64_t *ids, const uint32_t *
 
 static void test_one_scan(void) {
   /* Relation 5 (10 blocks): 0..5 in order, then a jump. */
-  uint64_t ids[] = {P(5, 0, 0), P(5, 0, 1), P(5, 0, 2), P(5, 0, 2), P(5, 0, 3),
-                    P(5, 0, 4), P(5, 0, 9), P(5, 0, 5)};
+  uint64_t ids[] = {P(5, 0, 0), P(5, 0, 1), P(5, 0, 2), P(5, 0, 2),
+                    P(5, 0, 3), P(5, 0, 4), P(5, 0, 9), P(5, 0, 5)};
   uint32_t want[] = {START(1), 1, 1, 1, 1, 1, 0, 0};
   expect_marks("one scan", ids, NULL, 8, want);
   hs_scan_runs runs;

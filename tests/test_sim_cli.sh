@@ -155,7 +155,8 @@ for rate in 0 -0.1 1.5 abc 1e-9; do # 1e-9 is below 2^-24: no object could be sa
 done
 run gen-trace -o "$scratch/zipf.oracleGeneral.bin" --zipf 0.9 --objects 100000 --requests 1000000 --seed 5
 expect_status 0 "gen-trace zipf"
-run sim --trace "$scratch/zipf.oracleGeneral.bin" --policy lru,fifo --mrc 8 --ignore-size --sample 0.01 --json
+run sim --trace "$scratch/zipf.oracleGeneral.bin" --policy lru,fifo --mrc 8 --ignore-size --sample 0.01 \
+  --sample-floor 0 --json
 expect_status 0 "--sample 0.01 --mrc"
 if python3 -c "
 import json,sys
@@ -177,8 +178,28 @@ a=[json.loads(l) for l in open(sys.argv[1])]; b=[json.loads(l) for l in open(sys
 err=[abs(x['miss_ratio']-y['miss_ratio']) for x,y in zip(a,b)]
 assert len(err)==16 and sum(err)/len(err) <= 0.06, sum(err)/len(err)
 " "$scratch/sampled.json" "$out"; then ok; else bad "--sample 0.01: the sampled curve is far from the exact one"; fi
-run sim --trace "$scratch/zipf.oracleGeneral.bin" --policy lru,fifo --size 100,1000 --ignore-size --sample 0.01
+run sim --trace "$scratch/zipf.oracleGeneral.bin" --policy lru,fifo --size 100,1000 --ignore-size --sample 0.01 \
+  --sample-floor 0
 if [[ $(head -1 "$out") == "# sampled (SHARDS) at rate 0.01: "* ]]; then ok; else bad "the table does not say it is sampled"; fi
+# With the floor (default 32 entries), small sizes are sampled at the rate
+# that leaves their caches 32 entries; large ones at R; misses still scaled
+# to the whole trace, and the table says how many sizes were raised.
+run sim --trace "$scratch/zipf.oracleGeneral.bin" --policy lru,fifo --size 100,1000,10000 --ignore-size \
+  --sample 0.01 --json
+if python3 -c "
+import json,sys
+rows=[json.loads(l) for l in open(sys.argv[1])]
+assert len(rows)==6, len(rows)
+for d in rows:
+    want=max(0.01, min(1, 32/d['size']))
+    assert abs(d['sample']-want) < 1e-3*want, d
+    assert d['sampled_size'] >= 32 and d['requests']==1000000, d
+    assert (d['sample'] == 1) == (d['sampled_requests'] == 1000000), d
+" "$out"; then ok; else bad "--sample 0.01 with the floor: rates not raised for small sizes"; fi
+run sim --trace "$scratch/zipf.oracleGeneral.bin" --policy lru --size 100,1000,10000 --ignore-size --sample 0.01
+if [[ $(head -1 "$out") == "# sampled (SHARDS) at rate 0.01: "*"2 of 3 sizes at higher rates"* ]]; then ok; else
+  bad "the table does not say which sizes were sampled at higher rates: $(head -1 "$out")"
+fi
 # Rate 1 keeps every object at every size: the unsampled results.
 run sim --trace "$scratch/small.oracleGeneral.bin" --policy lru,fifo --mrc 6 --ignore-size --sample 1 --json
 python3 -c "

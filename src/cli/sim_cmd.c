@@ -31,6 +31,7 @@
 #include "cli/human_size.h"
 #include "cli/json.h"
 #include "cli/sim_plot.h"
+#include "core/error.h"
 #include "core/size.h"
 #include "hotset/policy.h"
 #include "sim/mrc.h"
@@ -107,6 +108,11 @@ static const char usage[] =
     "                     misses (and bytes) are the sample's divided by R, out\n"
     "                     of the whole trace's requests. Estimates, marked as\n"
     "                     such (\"sample\" in --json); about R of the time\n"
+    "  --sample-floor E   with --sample: a size whose sampled cache would hold\n"
+    "                     fewer than E entries (default 32) is sampled at the\n"
+    "                     rate that gives it E (at most 1), since a miniature of\n"
+    "                     a few entries hangs on which hot objects the hash\n"
+    "                     kept; 0: one rate for every size (plain SHARDS)\n"
     "  --shard I/N        run only the I-th (1..N) of N equal slices of the\n"
     "                     (policy, size) list; the N outputs concatenated in\n"
     "                     order are the whole run's (shard 1 prints the header)\n"
@@ -120,6 +126,8 @@ static const char usage[] =
 typedef struct job {
   const char *spec;
   uint64_t size;
+  const hs_sim_trace *trace; /* what it simulates: the trace or a sample */
+  uint64_t threshold;        /* its sample's (sim/shards.h); 0: not sampled */
   hs_sim_result res;
   hs_status st;
   bool one_pass; /* res comes from hs_mrc_lru: no simulation to run */
@@ -127,9 +135,7 @@ typedef struct job {
 } job;
 
 typedef struct pool_ctx {
-  hs_sim_trace *trace; /* what is simulated: the loaded trace or its sample */
   const hs_sim_trace *full;
-  uint64_t threshold; /* --sample's (sim/shards.h); 0: not sampled */
   job *jobs;
   size_t njobs;
   bool ignore_size;
@@ -144,12 +150,12 @@ static void *worker(void *arg) {
     if (i >= c->njobs) return NULL;
     job *j = &c->jobs[i];
     if (j->one_pass) continue;
-    uint64_t capacity = c->threshold ? hs_shards_scale_size(j->size, c->threshold) : j->size;
-    j->st = hs_sim_run(c->trace, j->spec, capacity, c->ignore_size, &c->done, &j->res);
+    uint64_t capacity = j->threshold ? hs_shards_scale_size(j->size, j->threshold) : j->size;
+    j->st = hs_sim_run(j->trace, j->spec, capacity, c->ignore_size, &c->done, &j->res);
     if (j->st != HS_OK)
       snprintf(j->err, sizeof j->err, "%s", hs_last_error());
-    else if (c->threshold)
-      hs_shards_scale_result(&j->res, c->threshold, c->trace, c->full);
+    else if (j->threshold)
+      hs_shards_scale_result(&j->res, j->threshold, j->trace, c->full);
   }
 }
 
@@ -369,10 +375,11 @@ static void parse_shard(const args_cmd *cmd, const char *s, uint64_t *index, uin
   if (!good) args_usage_error(cmd, "--shard: \"%s\" is not I/N with 1 <= I <= N (e.g. 2/8)", s);
 }
 
-/* The lru jobs of [lo, hi) that one pass of stack distances answers
- * exactly: plain lru (no parameter changed) in object mode. With --sample
- * (threshold > 0) the pass runs over the sample `t` at scaled sizes and
- * its results are scaled back to `full`. 0, or 1 after printing one line. */
+/* The lru jobs of [lo, hi) on trace `t` that one pass of stack distances
+ * answers exactly: plain lru (no parameter changed) in object mode. With
+ * --sample (threshold > 0) the pass runs over the sample `t` at scaled
+ * sizes and its results are scaled back to `full`. 0, or 1 after printing
+ * one line. */
 static int run_one_pass(const hs_sim_trace *t, const hs_sim_trace *full, uint64_t threshold,
                         job *jobs, size_t lo, size_t hi, _Atomic uint64_t *done) {
   char *plain = canonical("lru");
@@ -386,7 +393,7 @@ static int run_one_pass(const hs_sim_trace *t, const hs_sim_trace *full, uint64_
     return fprintf(stderr, PROG ": out of memory\n"), 1;
   }
   for (size_t i = lo; i < hi; i++) {
-    char *spec = canonical(jobs[i].spec);
+    char *spec = jobs[i].trace == t ? canonical(jobs[i].spec) : NULL;
     if (spec && strcmp(spec, plain) == 0) {
       caps[n] = threshold ? hs_shards_scale_size(jobs[i].size, threshold) : jobs[i].size;
       which[n++] = i;
@@ -409,6 +416,58 @@ static int run_one_pass(const hs_sim_trace *t, const hs_sim_trace *full, uint64_
   }
   free(plain), free(caps), free(which), free(res);
   return rc;
+}
+
+/* The samples of a --sample run: one per distinct rate the sizes need
+ * (hs_shards_threshold_for), each built once and shared read-only by the
+ * jobs of its sizes. A rate of 1 is the trace itself, not a copy. */
+typedef struct sample_set {
+  size_t n;
+  uint64_t *threshold;  /* per sample */
+  hs_sim_trace **trace; /* per sample */
+  size_t *of_size;      /* per size: its sample */
+} sample_set;
+
+static void sample_set_free(sample_set *ss, const hs_sim_trace *full) {
+  for (size_t i = 0; i < ss->n; i++)
+    if (ss->trace[i] != full) hs_sim_trace_free(ss->trace[i]);
+  free(ss->threshold);
+  free(ss->trace);
+  free(ss->of_size);
+  memset(ss, 0, sizeof *ss);
+}
+
+/* Builds the samples for `sizes` (in the trace's units: entries with
+ * --ignore-size or without sizes, else bytes, counted in objects of the
+ * trace's mean size). HS_OK, or an error with the message set. */
+static hs_status sample_set_build(sample_set *ss, hs_sim_trace *t, uint64_t threshold,
+                                  unsigned floor, bool ignore_size, const uint64_t *sizes,
+                                  size_t nsizes) {
+  memset(ss, 0, sizeof *ss);
+  ss->threshold = calloc(nsizes ? nsizes : 1, sizeof *ss->threshold);
+  ss->trace = calloc(nsizes ? nsizes : 1, sizeof *ss->trace);
+  ss->of_size = calloc(nsizes ? nsizes : 1, sizeof *ss->of_size);
+  if (!ss->threshold || !ss->trace || !ss->of_size)
+    return hs_fail(HS_ERR_NOMEM, 0, "out of memory for the samples");
+  double unit =
+      ignore_size || !t->sized || t->objects == 0 ? 1 : (double)t->ws_bytes / (double)t->objects;
+  for (size_t k = 0; k < nsizes; k++) {
+    uint64_t th = hs_shards_threshold_for(threshold, (double)sizes[k] / unit, floor);
+    size_t i = 0;
+    while (i < ss->n && ss->threshold[i] != th) i++;
+    if (i == ss->n) {
+      ss->threshold[i] = th;
+      if (th == HS_SHARDS_MODULUS) {
+        ss->trace[i] = t;
+      } else {
+        hs_status st = hs_shards_sample(t, th, &ss->trace[i]);
+        if (st != HS_OK) return st;
+      }
+      ss->n++;
+    }
+    ss->of_size[k] = i;
+  }
+  return HS_OK;
 }
 
 /* --ring-rule: "pg" (PostgreSQL's bulkread rings for big scans) or "none". */
@@ -516,7 +575,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
              *time_unit = NULL, *ring_rule_arg = "none";
   double ms_per_request = 0;
   bool ignore_size = false, skip_bad = false, json = false, csv_out = false;
-  uint64_t mrc_points = 0, max_requests = 0;
+  uint64_t mrc_points = 0, max_requests = 0, sample_floor = HS_SHARDS_DEFAULT_FLOOR;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t threads = ncpu > 0 ? (uint64_t)ncpu : 1;
   const args_opt opts[] = {
@@ -534,6 +593,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       {.name = "json", .kind = ARGS_FLAG, .dest = &json},
       {.name = "shard", .kind = ARGS_STRING, .dest = &shard_arg},
       {.name = "sample", .kind = ARGS_STRING, .dest = &sample_arg},
+      {.name = "sample-floor", .kind = ARGS_UINT, .dest = &sample_floor, .max = 1u << 20},
       {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
       {.name = "time-unit", .kind = ARGS_STRING, .dest = &time_unit},
       {.name = "ring-rule", .kind = ARGS_STRING, .dest = &ring_rule_arg},
@@ -637,25 +697,30 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   else
     resolve_sizes(size_items, nsizes, t, ignore_size, sizes);
   free(size_items);
-  /* Sizes are the whole trace's (resolved above); what is simulated is the
-   * sample, built once and shared read-only by every job. */
-  hs_sim_trace *sample = NULL;
-  if (threshold && hs_shards_sample(t, threshold, &sample) != HS_OK) {
+  /* Sizes are the whole trace's (resolved above); what is simulated is a
+   * sample per rate the sizes need, each built once and shared read-only. */
+  sample_set samples = {0};
+  if (threshold && sample_set_build(&samples, t, threshold, (unsigned)sample_floor, ignore_size,
+                                    sizes, nsizes) != HS_OK) {
     fprintf(stderr, PROG ": --sample: %s\n", hs_last_error());
+    sample_set_free(&samples, t);
     free(sizes);
     hs_sim_trace_free(t);
     return 1;
   }
-  hs_sim_trace *run_t = sample ? sample : t;
   for (int i = 0; i < nspecs; i++) {
     hs_policy *p;
     if (hs_policy_create(specs[i], 1, 1, &p) == HS_OK) {
       bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;
       hs_policy_destroy(p);
-      if (future && hs_sim_need_future(run_t) != HS_OK) {
+      bool ok = true;
+      if (future && !threshold) ok = hs_sim_need_future(t) == HS_OK;
+      for (size_t k = 0; future && ok && k < samples.n; k++)
+        ok = hs_sim_need_future(samples.trace[k]) == HS_OK;
+      if (!ok) {
         fprintf(stderr, PROG ": %s\n", hs_last_error());
         free(sizes);
-        hs_sim_trace_free(sample);
+        sample_set_free(&samples, t);
         hs_sim_trace_free(t);
         return 1;
       }
@@ -669,46 +734,48 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   if (!jobs) {
     fprintf(stderr, PROG ": out of memory for %zu simulations\n", njobs);
     free(sizes);
-    hs_sim_trace_free(sample);
+    sample_set_free(&samples, t);
     hs_sim_trace_free(t);
     return 1;
   }
   for (int i = 0; i < nspecs; i++)
     for (size_t k = 0; k < nsizes; k++) {
-      jobs[(size_t)i * nsizes + k].spec = specs[i];
-      jobs[(size_t)i * nsizes + k].size = sizes[k];
+      job *j = &jobs[(size_t)i * nsizes + k];
+      j->spec = specs[i];
+      j->size = sizes[k];
+      j->trace = threshold ? samples.trace[samples.of_size[k]] : t;
+      j->threshold = threshold ? samples.threshold[samples.of_size[k]] : 0;
     }
   free(sizes);
   /* This shard's slice: [lo, hi), contiguous so that the shards' outputs
    * concatenate in order; the whole list when not sharded. */
   size_t lo = (size_t)((shard_index - 1) * njobs / shard_count);
   size_t hi = (size_t)(shard_index * njobs / shard_count);
-  pool_ctx c = {.trace = run_t,
-                .full = t,
-                .threshold = threshold,
-                .jobs = jobs + lo,
-                .njobs = hi - lo,
-                .ignore_size = ignore_size};
+  pool_ctx c = {.full = t, .jobs = jobs + lo, .njobs = hi - lo, .ignore_size = ignore_size};
   atomic_init(&c.next, 0);
   atomic_init(&c.done, 0);
-  if (mrc_points && (ignore_size || !t->sized) && !ring_rule &&
-      run_one_pass(run_t, t, threshold, jobs, lo, hi, &c.done) != 0) {
-    free(jobs);
-    hs_sim_trace_free(sample);
-    hs_sim_trace_free(t);
-    return 1;
+  bool one_pass = mrc_points && (ignore_size || !t->sized) && !ring_rule;
+  for (size_t k = 0; one_pass && k < (threshold ? samples.n : 1); k++) {
+    if (run_one_pass(threshold ? samples.trace[k] : t, t, threshold ? samples.threshold[k] : 0,
+                     jobs, lo, hi, &c.done) != 0) {
+      free(jobs);
+      sample_set_free(&samples, t);
+      hs_sim_trace_free(t);
+      return 1;
+    }
   }
   if (threads > hi - lo) threads = hi - lo;
   if (threads == 0) threads = 1; /* an empty slice: the one thread finds no job */
   prog.done = &c.done;
-  prog.total = run_t->requests * (hi - lo);
+  prog.total = 0;
+  for (size_t i = lo; i < hi; i++) prog.total += jobs[i].trace->requests;
   prog.start = now_s();
   atomic_init(&prog.stop, false);
   pthread_t prog_thread, *tids = calloc(threads, sizeof *tids);
   if (!tids) {
     fprintf(stderr, PROG ": out of memory\n");
     free(jobs);
-    hs_sim_trace_free(sample);
+    sample_set_free(&samples, t);
     hs_sim_trace_free(t);
     return 1;
   }
@@ -725,12 +792,28 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
    * is the miss ratio: the table does not repeat it. */
   bool byte_column = !ignore_size && t->min_size != t->max_size;
   bool header = shard_index == 1;
-  double rate = hs_shards_rate(threshold);
-  if (!json && !csv_out && header && sample)
-    printf("# sampled (SHARDS) at rate %.4g: %" PRIu64 " of %" PRIu64 " requests, %" PRIu64
-           " of %" PRIu64 " objects, simulated at %.4g x each size; misses are estimates, the "
-           "sample's / %.4g\n",
-           rate, sample->requests, t->requests, sample->objects, t->objects, rate, rate);
+  bool sampled = threshold != 0;
+  if (!json && !csv_out && header && sampled) {
+    double rate = hs_shards_rate(threshold);
+    const hs_sim_trace *base = NULL;
+    size_t raised = 0;
+    for (size_t k = 0; k < nsizes; k++) {
+      if (samples.threshold[samples.of_size[k]] == threshold)
+        base = samples.trace[samples.of_size[k]];
+      else
+        raised++;
+    }
+    printf("# sampled (SHARDS) at rate %.4g", rate);
+    if (base)
+      printf(": %" PRIu64 " of %" PRIu64 " requests, %" PRIu64 " of %" PRIu64 " objects",
+             base->requests, t->requests, base->objects, t->objects);
+    printf(", each size simulated at rate x size; misses are estimates, the sample's / rate");
+    if (raised)
+      printf("; %zu of %zu sizes at higher rates, so that their caches hold %u entries "
+             "(--sample-floor)",
+             raised, nsizes, (unsigned)sample_floor);
+    printf("\n");
+  }
   if (!json && !csv_out && header) {
     printf("%-40s %14s %12s %12s %10s", "policy", "size", "requests", "misses", "miss%");
     if (byte_column) printf(" %10s", "bytemiss%");
@@ -739,7 +822,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   if (csv_out && header)
     printf("trace,policy,size,size_unit,requests,misses,miss_ratio,byte_misses,byte_miss_ratio,"
            "seconds,mqps%s\n",
-           sample ? ",sample" : "");
+           sampled ? ",sample" : "");
   for (size_t i = lo; i < hi; i++) {
     job *j = &jobs[i];
     if (j->st != HS_OK) {
@@ -757,7 +840,8 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
     double mr = r->requests ? (double)r->misses / (double)r->requests : 0;
     double bmr = r->bytes ? (double)r->byte_misses / (double)r->bytes : 0;
     /* A sampled run's speed is over the requests it simulated. */
-    uint64_t simulated = sample ? sample->requests : r->requests;
+    uint64_t simulated = j->threshold ? j->trace->requests : r->requests;
+    double rate = hs_shards_rate(j->threshold);
     double mqps = r->seconds > 0 ? (double)simulated / r->seconds / 1e6 : 0;
     if (json) {
       json_out jo;
@@ -776,10 +860,10 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       json_str(&jo, "method", j->one_pass ? "stack-distance" : "simulation");
       json_str(&jo, "ring_rule", ring_rule ? "pg" : "none");
       if (ring_rule) json_u64(&jo, "ring_requests", r->ring_requests);
-      if (sample) {
+      if (sampled) {
         json_double(&jo, "sample", "%.4g", rate);
-        json_u64(&jo, "sampled_requests", sample->requests);
-        json_u64(&jo, "sampled_size", hs_shards_scale_size(j->size, threshold));
+        json_u64(&jo, "sampled_requests", j->trace->requests);
+        json_u64(&jo, "sampled_size", hs_shards_scale_size(j->size, j->threshold));
       }
       json_double(&jo, "mqps", "%.2f", mqps);
       json_u64(&jo, "objects", t->objects);
@@ -792,7 +876,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       csv_string(stdout, spec);
       printf(",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%.3f,%.2f", j->size,
              unit, r->requests, r->misses, mr, r->byte_misses, bmr, r->seconds, mqps);
-      if (sample) printf(",%.4g", rate);
+      if (sampled) printf(",%.4g", rate);
       putchar('\n');
     } else {
       char sz[40];
@@ -821,7 +905,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
     free(pts);
   }
   free(jobs);
-  hs_sim_trace_free(sample);
+  sample_set_free(&samples, t);
   hs_sim_trace_free(t);
   return rc;
 }

@@ -23,6 +23,15 @@ double hs_shards_rate(uint64_t threshold) {
   return (double)threshold / (double)HS_SHARDS_MODULUS;
 }
 
+uint64_t hs_shards_threshold_for(uint64_t threshold, double entries, unsigned floor) {
+  if (floor == 0 || !(entries > 0)) return threshold;
+  double want = (double)floor / entries;
+  if (want <= hs_shards_rate(threshold)) return threshold;
+  if (want >= 1) return HS_SHARDS_MODULUS;
+  uint64_t t = (uint64_t)ceil(want * (double)HS_SHARDS_MODULUS);
+  return t > threshold ? t : threshold;
+}
+
 bool hs_shards_keeps(uint32_t obj, uint64_t threshold) {
   return (hs_mix64((uint64_t)obj ^ SHARDS_SALT) & (HS_SHARDS_MODULUS - 1)) < threshold;
 }

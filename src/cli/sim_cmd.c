@@ -32,8 +32,10 @@
 #include "cli/json.h"
 #include "cli/sim_plot.h"
 #include "core/error.h"
+#include "core/error.h"
 #include "core/size.h"
 #include "hotset/policy.h"
+#include "sim/compare_found.h"
 #include "sim/mrc.h"
 #include "sim/shards.h"
 #include "sim/sim.h"
@@ -116,6 +118,11 @@ static const char usage[] =
     "  --shard I/N        run only the I-th (1..N) of N equal slices of the\n"
     "                     (policy, size) list; the N outputs concatenated in\n"
     "                     order are the whole run's (shard 1 prints the header)\n"
+    "  --compare-found    for a trace with a found column (tools/pg-trace's\n"
+    "                     PostgreSQL csv): beside the misses, those the server\n"
+    "                     missed too (agree), the simulated misses the server\n"
+    "                     found (sim-only) and the server misses the simulation\n"
+    "                     found (server-only)\n"
     "  --json             one JSON object per simulation per line; \"seconds\" is\n"
     "                     the simulation's, \"load_seconds\" reading and mapping\n"
     "                     the trace (and next-access times, if needed)\n"
@@ -130,7 +137,8 @@ typedef struct job {
   uint64_t threshold;        /* its sample's (sim/shards.h); 0: not sampled */
   hs_sim_result res;
   hs_status st;
-  bool one_pass; /* res comes from hs_mrc_lru: no simulation to run */
+  bool one_pass;         /* res comes from hs_mrc_lru: no simulation to run */
+  hs_found_compare cmp; /* with --compare-found */
   char err[512];
 } job;
 
@@ -139,9 +147,21 @@ typedef struct pool_ctx {
   job *jobs;
   size_t njobs;
   bool ignore_size;
+  bool compare_found;
   _Atomic size_t next;
   _Atomic uint64_t done;
 } pool_ctx;
+
+/* One simulation marking its misses, then set against the trace's found
+ * column (--compare-found; never with --sample, so the size is the job's). */
+static hs_status run_compared(job *j, bool ignore_size, _Atomic uint64_t *done) {
+  uint64_t *bits = calloc(j->trace->requests / 64 + 1, sizeof *bits);
+  if (!bits) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a miss bitmap");
+  hs_status st = hs_sim_run_marking(j->trace, j->spec, j->size, ignore_size, done, bits, &j->res);
+  if (st == HS_OK) st = hs_compare_found(j->trace, bits, &j->cmp);
+  free(bits);
+  return st;
+}
 
 static void *worker(void *arg) {
   pool_ctx *c = arg;
@@ -151,7 +171,10 @@ static void *worker(void *arg) {
     job *j = &c->jobs[i];
     if (j->one_pass) continue;
     uint64_t capacity = j->threshold ? hs_shards_scale_size(j->size, j->threshold) : j->size;
-    j->st = hs_sim_run(j->trace, j->spec, capacity, c->ignore_size, &c->done, &j->res);
+    if (c->compare_found)
+      j->st = run_compared(j, c->ignore_size, &c->done);
+    else
+      j->st = hs_sim_run(j->trace, j->spec, capacity, c->ignore_size, &c->done, &j->res);
     if (j->st != HS_OK)
       snprintf(j->err, sizeof j->err, "%s", hs_last_error());
     else if (j->threshold)
@@ -574,7 +597,8 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
              *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL, *sample_arg = NULL,
              *time_unit = NULL, *ring_rule_arg = "none";
   double ms_per_request = 0;
-  bool ignore_size = false, skip_bad = false, json = false, csv_out = false;
+  bool ignore_size = false, skip_bad = false, json = false, csv_out = false,
+       compare_found = false;
   uint64_t mrc_points = 0, max_requests = 0, sample_floor = HS_SHARDS_DEFAULT_FLOOR;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t threads = ncpu > 0 ? (uint64_t)ncpu : 1;
@@ -591,6 +615,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       {.name = "threads", .kind = ARGS_UINT, .dest = &threads, .min = 1, .max = 1024},
       {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &skip_bad},
       {.name = "json", .kind = ARGS_FLAG, .dest = &json},
+      {.name = "compare-found", .kind = ARGS_FLAG, .dest = &compare_found},
       {.name = "shard", .kind = ARGS_STRING, .dest = &shard_arg},
       {.name = "sample", .kind = ARGS_STRING, .dest = &sample_arg},
       {.name = "sample-floor", .kind = ARGS_UINT, .dest = &sample_floor, .max = 1u << 20},
@@ -628,6 +653,9 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       args_usage_error(&cmd, "--sample: \"%s\" is not a rate R with 2^-24 <= R <= 1 (e.g. 0.01)",
                        sample_arg);
   }
+  if (compare_found && sample_arg)
+    args_usage_error(&cmd, "--compare-found and --sample exclude each other (a sample's misses "
+                           "are not the trace's requests)");
   hs_trace_options topts =
       trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad, time_unit);
   bool ring_rule = parse_ring_rule(&cmd, ring_rule_arg);
@@ -668,6 +696,14 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   }
   if (prog.printed) fputs("\r\033[K", stderr);
   prog.printed = false;
+  if (compare_found && !t->found) {
+    hs_sim_trace_free(t);
+    free(size_items);
+    args_usage_error(&cmd,
+                     "--compare-found: %s has no found column (a PostgreSQL trace csv from "
+                     "tools/pg-trace has one: seq,pid,rel,fork,block,found)",
+                     trace_path);
+  }
   if (topts.format == HS_TRACE_AUTO && !json && !csv_out)
     fprintf(stderr, PROG ": %s: %s\n", trace_path, t->format_reason);
   if (ms_per_request > 0 && t->timed) {
@@ -751,10 +787,16 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
    * concatenate in order; the whole list when not sharded. */
   size_t lo = (size_t)((shard_index - 1) * njobs / shard_count);
   size_t hi = (size_t)(shard_index * njobs / shard_count);
-  pool_ctx c = {.full = t, .jobs = jobs + lo, .njobs = hi - lo, .ignore_size = ignore_size};
+  pool_ctx c = {.full = t,
+                .jobs = jobs + lo,
+                .njobs = hi - lo,
+                .ignore_size = ignore_size,
+                .compare_found = compare_found};
   atomic_init(&c.next, 0);
   atomic_init(&c.done, 0);
-  bool one_pass = mrc_points && (ignore_size || !t->sized) && !ring_rule;
+  /* The one pass of stack distances marks no misses: --compare-found
+   * simulates every size. */
+  bool one_pass = mrc_points && (ignore_size || !t->sized) && !ring_rule && !compare_found;
   for (size_t k = 0; one_pass && k < (threshold ? samples.n : 1); k++) {
     if (run_one_pass(threshold ? samples.trace[k] : t, t, threshold ? samples.threshold[k] : 0,
                      jobs, lo, hi, &c.done) != 0) {
@@ -814,15 +856,23 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
              raised, nsizes, (unsigned)sample_floor);
     printf("\n");
   }
+  if (!json && !csv_out && header && compare_found)
+    printf("# the server missed %" PRIu64 " of %" PRIu64 " requests (%.4f%%); agree: missed in "
+           "both, sim-only: simulated misses the server found, server-only: server misses the "
+           "simulation found\n",
+           t->found_misses, t->requests,
+           t->requests ? 100.0 * (double)t->found_misses / (double)t->requests : 0.0);
   if (!json && !csv_out && header) {
     printf("%-40s %14s %12s %12s %10s", "policy", "size", "requests", "misses", "miss%");
     if (byte_column) printf(" %10s", "bytemiss%");
+    if (compare_found) printf(" %12s %12s %12s", "agree", "sim-only", "server-only");
     printf(" %8s %8s\n", "seconds", "MQPS");
   }
   if (csv_out && header)
     printf("trace,policy,size,size_unit,requests,misses,miss_ratio,byte_misses,byte_miss_ratio,"
-           "seconds,mqps%s\n",
-           sampled ? ",sample" : "");
+           "seconds,mqps%s%s\n",
+           sampled ? ",sample" : "",
+           compare_found ? ",server_misses,agree_misses,sim_only_misses,server_only_misses" : "");
   for (size_t i = lo; i < hi; i++) {
     job *j = &jobs[i];
     if (j->st != HS_OK) {
@@ -869,6 +919,12 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       json_u64(&jo, "objects", t->objects);
       json_u64(&jo, "policy_bytes", r->policy_bytes);
       json_u64(&jo, "peak_ghosts", r->peak_ghosts);
+      if (compare_found) {
+        json_u64(&jo, "server_misses", t->found_misses);
+        json_u64(&jo, "agree_misses", j->cmp.agree);
+        json_u64(&jo, "sim_only_misses", j->cmp.sim_only);
+        json_u64(&jo, "server_only_misses", j->cmp.server_only);
+      }
       json_end_line(&jo);
     } else if (csv_out) {
       csv_string(stdout, trace_path);
@@ -877,6 +933,9 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       printf(",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%.3f,%.2f", j->size,
              unit, r->requests, r->misses, mr, r->byte_misses, bmr, r->seconds, mqps);
       if (sampled) printf(",%.4g", rate);
+      if (compare_found)
+        printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, t->found_misses, j->cmp.agree,
+               j->cmp.sim_only, j->cmp.server_only);
       putchar('\n');
     } else {
       char sz[40];
@@ -887,6 +946,9 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       printf("%-40s %14s %12" PRIu64 " %12" PRIu64 " %9.4f%%", spec, sz, r->requests, r->misses,
              100 * mr);
       if (byte_column) printf(" %9.4f%%", 100 * bmr);
+      if (compare_found)
+        printf(" %12" PRIu64 " %12" PRIu64 " %12" PRIu64, j->cmp.agree, j->cmp.sim_only,
+               j->cmp.server_only);
       printf(" %8.2f %8.2f\n", r->seconds, mqps);
     }
     free(spec);

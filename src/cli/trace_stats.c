@@ -10,6 +10,10 @@
  * exact figure beside them, and a trace without sizes (txt, csv without a
  * size column) in objects, since its "bytes" are objects counted once
  * each. The JSON keeps every figure a raw number.
+ *
+ * A trace with a found column (hotset's PostgreSQL trace csv) also shows
+ * how many requests the traced server found in its cache and missed, and
+ * one with a pid column how many processes made the requests.
  */
 #include "cli/args.h"
 #include "cli/human_size.h"
@@ -29,11 +33,19 @@ static const char usage[] =
     "                          [--max-requests N] [--json]\n"
     "\n"
     "Prints requests, distinct objects, one-hit wonders, working-set bytes and a\n"
-    "histogram of object sizes. The flags are those of hotset sim; --max-requests\n"
+    "histogram of object sizes; for a trace with a found column (tools/pg-trace's\n"
+    "PostgreSQL csv) the requests the server found and missed, and with a pid\n"
+    "column the number of processes. The flags are those of hotset sim; --max-requests\n"
     "caps the requests loaded (default: what fits in half of the memory this\n"
     "process may use, at 64 bytes a request).\n";
 
 static const args_cmd cmd = {PROG, usage};
+
+/* Over the requests whose found is known. */
+static double server_miss_ratio(const hs_sim_trace *t) {
+  uint64_t known = t->found_hits + t->found_misses;
+  return known ? (double)t->found_misses / (double)known : 0.0;
+}
 
 int trace_stats_main(int argc, char **argv) {
   const char *format_name = "auto", *csv_spec = NULL;
@@ -84,6 +96,12 @@ int trace_stats_main(int argc, char **argv) {
     json_u64(&jo, "working_set_bytes", t->ws_bytes);
     json_u64(&jo, "bytes_requested", t->bytes_requested);
     json_u64(&jo, "bad_records", t->bad_records);
+    if (t->found) {
+      json_u64(&jo, "server_hits", t->found_hits);
+      json_u64(&jo, "server_misses", t->found_misses);
+      json_double(&jo, "server_miss_ratio", "%.6f", server_miss_ratio(t));
+    }
+    if (t->pids) json_u64(&jo, "pids", t->pids);
     json_object_begin(&jo, "size_histogram");
     for (int b = 0; b < 33; b++) {
       if (!hist[b]) continue;
@@ -111,6 +129,12 @@ int trace_stats_main(int argc, char **argv) {
              t->objects);
     }
     if (t->bad_records) printf("bad records        %" PRIu64 " (skipped)\n", t->bad_records);
+    if (t->found) {
+      printf("server found       %" PRIu64 " (hits)\n", t->found_hits);
+      printf("server missed      %" PRIu64 " (miss ratio %.4f%%)\n", t->found_misses,
+             100 * server_miss_ratio(t));
+    }
+    if (t->pids) printf("processes (pids)   %" PRIu64 "\n", t->pids);
     if (t->sized) {
       printf("object sizes (first request of each object; from .. below):\n");
       for (int b = 0; b < 33; b++)

@@ -157,9 +157,10 @@ static uint32_t id_map_get(id_map *m, uint64_t id, bool *fresh) {
   return m->dense[j];
 }
 
-/* Grows the request arrays (time_ms too when `with_time`), doubling, but
- * never past `max` entries. */
-static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t max, bool with_time) {
+/* Grows the request arrays (time_ms too when `with_time`, found when
+ * `want_found`), doubling, but never past `max` entries. */
+static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t max, bool with_time,
+                        bool want_found) {
   uint64_t n = *cap ? *cap * 2 : 1u << 20;
   if (n > max) n = max;
   uint32_t *obj = realloc(t->obj, sizeof *obj * n);
@@ -171,6 +172,11 @@ static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t max, bool with_
     uint64_t *time_ms = realloc(t->time_ms, sizeof *time_ms * n);
     if (!time_ms) return false;
     t->time_ms = time_ms;
+  }
+  if (want_found) {
+    int8_t *found = realloc(t->found, sizeof *found * n);
+    if (!found) return false;
+    t->found = found;
   }
   *cap = n;
   return true;
@@ -186,12 +192,14 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
   hs_status st = hs_trace_open(path, opts, &tr);
   if (st != HS_OK) return st;
   hs_sim_trace *t = calloc(1, sizeof *t);
-  id_map ids = {0};
+  id_map ids = {0}, pid_set = {0};
+  const bool want_found = hs_trace_has_found(tr), want_pids = hs_trace_has_pids(tr);
   uint64_t *first_size = NULL, *count = NULL, objcap = 1u << 16;
   uint64_t *page_ids = NULL, scan_cap = 0; /* for find_scans */
   uint32_t *pids = NULL;
   if (!t || !id_map_init(&ids, 1u << 16) || !(first_size = malloc(sizeof *first_size * objcap)) ||
-      !(count = malloc(sizeof *count * objcap)) || !(t->path = strdup(path))) {
+      !(count = malloc(sizeof *count * objcap)) || !(t->path = strdup(path)) ||
+      (want_pids && !id_map_init(&pid_set, 1u << 10))) {
     st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
     goto fail;
   }
@@ -224,7 +232,7 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
         st = over_limit(path, load, max_requests, default_max, ids.count, hs_trace_bytes_read(tr));
         goto fail;
       }
-      if (t->requests == cap && !grow_arrays(t, &cap, max_requests, with_time)) {
+      if (t->requests == cap && !grow_arrays(t, &cap, max_requests, with_time, want_found)) {
         st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory after %llu requests", path,
                      (unsigned long long)t->requests);
         goto fail;
@@ -274,6 +282,15 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
       t->obj[r] = o;
       t->size[r] = (uint32_t)size;
       t->bytes_requested += size;
+      if (want_found) {
+        t->found[r] = batch[i].found;
+        t->found_hits += batch[i].found == 1;
+        t->found_misses += batch[i].found == 0;
+      }
+      if (want_pids && id_map_get(&pid_set, batch[i].pid, &fresh) == UINT32_MAX) {
+        st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
+        goto fail;
+      }
       if (r == 0 || size < t->min_size) t->min_size = (uint32_t)size;
       if (size > t->max_size) t->max_size = (uint32_t)size;
     }
@@ -281,6 +298,7 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
     if (n < BATCH) break;
   }
   t->objects = ids.count;
+  t->pids = pid_set.count;
   for (uint64_t o = 0; o < t->objects; o++) {
     t->ws_bytes += first_size[o];
     t->one_hit += count[o] == 1;
@@ -297,6 +315,8 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
   free(count);
   free(ids.ids);
   free(ids.dense);
+  free(pid_set.ids);
+  free(pid_set.dense);
   hs_trace_close(tr);
   *out = t;
   return HS_OK;
@@ -307,6 +327,8 @@ fail:
   free(count);
   free(ids.ids);
   free(ids.dense);
+  free(pid_set.ids);
+  free(pid_set.dense);
   hs_trace_close(tr);
   hs_sim_trace_free(t);
   return st;
@@ -338,6 +360,7 @@ void hs_sim_trace_free(hs_sim_trace *t) {
   free(t->size);
   free(t->next);
   free(t->time_ms);
+  free(t->found);
   hs_scan_runs_free(&t->runs);
   free(t);
 }
@@ -353,7 +376,17 @@ static double now_seconds(void) {
 /* What one replay counts. */
 typedef struct replay_counts {
   uint64_t misses, byte_misses, bytes, not_admitted, peak_ghosts, ring_requests;
+  uint64_t *miss_bits; /* hs_sim_run_marking's, or NULL */
 } replay_counts;
+
+/* A miss of request r: counted, and marked when the caller asked. The mark
+ * is on the miss path only, so a plain run pays one predicted branch per
+ * miss. */
+static inline void replay_miss(replay_counts *c, uint64_t r, uint64_t size) {
+  c->misses++;
+  c->byte_misses += size;
+  if (c->miss_bits) c->miss_bits[r >> 6] |= (uint64_t)1 << (r & 63);
+}
 
 /* PostgreSQL's bulkread rings, one per access stream of the trace's scans
  * (sim/scan_runs.h), used as the pool uses a strategy (pool/strategy.c):
@@ -454,8 +487,7 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
       if (with_rings && !ring) rings.ring_read[held - 1] = 0; /* someone else's now */
       hs_policy_hit(p, held - 1, &a);
     } else {
-      c->misses++;
-      c->byte_misses += size;
+      replay_miss(c, r, size);
       if (size > capacity) {
         c->not_admitted++;
       } else {
@@ -533,8 +565,7 @@ static hs_status replay_objects(const hs_sim_trace *t, hs_policy *p, const char 
     if (resident[o]) {
       hs_policy_hit(p, o, &a);
     } else {
-      c->misses++;
-      c->byte_misses += size;
+      replay_miss(c, r, size);
       if (size > capacity) {
         c->not_admitted++;
       } else {
@@ -570,6 +601,12 @@ static uint64_t one_size(const hs_sim_trace *t) {
 
 hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity, bool ignore_size,
                      _Atomic uint64_t *done, hs_sim_result *out) {
+  return hs_sim_run_marking(t, spec, capacity, ignore_size, done, NULL, out);
+}
+
+hs_status hs_sim_run_marking(const hs_sim_trace *t, const char *spec, uint64_t capacity,
+                             bool ignore_size, _Atomic uint64_t *done, uint64_t *miss_bits,
+                             hs_sim_result *out) {
   memset(out, 0, sizeof *out);
   if (t->objects == 0 || capacity == 0)
     return hs_fail(HS_ERR_INVALID, 0, "%s: nothing to simulate (%llu objects, capacity %llu)",
@@ -604,7 +641,7 @@ hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity,
                    t->path);
   }
   double t0 = now_seconds();
-  replay_counts c = {0};
+  replay_counts c = {.miss_bits = miss_bits};
   st = frames ? replay_frames(t, p, spec, capacity, size, nslots, future, done, &c)
               : replay_objects(t, p, spec, capacity, future, done, &c);
   out->seconds = now_seconds() - t0;

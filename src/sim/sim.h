@@ -44,6 +44,12 @@ typedef struct hs_sim_trace {
   uint32_t min_size, max_size; /* over requests (0, 0 for an empty trace) */
   bool sized;                  /* the format carries sizes (hs_trace_has_sizes): if not,
                                   every size is 1 and bytes are objects */
+  int8_t *found;               /* per request: whether the traced cache found it (1)
+                                  or not (0); NULL when the trace has no found
+                                  column (hs_trace_has_found) */
+  uint64_t found_hits;         /* requests the traced cache found, and missed */
+  uint64_t found_misses;       /* (both 0 without a found column) */
+  uint64_t pids;               /* distinct process ids (0: the trace has none) */
   hs_trace_format format;
   bool compressed;
   char format_reason[320]; /* hs_trace_format_reason's, whole */
@@ -113,5 +119,11 @@ typedef struct hs_sim_result {
  * is bumped every 64 Ki requests (for a progress line across threads). */
 hs_status hs_sim_run(const hs_sim_trace *t, const char *spec, uint64_t capacity, bool ignore_size,
                      _Atomic uint64_t *done, hs_sim_result *out);
+/* hs_sim_run that also sets bit r % 64 of miss_bits[r / 64] for every
+ * request r that missed (the caller zeroes (requests + 63) / 64 words), so
+ * the misses can be compared request by request (sim/compare_found.h). */
+hs_status hs_sim_run_marking(const hs_sim_trace *t, const char *spec, uint64_t capacity,
+                             bool ignore_size, _Atomic uint64_t *done, uint64_t *miss_bits,
+                             hs_sim_result *out);
 
 #endif

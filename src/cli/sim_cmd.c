@@ -32,7 +32,6 @@
 #include "cli/json.h"
 #include "cli/sim_plot.h"
 #include "core/error.h"
-#include "core/error.h"
 #include "core/size.h"
 #include "hotset/policy.h"
 #include "sim/compare_found.h"
@@ -139,7 +138,7 @@ typedef struct job {
   uint64_t threshold;        /* its sample's (sim/shards.h); 0: not sampled */
   hs_sim_result res;
   hs_status st;
-  bool one_pass;         /* res comes from hs_mrc_lru: no simulation to run */
+  bool one_pass;        /* res comes from hs_mrc_lru: no simulation to run */
   hs_found_compare cmp; /* with --compare-found */
   char err[512];
 } job;
@@ -599,8 +598,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
              *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL, *sample_arg = NULL,
              *time_unit = NULL, *ring_rule_arg = "none";
   double ms_per_request = 0;
-  bool ignore_size = false, skip_bad = false, json = false, csv_out = false,
-       compare_found = false;
+  bool ignore_size = false, skip_bad = false, json = false, csv_out = false, compare_found = false;
   uint64_t mrc_points = 0, max_requests = 0, sample_floor = HS_SHARDS_DEFAULT_FLOOR;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t threads = ncpu > 0 ? (uint64_t)ncpu : 1;

@@ -26,7 +26,7 @@
  *
  * hotset's PostgreSQL trace csv (tools/pg-trace) names its columns
  * seq,pid,rel,fork,block,found: with no id column, rel and block (and fork)
- * make the id (hs_pg_page_id), seq is the time, and pid and found fill the
+ * make the id (hs_pg_page_id), seq orders the rows (no time stamp), and pid and found fill the
  * request's fields of those names. A block number that does not fit the id
  * is a bad record rather than an id that silently collides with another.
  */

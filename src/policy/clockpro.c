@@ -538,7 +538,7 @@ const hs_policy_ops hs_policy_clockpro = {
     .flags = HS_POLICY_CONCURRENT_HIT,
     .summary = "CLOCK-Pro: hot and cold pages, test periods, three hands, adaptive cold share",
     .params = {{"cold", 0.01, 0.0, 1.0, false,
-                "least (and first) share of the cache for resident cold pages"}},
+                "least (and first) share of the cache for resident cold pages", false}},
     .create = clockpro_create,
     .destroy = clockpro_destroy,
     .hit = clockpro_hit,

@@ -385,7 +385,7 @@ static size_t lirs_memory(const hs_policy *p) {
 const hs_policy_ops hs_policy_lirs = {
     .name = "lirs",
     .summary = "LIRS: low inter-reference recency set, stack S and list Q with history",
-    .params = {{"hir", 0.01, 0.0, 1.0, false, "share of the cache for resident HIR blocks"}},
+    .params = {{"hir", 0.01, 0.0, 1.0, false, "share of the cache for resident HIR blocks", false}},
     .create = lirs_create,
     .destroy = lirs_destroy,
     .hit = lirs_hit,

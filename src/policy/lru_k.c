@@ -411,9 +411,9 @@ const hs_policy_ops hs_policy_lru_k = {
     .summary = "LRU-K: evict the oldest K-th most recent reference",
     .params =
         {
-            {"k", 2, 1, 4, true, "references remembered per page (K)"},
+            {"k", 2, 1, 4, true, "references remembered per page (K)", false},
             {"crp", 0, 0, 1e9, true, "correlated reference period, in milliseconds", true},
-            {"history", 1.0, 0.0, 4.0, false, "evicted pages remembered, per cache entry"},
+            {"history", 1.0, 0.0, 4.0, false, "evicted pages remembered, per cache entry", false},
         },
     .create = lruk_create,
     .destroy = lruk_destroy,

@@ -217,7 +217,7 @@ const hs_policy_ops hs_policy_midpoint = {
     .params =
         {
             {"old", 0.375, 0.05, 0.95, false,
-             "share of the list in the old sublist (innodb_old_blocks_pct)"},
+             "share of the list in the old sublist (innodb_old_blocks_pct)", false},
             {"time", 1000, 0, 1e15, true,
              "time after the first access before an old page can be made young "
              "(innodb_old_blocks_time), in milliseconds",

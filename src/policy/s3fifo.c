@@ -288,9 +288,10 @@ const hs_policy_ops hs_policy_s3fifo = {
     .summary = "S3-FIFO: small, main and ghost FIFO queues",
     .params =
         {
-            {"small", 0.1, 0.0, 1.0, false, "share of the cache for the small FIFO"},
-            {"ghost", 0.9, 0.0, 1.0, false, "ghost FIFO size as a share of the cache"},
-            {"move", 2, 1, 3, true, "hits in the small FIFO that earn a move to the main one"},
+            {"small", 0.1, 0.0, 1.0, false, "share of the cache for the small FIFO", false},
+            {"ghost", 0.9, 0.0, 1.0, false, "ghost FIFO size as a share of the cache", false},
+            {"move", 2, 1, 3, true, "hits in the small FIFO that earn a move to the main one",
+             false},
         },
     .create = s3fifo_create,
     .destroy = s3fifo_destroy,

@@ -138,7 +138,7 @@ const hs_policy_ops hs_policy_slru = {
     .summary = "segmented LRU: a hit promotes one segment up",
     .params =
         {
-            {"segments", 2, 1, MAX_SEGMENTS, true, "number of LRU segments of equal size"},
+            {"segments", 2, 1, MAX_SEGMENTS, true, "number of LRU segments of equal size", false},
         },
     .create = slru_create,
     .destroy = slru_destroy,

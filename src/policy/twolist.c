@@ -323,9 +323,10 @@ const hs_policy_ops hs_policy_twolist = {
         {
             {"page", 8192, 1, 1099511627776.0, true,
              "bytes per capacity unit, for the active/inactive ratio, when the caller "
-             "does not give them (hs_policy_env.unit_bytes)"},
+             "does not give them (hs_policy_env.unit_bytes)",
+             false},
             {"shadows", 1.0, 0.0, 4.0, false,
-             "shadow entries kept, as a share of the capacity (0: none)"},
+             "shadow entries kept, as a share of the capacity (0: none)", false},
         },
     .create = twolist_create,
     .destroy = twolist_destroy,

@@ -215,8 +215,8 @@ const hs_policy_ops hs_policy_2q = {
     .summary = "2Q (full version): FIFO A1in for first references, LRU Am, ghost FIFO A1out",
     .params =
         {
-            {"in", 0.25, 0.0, 1.0, false, "A1in's share of the cache (Kin)"},
-            {"out", 0.5, 0.0, 3.0, false, "A1out's size as a share of the cache (Kout)"},
+            {"in", 0.25, 0.0, 1.0, false, "A1in's share of the cache (Kin)", false},
+            {"out", 0.5, 0.0, 3.0, false, "A1out's size as a share of the cache (Kout)", false},
         },
     .create = twoq_create,
     .destroy = twoq_destroy,

@@ -8,8 +8,9 @@
  * relation fork, so interleaved processes and relations do not break each
  * other's runs, and without pids every process is one; runs shorter than
  * HS_MIN_SCAN_RUN blocks are not scans; a new run on the same stream starts
- * a new scan. The rule's thresholds are PostgreSQL's: more than a quarter
- * of the pool, a ring of 32 buffers capped at an eighth of it.
+ * a new scan, and so does the next block after a run that has covered its
+ * whole relation (one scan after another, each from block 0). The rule's thresholds are
+ * PostgreSQL's: more than a quarter of the pool, a ring of 32 buffers capped at an eighth of it.
  */
 #include "check.h"
 #include "hotset/status.h"
@@ -69,6 +70,19 @@ static void test_wrap_and_restart(void) {
   expect_marks("restart", again, NULL, 9, want_again);
 }
 
+static void test_scan_after_scan(void) {
+  /* Relation 5 has 4 blocks (fewer than the shortest run would need, so
+   * HS_MIN_SCAN_RUN is 4 exactly): two whole scans from block 0, back to
+   * back, are two scans with a ring each, not one run wrapping around. A
+   * scan that starts at block 2 wraps, and its end (block 1) is followed by
+   * a new scan at block 2. */
+  uint64_t ids[] = {P(5, 0, 0), P(5, 0, 1), P(5, 0, 2), P(5, 0, 3), P(5, 0, 0), P(5, 0, 1),
+                    P(5, 0, 2), P(5, 0, 3), P(5, 0, 2), P(5, 0, 3), P(5, 0, 0), P(5, 0, 1),
+                    P(5, 0, 2), P(5, 0, 3), P(5, 0, 0), P(5, 0, 1)};
+  uint32_t want[] = {START(1), 1, 1, 1, START(1), 1, 1, 1, START(1), 1, 1, 1, START(1), 1, 1, 1};
+  expect_marks("scan after scan", ids, NULL, 16, want);
+}
+
 static void test_streams(void) {
   /* pid 1 scans relation 5 while pid 2 scans relation 6 and reads
    * relation 5 out of order; relation 5's fork 1 is a stream of its own. */
@@ -96,6 +110,7 @@ int main(void) {
   test_one_scan();
   test_short_runs_are_no_scans();
   test_wrap_and_restart();
+  test_scan_after_scan();
   test_streams();
   test_rule();
   return check_finish();

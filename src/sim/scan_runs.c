@@ -92,18 +92,29 @@ hs_status hs_scan_runs_find(const uint64_t *ids, const uint32_t *pids, uint64_t 
     uint32_t lb = ss->last_block;
     bool in_run = ss->run_length > 0;
     bool next = block == lb + 1 || (block == 0 && lb != 0 && lb + 1 == out->rel_blocks[*s]);
-    if (next || (in_run && block == lb)) {
-      if (!in_run) {
-        out->stream[ss->last] = (*s + 1) | HS_RUN_START;
-        ss->start = ss->last;
-        ss->run_length = 1;
-      }
+    /* A scan reads each block once: a run that has covered its relation is
+     * over, and a read of the next block (block 0 after the last) is the
+     * next scan, with a ring of its own. */
+    bool complete = in_run && ss->run_length >= out->rel_blocks[*s];
+    if (in_run && !complete && (next || block == lb)) {
       out->stream[r] = *s + 1;
       /* A run's length counts the blocks it moved on to, not re-reads. */
       if (next && ss->run_length < UINT32_MAX) ss->run_length++;
-    } else if (in_run) {
-      run_length[ss->start] = ss->run_length;
-      ss->run_length = 0;
+    } else {
+      if (in_run) {
+        run_length[ss->start] = ss->run_length;
+        ss->run_length = 0;
+      }
+      if (next && complete) { /* the next scan starts here */
+        out->stream[r] = (*s + 1) | HS_RUN_START;
+        ss->start = r;
+        ss->run_length = 1;
+      } else if (next) { /* the last access and this one start a run */
+        out->stream[ss->last] = (*s + 1) | HS_RUN_START;
+        out->stream[r] = *s + 1;
+        ss->start = ss->last;
+        ss->run_length = 2;
+      }
     }
     ss->last = r;
     ss->last_block = block;

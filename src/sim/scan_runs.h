@@ -11,7 +11,13 @@
  * after the one before (or the same block again, or wraps from the last
  * block to block 0, as a synchronized scan that started mid-relation does).
  * A run's first access starts a new scan, which gets a new, empty ring, as
- * every scan in PostgreSQL gets its own strategy. A run shorter than
+ * every scan in PostgreSQL gets its own strategy. A scan reads each block
+ * once, so a run that has covered its whole relation ends there: the next
+ * block (block 0 after the last, when scans follow each other) starts the
+ * next scan. That matters: each finished scan leaves its ring's 32 pages
+ * in the pool, and on a real PostgreSQL 15 trace of 30 scans the next
+ * scans find hundreds of such pages each; read as one endless run, the
+ * trace would leave none and miss 6 % more than the server did. A run shorter than
  * HS_MIN_SCAN_RUN accesses is taken for chance (an index lookup reading
  * neighbouring blocks), not for a scan.
  *

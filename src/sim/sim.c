@@ -32,11 +32,12 @@
 #include "sim/sim.h"
 
 #include "core/error.h"
-#include "core/hash.h"
 #include "hotset/policy.h"
+#include "sim/idmap.h"
 #include "sim/trace_clock.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,70 +99,13 @@ static hs_status over_limit(const char *path, const hs_sim_load_options *lim, ui
 
 /* ---- loading ------------------------------------------------------------ */
 
-/* Open-addressing map from trace ids to dense numbers, grown as needed. */
-typedef struct id_map {
-  uint64_t *ids;
-  uint32_t *dense; /* UINT32_MAX = empty */
-  uint64_t mask, count;
-} id_map;
-
-static bool id_map_init(id_map *m, uint64_t cap) {
-  m->ids = malloc(sizeof *m->ids * cap);
-  m->dense = malloc(sizeof *m->dense * cap);
-  if (!m->ids || !m->dense) {
-    free(m->ids);
-    free(m->dense);
-    return false;
-  }
-  memset(m->dense, 0xff, sizeof *m->dense * cap);
-  m->mask = cap - 1;
-  m->count = 0;
-  return true;
-}
-
-static bool id_map_grow(id_map *m) {
-  id_map bigger;
-  if (!id_map_init(&bigger, (m->mask + 1) * 2)) return false;
-  for (uint64_t i = 0; i <= m->mask; i++) {
-    if (m->dense[i] == UINT32_MAX) continue;
-    uint64_t j = hs_mix64(m->ids[i]) & bigger.mask;
-    while (bigger.dense[j] != UINT32_MAX) j = (j + 1) & bigger.mask;
-    bigger.ids[j] = m->ids[i];
-    bigger.dense[j] = m->dense[i];
-  }
-  bigger.count = m->count;
-  free(m->ids);
-  free(m->dense);
-  *m = bigger;
-  return true;
-}
-
-/* The dense number of `id`, assigning the next one if it is new; UINT32_MAX
- * if out of memory. *fresh says whether it was new. */
-static uint32_t id_map_get(id_map *m, uint64_t id, bool *fresh) {
-  uint64_t j = hs_mix64(id) & m->mask;
-  while (m->dense[j] != UINT32_MAX) {
-    if (m->ids[j] == id) {
-      *fresh = false;
-      return m->dense[j];
-    }
-    j = (j + 1) & m->mask;
-  }
-  if ((m->count + 1) * 4 > (m->mask + 1) * 3) {
-    if (!id_map_grow(m)) return UINT32_MAX;
-    return id_map_get(m, id, fresh);
-  }
-  m->ids[j] = id;
-  m->dense[j] = (uint32_t)m->count++;
-  *fresh = true;
-  return m->dense[j];
-}
-
 /* Grows the request arrays (time_ms too when `with_time`, found when
- * `want_found`), doubling, but never past `max` entries. */
-static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t max, bool with_time,
+ * `want_found`) to hold at least `need` entries, doubling, but never past
+ * `max` entries. */
+static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t need, uint64_t max, bool with_time,
                         bool want_found) {
-  uint64_t n = *cap ? *cap * 2 : 1u << 20;
+  uint64_t n = *cap ? *cap : 1u << 20;
+  while (n < need) n *= 2;
   if (n > max) n = max;
   uint32_t *obj = realloc(t->obj, sizeof *obj * n);
   if (obj) t->obj = obj;
@@ -182,6 +126,200 @@ static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t max, bool with_
   return true;
 }
 
+/* The requests an uncompressed oracleGeneral file holds, from its size (0:
+ * unknown), so that the arrays are allocated once at their final size
+ * instead of doubled and copied. Only a first guess: a shorter or longer
+ * file still loads. */
+static uint64_t expected_requests(hs_trace *tr) {
+  if (hs_trace_format_of(tr) != HS_TRACE_ORACLEGENERAL || hs_trace_compressed(tr)) return 0;
+  return hs_trace_file_size(tr) / 24;
+}
+
+/* Requests read per batch: big enough that handing a batch to the mapper
+ * costs nothing next to mapping it, small enough to stay in the caches. */
+#define LOAD_BATCH 16384
+
+/* What the reading thread keeps of each request besides its size: its
+ * time (when the clock is kept), the server's own hit or miss (when the
+ * trace has it), its pid among the distinct ones (when it has pids), and
+ * for finding scans its page id and pid (held until the end of loading). */
+typedef struct reader_side {
+  trace_clock clock;
+  bool with_time, find_scans, want_found, want_pids;
+  hs_idmap pid_set;             /* want_pids: the distinct pids */
+  bool no_memory;               /* pid_set could not grow */
+  uint64_t *page_ids, scan_cap; /* find_scans: page_ids and pids have scan_cap */
+  uint32_t *pids;               /* entries; pids only when the trace has pids */
+} reader_side;
+
+/* The arrays of find_scans, grown to `cap` entries. False if out of memory. */
+static bool grow_scan_arrays(reader_side *rs, bool has_pids, uint64_t cap) {
+  if (!rs->find_scans || rs->scan_cap >= cap) return true;
+  uint64_t *ids = realloc(rs->page_ids, sizeof *ids * cap);
+  if (ids) rs->page_ids = ids;
+  uint32_t *pids = has_pids ? realloc(rs->pids, sizeof *pids * cap) : NULL;
+  if (pids) rs->pids = pids;
+  if (!ids || (has_pids && !pids)) return false;
+  rs->scan_cap = cap;
+  return true;
+}
+
+/* The sizes of batch[0 .. n-1], requests from .. from+n-1 of the trace,
+ * into its size array and its totals, and what `rs` keeps (the half of
+ * loading that needs no id map, done by the reading thread). */
+static void record_sizes(hs_sim_trace *t, reader_side *rs, const hs_request *batch, uint64_t from,
+                         size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (rs->with_time) t->time_ms[from + i] = trace_clock_next(&rs->clock, batch[i].time);
+    if (rs->want_found) {
+      t->found[from + i] = batch[i].found;
+      t->found_hits += batch[i].found == 1;
+      t->found_misses += batch[i].found == 0;
+    }
+    if (rs->want_pids && !hs_idmap_add(&rs->pid_set, batch[i].pid)) rs->no_memory = true;
+    if (rs->find_scans) {
+      rs->page_ids[from + i] = batch[i].id;
+      if (rs->pids) rs->pids[from + i] = batch[i].pid;
+    }
+    uint64_t size = batch[i].size ? batch[i].size : 1;
+    if (size > UINT32_MAX) size = UINT32_MAX;
+    t->size[from + i] = (uint32_t)size;
+    t->bytes_requested += size;
+    if (from + i == 0 || size < t->min_size) t->min_size = (uint32_t)size;
+    if (size > t->max_size) t->max_size = (uint32_t)size;
+  }
+}
+
+/* What can go wrong while mapping a batch (out of memory, or more objects
+ * than dense numbers); the loading thread words the message. */
+typedef enum map_failure { MAP_OK, MAP_NO_MEMORY, MAP_TOO_MANY_OBJECTS } map_failure;
+
+/* The mapping half of loading: ids to dense numbers appended to the
+ * trace's obj array (which the reading thread has made big enough and
+ * whose sizes it has filled in), and each new object's first size. */
+typedef struct mapper {
+  hs_sim_trace *t;
+  hs_idmap ids;
+  uint32_t *first_size; /* per object: its first request's size */
+  uint64_t objcap;      /* first_size's entries */
+  map_failure failure;
+} mapper;
+
+static void map_batch(mapper *m, const hs_request *batch, const uint64_t *hash, size_t n) {
+  hs_sim_trace *t = m->t;
+  if (!hs_idmap_reserve(&m->ids, n)) {
+    m->failure = MAP_NO_MEMORY;
+    return;
+  }
+  uint64_t numbered = m->ids.count; /* objects whose first size is recorded */
+  size_t mapped = hs_idmap_map_hashed(&m->ids, batch, hash, n, t->obj + t->requests);
+  if (m->ids.count > m->objcap) {
+    uint64_t cap = m->objcap;
+    while (cap < m->ids.count) cap *= 2;
+    uint32_t *fs = realloc(m->first_size, sizeof *fs * cap);
+    if (!fs) {
+      m->failure = MAP_NO_MEMORY;
+      return;
+    }
+    m->first_size = fs;
+    m->objcap = cap;
+  }
+  /* A new object's number is the count before it: its first request is
+   * the first to carry it. The sizes are in (record_sizes). */
+  for (size_t i = 0; i < mapped; i++) {
+    uint64_t r = t->requests + i;
+    if (t->obj[r] == numbered) m->first_size[numbered++] = t->size[r];
+  }
+  t->requests += mapped;
+  if (mapped < n) m->failure = MAP_TOO_MANY_OBJECTS;
+}
+
+/* Loading runs on two threads once a trace is longer than one batch: this
+ * one reads and decodes the next batch while a helper maps the last one
+ * (mapping is most of loading's work: a random memory access a request).
+ * The helper touches the trace's arrays only between pipeline_start and
+ * the pipeline_wait that follows, so the reading thread grows them in
+ * between (and writes only entries the helper does not touch meanwhile);
+ * the mutex orders every hand-over. Without the helper (a short trace, or
+ * no thread to be had) the reading thread maps each batch itself: the
+ * result is the same either way. */
+typedef struct pipeline {
+  mapper *m;
+  pthread_t thread;
+  bool running;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  const hs_request *batch; /* handed over, not yet mapped; NULL: idle */
+  const uint64_t *hash;
+  size_t n;
+  bool quit;
+} pipeline;
+
+/* Touches the pages of the arrays' entries the next batch will fill, so
+ * that the kernel maps them on the reading thread, which has time to
+ * spare, rather than on the mapping one. Only entries below `cap`: the
+ * arrays are not grown while the mapper runs. The mapper writes other
+ * entries meanwhile, never these. */
+static void prefault(hs_sim_trace *t, uint64_t from, uint64_t cap) {
+  uint64_t to = from + LOAD_BATCH < cap ? from + LOAD_BATCH : cap;
+  const uint64_t step = 4096 / sizeof *t->obj;
+  for (uint64_t r = from; r < to; r += step) {
+    t->obj[r] = 0;
+    t->size[r] = 0;
+  }
+}
+
+static void *pipeline_main(void *arg) {
+  pipeline *p = arg;
+  pthread_mutex_lock(&p->lock);
+  for (;;) {
+    while (!p->batch && !p->quit) pthread_cond_wait(&p->cond, &p->lock);
+    if (!p->batch) break;
+    pthread_mutex_unlock(&p->lock);
+    map_batch(p->m, p->batch, p->hash, p->n);
+    pthread_mutex_lock(&p->lock);
+    p->batch = NULL;
+    pthread_cond_broadcast(&p->cond);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+/* Waits until the batch handed over last is mapped. */
+static void pipeline_wait(pipeline *p) {
+  if (!p->running) return;
+  pthread_mutex_lock(&p->lock);
+  while (p->batch) pthread_cond_wait(&p->cond, &p->lock);
+  pthread_mutex_unlock(&p->lock);
+}
+
+/* Maps `batch` on the helper (started on first use), or here if there is
+ * none. The caller waits (pipeline_wait) before touching the arrays or the
+ * batch again. */
+static void pipeline_start(pipeline *p, const hs_request *batch, const uint64_t *hash, size_t n) {
+  if (!p->running && pthread_create(&p->thread, NULL, pipeline_main, p) == 0) p->running = true;
+  if (!p->running) {
+    map_batch(p->m, batch, hash, n);
+    return;
+  }
+  pthread_mutex_lock(&p->lock);
+  p->batch = batch;
+  p->hash = hash;
+  p->n = n;
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+}
+
+static void pipeline_stop(pipeline *p) {
+  if (!p->running) return;
+  pthread_mutex_lock(&p->lock);
+  p->quit = true;
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+  pthread_join(p->thread, NULL);
+  p->running = false;
+}
+
 hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
                       const hs_sim_load_options *load, hs_sim_progress_fn progress, void *ctx,
                       hs_sim_trace **out) {
@@ -192,143 +330,121 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
   hs_status st = hs_trace_open(path, opts, &tr);
   if (st != HS_OK) return st;
   hs_sim_trace *t = calloc(1, sizeof *t);
-  id_map ids = {0}, pid_set = {0};
-  const bool want_found = hs_trace_has_found(tr), want_pids = hs_trace_has_pids(tr);
-  uint64_t *first_size = NULL, *count = NULL, objcap = 1u << 16;
-  uint64_t *page_ids = NULL, scan_cap = 0; /* for find_scans */
-  uint32_t *pids = NULL;
-  if (!t || !id_map_init(&ids, 1u << 16) || !(first_size = malloc(sizeof *first_size * objcap)) ||
-      !(count = malloc(sizeof *count * objcap)) || !(t->path = strdup(path)) ||
-      (want_pids && !id_map_init(&pid_set, 1u << 10))) {
+  mapper m = {.t = t, .objcap = 1u << 16};
+  pipeline pipe = {.m = &m, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+  reader_side rs = {0};
+  hs_request *bufs = malloc(sizeof *bufs * LOAD_BATCH * 2);
+  uint64_t *hashes = malloc(sizeof *hashes * LOAD_BATCH * 2);
+  if (!t || !bufs || !hashes || !hs_idmap_init(&m.ids, m.objcap) ||
+      !(m.first_size = malloc(sizeof *m.first_size * m.objcap)) || !(t->path = strdup(path))) {
     st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
-    goto fail;
+    goto done;
   }
   t->format = hs_trace_format_of(tr);
   t->compressed = hs_trace_compressed(tr);
   snprintf(t->format_reason, sizeof t->format_reason, "%s", hs_trace_format_reason(tr));
   /* The clock: time stamps in milliseconds since the first request, or a
    * fixed time per request for a trace without them (see sim.h). */
-  trace_clock clock = trace_clock_make(hs_trace_time_unit_ns(tr), load ? load->ms_per_request : 0);
-  t->timed = clock.unit_ns != 0;
-  bool with_time = load && load->keep_time && trace_clock_tells_time(&clock);
+  rs.clock = trace_clock_make(hs_trace_time_unit_ns(tr), load ? load->ms_per_request : 0);
+  t->timed = rs.clock.unit_ns != 0;
+  rs.with_time = load && load->keep_time && trace_clock_tells_time(&rs.clock);
   t->has_pids = hs_trace_has_pids(tr);
   /* The scans are found from the page ids and pids, which loading does not
    * keep otherwise: held until the end of loading. */
-  bool find_scans = load && load->find_scans;
+  rs.find_scans = load && load->find_scans;
+  rs.want_found = hs_trace_has_found(tr);
+  rs.want_pids = t->has_pids;
+  if (rs.want_pids && !hs_idmap_init(&rs.pid_set, 1u << 10)) {
+    st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
+    goto done;
+  }
   /* Next-access times are always computed (hs_sim_need_future) rather than
    * taken from an oracleGeneral file: every encoding of a trace then gives
    * the same answers, and a file's own numbering (its vtimes count from 1)
    * cannot mislead belady. */
 
-  enum { BATCH = 4096 };
-  hs_request batch[BATCH];
-  uint64_t cap = 0;
-  for (;;) {
+  uint64_t cap = 0, expected = expected_requests(tr);
+  if (expected > 0 && !grow_arrays(t, &cap, expected < max_requests ? expected : max_requests,
+                                   max_requests, rs.with_time, rs.want_found)) {
+    st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory for %llu requests", path,
+                 (unsigned long long)expected);
+    goto done;
+  }
+  /* Requests loaded once the batch being mapped is: t->requests is the
+   * mapper's while it runs. */
+  uint64_t loaded = 0;
+  for (int k = 0;; k ^= 1) {
+    hs_request *batch = bufs + (size_t)k * LOAD_BATCH;
+    uint64_t *hash = hashes + (size_t)k * LOAD_BATCH;
     size_t n;
-    st = hs_trace_read(tr, batch, BATCH, &n);
-    if (st != HS_OK) goto fail;
-    for (size_t i = 0; i < n; i++) {
-      if (t->requests == max_requests) {
-        st = over_limit(path, load, max_requests, default_max, ids.count, hs_trace_bytes_read(tr));
-        goto fail;
-      }
-      if (t->requests == cap && !grow_arrays(t, &cap, max_requests, with_time, want_found)) {
-        st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory after %llu requests", path,
-                     (unsigned long long)t->requests);
-        goto fail;
-      }
-      if (find_scans && t->requests == scan_cap) {
-        uint64_t *more_ids = realloc(page_ids, sizeof *more_ids * cap);
-        if (more_ids) page_ids = more_ids;
-        uint32_t *more_pids = t->has_pids ? realloc(pids, sizeof *more_pids * cap) : NULL;
-        if (more_pids) pids = more_pids;
-        if (!more_ids || (t->has_pids && !more_pids)) {
-          st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory after %llu requests", path,
-                       (unsigned long long)t->requests);
-          goto fail;
-        }
-        scan_cap = cap;
-      }
-      if (find_scans) {
-        page_ids[t->requests] = batch[i].id;
-        if (pids) pids[t->requests] = batch[i].pid;
-      }
-      bool fresh;
-      uint32_t o = id_map_get(&ids, batch[i].id, &fresh);
-      if (o == UINT32_MAX || (uint64_t)o >= UINT32_MAX - 1) {
-        st = hs_fail(HS_ERR_NOMEM, 0, "%s: too many distinct objects", path);
-        goto fail;
-      }
-      uint64_t size = batch[i].size ? batch[i].size : 1;
-      if (size > UINT32_MAX) size = UINT32_MAX;
-      if (fresh) {
-        if (o == objcap) {
-          objcap *= 2;
-          uint64_t *fs = realloc(first_size, sizeof *fs * objcap);
-          if (fs) first_size = fs;
-          uint64_t *c = realloc(count, sizeof *c * objcap);
-          if (c) count = c;
-          if (!fs || !c) {
-            st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
-            goto fail;
-          }
-        }
-        first_size[o] = size;
-        count[o] = 0;
-      }
-      count[o]++;
-      uint64_t r = t->requests++;
-      if (with_time) t->time_ms[r] = trace_clock_next(&clock, batch[i].time);
-      t->obj[r] = o;
-      t->size[r] = (uint32_t)size;
-      t->bytes_requested += size;
-      if (want_found) {
-        t->found[r] = batch[i].found;
-        t->found_hits += batch[i].found == 1;
-        t->found_misses += batch[i].found == 0;
-      }
-      if (want_pids && id_map_get(&pid_set, batch[i].pid, &fresh) == UINT32_MAX) {
-        st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
-        goto fail;
-      }
-      if (r == 0 || size < t->min_size) t->min_size = (uint32_t)size;
-      if (size > t->max_size) t->max_size = (uint32_t)size;
+    st = hs_trace_read(tr, batch, LOAD_BATCH, &n);
+    if (st == HS_OK)
+      for (size_t i = 0; i < n; i++) hash[i] = hs_idmap_hash(batch[i].id);
+    pipeline_wait(&pipe);
+    if (st != HS_OK) goto done;
+    if (m.failure != MAP_OK) break;
+    /* Up to the cap; a request beyond it stops loading (below). */
+    size_t take = loaded + n > max_requests ? (size_t)(max_requests - loaded) : n;
+    if ((loaded + take > cap &&
+         !grow_arrays(t, &cap, loaded + take, max_requests, rs.with_time, rs.want_found)) ||
+        !grow_scan_arrays(&rs, t->has_pids, cap)) {
+      st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory after %llu requests", path,
+                   (unsigned long long)loaded);
+      goto done;
+    }
+    /* The first batch and the last are mapped here: a short trace starts
+     * no thread, and after the last batch there is nothing to overlap. */
+    bool first = loaded == 0, last = take < n || n < LOAD_BATCH;
+    record_sizes(t, &rs, batch, loaded, take);
+    if (rs.no_memory) {
+      st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
+      goto done;
+    }
+    loaded += take;
+    if (first || last) {
+      map_batch(&m, batch, hash, take);
+    } else {
+      pipeline_start(&pipe, batch, hash, take);
+      prefault(t, loaded, cap);
+    }
+    if (take < n) {
+      if (m.failure != MAP_OK) break;
+      st = over_limit(path, load, max_requests, default_max, m.ids.count, hs_trace_bytes_read(tr));
+      goto done;
     }
     if (progress) progress(ctx, hs_trace_bytes_read(tr), hs_trace_file_size(tr));
-    if (n < BATCH) break;
+    if (last) break;
   }
-  t->objects = ids.count;
-  t->pids = pid_set.count;
-  for (uint64_t o = 0; o < t->objects; o++) {
-    t->ws_bytes += first_size[o];
-    t->one_hit += count[o] == 1;
+  pipeline_wait(&pipe);
+  if (m.failure != MAP_OK) {
+    st = m.failure == MAP_TOO_MANY_OBJECTS
+             ? hs_fail(HS_ERR_NOMEM, 0, "%s: too many distinct objects", path)
+             : hs_fail(HS_ERR_NOMEM, 0,
+                       "%s: out of memory after %llu requests (%llu distinct objects)", path,
+                       (unsigned long long)t->requests, (unsigned long long)m.ids.count);
+    goto done;
   }
+  t->objects = m.ids.count;
+  t->pids = rs.pid_set.count;
+  for (uint64_t o = 0; o < t->objects; o++) t->ws_bytes += m.first_size[o];
+  t->one_hit = hs_idmap_seen_once(&m.ids);
   t->bad_records = hs_trace_bad_records(tr);
   t->sized = hs_trace_has_sizes(tr);
-  if (find_scans) {
-    st = hs_scan_runs_find(page_ids, pids, t->requests, &t->runs);
-    if (st != HS_OK) goto fail;
+  if (rs.find_scans) {
+    st = hs_scan_runs_find(rs.page_ids, rs.pids, t->requests, &t->runs);
+    if (st != HS_OK) goto done;
   }
-  free(page_ids);
-  free(pids);
-  free(first_size);
-  free(count);
-  free(ids.ids);
-  free(ids.dense);
-  free(pid_set.ids);
-  free(pid_set.dense);
-  hs_trace_close(tr);
   *out = t;
-  return HS_OK;
-fail:
-  free(page_ids);
-  free(pids);
-  free(first_size);
-  free(count);
-  free(ids.ids);
-  free(ids.dense);
-  free(pid_set.ids);
-  free(pid_set.dense);
+  t = NULL; /* kept: not freed below */
+done:       /* success (t is NULL) or failure alike */
+  pipeline_stop(&pipe);
+  free(rs.page_ids);
+  free(rs.pids);
+  hs_idmap_free(&rs.pid_set);
+  free(bufs);
+  free(hashes);
+  free(m.first_size);
+  hs_idmap_free(&m.ids);
   hs_trace_close(tr);
   hs_sim_trace_free(t);
   return st;
@@ -372,6 +488,10 @@ static double now_seconds(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+/* How many requests ahead the replay loops prefetch their per-object
+ * entry: enough to hide a memory access behind the requests in between. */
+#define LOOKAHEAD 16
 
 /* What one replay counts. */
 typedef struct replay_counts {
@@ -475,6 +595,9 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
   uint32_t next_free = 0;
   for (uint64_t r = 0; r < t->requests; r++) {
     uint32_t o = t->obj[r];
+    /* slot_of has an entry per object of the trace, far more than the CPU
+     * caches hold: fetch the entry a later request needs ahead of it. */
+    if (r + LOOKAHEAD < t->requests) __builtin_prefetch(&slot_of[t->obj[r + LOOKAHEAD]]);
     c->bytes += size;
     a.key = o;
     a.now = t->time_ms ? t->time_ms[r] : r;
@@ -556,6 +679,7 @@ static hs_status replay_objects(const hs_sim_trace *t, hs_policy *p, const char 
   hs_access a = {.kind = HS_ACCESS_READ, .hint = HS_HINT_NORMAL, .next = HS_NEXT_UNKNOWN};
   for (uint64_t r = 0; r < t->requests; r++) {
     uint32_t o = t->obj[r];
+    if (r + LOOKAHEAD < t->requests) __builtin_prefetch(&resident[t->obj[r + LOOKAHEAD]]);
     uint64_t size = t->size[r];
     c->bytes += size;
     a.key = o;

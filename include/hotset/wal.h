@@ -1,0 +1,186 @@
+/*
+ * hotset/wal.h — a write-ahead log: records appended by many threads,
+ * made durable by group commit, read back for recovery.
+ *
+ * The log is one stream of bytes cut into segment files of a fixed size
+ * (16 MiB by default), each preallocated with zeros and named by the
+ * position of its first byte. An LSN is a byte position in that stream.
+ * A record carries a resource-manager id (whose redo applies it: the engine
+ * registers its own, as PostgreSQL's rmgrs), a type within it, the pages it
+ * touches, a payload, the LSN it starts at and the one of the record before
+ * it, and a CRC-32C over all of it. Reading stops at the first record that
+ * is incomplete, out of place or fails its CRC: that is the end of the log.
+ *
+ * Inserting is two steps, as PostgreSQL's WAL insertion locks allow: space
+ * is reserved under a small lock (a few instructions), then the record is
+ * copied into the in-memory log buffer outside any global lock, so threads
+ * copy in parallel. A flush waits until every record before its target has
+ * been copied, then one thread at a time writes and fdatasyncs: a flusher
+ * that finds its target already durable returns at once, and the one that
+ * syncs covers everything copied so far — every commit that arrived while
+ * the previous sync ran shares the next one (group commit). A WAL writer
+ * thread flushes in the background every writer_delay_ms, or sooner when
+ * writer_flush_after bytes are waiting, so most flushes find their work done.
+ *
+ * Errors: a failed write or fdatasync makes the log refuse every later
+ * insert and flush (HS_ERR_IO naming the first failure): after a failed
+ * fsync the kernel may have dropped the data, so nothing written since can
+ * be called durable (PostgreSQL PANICs and recovers; an engine closes and
+ * reopens, which recovers from what is on disk).
+ */
+#ifndef HOTSET_WAL_H
+#define HOTSET_WAL_H
+
+#include "hotset/pool.h"
+#include "hotset/status.h"
+#include "hotset/storage.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The public API: exported from libhotset.so, which is otherwise built with
+ * -fvisibility=hidden so its internals stay private. */
+#pragma GCC visibility push(default)
+
+typedef struct hs_wal hs_wal;
+
+/* Limits of the options (hs_wal_open refuses anything outside them). */
+#define HS_WAL_MIN_SEGMENT (1u << 16)          /* 64 KiB */
+#define HS_WAL_MAX_SEGMENT (1ull << 30)        /* 1 GiB */
+#define HS_WAL_MAX_PAGES_PER_RECORD 32u
+
+typedef struct hs_wal_options {
+  const char *dir;           /* the log's directory, created if missing (required) */
+  uint64_t segment_bytes;    /* a power of two, 64 KiB .. 1 GiB; default 16 MiB */
+  uint64_t buffer_bytes;     /* the in-memory log buffer: a power of two, at least
+                                4 records of the largest size and at most a
+                                segment; default 4 MiB (or the segment) */
+  uint32_t writer_delay_ms;  /* the WAL writer's period; default 200; 0 = no
+                                writer thread (flushes only when asked) */
+  uint64_t writer_flush_after; /* bytes waiting that wake the writer early;
+                                  default 1 MiB; 0 = only by the period */
+} hs_wal_options;
+
+/* Fills in the defaults (dir stays NULL). */
+void hs_wal_options_init(hs_wal_options *opts);
+
+/* Opens the log in opts->dir, creating it if missing. An existing log is
+ * read from its first segment to its end (the first record that is
+ * incomplete, out of place or fails its CRC), and new records follow it. */
+hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out);
+/* Flushes everything inserted, stops the writer and frees the log. On a
+ * failed flush the log is freed all the same and the error returned. */
+hs_status hs_wal_close(hs_wal *wal);
+
+/* A page a record touches. */
+typedef struct hs_wal_page {
+  hs_relid rel;
+  hs_fork fork;
+  hs_blockno block;
+} hs_wal_page;
+
+/* Resource managers: who redoes a record. 0 .. 15 are hotset's own (the
+ * log's, generic page changes); engines register from HS_WAL_RMGR_FIRST_USER. */
+enum {
+  HS_WAL_RMGR_LOG = 0,      /* the log's own records (hs_wal_insert of a commit marker) */
+  HS_WAL_RMGR_GENERIC = 1,  /* full page images and byte-range page changes */
+  HS_WAL_RMGR_FIRST_USER = 16,
+  HS_WAL_RMGR_COUNT = 256
+};
+
+/* A record to insert: `npages` pages (at most HS_WAL_MAX_PAGES_PER_RECORD)
+ * and `len` bytes of payload (at most hs_wal_max_record(wal)). */
+typedef struct hs_wal_record {
+  uint8_t rmgr;
+  uint8_t type;
+  uint16_t npages;
+  const hs_wal_page *pages;
+  const void *data;
+  uint32_t len;
+} hs_wal_record;
+
+/* Appends a record. *end is the LSN just past it: what a page it changed is
+ * stamped with (hs_buf_mark_dirty), and what to flush to (hs_wal_flush)
+ * before the change may be called durable. Thread-safe; copies in parallel
+ * with other inserts. */
+hs_status hs_wal_insert(hs_wal *wal, const hs_wal_record *rec, hs_lsn *end);
+/* The largest payload one record may carry. */
+uint32_t hs_wal_max_record(const hs_wal *wal);
+
+/* Why a flush was asked for: counted in the statistics, like pg_stat_wal's
+ * and pg_stat_io's split of who paid for the syncs. */
+typedef enum hs_wal_cause {
+  HS_WAL_CAUSE_COMMIT = 0,      /* a transaction's commit */
+  HS_WAL_CAUSE_EVICT_NORMAL,    /* writing a dirty page to reuse its buffer */
+  HS_WAL_CAUSE_EVICT_BULKREAD,  /* ... under a bulkread ring */
+  HS_WAL_CAUSE_EVICT_BULKWRITE, /* ... under a bulkwrite ring */
+  HS_WAL_CAUSE_EVICT_VACUUM,    /* ... under a vacuum ring */
+  HS_WAL_CAUSE_WRITER,          /* the WAL writer's background flush */
+  HS_WAL_CAUSE_CHECKPOINT,      /* a checkpoint */
+  HS_WAL_CAUSE_CLOSE,           /* closing the log */
+  HS_WAL_CAUSE_COUNT
+} hs_wal_cause;
+const char *hs_wal_cause_name(hs_wal_cause cause);
+
+/* Makes the log durable up to `upto` (clamped to what was inserted). Waits
+ * for inserts before `upto` to finish copying, then for one fdatasync that
+ * covers it — its own, or one already under way or just done. *synced (may
+ * be NULL) says whether this call's own fdatasync made it durable (false:
+ * it already was, or another thread's sync covered it). */
+hs_status hs_wal_flush(hs_wal *wal, hs_lsn upto, hs_wal_cause cause, bool *synced);
+
+/* The end of what was inserted (reserved), and of what is durable. */
+hs_lsn hs_wal_insert_lsn(hs_wal *wal);
+hs_lsn hs_wal_flushed_lsn(const hs_wal *wal);
+
+typedef struct hs_wal_stats {
+  uint64_t records, bytes;     /* inserted (bytes with headers and padding) */
+  uint64_t full_page_images;   /* records carrying a whole page */
+  uint64_t writes;             /* write calls to segment files */
+  uint64_t syncs;              /* fdatasync calls */
+  uint64_t sync_ns;            /* time spent in them */
+  uint64_t segments_created;
+  uint64_t flush_calls[HS_WAL_CAUSE_COUNT];  /* hs_wal_flush calls by cause */
+  uint64_t flush_syncs[HS_WAL_CAUSE_COUNT];  /* ... that ran the fdatasync */
+  uint64_t flush_waits;        /* calls that waited for another thread's sync */
+} hs_wal_stats;
+void hs_wal_stats_get(hs_wal *wal, hs_wal_stats *out);
+
+/* ---- reading the log back (recovery, tools, tests) ---- */
+
+typedef struct hs_wal_reader hs_wal_reader;
+
+/* A reader of the log in `dir` (segments of `segment_bytes`) from `start`,
+ * which must be a record's start (0 for a log that begins there). */
+hs_status hs_wal_reader_open(const char *dir, uint64_t segment_bytes, hs_lsn start,
+                             hs_wal_reader **out);
+/* A record as read: pointers into the reader's buffer, valid until the
+ * next call. */
+typedef struct hs_wal_read_record {
+  hs_lsn lsn, end, prev;
+  uint8_t rmgr, type;
+  uint16_t npages;
+  hs_wal_page pages[HS_WAL_MAX_PAGES_PER_RECORD];
+  const void *data;
+  uint32_t len;
+} hs_wal_read_record;
+/* The next record: HS_OK with *got = true, or HS_OK with *got = false at the
+ * end of the log (a record incomplete, out of place, or failing its CRC —
+ * hs_wal_reader_why_end says which), or an I/O error. */
+hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *got);
+/* Where the log ends (after *got = false) and why, e.g. "zeros at 0/1F40". */
+hs_lsn hs_wal_reader_end(const hs_wal_reader *r);
+const char *hs_wal_reader_why_end(const hs_wal_reader *r);
+void hs_wal_reader_close(hs_wal_reader *r);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif

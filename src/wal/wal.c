@@ -1,0 +1,543 @@
+/*
+ * wal/wal.c — inserting, writing, flushing (group commit) and the WAL
+ * writer (see hotset/wal.h for the design, wal_internal.h for the
+ * positions and who may move them).
+ *
+ * Insert. Claim an insertion slot; under reserve_lock take [start, end)
+ * and publish `start` in the slot (both under the lock, so a flusher that
+ * reads `reserved` after it also sees the slot); then, outside any lock,
+ * make room in the ring if the writes lag (wal_make_room), compute the CRC
+ * and copy. Releasing the slot says the bytes are there.
+ *
+ * Flush(upto). If `flushed` is past upto, done. Else wait until everything
+ * below upto is copied (the slots), take write_lock, and look again: a sync
+ * that finished while we waited for the lock may have covered us (a
+ * follower of that group commit). Otherwise we lead: write out everything
+ * copied by now — not only our own, so the inserts that came while the last
+ * sync ran share this one — fdatasync, publish `flushed`.
+ *
+ * Segments switch inside a write: the finished segment is fdatasynced before
+ * it is closed, so a flush only ever syncs the segment it is writing.
+ */
+#include "core/crc32c.h"
+#include "core/error.h"
+#include "wal/wal_format.h"
+#include "wal/wal_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1024ull * 1024ull)
+
+static const char *const cause_names[HS_WAL_CAUSE_COUNT] = {
+    "commit", "evict_normal", "evict_bulkread", "evict_bulkwrite",
+    "evict_vacuum", "writer", "checkpoint", "close"};
+
+const char *hs_wal_cause_name(hs_wal_cause cause) {
+  return (unsigned)cause < HS_WAL_CAUSE_COUNT ? cause_names[cause] : "unknown";
+}
+
+void hs_wal_options_init(hs_wal_options *o) {
+  memset(o, 0, sizeof *o);
+  o->segment_bytes = 16 * MIB;
+  o->buffer_bytes = 4 * MIB;
+  o->writer_delay_ms = 200;
+  o->writer_flush_after = 1 * MIB;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+hs_status wal_fail(hs_wal *w, hs_status st, int err, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  pthread_mutex_lock(&w->fail_lock);
+  if (atomic_load(&w->failed) == HS_OK) {
+    snprintf(w->fail_msg, sizeof w->fail_msg, "%s", msg);
+    w->fail_errno = err;
+    atomic_store(&w->failed, (int)st);
+  }
+  pthread_mutex_unlock(&w->fail_lock);
+  return hs_fail(st, err, "%s", msg);
+}
+
+/* The sticky failure, as this thread's error. */
+static hs_status wal_failed(hs_wal *w) {
+  hs_status st = (hs_status)atomic_load(&w->failed);
+  if (st == HS_OK) return HS_OK;
+  pthread_mutex_lock(&w->fail_lock);
+  char msg[400];
+  snprintf(msg, sizeof msg, "%s", w->fail_msg);
+  int err = w->fail_errno;
+  pthread_mutex_unlock(&w->fail_lock);
+  return hs_fail(st, err, "the log is stopped by an earlier failure: %s", msg);
+}
+
+/* ---- positions ----------------------------------------------------------- */
+
+/* Everything below the returned LSN has been copied into the buffer. */
+static uint64_t wal_copied(hs_wal *w) {
+  /* `reserved` first: a slot published before it moved is visible below. */
+  uint64_t done = atomic_load(&w->reserved_pub);
+  for (unsigned i = 0; i < WAL_SLOTS; i++) {
+    uint64_t at = atomic_load(&w->slots[i]);
+    if (at < WAL_SLOT_HELD && at < done) done = at;
+  }
+  return done;
+}
+
+/* ---- writing --------------------------------------------------------------- */
+
+/* Writes [written, target) from the ring to the segment files. Under
+ * write_lock; target <= wal_copied(). */
+static hs_status wal_write_out(hs_wal *w, uint64_t target) {
+  uint64_t pos = atomic_load_explicit(&w->written, memory_order_relaxed);
+  while (pos < target) {
+    uint64_t seg = pos - pos % w->segment_bytes;
+    if (w->fd >= 0 && w->fd_segment != seg) {
+      /* Finishing a segment: make it durable before leaving it, so a flush
+       * only ever has the current one to sync. */
+      if (w->fd_unsynced) {
+        uint64_t t0 = now_ns();
+        int rc = fdatasync(w->fd);
+        atomic_fetch_add_explicit(&w->st_sync_ns, now_ns() - t0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&w->st_syncs, 1, memory_order_relaxed);
+        if (rc != 0)
+          return wal_fail(w, HS_ERR_IO, errno,
+                          "fdatasync of log segment %016" PRIX64 " in %s failed", w->fd_segment,
+                          w->dir);
+      }
+      close(w->fd);
+      w->fd = -1;
+    }
+    if (w->fd < 0) {
+      hs_status st = wal_segment_open_write(w, seg, &w->fd);
+      if (st != HS_OK) return wal_fail(w, st, hs_last_errno(), "%s", hs_last_error());
+      w->fd_segment = seg;
+      w->fd_unsynced = false;
+    }
+    /* One contiguous piece: within the segment and within the ring. */
+    uint64_t n = target - pos;
+    uint64_t seg_left = seg + w->segment_bytes - pos;
+    uint64_t off = pos & (w->buffer_bytes - 1);
+    uint64_t ring_left = w->buffer_bytes - off;
+    if (n > seg_left) n = seg_left;
+    if (n > ring_left) n = ring_left;
+    ssize_t got = pwrite(w->fd, w->buffer + off, (size_t)n, (off_t)(pos - seg));
+    atomic_fetch_add_explicit(&w->st_writes, 1, memory_order_relaxed);
+    if (got != (ssize_t)n)
+      return wal_fail(w, HS_ERR_IO, got < 0 ? errno : ENOSPC,
+                      "writing %" PRIu64 " bytes of the log at %" PRIX64 " to segment %016" PRIX64
+                      " in %s failed",
+                      n, pos, seg, w->dir);
+    w->fd_unsynced = true;
+    pos += n;
+    atomic_store_explicit(&w->written, pos, memory_order_release);
+  }
+  return HS_OK;
+}
+
+/* Room in the ring for an insert ending at `end`: the bytes below
+ * end - buffer_bytes must be written out. They belong to earlier inserts
+ * only, which never wait for this one. */
+static hs_status wal_make_room(hs_wal *w, uint64_t end) {
+  if (end <= w->buffer_bytes) return HS_OK;
+  uint64_t need = end - w->buffer_bytes;
+  while (atomic_load_explicit(&w->written, memory_order_acquire) < need) {
+    hs_status st = wal_failed(w);
+    if (st != HS_OK) return st;
+    pthread_mutex_lock(&w->write_lock);
+    uint64_t copied = wal_copied(w);
+    st = copied > atomic_load_explicit(&w->written, memory_order_relaxed)
+             ? wal_write_out(w, copied)
+             : HS_OK;
+    pthread_mutex_unlock(&w->write_lock);
+    if (st != HS_OK) return st;
+    if (atomic_load_explicit(&w->written, memory_order_acquire) < need)
+      sched_yield(); /* an earlier insert is still copying */
+  }
+  return HS_OK;
+}
+
+/* ---- inserting ------------------------------------------------------------- */
+
+uint32_t hs_wal_max_record(const hs_wal *w) {
+  return w->max_record;
+}
+
+/* Copies `n` bytes to the ring at LSN `pos` (wrapping at its end). */
+static void ring_copy(hs_wal *w, uint64_t pos, const void *src, uint64_t n) {
+  uint64_t off = pos & (w->buffer_bytes - 1);
+  uint64_t first = w->buffer_bytes - off < n ? w->buffer_bytes - off : n;
+  memcpy(w->buffer + off, src, (size_t)first);
+  if (n > first) memcpy(w->buffer, (const unsigned char *)src + first, (size_t)(n - first));
+}
+
+static _Atomic unsigned slot_hint;
+static _Thread_local unsigned my_slot = UINT32_MAX;
+
+/* Claims an insertion slot (marks it held) and returns its index. */
+static unsigned claim_slot(hs_wal *w) {
+  if (my_slot == UINT32_MAX) my_slot = atomic_fetch_add(&slot_hint, 1) % WAL_SLOTS;
+  for (unsigned tries = 0;; tries++) {
+    unsigned i = (my_slot + tries) % WAL_SLOTS;
+    uint64_t idle = WAL_SLOT_IDLE;
+    if (atomic_compare_exchange_strong(&w->slots[i], &idle, WAL_SLOT_HELD)) return i;
+    if (tries % WAL_SLOTS == WAL_SLOTS - 1) sched_yield();
+  }
+}
+
+static void kick_writer(hs_wal *w, uint64_t end) {
+  if (!w->writer_running || w->writer_flush_after == 0) return;
+  if (end - atomic_load_explicit(&w->flushed, memory_order_relaxed) < w->writer_flush_after) return;
+  if (atomic_exchange(&w->writer_kicked, true)) return; /* already on its way */
+  pthread_mutex_lock(&w->writer_lock);
+  pthread_cond_signal(&w->writer_wake);
+  pthread_mutex_unlock(&w->writer_lock);
+}
+
+hs_status hs_wal_insert(hs_wal *w, const hs_wal_record *rec, hs_lsn *end) {
+  if (!w || !rec || !end) return hs_fail(HS_ERR_INVALID, 0, "hs_wal_insert: wal, rec and end needed");
+  if (rec->npages > HS_WAL_MAX_PAGES_PER_RECORD || (rec->npages && !rec->pages))
+    return hs_fail(HS_ERR_INVALID, 0, "hs_wal_insert: %u pages (at most %u, with a page array)",
+                   rec->npages, HS_WAL_MAX_PAGES_PER_RECORD);
+  if (rec->len > w->max_record || (rec->len && !rec->data))
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_wal_insert: a payload of %u bytes (at most %u, with a data pointer)",
+                   rec->len, w->max_record);
+  hs_status st = wal_failed(w);
+  if (st != HS_OK) return st;
+
+  uint32_t total = (uint32_t)wal_record_total(rec->npages, rec->len);
+  uint64_t size = wal_align(total);
+  unsigned slot = claim_slot(w);
+  pthread_mutex_lock(&w->reserve_lock);
+  uint64_t start = w->reserved, prev = w->last_start;
+  w->reserved = start + size;
+  w->last_start = start;
+  atomic_store(&w->slots[slot], start);
+  atomic_store(&w->reserved_pub, start + size);
+  pthread_mutex_unlock(&w->reserve_lock);
+
+  st = wal_make_room(w, start + size);
+  if (st == HS_OK) {
+    unsigned char head[WAL_HEADER + WAL_PAGE_REF * HS_WAL_MAX_PAGES_PER_RECORD];
+    size_t head_len = WAL_HEADER + (size_t)WAL_PAGE_REF * rec->npages;
+    wal_encode_head(head, total, start, prev, rec);
+    uint32_t crc = hs_crc32c(0, head + 8, head_len - 8);
+    if (rec->len) crc = hs_crc32c(crc, rec->data, rec->len);
+    crc = hs_crc32c(crc, head, 4);
+    wal_put32(head + 4, crc);
+    ring_copy(w, start, head, head_len);
+    if (rec->len) ring_copy(w, start + head_len, rec->data, rec->len);
+    static const unsigned char pad[WAL_ALIGN];
+    if (size > total) ring_copy(w, start + total, pad, size - total);
+  }
+  /* Released even after a failure: the log is stopped then, and a flusher
+   * must not wait for these bytes forever. */
+  atomic_store(&w->slots[slot], WAL_SLOT_IDLE);
+  if (st != HS_OK) return st;
+  atomic_fetch_add_explicit(&w->st_records, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&w->st_bytes, size, memory_order_relaxed);
+  if (rec->rmgr == HS_WAL_RMGR_GENERIC && rec->type == 0)
+    atomic_fetch_add_explicit(&w->st_fpi, 1, memory_order_relaxed);
+  *end = start + size;
+  kick_writer(w, start + size);
+  return HS_OK;
+}
+
+/* ---- flushing ------------------------------------------------------------- */
+
+hs_lsn hs_wal_insert_lsn(hs_wal *w) {
+  return atomic_load(&w->reserved_pub);
+}
+
+hs_lsn hs_wal_flushed_lsn(const hs_wal *w) {
+  return atomic_load(&((hs_wal *)w)->flushed);
+}
+
+hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced) {
+  if (synced) *synced = false;
+  if (!w || (unsigned)cause >= HS_WAL_CAUSE_COUNT)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_wal_flush: no log, or an unknown cause %d", (int)cause);
+  atomic_fetch_add_explicit(&w->st_calls[cause], 1, memory_order_relaxed);
+  uint64_t reserved = atomic_load(&w->reserved_pub);
+  if (upto > reserved) upto = reserved;
+  if (atomic_load_explicit(&w->flushed, memory_order_acquire) >= upto) return wal_failed(w);
+  hs_status st = wal_failed(w);
+  if (st != HS_OK) return st;
+  /* Every record below upto must be in the buffer before it can be
+   * written: wait for the inserts copying them. */
+  while (wal_copied(w) < upto) {
+    if ((st = wal_failed(w)) != HS_OK) return st;
+    sched_yield();
+  }
+  pthread_mutex_lock(&w->write_lock);
+  if (atomic_load_explicit(&w->flushed, memory_order_relaxed) >= upto) {
+    /* A sync that ran while we waited for the lock covered us. */
+    pthread_mutex_unlock(&w->write_lock);
+    atomic_fetch_add_explicit(&w->st_waits, 1, memory_order_relaxed);
+    return wal_failed(w);
+  }
+  if ((st = wal_failed(w)) != HS_OK) {
+    pthread_mutex_unlock(&w->write_lock);
+    return st;
+  }
+  /* Lead: everything copied by now, not only ours. */
+  uint64_t target = wal_copied(w);
+  st = wal_write_out(w, target);
+  if (st == HS_OK && w->fd >= 0 && w->fd_unsynced) {
+    uint64_t t0 = now_ns();
+    int rc = fdatasync(w->fd);
+    atomic_fetch_add_explicit(&w->st_sync_ns, now_ns() - t0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&w->st_syncs, 1, memory_order_relaxed);
+    if (rc != 0)
+      st = wal_fail(w, HS_ERR_IO, errno, "fdatasync of log segment %016" PRIX64 " in %s failed",
+                    w->fd_segment, w->dir);
+    else
+      w->fd_unsynced = false;
+  }
+  if (st == HS_OK) {
+    atomic_store_explicit(&w->flushed, target, memory_order_release);
+    atomic_fetch_add_explicit(&w->st_own_syncs[cause], 1, memory_order_relaxed);
+    if (synced) *synced = true;
+  }
+  pthread_mutex_unlock(&w->write_lock);
+  return st;
+}
+
+/* ---- the WAL writer --------------------------------------------------------- */
+
+static void *writer_main(void *arg) {
+  hs_wal *w = arg;
+  pthread_mutex_lock(&w->writer_lock);
+  while (!w->writer_stop) {
+    if (!atomic_load(&w->writer_kicked)) {
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)w->writer_delay_ms * 1000000u;
+      until.tv_sec += (time_t)(ns / 1000000000u);
+      until.tv_nsec = (long)(ns % 1000000000u);
+      pthread_cond_timedwait(&w->writer_wake, &w->writer_lock, &until);
+    }
+    if (w->writer_stop) break;
+    atomic_store(&w->writer_kicked, false);
+    pthread_mutex_unlock(&w->writer_lock);
+    /* What is copied now: the writer never waits for an insert. */
+    uint64_t copied = wal_copied(w);
+    if (copied > atomic_load(&w->flushed) && atomic_load(&w->failed) == HS_OK)
+      (void)hs_wal_flush(w, copied, HS_WAL_CAUSE_WRITER, NULL); /* a failure stops the log */
+    pthread_mutex_lock(&w->writer_lock);
+  }
+  pthread_mutex_unlock(&w->writer_lock);
+  return NULL;
+}
+
+/* ---- opening and closing ------------------------------------------------- */
+
+static bool power_of_two(uint64_t v) {
+  return v && !(v & (v - 1));
+}
+
+static hs_status make_dir(const char *dir) {
+  if (mkdir(dir, 0700) == 0 || errno == EEXIST) {
+    struct stat sb;
+    if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)) return HS_OK;
+    return hs_fail(HS_ERR_IO, ENOTDIR, "%s: the log's directory is not a directory", dir);
+  }
+  return hs_fail(HS_ERR_IO, errno, "%s: cannot create the log's directory", dir);
+}
+
+static void wal_free(hs_wal *w) {
+  if (!w) return;
+  if (w->fd >= 0) close(w->fd);
+  free(w->buffer);
+  free(w->dir);
+  pthread_mutex_destroy(&w->reserve_lock);
+  pthread_mutex_destroy(&w->write_lock);
+  pthread_mutex_destroy(&w->fail_lock);
+  pthread_mutex_destroy(&w->writer_lock);
+  pthread_cond_destroy(&w->writer_wake);
+  free(w);
+}
+
+/* Finds where the existing log ends: read from its first segment. */
+static hs_status find_end(hs_wal *w, uint64_t *end, uint64_t *last_start) {
+  uint64_t *starts;
+  size_t n;
+  hs_status st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
+  if (st != HS_OK) return st;
+  *end = *last_start = 0;
+  if (n == 0) return HS_OK;
+  uint64_t first = starts[0];
+  free(starts);
+  hs_wal_reader *r;
+  st = hs_wal_reader_open(w->dir, w->segment_bytes, first, &r);
+  if (st != HS_OK) return st;
+  *end = first;
+  hs_wal_read_record rec;
+  bool got;
+  while ((st = hs_wal_reader_next(r, &rec, &got)) == HS_OK && got) {
+    *last_start = rec.lsn;
+    *end = rec.end;
+  }
+  hs_wal_reader_close(r);
+  return st;
+}
+
+/* Nothing may follow the end of the log: whatever lies past it — a torn
+ * record's remains, records a crash kept from being acknowledged, segments
+ * made ahead — could pass for a continuation once new records of the same
+ * lengths fill the space before it (same places, same chain). So the rest
+ * of the end's segment is zeroed and later segments are removed, before the
+ * first new record is written. */
+static hs_status clear_after_end(hs_wal *w, uint64_t end) {
+  uint64_t *starts;
+  size_t n;
+  hs_status st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
+  if (st != HS_OK) return st;
+  uint64_t seg = end - end % w->segment_bytes;
+  bool removed = false, have_end_segment = false;
+  for (size_t i = 0; i < n && st == HS_OK; i++) {
+    if (starts[i] == seg) have_end_segment = true;
+    if (starts[i] <= seg) continue;
+    char path[4200];
+    wal_segment_path(w->dir, starts[i], path, sizeof path);
+    if (unlink(path) != 0)
+      st = hs_fail(HS_ERR_IO, errno, "%s: cannot remove a log segment past the end", path);
+    removed = true;
+  }
+  free(starts);
+  if (st == HS_OK && removed) st = wal_sync_dir(w->dir);
+  if (st != HS_OK || !have_end_segment) return st;
+  int fd;
+  st = wal_segment_open_write(w, seg, &fd);
+  if (st != HS_OK) return st;
+  size_t chunk = 1u << 20;
+  void *zeros = calloc(1, chunk);
+  if (!zeros) st = hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to clear the log's tail");
+  for (uint64_t pos = end; st == HS_OK && pos < seg + w->segment_bytes;) {
+    size_t k = seg + w->segment_bytes - pos < chunk ? (size_t)(seg + w->segment_bytes - pos) : chunk;
+    ssize_t got = pwrite(fd, zeros, k, (off_t)(pos - seg));
+    if (got != (ssize_t)k)
+      st = hs_fail(HS_ERR_IO, got < 0 ? errno : ENOSPC,
+                   "clearing the log past its end at %" PRIX64 " in %s failed", pos, w->dir);
+    pos += k;
+  }
+  free(zeros);
+  if (st == HS_OK && fdatasync(fd) != 0)
+    st = hs_fail(HS_ERR_IO, errno, "fdatasync of the log's cleared tail in %s failed", w->dir);
+  close(fd);
+  return st;
+}
+
+hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
+  if (!opts || !out) return hs_fail(HS_ERR_INVALID, 0, "hs_wal_open: options and out needed");
+  *out = NULL;
+  if (!opts->dir || !opts->dir[0])
+    return hs_fail(HS_ERR_INVALID, 0, "hs_wal_open: option dir (the log's directory) is required");
+  if (!power_of_two(opts->segment_bytes) || opts->segment_bytes < HS_WAL_MIN_SEGMENT ||
+      opts->segment_bytes > HS_WAL_MAX_SEGMENT)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_wal_open: option segment_bytes %" PRIu64
+                   " must be a power of two from 64 KiB to 1 GiB",
+                   opts->segment_bytes);
+  uint64_t buffer = opts->buffer_bytes ? opts->buffer_bytes : 4 * MIB;
+  if (buffer > opts->segment_bytes) buffer = opts->segment_bytes;
+  if (!power_of_two(buffer) || buffer < HS_WAL_MIN_SEGMENT / 2)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_wal_open: option buffer_bytes %" PRIu64
+                   " must be a power of two of at least 32 KiB",
+                   buffer);
+  hs_status st = make_dir(opts->dir);
+  if (st != HS_OK) return st;
+  hs_wal *w = calloc(1, sizeof *w);
+  if (!w) return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for the log");
+  pthread_mutex_init(&w->reserve_lock, NULL);
+  pthread_mutex_init(&w->write_lock, NULL);
+  pthread_mutex_init(&w->fail_lock, NULL);
+  pthread_mutex_init(&w->writer_lock, NULL);
+  pthread_cond_init(&w->writer_wake, NULL);
+  w->fd = -1;
+  w->segment_bytes = opts->segment_bytes;
+  w->buffer_bytes = buffer;
+  /* A quarter of the ring, so several records always fit at once. */
+  w->max_record = (uint32_t)(buffer / 4 - WAL_HEADER - WAL_PAGE_REF * HS_WAL_MAX_PAGES_PER_RECORD);
+  w->writer_delay_ms = opts->writer_delay_ms;
+  w->writer_flush_after = opts->writer_flush_after;
+  for (unsigned i = 0; i < WAL_SLOTS; i++) atomic_init(&w->slots[i], WAL_SLOT_IDLE);
+  w->dir = strdup(opts->dir);
+  w->buffer = malloc((size_t)buffer);
+  if (!w->dir || !w->buffer) {
+    wal_free(w);
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for a log buffer of %" PRIu64 " bytes", buffer);
+  }
+  uint64_t end, last;
+  st = find_end(w, &end, &last);
+  if (st == HS_OK) st = clear_after_end(w, end);
+  if (st != HS_OK) {
+    wal_free(w);
+    return st;
+  }
+  w->reserved = end;
+  w->last_start = last;
+  atomic_init(&w->reserved_pub, end);
+  atomic_init(&w->written, end);
+  atomic_init(&w->flushed, end);
+  if (w->writer_delay_ms > 0) {
+    if (pthread_create(&w->writer, NULL, writer_main, w) != 0) {
+      wal_free(w);
+      return hs_fail(HS_ERR_NOMEM, EAGAIN, "could not start the WAL writer thread");
+    }
+    w->writer_running = true;
+  }
+  *out = w;
+  return HS_OK;
+}
+
+hs_status hs_wal_close(hs_wal *w) {
+  if (!w) return HS_OK;
+  if (w->writer_running) {
+    pthread_mutex_lock(&w->writer_lock);
+    w->writer_stop = true;
+    pthread_cond_signal(&w->writer_wake);
+    pthread_mutex_unlock(&w->writer_lock);
+    pthread_join(w->writer, NULL);
+  }
+  hs_status st = hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_CLOSE, NULL);
+  char why[400] = "";
+  if (st != HS_OK) snprintf(why, sizeof why, "%s", hs_last_error());
+  int err = st != HS_OK ? hs_last_errno() : 0;
+  wal_free(w);
+  return st == HS_OK ? HS_OK : hs_fail(st, err, "%s", why);
+}
+
+void hs_wal_stats_get(hs_wal *w, hs_wal_stats *out) {
+  memset(out, 0, sizeof *out);
+  out->records = atomic_load(&w->st_records);
+  out->bytes = atomic_load(&w->st_bytes);
+  out->full_page_images = atomic_load(&w->st_fpi);
+  out->writes = atomic_load(&w->st_writes);
+  out->syncs = atomic_load(&w->st_syncs);
+  out->sync_ns = atomic_load(&w->st_sync_ns);
+  out->segments_created = atomic_load(&w->st_segments);
+  out->flush_waits = atomic_load(&w->st_waits);
+  for (unsigned c = 0; c < HS_WAL_CAUSE_COUNT; c++) {
+    out->flush_calls[c] = atomic_load(&w->st_calls[c]);
+    out->flush_syncs[c] = atomic_load(&w->st_own_syncs[c]);
+  }
+}

@@ -1,0 +1,87 @@
+/*
+ * wal/wal_internal.h — what the log's files share (see hotset/wal.h).
+ *
+ * Positions, from low to high: flushed <= written <= copied <= reserved.
+ * `reserved` is the next free LSN (under reserve_lock). A record between
+ * `copied` and `reserved` may still be being copied by its inserter: each
+ * inserter publishes its start in an insertion slot while it copies, and
+ * what is copied is everything below the lowest published start (or all that
+ * was reserved, if none is). `written` has gone to the segment files,
+ * `flushed` is durable. Only the holder of write_lock writes or syncs. The
+ * log buffer is a ring of buffer_bytes indexed by LSN: an inserter may copy
+ * into [start, end) once written >= end - buffer_bytes, and writes out older
+ * bytes itself when it is not (wal_make_room), never waiting for a later
+ * insert, so no insert waits for another that waits for it.
+ */
+#ifndef HOTSET_WAL_INTERNAL_H
+#define HOTSET_WAL_INTERNAL_H
+
+#include "hotset/wal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Insertion slots: an inserter claims one, publishes its start in it while
+ * it copies. More than the cores that insert at once; a thread finding
+ * every slot taken yields and tries again. */
+#define WAL_SLOTS     16u
+#define WAL_SLOT_IDLE UINT64_MAX
+#define WAL_SLOT_HELD (UINT64_MAX - 1) /* claimed, nothing reserved yet */
+
+struct hs_wal {
+  char *dir;
+  uint64_t segment_bytes;
+  uint64_t buffer_bytes;
+  unsigned char *buffer;
+  uint32_t max_record;
+
+  pthread_mutex_t reserve_lock;
+  uint64_t reserved, last_start;  /* under reserve_lock */
+  _Atomic uint64_t reserved_pub;  /* reserved, for lock-free reads */
+  _Atomic uint64_t slots[WAL_SLOTS];
+
+  pthread_mutex_t write_lock;
+  int fd;              /* the segment being written, -1 if none */
+  uint64_t fd_segment; /* its first LSN */
+  bool fd_unsynced;    /* written since its last fdatasync */
+  _Atomic uint64_t written, flushed;
+
+  /* Sticky failure: set once, every later insert and flush returns it. */
+  _Atomic int failed; /* an hs_status, HS_OK while healthy */
+  pthread_mutex_t fail_lock;
+  char fail_msg[400];
+  int fail_errno;
+
+  /* The WAL writer. */
+  pthread_t writer;
+  bool writer_running;
+  pthread_mutex_t writer_lock;
+  pthread_cond_t writer_wake;
+  bool writer_stop;         /* under writer_lock */
+  _Atomic bool writer_kicked; /* a wake-up is pending */
+  uint32_t writer_delay_ms;
+  uint64_t writer_flush_after;
+
+  /* Statistics (relaxed atomics). */
+  _Atomic uint64_t st_records, st_bytes, st_fpi, st_writes, st_syncs, st_sync_ns, st_segments,
+      st_waits;
+  _Atomic uint64_t st_calls[HS_WAL_CAUSE_COUNT], st_own_syncs[HS_WAL_CAUSE_COUNT];
+};
+
+/* wal_segment.c: segment files. */
+void wal_segment_path(const char *dir, uint64_t segment_start, char *out, size_t len);
+/* Opens the segment starting at `start` for writing, creating and
+ * preallocating it (zeros, fsynced, renamed into place) if missing. */
+hs_status wal_segment_open_write(hs_wal *w, uint64_t start, int *fd);
+/* The segments in `dir` (their first LSNs, sorted); *n of them, malloc'ed. */
+hs_status wal_segment_list(const char *dir, uint64_t segment_bytes, uint64_t **starts, size_t *n);
+/* Makes a durable note of a directory entry change (fsync the directory). */
+hs_status wal_sync_dir(const char *dir);
+
+/* wal.c: the failure that stops the log (first one kept). */
+hs_status wal_fail(hs_wal *w, hs_status st, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * wal/wal_segment.c — the log's segment files.
+ *
+ * A segment is created whole before any record goes into it: written with
+ * zeros under a temporary name, fsynced, renamed to its name (16 hex digits
+ * of its first LSN) and the directory fsynced. So a segment that exists has
+ * its full size on disk — later writes into it change no file size, and
+ * fdatasync need not touch the inode — and a crash while creating one
+ * leaves only a temporary file, never a short segment. PostgreSQL's
+ * XLogFileInit does the same.
+ */
+#include "core/error.h"
+#include "wal/wal_format.h"
+#include "wal/wal_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Zeros written at a time while preallocating. */
+#define ZERO_CHUNK (1u << 20)
+
+void wal_segment_path(const char *dir, uint64_t segment_start, char *out, size_t len) {
+  snprintf(out, len, "%s/%016" PRIX64, dir, segment_start);
+}
+
+hs_status wal_sync_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot open the directory to sync it", dir);
+  int rc = fsync(fd);
+  int err = errno;
+  close(fd);
+  if (rc != 0) return hs_fail(HS_ERR_IO, err, "%s: fsync of the directory failed", dir);
+  return HS_OK;
+}
+
+static hs_status create_segment(hs_wal *w, uint64_t start, const char *path) {
+  char tmp[4300];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot create a log segment", tmp);
+  size_t chunk = w->segment_bytes < ZERO_CHUNK ? (size_t)w->segment_bytes : ZERO_CHUNK;
+  void *zeros = calloc(1, chunk);
+  hs_status st = zeros ? HS_OK : hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to preallocate %s", tmp);
+  for (uint64_t off = 0; st == HS_OK && off < w->segment_bytes; off += chunk) {
+    ssize_t n = pwrite(fd, zeros, chunk, (off_t)off);
+    if (n != (ssize_t)chunk)
+      st = hs_fail(HS_ERR_IO, n < 0 ? errno : ENOSPC, "%s: preallocating a log segment failed at %" PRIu64,
+                   tmp, off);
+  }
+  free(zeros);
+  if (st == HS_OK && fdatasync(fd) != 0)
+    st = hs_fail(HS_ERR_IO, errno, "%s: fdatasync of a new log segment failed", tmp);
+  close(fd);
+  if (st == HS_OK && rename(tmp, path) != 0)
+    st = hs_fail(HS_ERR_IO, errno, "%s: cannot rename the new log segment to %s", tmp, path);
+  if (st == HS_OK) st = wal_sync_dir(w->dir);
+  if (st != HS_OK) {
+    unlink(tmp);
+    return st;
+  }
+  atomic_fetch_add_explicit(&w->st_segments, 1, memory_order_relaxed);
+  (void)start;
+  return HS_OK;
+}
+
+hs_status wal_segment_open_write(hs_wal *w, uint64_t start, int *fd) {
+  char path[4200];
+  wal_segment_path(w->dir, start, path, sizeof path);
+  int f = open(path, O_WRONLY | O_CLOEXEC);
+  if (f < 0 && errno == ENOENT) {
+    hs_status st = create_segment(w, start, path);
+    if (st != HS_OK) return st;
+    f = open(path, O_WRONLY | O_CLOEXEC);
+  }
+  if (f < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
+  *fd = f;
+  return HS_OK;
+}
+
+static int start_order(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+hs_status wal_segment_list(const char *dir, uint64_t segment_bytes, uint64_t **starts, size_t *n) {
+  *starts = NULL;
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (!d) return hs_fail(HS_ERR_IO, errno, "%s: cannot list the log directory", dir);
+  size_t cap = 0;
+  hs_status st = HS_OK;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    const char *name = e->d_name;
+    if (strlen(name) != WAL_SEGMENT_NAME_LEN || strspn(name, "0123456789ABCDEF") != WAL_SEGMENT_NAME_LEN)
+      continue; /* temporary files of a creation a crash interrupted, and anything else */
+    uint64_t start = strtoull(name, NULL, 16);
+    if (start % segment_bytes != 0) {
+      st = hs_fail(HS_ERR_INVALID, 0,
+                   "%s/%s: a log segment whose first LSN is no multiple of the segment size "
+                   "%" PRIu64 " (the log was written with another segment size?)",
+                   dir, name, segment_bytes);
+      break;
+    }
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 16;
+      uint64_t *more = realloc(*starts, cap * sizeof *more);
+      if (!more) {
+        st = hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory listing %s", dir);
+        break;
+      }
+      *starts = more;
+    }
+    (*starts)[(*n)++] = start;
+  }
+  closedir(d);
+  if (st != HS_OK) {
+    free(*starts);
+    *starts = NULL;
+    *n = 0;
+    return st;
+  }
+  if (*n) qsort(*starts, *n, sizeof **starts, start_order);
+  return HS_OK;
+}

@@ -11,13 +11,15 @@
  * are labelled concurrency (TSan runs them).
  */
 #include "check.h"
+#include "hotset/fault.h"
+#include "hotset/pool.h"
 #include "hotset/wal.h"
 #include "testdir.h"
 
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,7 +36,7 @@ static _Atomic unsigned thread_failures;
 static uint32_t payload_len(uint32_t thread, uint32_t seq, uint32_t max) {
   uint64_t x = (uint64_t)thread * 2654435761u ^ (uint64_t)seq * 40503u;
   x ^= x >> 13;
-  uint32_t len = (uint32_t)(x % 700); /* mostly small, as commit records are */
+  uint32_t len = (uint32_t)(x % 700);                 /* mostly small, as commit records are */
   if (seq % 97 == 5) len = max < 20000 ? max : 20000; /* now and then a big one */
   return len < 8 ? 8 : len;
 }
@@ -72,7 +74,8 @@ static hs_lsn insert_one(hs_wal *w, uint32_t thread, uint32_t seq) {
   static _Thread_local unsigned char buf[1 << 16];
   uint32_t len = payload_len(thread, seq, hs_wal_max_record(w));
   payload_fill(buf, len, thread, seq);
-  hs_wal_page pages[3] = {{thread, HS_FORK_MAIN, seq}, {7, HS_FORK_VM, seq + 1}, {9, HS_FORK_FSM, 3}};
+  hs_wal_page pages[3] = {
+      {thread, HS_FORK_MAIN, seq}, {7, HS_FORK_VM, seq + 1}, {9, HS_FORK_FSM, 3}};
   hs_wal_record rec = {.rmgr = HS_WAL_RMGR_FIRST_USER + (uint8_t)(thread % 4),
                        .type = (uint8_t)(seq % 256),
                        .npages = (uint16_t)(seq % 4),
@@ -104,7 +107,8 @@ static uint64_t read_back(const char *d, uint64_t segment, uint32_t threads, uin
     bool ok = payload_ok(rec.data, rec.len, &t, &s) && t < threads && s == next[t] &&
               rec.lsn == prev_end && rec.len == payload_len(t, s, g_max_record) &&
               rec.rmgr == HS_WAL_RMGR_FIRST_USER + t % 4 && rec.type == s % 256 &&
-              rec.npages == s % 4 && (rec.npages == 0 || (rec.pages[0].rel == t && rec.pages[0].block == s));
+              rec.npages == s % 4 &&
+              (rec.npages == 0 || (rec.pages[0].rel == t && rec.pages[0].block == s));
     if (!ok) {
       fprintf(stderr, "record %llu at %llx: thread %u seq %u (want seq %u), len %u\n",
               (unsigned long long)n, (unsigned long long)rec.lsn, t, s, t < threads ? next[t] : 0,
@@ -197,7 +201,7 @@ static void test_torn_tail(void) {
   testdir_remove(dir);
 }
 
-#define THREADS 4
+#define THREADS    4
 #define PER_THREAD 1500
 
 typedef struct inserter {
@@ -324,6 +328,89 @@ static void test_refusals(void) {
   testdir_remove(dir);
 }
 
+/* The pool with hotset's log: every page write finds the log durable up to
+ * the page's LSN (checked by an observer at the moment of the write), the
+ * flushes are counted as evictions, and a bulkread ring's question "would
+ * this write need a flush?" is the log's own answer. */
+typedef struct write_watch {
+  hs_wal *wal;
+  hs_pool *pool;
+  hs_lsn page_lsn[64];
+  unsigned writes, early;
+} write_watch;
+
+static void watch_write(void *ctx, hs_io_op op, hs_relid rel, hs_fork fork, hs_blockno block,
+                        const void *page) {
+  (void)rel;
+  (void)fork;
+  (void)page;
+  write_watch *ww = ctx;
+  if (op != HS_IO_WRITE || block >= 64) return;
+  ww->writes++;
+  if (hs_wal_flushed_lsn(ww->wal) < ww->page_lsn[block]) ww->early++;
+}
+
+static void test_pool_with_log(void) {
+  testdir_make(dir, sizeof dir, "wal-pool");
+  char logdir[4200];
+  snprintf(logdir, sizeof logdir, "%s/wal", dir);
+  write_watch ww = {0};
+  ww.wal = open_log(logdir, 1 << 16, 1 << 15, 0);
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = dir;
+  po.page_size = 4096;
+  po.pool_pages = 8;
+  po.policy = "lru";
+  po.wal = ww.wal;
+  po.flush_wal_up_to = NULL;
+  REQUIRE(hs_pool_open(&po, &ww.pool) == HS_OK);
+  hs_smgr_set_observer(hs_pool_smgr(ww.pool), watch_write, &ww);
+  bool created;
+  CHECK_OK(hs_smgr_create_if_missing(hs_pool_smgr(ww.pool), 1, HS_FORK_MAIN, &created));
+  /* 32 pages, each changed under a log record, through an 8-page pool:
+   * most are evicted dirty, each eviction flushing the log first. */
+  for (hs_blockno i = 0; i < 32; i++) {
+    hs_buf b;
+    hs_blockno block;
+    CHECK_OK(hs_pool_extend(ww.pool, 1, HS_FORK_MAIN, NULL, true, &b, &block));
+    unsigned char *page = hs_buf_page(ww.pool, b);
+    page[100] = (unsigned char)i;
+    hs_wal_page ref = {1, HS_FORK_MAIN, block};
+    hs_wal_record rec = {.rmgr = HS_WAL_RMGR_GENERIC,
+                         .type = 1,
+                         .npages = 1,
+                         .pages = &ref,
+                         .data = &page[100],
+                         .len = 1};
+    hs_lsn end;
+    CHECK_OK(hs_wal_insert(ww.wal, &rec, &end));
+    if (block < 64) ww.page_lsn[block] = end;
+    CHECK_OK(hs_buf_mark_dirty(ww.pool, b, end, NULL));
+    CHECK_OK(hs_buf_unlock(ww.pool, b));
+    hs_buf_release(ww.pool, b);
+  }
+  CHECK(ww.writes >= 24);
+  CHECK_EQ(ww.early, 0u);
+  hs_wal_stats st;
+  hs_wal_stats_get(ww.wal, &st);
+  CHECK(st.flush_calls[HS_WAL_CAUSE_EVICT_NORMAL] >= 24);
+  CHECK(st.flush_syncs[HS_WAL_CAUSE_EVICT_NORMAL] >= 1);
+  CHECK_OK(hs_pool_close(ww.pool));
+  CHECK_EQ(ww.early, 0u);
+  CHECK_OK(hs_wal_close(ww.wal));
+  /* The log and the callbacks exclude each other. */
+  hs_wal *w2 = open_log(logdir, 1 << 16, 1 << 15, 0);
+  po.wal = w2;
+  po.wal_needs_flush = NULL;
+  po.flush_wal_up_to = (hs_wal_flush_fn)1; /* never called: refused first */
+  hs_pool *p2 = NULL;
+  CHECK_ST(hs_pool_open(&po, &p2), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "exclude");
+  CHECK_OK(hs_wal_close(w2));
+  testdir_remove(dir);
+}
+
 int main(void) {
   test_round_trip();
   test_torn_tail();
@@ -332,6 +419,7 @@ int main(void) {
   test_concurrent(true, 2);
   test_writer();
   test_refusals();
+  test_pool_with_log();
   CHECK_EQ(atomic_load(&thread_failures), 0u);
   return check_finish();
 }

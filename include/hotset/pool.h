@@ -99,6 +99,13 @@ typedef struct hs_pool_options {
                               0 = streams read on the caller's thread; at most 64 */
   hs_clock_ms_fn clock_ms; /* NULL: the monotonic clock */
   void *clock_ctx;
+  /* hotset's own log (hotset/wal.h): before writing a dirty page the pool
+   * flushes it up to the page's LSN, counted by why (an eviction in the
+   * normal, bulkread, bulkwrite or vacuum context); a bulkread ring asks it
+   * whether a flush would be needed. Excludes flush_wal_up_to, which stays
+   * for engines with a log of their own. The pool does not own it: close
+   * the pool first, then the log. */
+  struct hs_wal *wal;
 } hs_pool_options;
 
 /* Fills in the defaults: 8 KiB pages, 128 MiB, clock-sweep, 128 partitions. */

@@ -50,18 +50,18 @@ extern "C" {
 typedef struct hs_wal hs_wal;
 
 /* Limits of the options (hs_wal_open refuses anything outside them). */
-#define HS_WAL_MIN_SEGMENT (1u << 16)          /* 64 KiB */
-#define HS_WAL_MAX_SEGMENT (1ull << 30)        /* 1 GiB */
+#define HS_WAL_MIN_SEGMENT          (1u << 16)   /* 64 KiB */
+#define HS_WAL_MAX_SEGMENT          (1ull << 30) /* 1 GiB */
 #define HS_WAL_MAX_PAGES_PER_RECORD 32u
 
 typedef struct hs_wal_options {
-  const char *dir;           /* the log's directory, created if missing (required) */
-  uint64_t segment_bytes;    /* a power of two, 64 KiB .. 1 GiB; default 16 MiB */
-  uint64_t buffer_bytes;     /* the in-memory log buffer: a power of two, at least
-                                4 records of the largest size and at most a
-                                segment; default 4 MiB (or the segment) */
-  uint32_t writer_delay_ms;  /* the WAL writer's period; default 200; 0 = no
-                                writer thread (flushes only when asked) */
+  const char *dir;             /* the log's directory, created if missing (required) */
+  uint64_t segment_bytes;      /* a power of two, 64 KiB .. 1 GiB; default 16 MiB */
+  uint64_t buffer_bytes;       /* the in-memory log buffer: a power of two, at least
+                                  4 records of the largest size and at most a
+                                  segment; default 4 MiB (or the segment) */
+  uint32_t writer_delay_ms;    /* the WAL writer's period; default 200; 0 = no
+                                  writer thread (flushes only when asked) */
   uint64_t writer_flush_after; /* bytes waiting that wake the writer early;
                                   default 1 MiB; 0 = only by the period */
 } hs_wal_options;
@@ -87,8 +87,8 @@ typedef struct hs_wal_page {
 /* Resource managers: who redoes a record. 0 .. 15 are hotset's own (the
  * log's, generic page changes); engines register from HS_WAL_RMGR_FIRST_USER. */
 enum {
-  HS_WAL_RMGR_LOG = 0,      /* the log's own records (hs_wal_insert of a commit marker) */
-  HS_WAL_RMGR_GENERIC = 1,  /* full page images and byte-range page changes */
+  HS_WAL_RMGR_LOG = 0,     /* the log's own records (hs_wal_insert of a commit marker) */
+  HS_WAL_RMGR_GENERIC = 1, /* full page images and byte-range page changes */
   HS_WAL_RMGR_FIRST_USER = 16,
   HS_WAL_RMGR_COUNT = 256
 };
@@ -139,15 +139,15 @@ hs_lsn hs_wal_insert_lsn(hs_wal *wal);
 hs_lsn hs_wal_flushed_lsn(const hs_wal *wal);
 
 typedef struct hs_wal_stats {
-  uint64_t records, bytes;     /* inserted (bytes with headers and padding) */
-  uint64_t full_page_images;   /* records carrying a whole page */
-  uint64_t writes;             /* write calls to segment files */
-  uint64_t syncs;              /* fdatasync calls */
-  uint64_t sync_ns;            /* time spent in them */
+  uint64_t records, bytes;   /* inserted (bytes with headers and padding) */
+  uint64_t full_page_images; /* records carrying a whole page */
+  uint64_t writes;           /* write calls to segment files */
+  uint64_t syncs;            /* fdatasync calls */
+  uint64_t sync_ns;          /* time spent in them */
   uint64_t segments_created;
-  uint64_t flush_calls[HS_WAL_CAUSE_COUNT];  /* hs_wal_flush calls by cause */
-  uint64_t flush_syncs[HS_WAL_CAUSE_COUNT];  /* ... that ran the fdatasync */
-  uint64_t flush_waits;        /* calls that waited for another thread's sync */
+  uint64_t flush_calls[HS_WAL_CAUSE_COUNT]; /* hs_wal_flush calls by cause */
+  uint64_t flush_syncs[HS_WAL_CAUSE_COUNT]; /* ... that ran the fdatasync */
+  uint64_t flush_waits;                     /* calls that waited for another thread's sync */
 } hs_wal_stats;
 void hs_wal_stats_get(hs_wal *wal, hs_wal_stats *out);
 

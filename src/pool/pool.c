@@ -95,6 +95,10 @@ static hs_status check_options(const hs_pool_options *opts, uint32_t page_size, 
   if (opts->io_workers > HS_POOL_MAX_IO_WORKERS)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: option io_workers: %u asked for (at most %u)",
                    opts->io_workers, HS_POOL_MAX_IO_WORKERS);
+  if (opts->wal && (opts->flush_wal_up_to || opts->wal_needs_flush))
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_open: options wal and flush_wal_up_to/wal_needs_flush exclude each "
+                   "other (the log is hotset's own, the callbacks are for a log of the engine's)");
   if (opts->wal_needs_flush && !opts->flush_wal_up_to)
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pool_open: option wal_needs_flush is set but flush_wal_up_to is not "
@@ -119,6 +123,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   pool->page_size = page_size;
   pool->flush_wal_up_to = opts->flush_wal_up_to;
   pool->wal_needs_flush = opts->wal_needs_flush;
+  pool->wal = opts->wal;
   pool->wal_ctx = opts->wal_ctx;
   pthread_mutex_init(&pool->free_lock, NULL);
   pthread_mutex_init(&pool->stats_lock, NULL);

@@ -39,6 +39,7 @@ struct hs_pool {
   bool lock_hits;          /* hit needs policy_lock */
   bool lock_others;        /* victim/evict/insert/remove need policy_lock */
   bool needs_time;         /* the policy reads hs_access.now (milliseconds) */
+  struct hs_wal *wal;      /* hotset's own log, or NULL */
   hs_clock_ms_fn clock_ms; /* NULL: the monotonic clock */
   void *clock_ctx;
   pthread_mutex_t policy_lock;

@@ -29,10 +29,25 @@
  * whose write would force a WAL flush (strategy.c).
  */
 #include "core/error.h"
+#include "hotset/wal.h"
 #include "pool/pins.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+
+/* Why a write-back flushes the log: an eviction in its context. */
+static hs_wal_cause wal_cause_of(hs_io_context ctx) {
+  switch (ctx) {
+  case HS_IOCTX_BULKREAD:
+    return HS_WAL_CAUSE_EVICT_BULKREAD;
+  case HS_IOCTX_BULKWRITE:
+    return HS_WAL_CAUSE_EVICT_BULKWRITE;
+  case HS_IOCTX_VACUUM:
+    return HS_WAL_CAUSE_EVICT_VACUUM;
+  default:
+    return HS_WAL_CAUSE_EVICT_NORMAL;
+  }
+}
 
 hs_status pool_write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wrote,
                             bool *wal_flushed) {
@@ -55,13 +70,14 @@ hs_status pool_write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wr
   }
   hs_buftag tag = buf_tag_get(d);
   hs_lsn lsn = atomic_load_explicit(&d->lsn, memory_order_relaxed);
-  if (pool->flush_wal_up_to && lsn != 0) {
+  if ((pool->flush_wal_up_to || pool->wal) && lsn != 0) {
     bool flushed = false;
     /* Whatever message the thread had is not the callback's: clear it, so
      * that only what the callback itself left (a failed hotset call inside
      * it) is quoted, and a retry never nests the previous failure. */
     hs_clear_error();
-    hs_status st = pool->flush_wal_up_to(pool->wal_ctx, lsn, &flushed);
+    hs_status st = pool->wal ? hs_wal_flush(pool->wal, lsn, wal_cause_of(ctx), &flushed)
+                             : pool->flush_wal_up_to(pool->wal_ctx, lsn, &flushed);
     if (st != HS_OK) {
       char why[256];
       snprintf(why, sizeof why, "%s", hs_last_error());
@@ -69,8 +85,9 @@ hs_status pool_write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wr
       pool_end_io(pool, b, BM_IO_ERROR, 0, false);
       stat_add(&pool->stats, ctx, HS_STAT_WRITE_ERRORS, 1);
       return hs_fail(HS_ERR_WAL, why_errno,
-                     "the WAL flush callback (flush_wal_up_to) failed with %s for block %u of "
+                     "%s failed with %s for block %u of "
                      "relation %u (fork %d), page LSN %" PRIu64 "%s%s; the page stays dirty",
+                     pool->wal ? "the WAL flush" : "the WAL flush callback (flush_wal_up_to)",
                      hs_status_name(st), tag.block, tag.rel, (int)tag.fork, lsn, why[0] ? ": " : "",
                      why);
     }
@@ -92,6 +109,7 @@ hs_status pool_write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wr
 
 bool pool_needs_wal_flush(hs_pool *pool, hs_bufdesc *d) {
   hs_lsn lsn = atomic_load_explicit(&d->lsn, memory_order_relaxed);
+  if (pool->wal) return lsn > hs_wal_flushed_lsn(pool->wal);
   if (lsn == 0 || !pool->flush_wal_up_to) return false;
   return pool->wal_needs_flush ? pool->wal_needs_flush(pool->wal_ctx, lsn) : true;
 }

@@ -38,8 +38,8 @@
 #define MIB (1024ull * 1024ull)
 
 static const char *const cause_names[HS_WAL_CAUSE_COUNT] = {
-    "commit", "evict_normal", "evict_bulkread", "evict_bulkwrite",
-    "evict_vacuum", "writer", "checkpoint", "close"};
+    "commit",       "evict_normal", "evict_bulkread", "evict_bulkwrite",
+    "evict_vacuum", "writer",       "checkpoint",     "close"};
 
 const char *hs_wal_cause_name(hs_wal_cause cause) {
   return (unsigned)cause < HS_WAL_CAUSE_COUNT ? cause_names[cause] : "unknown";
@@ -162,9 +162,8 @@ static hs_status wal_make_room(hs_wal *w, uint64_t end) {
     if (st != HS_OK) return st;
     pthread_mutex_lock(&w->write_lock);
     uint64_t copied = wal_copied(w);
-    st = copied > atomic_load_explicit(&w->written, memory_order_relaxed)
-             ? wal_write_out(w, copied)
-             : HS_OK;
+    st = copied > atomic_load_explicit(&w->written, memory_order_relaxed) ? wal_write_out(w, copied)
+                                                                          : HS_OK;
     pthread_mutex_unlock(&w->write_lock);
     if (st != HS_OK) return st;
     if (atomic_load_explicit(&w->written, memory_order_acquire) < need)
@@ -211,7 +210,8 @@ static void kick_writer(hs_wal *w, uint64_t end) {
 }
 
 hs_status hs_wal_insert(hs_wal *w, const hs_wal_record *rec, hs_lsn *end) {
-  if (!w || !rec || !end) return hs_fail(HS_ERR_INVALID, 0, "hs_wal_insert: wal, rec and end needed");
+  if (!w || !rec || !end)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_wal_insert: wal, rec and end needed");
   if (rec->npages > HS_WAL_MAX_PAGES_PER_RECORD || (rec->npages && !rec->pages))
     return hs_fail(HS_ERR_INVALID, 0, "hs_wal_insert: %u pages (at most %u, with a page array)",
                    rec->npages, HS_WAL_MAX_PAGES_PER_RECORD);
@@ -431,7 +431,8 @@ static hs_status clear_after_end(hs_wal *w, uint64_t end) {
   void *zeros = calloc(1, chunk);
   if (!zeros) st = hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to clear the log's tail");
   for (uint64_t pos = end; st == HS_OK && pos < seg + w->segment_bytes;) {
-    size_t k = seg + w->segment_bytes - pos < chunk ? (size_t)(seg + w->segment_bytes - pos) : chunk;
+    size_t k =
+        seg + w->segment_bytes - pos < chunk ? (size_t)(seg + w->segment_bytes - pos) : chunk;
     ssize_t got = pwrite(fd, zeros, k, (off_t)(pos - seg));
     if (got != (ssize_t)k)
       st = hs_fail(HS_ERR_IO, got < 0 ? errno : ENOSPC,

@@ -38,8 +38,8 @@ struct hs_wal {
   uint32_t max_record;
 
   pthread_mutex_t reserve_lock;
-  uint64_t reserved, last_start;  /* under reserve_lock */
-  _Atomic uint64_t reserved_pub;  /* reserved, for lock-free reads */
+  uint64_t reserved, last_start; /* under reserve_lock */
+  _Atomic uint64_t reserved_pub; /* reserved, for lock-free reads */
   _Atomic uint64_t slots[WAL_SLOTS];
 
   pthread_mutex_t write_lock;
@@ -59,7 +59,7 @@ struct hs_wal {
   bool writer_running;
   pthread_mutex_t writer_lock;
   pthread_cond_t writer_wake;
-  bool writer_stop;         /* under writer_lock */
+  bool writer_stop;           /* under writer_lock */
   _Atomic bool writer_kicked; /* a wake-up is pending */
   uint32_t writer_delay_ms;
   uint64_t writer_flush_after;

@@ -152,7 +152,8 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
                 wal_get64(h + 16), r->prev);
   if (r->cap < total) {
     unsigned char *bigger = realloc(r->buf, total);
-    if (!bigger) return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for a log record of %u bytes", total);
+    if (!bigger)
+      return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for a log record of %u bytes", total);
     r->buf = bigger;
     r->cap = total;
   }

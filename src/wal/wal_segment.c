@@ -50,8 +50,8 @@ static hs_status create_segment(hs_wal *w, uint64_t start, const char *path) {
   for (uint64_t off = 0; st == HS_OK && off < w->segment_bytes; off += chunk) {
     ssize_t n = pwrite(fd, zeros, chunk, (off_t)off);
     if (n != (ssize_t)chunk)
-      st = hs_fail(HS_ERR_IO, n < 0 ? errno : ENOSPC, "%s: preallocating a log segment failed at %" PRIu64,
-                   tmp, off);
+      st = hs_fail(HS_ERR_IO, n < 0 ? errno : ENOSPC,
+                   "%s: preallocating a log segment failed at %" PRIu64, tmp, off);
   }
   free(zeros);
   if (st == HS_OK && fdatasync(fd) != 0)
@@ -97,7 +97,8 @@ hs_status wal_segment_list(const char *dir, uint64_t segment_bytes, uint64_t **s
   hs_status st = HS_OK;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     const char *name = e->d_name;
-    if (strlen(name) != WAL_SEGMENT_NAME_LEN || strspn(name, "0123456789ABCDEF") != WAL_SEGMENT_NAME_LEN)
+    if (strlen(name) != WAL_SEGMENT_NAME_LEN ||
+        strspn(name, "0123456789ABCDEF") != WAL_SEGMENT_NAME_LEN)
       continue; /* temporary files of a creation a crash interrupted, and anything else */
     uint64_t start = strtoull(name, NULL, 16);
     if (start % segment_bytes != 0) {

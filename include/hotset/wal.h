@@ -48,6 +48,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 typedef struct hs_wal hs_wal;
+struct hs_wal_read_record; /* a record read back (below) */
 
 /* Limits of the options (hs_wal_open refuses anything outside them). */
 #define HS_WAL_MIN_SEGMENT          (1u << 16)   /* 64 KiB */
@@ -151,6 +152,44 @@ typedef struct hs_wal_stats {
 } hs_wal_stats;
 void hs_wal_stats_get(hs_wal *wal, hs_wal_stats *out);
 
+/* ---- engine-neutral records (PostgreSQL's generic WAL) ----
+ *
+ * Two record types any engine (and any test) can log before it has a
+ * resource manager of its own, both of HS_WAL_RMGR_GENERIC and one page:
+ *   HS_WAL_GENERIC_IMAGE   the whole page as it is now (a full page image)
+ *   HS_WAL_GENERIC_CHANGE  byte ranges of the page, each as
+ *                          u16 offset, u16 length, then the new bytes
+ * hs_wal_generic_redo applies either to a page. */
+enum { HS_WAL_GENERIC_IMAGE = 0, HS_WAL_GENERIC_CHANGE = 1 };
+
+/* A byte range of a page that changed. */
+typedef struct hs_wal_range {
+  uint32_t offset, len;
+} hs_wal_range;
+
+/* Logs the whole page (`page_size` bytes). */
+hs_status hs_wal_log_image(hs_wal *wal, const hs_wal_page *page_ref, const void *page,
+                           uint32_t page_size, hs_lsn *end);
+/* Logs `n` ranges of `page` (their current bytes): what changed since the
+ * page was last logged. Ranges must lie inside the page and not be empty. */
+hs_status hs_wal_log_change(hs_wal *wal, const hs_wal_page *page_ref, const void *page,
+                            uint32_t page_size, const hs_wal_range *ranges, uint32_t n,
+                            hs_lsn *end);
+
+/* ---- resource managers ----
+ *
+ * Recovery hands each record to the redo function of its resource manager
+ * with the pages it names, read and locked: the function changes them as
+ * the record says; recovery stamps their LSN. An engine registers its own
+ * (ids from HS_WAL_RMGR_FIRST_USER) on the log before recovery runs;
+ * HS_WAL_RMGR_GENERIC is registered from the start. */
+typedef hs_status (*hs_wal_redo_fn)(void *ctx, const struct hs_wal_read_record *rec,
+                                    void *const *pages, uint32_t page_size);
+hs_status hs_wal_register_rmgr(hs_wal *wal, uint8_t id, const char *name, hs_wal_redo_fn redo,
+                               void *ctx);
+/* The name a resource manager was registered under, or NULL. */
+const char *hs_wal_rmgr_name(const hs_wal *wal, uint8_t id);
+
 /* ---- reading the log back (recovery, tools, tests) ---- */
 
 typedef struct hs_wal_reader hs_wal_reader;
@@ -173,7 +212,12 @@ typedef struct hs_wal_read_record {
  * end of the log (a record incomplete, out of place, or failing its CRC —
  * hs_wal_reader_why_end says which), or an I/O error. */
 hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *got);
-/* Where the log ends (after *got = false) and why, e.g. "zeros at 0/1F40". */
+/* The generic resource manager's redo: applies an IMAGE or CHANGE record
+ * to its one page (pages[0]). A record that does not fit the page is
+ * HS_ERR_CORRUPT naming the record. */
+hs_status hs_wal_generic_redo(void *ctx, const hs_wal_read_record *rec, void *const *pages,
+                              uint32_t page_size);
+/* Where the log ends (after *got = false) and why, e.g. "zeros at 1F40". */
 hs_lsn hs_wal_reader_end(const hs_wal_reader *r);
 const char *hs_wal_reader_why_end(const hs_wal_reader *r);
 void hs_wal_reader_close(hs_wal_reader *r);

@@ -253,7 +253,7 @@ hs_status hs_wal_insert(hs_wal *w, const hs_wal_record *rec, hs_lsn *end) {
   if (st != HS_OK) return st;
   atomic_fetch_add_explicit(&w->st_records, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&w->st_bytes, size, memory_order_relaxed);
-  if (rec->rmgr == HS_WAL_RMGR_GENERIC && rec->type == 0)
+  if (rec->rmgr == HS_WAL_RMGR_GENERIC && rec->type == HS_WAL_GENERIC_IMAGE)
     atomic_fetch_add_explicit(&w->st_fpi, 1, memory_order_relaxed);
   *end = start + size;
   kick_writer(w, start + size);
@@ -372,6 +372,7 @@ static void wal_free(hs_wal *w) {
   pthread_mutex_destroy(&w->fail_lock);
   pthread_mutex_destroy(&w->writer_lock);
   pthread_cond_destroy(&w->writer_wake);
+  pthread_mutex_destroy(&w->rmgr_lock);
   free(w);
 }
 
@@ -473,6 +474,9 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
   pthread_mutex_init(&w->fail_lock, NULL);
   pthread_mutex_init(&w->writer_lock, NULL);
   pthread_cond_init(&w->writer_wake, NULL);
+  pthread_mutex_init(&w->rmgr_lock, NULL);
+  w->rmgrs[HS_WAL_RMGR_GENERIC] = (wal_rmgr){.redo = hs_wal_generic_redo, .name = "generic"};
+  w->rmgrs[HS_WAL_RMGR_LOG] = (wal_rmgr){.redo = NULL, .name = "log"};
   w->fd = -1;
   w->segment_bytes = opts->segment_bytes;
   w->buffer_bytes = buffer;

@@ -30,6 +30,13 @@
 #define WAL_SLOT_IDLE UINT64_MAX
 #define WAL_SLOT_HELD (UINT64_MAX - 1) /* claimed, nothing reserved yet */
 
+/* A registered resource manager. */
+typedef struct wal_rmgr {
+  hs_wal_redo_fn redo; /* NULL: not registered */
+  void *ctx;
+  char name[32];
+} wal_rmgr;
+
 struct hs_wal {
   char *dir;
   uint64_t segment_bytes;
@@ -63,6 +70,9 @@ struct hs_wal {
   _Atomic bool writer_kicked; /* a wake-up is pending */
   uint32_t writer_delay_ms;
   uint64_t writer_flush_after;
+
+  pthread_mutex_t rmgr_lock;
+  wal_rmgr rmgrs[HS_WAL_RMGR_COUNT];
 
   /* Statistics (relaxed atomics). */
   _Atomic uint64_t st_records, st_bytes, st_fpi, st_writes, st_syncs, st_sync_ns, st_segments,

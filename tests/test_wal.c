@@ -16,6 +16,7 @@
 #include "hotset/wal.h"
 #include "testdir.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -483,6 +484,69 @@ static void test_generic_records(void) {
   testdir_remove(dir);
 }
 
+/* Faults: a failed fdatasync or write stops the log — that flush fails,
+ * and so does every later insert, flush and the close, naming the first
+ * failure; nothing is called durable that was not; a torn write leaves a
+ * log that reopens at its last whole record. Also when the failing write
+ * is an inserter's own, making room in a full buffer. */
+static void test_faults(void) {
+  testdir_make(dir, sizeof dir, "wal-fault");
+  hs_wal *w = open_log(dir, 1 << 16, 1 << 15, 0);
+  hs_lsn end = insert_one(w, 0, 0);
+  CHECK_OK(hs_wal_flush(w, end, HS_WAL_CAUSE_COMMIT, NULL));
+  hs_lsn durable = hs_wal_flushed_lsn(w);
+  end = insert_one(w, 0, 1);
+  CHECK_OK(hs_wal_inject_fault(w, HS_WAL_FAULT_SYNC, 1, EIO, 1));
+  CHECK_ST(hs_wal_flush(w, end, HS_WAL_CAUSE_COMMIT, NULL), HS_ERR_IO);
+  CHECK_CONTAINS(hs_last_error(), "fdatasync");
+  CHECK_EQ(hs_wal_flushed_lsn(w), durable);
+  hs_wal_record rec = {.rmgr = 1, .data = "x", .len = 1};
+  CHECK_ST(hs_wal_insert(w, &rec, &end), HS_ERR_IO);
+  CHECK_CONTAINS(hs_last_error(), "earlier failure");
+  CHECK_ST(hs_wal_flush(w, end, HS_WAL_CAUSE_COMMIT, NULL), HS_ERR_IO);
+  CHECK_ST(hs_wal_close(w), HS_ERR_IO);
+  /* Reopened without faults: the log is whole up to where it got. */
+  w = open_log(dir, 1 << 16, 1 << 15, 0);
+  CHECK(hs_wal_insert_lsn(w) >= durable);
+  CHECK_OK(hs_wal_close(w));
+  testdir_remove(dir);
+
+  /* A torn write: half of the bytes reach the file. */
+  testdir_make(dir, sizeof dir, "wal-torn-write");
+  w = open_log(dir, 1 << 16, 1 << 15, 0);
+  for (uint32_t s = 0; s < 10; s++) end = insert_one(w, 0, s);
+  CHECK_OK(hs_wal_flush(w, end, HS_WAL_CAUSE_COMMIT, NULL));
+  durable = end;
+  for (uint32_t s = 10; s < 20; s++) end = insert_one(w, 0, s);
+  CHECK_OK(hs_wal_inject_fault(w, HS_WAL_FAULT_WRITE, 1, 0, 1));
+  CHECK_ST(hs_wal_flush(w, end, HS_WAL_CAUSE_COMMIT, NULL), HS_ERR_IO);
+  CHECK_ST(hs_wal_close(w), HS_ERR_IO);
+  hs_lsn log_end;
+  uint64_t n = read_back(dir, 1 << 16, 1, NULL, &log_end);
+  CHECK(n >= 10 && n < 20);
+  CHECK(log_end >= durable && log_end < end);
+  w = open_log(dir, 1 << 16, 1 << 15, 0);
+  CHECK_EQ(hs_wal_insert_lsn(w), log_end);
+  CHECK_OK(hs_wal_close(w));
+  testdir_remove(dir);
+
+  /* An inserter writing out a full buffer hits ENOSPC: its insert fails,
+   * and so does the next one; no thread hangs. */
+  testdir_make(dir, sizeof dir, "wal-full");
+  w = open_log(dir, 1 << 16, 1 << 15, 0);
+  CHECK_OK(hs_wal_inject_fault(w, HS_WAL_FAULT_WRITE, 1, ENOSPC, 1));
+  hs_status st = HS_OK;
+  static unsigned char data[4000];
+  hs_wal_record big = {.rmgr = 1, .data = data, .len = sizeof data};
+  for (int i = 0; i < 64 && st == HS_OK; i++) st = hs_wal_insert(w, &big, &end);
+  CHECK_EQ(st, HS_ERR_IO);
+  CHECK_CONTAINS(hs_last_error(), "segment");
+  CHECK_ST(hs_wal_insert(w, &big, &end), HS_ERR_IO);
+  CHECK_ST(hs_wal_close(w), HS_ERR_IO);
+  CHECK_ST(hs_wal_inject_fault(NULL, HS_WAL_FAULT_WRITE, 1, EIO, 1), HS_ERR_INVALID);
+  testdir_remove(dir);
+}
+
 int main(void) {
   test_round_trip();
   test_torn_tail();
@@ -493,6 +557,7 @@ int main(void) {
   test_refusals();
   test_pool_with_log();
   test_generic_records();
+  test_faults();
   CHECK_EQ(atomic_load(&thread_failures), 0u);
   return check_finish();
 }

@@ -11,6 +11,7 @@
 #define HOTSET_FAULT_H
 
 #include "hotset/storage.h"
+#include "hotset/wal.h"
 
 #include <stdint.h>
 
@@ -46,6 +47,18 @@ void hs_smgr_clear_faults(hs_smgr *smgr);
 typedef void (*hs_io_observer)(void *ctx, hs_io_op op, hs_relid rel, hs_fork fork, hs_blockno block,
                                const void *page);
 void hs_smgr_set_observer(hs_smgr *smgr, hs_io_observer fn, void *ctx);
+
+/* The log's faults: the `nth` write to a segment file (1 = the next), or
+ * fdatasync of one, from now on fails with `err`, and the `times - 1` after
+ * it as well; err 0 on a write moves half the bytes and stops (a torn
+ * write). Segment creation counts as writes and a sync. */
+typedef enum hs_wal_fault_op {
+  HS_WAL_FAULT_WRITE = 0,
+  HS_WAL_FAULT_SYNC,
+  HS_WAL_FAULT_OPS
+} hs_wal_fault_op;
+hs_status hs_wal_inject_fault(hs_wal *wal, hs_wal_fault_op op, uint64_t nth, int err,
+                              uint32_t times);
 
 #pragma GCC visibility pop
 

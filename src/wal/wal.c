@@ -113,7 +113,7 @@ static hs_status wal_write_out(hs_wal *w, uint64_t target) {
        * only ever has the current one to sync. */
       if (w->fd_unsynced) {
         uint64_t t0 = now_ns();
-        int rc = fdatasync(w->fd);
+        int rc = wal_fdatasync(w, w->fd);
         atomic_fetch_add_explicit(&w->st_sync_ns, now_ns() - t0, memory_order_relaxed);
         atomic_fetch_add_explicit(&w->st_syncs, 1, memory_order_relaxed);
         if (rc != 0)
@@ -137,7 +137,7 @@ static hs_status wal_write_out(hs_wal *w, uint64_t target) {
     uint64_t ring_left = w->buffer_bytes - off;
     if (n > seg_left) n = seg_left;
     if (n > ring_left) n = ring_left;
-    ssize_t got = pwrite(w->fd, w->buffer + off, (size_t)n, (off_t)(pos - seg));
+    ssize_t got = wal_pwrite(w, w->fd, w->buffer + off, (size_t)n, (off_t)(pos - seg));
     atomic_fetch_add_explicit(&w->st_writes, 1, memory_order_relaxed);
     if (got != (ssize_t)n)
       return wal_fail(w, HS_ERR_IO, got < 0 ? errno : ENOSPC,
@@ -302,7 +302,7 @@ hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced)
   st = wal_write_out(w, target);
   if (st == HS_OK && w->fd >= 0 && w->fd_unsynced) {
     uint64_t t0 = now_ns();
-    int rc = fdatasync(w->fd);
+    int rc = wal_fdatasync(w, w->fd);
     atomic_fetch_add_explicit(&w->st_sync_ns, now_ns() - t0, memory_order_relaxed);
     atomic_fetch_add_explicit(&w->st_syncs, 1, memory_order_relaxed);
     if (rc != 0)
@@ -373,6 +373,7 @@ static void wal_free(hs_wal *w) {
   pthread_mutex_destroy(&w->writer_lock);
   pthread_cond_destroy(&w->writer_wake);
   pthread_mutex_destroy(&w->rmgr_lock);
+  pthread_mutex_destroy(&w->fault_lock);
   free(w);
 }
 
@@ -434,14 +435,14 @@ static hs_status clear_after_end(hs_wal *w, uint64_t end) {
   for (uint64_t pos = end; st == HS_OK && pos < seg + w->segment_bytes;) {
     size_t k =
         seg + w->segment_bytes - pos < chunk ? (size_t)(seg + w->segment_bytes - pos) : chunk;
-    ssize_t got = pwrite(fd, zeros, k, (off_t)(pos - seg));
+    ssize_t got = wal_pwrite(w, fd, zeros, k, (off_t)(pos - seg));
     if (got != (ssize_t)k)
       st = hs_fail(HS_ERR_IO, got < 0 ? errno : ENOSPC,
                    "clearing the log past its end at %" PRIX64 " in %s failed", pos, w->dir);
     pos += k;
   }
   free(zeros);
-  if (st == HS_OK && fdatasync(fd) != 0)
+  if (st == HS_OK && wal_fdatasync(w, fd) != 0)
     st = hs_fail(HS_ERR_IO, errno, "fdatasync of the log's cleared tail in %s failed", w->dir);
   close(fd);
   return st;
@@ -475,6 +476,7 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
   pthread_mutex_init(&w->writer_lock, NULL);
   pthread_cond_init(&w->writer_wake, NULL);
   pthread_mutex_init(&w->rmgr_lock, NULL);
+  pthread_mutex_init(&w->fault_lock, NULL);
   w->rmgrs[HS_WAL_RMGR_GENERIC] = (wal_rmgr){.redo = hs_wal_generic_redo, .name = "generic"};
   w->rmgrs[HS_WAL_RMGR_LOG] = (wal_rmgr){.redo = NULL, .name = "log"};
   w->fd = -1;

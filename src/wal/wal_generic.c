@@ -22,7 +22,8 @@
 hs_status hs_wal_log_image(hs_wal *w, const hs_wal_page *ref, const void *page, uint32_t page_size,
                            hs_lsn *end) {
   if (!w || !ref || !page || page_size == 0)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_wal_log_image: a log, a page reference and a page needed");
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_wal_log_image: a log, a page reference and a page needed");
   hs_wal_record rec = {.rmgr = HS_WAL_RMGR_GENERIC,
                        .type = HS_WAL_GENERIC_IMAGE,
                        .npages = 1,

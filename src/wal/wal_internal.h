@@ -71,6 +71,14 @@ struct hs_wal {
   uint32_t writer_delay_ms;
   uint64_t writer_flush_after;
 
+  /* Armed faults (hotset/fault.h): per op, the operation count at which to
+   * fail, the errno, and how many times; the count of operations so far. */
+  pthread_mutex_t fault_lock;
+  uint64_t fault_at[2], fault_count[2];
+  uint32_t fault_times[2];
+  int fault_err[2];
+  _Atomic bool faults_armed;
+
   pthread_mutex_t rmgr_lock;
   wal_rmgr rmgrs[HS_WAL_RMGR_COUNT];
 
@@ -89,6 +97,11 @@ hs_status wal_segment_open_write(hs_wal *w, uint64_t start, int *fd);
 hs_status wal_segment_list(const char *dir, uint64_t segment_bytes, uint64_t **starts, size_t *n);
 /* Makes a durable note of a directory entry change (fsync the directory). */
 hs_status wal_sync_dir(const char *dir);
+
+/* wal_fault.c: pwrite and fdatasync through the fault layer (the real
+ * calls when nothing is armed: one relaxed load). */
+ssize_t wal_pwrite(hs_wal *w, int fd, const void *buf, size_t n, off_t off);
+int wal_fdatasync(hs_wal *w, int fd);
 
 /* wal.c: the failure that stops the log (first one kept). */
 hs_status wal_fail(hs_wal *w, hs_status st, int err, const char *fmt, ...)

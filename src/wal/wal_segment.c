@@ -48,13 +48,13 @@ static hs_status create_segment(hs_wal *w, uint64_t start, const char *path) {
   void *zeros = calloc(1, chunk);
   hs_status st = zeros ? HS_OK : hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to preallocate %s", tmp);
   for (uint64_t off = 0; st == HS_OK && off < w->segment_bytes; off += chunk) {
-    ssize_t n = pwrite(fd, zeros, chunk, (off_t)off);
+    ssize_t n = wal_pwrite(w, fd, zeros, chunk, (off_t)off);
     if (n != (ssize_t)chunk)
       st = hs_fail(HS_ERR_IO, n < 0 ? errno : ENOSPC,
                    "%s: preallocating a log segment failed at %" PRIu64, tmp, off);
   }
   free(zeros);
-  if (st == HS_OK && fdatasync(fd) != 0)
+  if (st == HS_OK && wal_fdatasync(w, fd) != 0)
     st = hs_fail(HS_ERR_IO, errno, "%s: fdatasync of a new log segment failed", tmp);
   close(fd);
   if (st == HS_OK && rename(tmp, path) != 0)

@@ -183,6 +183,14 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
                "scan. index (random blocks) never uses a ring: it runs once, as ring off. vacuum: "
                "a sequential pass with the vacuum strategy that dirties every page (a WAL record "
                "each); its cells get a second table of WAL flushes per recycled buffer"},
+      {.name = "wal",
+       .kind = ARGS_STRING,
+       .dest = &b->wal_flag,
+       .arg = "W",
+       .def = "log",
+       .help = "log: pages are changed under records of hotset's write-ahead log, a fresh log "
+               "per cell (its fdatasyncs are real); counter: a counter stands in for the log, "
+               "so flushes are counted but cost nothing"},
       {.name = "ring-size",
        .kind = ARGS_STRING,
        .dest = &b->ring_size_flag,
@@ -323,6 +331,9 @@ static void check_flags(scan_bench *b) {
   if (b->npolicies < 0) args_usage_error(cmd, "--policy: \"%s\": %s", b->policy_flag, why);
   parse_list(b, "ring", b->ring_flag, "on, off or on,off", take_ring);
   parse_list(b, "scan", b->scan_flag, "seq, index, vacuum or a list", take_scan);
+  if (strcmp(b->wal_flag, "log") != 0 && strcmp(b->wal_flag, "counter") != 0)
+    args_usage_error(cmd, "--wal: \"%s\" is not log or counter", b->wal_flag);
+  b->real_wal = strcmp(b->wal_flag, "log") == 0;
   if (b->ring_size_flag) {
     if (hs_ring_config_parse(b->ring_size_flag, &b->ring_cfg) != HS_OK)
       args_usage_error(cmd, "--ring-size: %s", hs_last_error());

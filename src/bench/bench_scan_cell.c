@@ -214,26 +214,65 @@ static void collect(const worker *w, uint32_t nthreads, uint32_t noltp, hs_pool 
   r->writes = hs_io_stats_total(&s, HS_STAT_WRITES);
 }
 
+/* A fresh log for one cell, in <dir>/wal (what an earlier cell left there
+ * is removed first: each cell starts from an empty log). */
+static hs_status open_cell_log(const scan_bench *b, char *logdir, size_t len, hs_wal **out) {
+  snprintf(logdir, len, "%s/wal", b->dir);
+  bench_tempdir_remove(logdir);
+  hs_wal_options wo;
+  hs_wal_options_init(&wo);
+  wo.dir = logdir;
+  return hs_wal_open(&wo, out);
+}
+
+/* Closes the cell's log, keeping its sync figures, and removes it. */
+static hs_status close_cell_log(hs_wal *log, const char *logdir, cell_result *r) {
+  hs_wal_stats st;
+  hs_wal_stats_get(log, &st);
+  hs_status rc = hs_wal_close(log);
+  r->wal_syncs = st.syncs;
+  r->wal_sync_seconds = (double)st.sync_ns / 1e9;
+  bench_tempdir_remove(logdir);
+  return rc;
+}
+
 int scan_run_cell(scan_bench *b, const cell *c, cell_result *r) {
   memset(r, 0, sizeof *r);
   const char *what = b->prog.what; /* the cell's title, set by the caller */
 
+  char logdir[4200];
+  hs_wal *log = NULL;
+  if (b->real_wal && open_cell_log(b, logdir, sizeof logdir, &log) != HS_OK) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "opening the log: %s", hs_last_error());
+    return cell_error(b, what, msg);
+  }
   hs_pool_options po;
   hs_pool_options_init(&po);
   po.dir = b->dir;
   po.page_size = (uint32_t)b->page_size;
   po.pool_bytes = b->pool_bytes;
   po.policy = b->specs[c->policy];
-  po.flush_wal_up_to = scan_wal_flush;
-  po.wal_needs_flush = scan_wal_needs_flush;
-  po.wal_ctx = &b->wal;
+  if (log) {
+    po.wal = log;
+  } else {
+    po.flush_wal_up_to = scan_wal_flush;
+    po.wal_needs_flush = scan_wal_needs_flush;
+    po.wal_ctx = &b->wal;
+  }
   po.io_workers = (uint32_t)b->io_workers;
   hs_pool *pool;
-  if (hs_pool_open(&po, &pool) != HS_OK) return cell_error(b, what, hs_last_error());
+  if (hs_pool_open(&po, &pool) != HS_OK) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", hs_last_error());
+    if (log) close_cell_log(log, logdir, r);
+    return cell_error(b, what, msg);
+  }
   if (warm_pool(b, pool) != HS_OK) {
     char msg[600];
     snprintf(msg, sizeof msg, "reading the hot relation: %s", hs_last_error());
     hs_pool_abandon(pool);
+    if (log) close_cell_log(log, logdir, r);
     return cell_error(b, what, msg);
   }
 
@@ -247,11 +286,13 @@ int scan_run_cell(scan_bench *b, const cell *c, cell_result *r) {
     free(sh);
     free(w);
     hs_pool_abandon(pool);
+    if (log) close_cell_log(log, logdir, r);
     return cell_error(b, what, "out of memory");
   }
   sh->b = b;
   sh->pool = pool;
-  sh->wal = &b->wal;
+  sh->wal = log ? NULL : &b->wal;
+  sh->log = log;
   sh->scan = c->scan;
   sh->ring = c->ring;
   pthread_mutex_init(&sh->gate_lock, NULL);
@@ -288,6 +329,12 @@ int scan_run_cell(scan_bench *b, const cell *c, cell_result *r) {
       rc = cell_error(b, what, msg);
     }
     hs_pool_abandon(pool);
+  }
+  /* The pool is closed first: its last writes may flush the log. */
+  if (log && close_cell_log(log, logdir, r) != HS_OK && rc == 0) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "closing the log: %s", hs_last_error());
+    rc = cell_error(b, what, msg);
   }
   return rc;
 }

@@ -54,6 +54,8 @@ typedef struct cell_result {
   double scan_mb_per_sec;
   uint32_t ring_buffers; /* the scanners' ring size at the end (0: no ring) */
   uint64_t evictions, reuses, wal_flushes, writes;
+  uint64_t wal_syncs; /* the log's fdatasyncs in the cell (0 with the counter) */
+  double wal_sync_seconds;
   double raw_mb_per_sec; /* the 256 KiB pread rate this cell's scan is held against */
   /* CPU time of the scanners plus the pool's I/O workers over the measured
    * interval, of the scanners alone, and that interval (main's clock). */
@@ -61,8 +63,10 @@ typedef struct cell_result {
   double raw_mb_per_cpu_sec; /* the raw preads' MB per CPU-second of their thread */
 } cell_result;
 
-/* The stand-in write-ahead log: where the next record goes, how far the log
- * is "durable". The pool calls scan_wal_flush before writing a dirty page. */
+/* The counter standing in for a log (--wal counter): where the next record
+ * goes, how far the log is "durable", at no cost. The pool calls
+ * scan_wal_flush before writing a dirty page. With --wal log (the default)
+ * each cell writes hotset's real log instead (hotset/wal.h). */
 typedef struct scan_wal {
   _Atomic uint64_t inserted;
   _Atomic uint64_t flushed;
@@ -91,6 +95,8 @@ typedef struct scan_bench {
   uint64_t oltp_threads, scan_threads, oltp_rate, scan_rate, index_rate;
   double seconds, warmup, warmup_turns, settle, update_ratio;
   const char *policy_flag, *ring_flag, *scan_flag, *ring_size_flag, *dir_flag, *plot_file;
+  const char *wal_flag; /* "log" (hotset's write-ahead log) or "counter" */
+  bool real_wal;
   bool json;
 
   /* from the flags */

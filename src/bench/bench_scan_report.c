@@ -126,6 +126,9 @@ void scan_print_json(const scan_bench *b, const cell *c, const cell_result *r) {
   json_u64(&j, "reuses", r->reuses);
   json_u64(&j, "writes", r->writes);
   json_u64(&j, "wal_flushes", r->wal_flushes);
+  json_str(&j, "wal", b->real_wal ? "log" : "counter");
+  json_u64(&j, "wal_syncs", r->wal_syncs);
+  json_double(&j, "wal_sync_seconds", "%.4f", r->wal_sync_seconds);
   json_double(&j, "seconds", "%.3f", r->seconds);
   json_u64(&j, "oltp_threads", b->oltp_threads);
   json_u64(&j, "scan_threads", c->scan == SCAN_NONE ? 0 : b->scan_threads);
@@ -356,16 +359,18 @@ static void print_vacuum_table(const scan_bench *b) {
   for (int i = 0; i < b->ncells; i++) any |= b->cells[i].scan == SCAN_VACUUM;
   if (!any) return;
   printf("\nvacuum scans: buffers the ring held at the end, buffers recycled, WAL flushes\n"
-         "the recycling forced, and flushes per recycle\n\n");
-  printf("%-22s %-4s %12s %12s %12s %10s\n", "policy", "ring", "ring bufs", "recycles",
-         "WAL flushes", "per recycle");
+         "the recycling forced, flushes per recycle, and (with --wal log) the log's\n"
+         "fdatasyncs in the cell and their time\n\n");
+  printf("%-22s %-4s %12s %12s %12s %10s %10s %8s\n", "policy", "ring", "ring bufs", "recycles",
+         "WAL flushes", "per recycle", "syncs", "sync s");
   for (int i = 0; i < b->ncells; i++) {
     const cell_result *r = &b->res[i];
     const cell *c = &b->cells[i];
     if (c->scan != SCAN_VACUUM) continue;
-    printf("%-22s %-4s %12u %12" PRIu64 " %12" PRIu64 " %10.4f\n", b->specs[c->policy],
-           scan_ring_label(c), r->ring_buffers, r->reuses, r->wal_flushes,
-           r->reuses ? (double)r->wal_flushes / (double)r->reuses : 0.0);
+    printf("%-22s %-4s %12u %12" PRIu64 " %12" PRIu64 " %10.4f %10" PRIu64 " %8.3f\n",
+           b->specs[c->policy], scan_ring_label(c), r->ring_buffers, r->reuses, r->wal_flushes,
+           r->reuses ? (double)r->wal_flushes / (double)r->reuses : 0.0, r->wal_syncs,
+           r->wal_sync_seconds);
   }
 }
 

@@ -20,6 +20,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #define WAL_RECORD   64u       /* bytes per stand-in log record */
 #define MAX_SLEEP_NS 10000000u /* a paced client re-checks for "stop" this often */
@@ -50,6 +51,26 @@ hs_status scan_wal_flush(void *ctx, hs_lsn upto, bool *did_flush) {
 bool scan_wal_needs_flush(void *ctx, hs_lsn lsn) {
   scan_wal *wal = ctx;
   return lsn > atomic_load(&wal->flushed);
+}
+
+/* Logs a change to (rel, blk): a record of WAL_RECORD bytes in all, in
+ * hotset's log or the counter; *lsn is what the page gets stamped with. */
+static hs_status log_change(cell_shared *sh, hs_relid rel, hs_blockno blk, hs_lsn *lsn) {
+  if (!sh->log) {
+    *lsn = atomic_fetch_add(&sh->wal->inserted, WAL_RECORD) + WAL_RECORD;
+    return HS_OK;
+  }
+  /* 32-byte header + one 12-byte page reference + 20 bytes of payload. */
+  unsigned char payload[WAL_RECORD - 44] = {0};
+  memcpy(payload, &blk, sizeof blk);
+  hs_wal_page ref = {rel, HS_FORK_MAIN, blk};
+  hs_wal_record rec = {.rmgr = HS_WAL_RMGR_FIRST_USER,
+                       .type = 0,
+                       .npages = 1,
+                       .pages = &ref,
+                       .data = payload,
+                       .len = sizeof payload};
+  return hs_wal_insert(sh->log, &rec, lsn);
 }
 
 /* ---- phases, the gate, failures ---- */
@@ -156,11 +177,14 @@ static hs_status oltp_op(cell_shared *sh, hs_blockno blk, bool update, bool *hit
   if (!bench_page_check(page, HOT_REL, blk)) {
     st = stamp_error(HOT_REL, blk, page);
   } else if (update) {
-    hs_lsn lsn = atomic_fetch_add(&sh->wal->inserted, WAL_RECORD) + WAL_RECORD;
-    bench_page_set_u64(page, BENCH_PAGE_OFF_LSN, lsn);
-    bench_page_set_u64(page, BENCH_PAGE_OFF_UPDATES,
-                       bench_page_get_u64(page, BENCH_PAGE_OFF_UPDATES) + 1);
-    st = hs_buf_mark_dirty(pool, buf, lsn, NULL);
+    hs_lsn lsn;
+    st = log_change(sh, HOT_REL, blk, &lsn);
+    if (st == HS_OK) {
+      bench_page_set_u64(page, BENCH_PAGE_OFF_LSN, lsn);
+      bench_page_set_u64(page, BENCH_PAGE_OFF_UPDATES,
+                         bench_page_get_u64(page, BENCH_PAGE_OFF_UPDATES) + 1);
+      st = hs_buf_mark_dirty(pool, buf, lsn, NULL);
+    }
   } else {
     /* Look at a byte past the header, as a reader of a tuple would. */
     volatile unsigned char byte = page[BENCH_PAGE_HEADER + blk % 64];
@@ -235,7 +259,7 @@ static hs_status scan_check(hs_pool *pool, hs_buf buf, hs_blockno blk) {
 }
 
 /* What a vacuum does to a page it cleans: changes it under an exclusive
- * lock, logs the change (a record in the stand-in WAL) and marks it dirty
+ * lock, logs the change (a record in the log) and marks it dirty
  * with that LSN. When its ring comes back to the buffer, the WAL up to that
  * LSN must be durable before the page may be written: the cost the vacuum
  * ring-size threads measured. */
@@ -247,9 +271,12 @@ static hs_status vacuum_page(cell_shared *sh, hs_buf buf, hs_blockno blk) {
   if (!bench_page_check(page, BIG_REL, blk)) {
     st = stamp_error(BIG_REL, blk, page);
   } else {
-    hs_lsn lsn = atomic_fetch_add(&sh->wal->inserted, WAL_RECORD) + WAL_RECORD;
-    bench_page_set_u64(page, BENCH_PAGE_OFF_LSN, lsn);
-    st = hs_buf_mark_dirty(pool, buf, lsn, NULL);
+    hs_lsn lsn;
+    st = log_change(sh, BIG_REL, blk, &lsn);
+    if (st == HS_OK) {
+      bench_page_set_u64(page, BENCH_PAGE_OFF_LSN, lsn);
+      st = hs_buf_mark_dirty(pool, buf, lsn, NULL);
+    }
   }
   hs_buf_unlock(pool, buf);
   hs_buf_release(pool, buf);

@@ -7,6 +7,7 @@
 
 #include "bench/bench_scan_internal.h"
 #include "bench/latency_hist.h"
+#include "hotset/wal.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -19,7 +20,8 @@ enum { PHASE_WARMUP = 0, PHASE_MEASURE, PHASE_STOP, PHASE_SETTLE };
 typedef struct cell_shared {
   const scan_bench *b;
   hs_pool *pool;
-  scan_wal *wal;
+  scan_wal *wal; /* the counter (--wal counter), or NULL */
+  hs_wal *log;   /* hotset's log (--wal log), or NULL */
   scan_kind scan;
   bool ring;
   /* The start gate: threads wait until `go` (pthread barriers cannot be

@@ -11,6 +11,7 @@
 #include "bench/bench_cmd.h"
 
 #include "bench/bench_scan.h"
+#include "bench/bench_wal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,8 @@ typedef struct experiment {
 static const experiment experiments[] = {
     {"scan", "OLTP hit ratio and latency beside big scans, per policy, with and without rings",
      bench_scan_main},
+    {"wal", "commit throughput of the write-ahead log, with and without group commit",
+     bench_wal_main},
 };
 
 #define NEXPERIMENTS (sizeof experiments / sizeof experiments[0])

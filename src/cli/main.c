@@ -23,7 +23,8 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand subcommands[] = {
-    {"bench", "the labs: `hotset bench scan` (rings against scan pollution)", bench_main},
+    {"bench", "the labs: `hotset bench scan` (rings against scan pollution), `bench wal`",
+     bench_main},
     {"pool-bench", "buffer reads per second: hotset against a global-mutex LRU pool",
      pool_bench_main},
     {"workload", "a skewed read/update run; checks on disk that no update was lost", workload_main},

@@ -23,7 +23,7 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand subcommands[] = {
-    {"bench", "the labs: `hotset bench scan` (rings against scan pollution), `bench wal`",
+    {"bench", "the labs: `bench scan` (rings against scan pollution), `bench wal` (group commit)",
      bench_main},
     {"pool-bench", "buffer reads per second: hotset against a global-mutex LRU pool",
      pool_bench_main},

@@ -10,11 +10,14 @@
  * and copy. Releasing the slot says the bytes are there.
  *
  * Flush(upto). If `flushed` is past upto, done. Else wait until everything
- * below upto is copied (the slots), take write_lock, and look again: a sync
- * that finished while we waited for the lock may have covered us (a
- * follower of that group commit). Otherwise we lead: write out everything
- * copied by now — not only our own, so the inserts that came while the last
- * sync ran share this one — fdatasync, publish `flushed`.
+ * below upto is copied (the slots). If a sync is under way, wait for its end
+ * (sync_done) — not for write_lock, which the next leader will hold through
+ * its own sync: a follower that queued there would wait out a sync it does
+ * not need (PostgreSQL's LWLockAcquireOrWait on WALWriteLock exists for
+ * this). At its end we are covered, or one of the uncovered leads the next
+ * sync: writes out everything copied by now — not only its own, so the
+ * inserts that came while the last sync ran share this one — fdatasyncs,
+ * publishes `flushed`, and wakes the waiters.
  *
  * Segments switch inside a write: the finished segment is fdatasynced before
  * it is closed, so a flush only ever syncs the segment it is writing.
@@ -286,17 +289,24 @@ hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced)
     if ((st = wal_failed(w)) != HS_OK) return st;
     sched_yield();
   }
-  pthread_mutex_lock(&w->write_lock);
-  if (atomic_load_explicit(&w->flushed, memory_order_relaxed) >= upto) {
-    /* A sync that ran while we waited for the lock covered us. */
-    pthread_mutex_unlock(&w->write_lock);
-    atomic_fetch_add_explicit(&w->st_waits, 1, memory_order_relaxed);
+  /* Lead a sync, or wait for the one under way: when it ends it may have
+   * covered us (a follower of that group); if not, one of those it did
+   * not cover leads the next, taking everything copied by then. */
+  pthread_mutex_lock(&w->sync_lock);
+  bool waited = false;
+  while (w->sync_running && atomic_load(&w->flushed) < upto && atomic_load(&w->failed) == HS_OK) {
+    pthread_cond_wait(&w->sync_done, &w->sync_lock);
+    waited = true;
+  }
+  if (atomic_load(&w->flushed) >= upto || atomic_load(&w->failed) != HS_OK) {
+    pthread_mutex_unlock(&w->sync_lock);
+    if (waited) atomic_fetch_add_explicit(&w->st_waits, 1, memory_order_relaxed);
     return wal_failed(w);
   }
-  if ((st = wal_failed(w)) != HS_OK) {
-    pthread_mutex_unlock(&w->write_lock);
-    return st;
-  }
+  w->sync_running = true;
+  pthread_mutex_unlock(&w->sync_lock);
+
+  pthread_mutex_lock(&w->write_lock);
   /* Lead: everything copied by now, not only ours. */
   uint64_t target = wal_copied(w);
   st = wal_write_out(w, target);
@@ -317,6 +327,10 @@ hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced)
     if (synced) *synced = true;
   }
   pthread_mutex_unlock(&w->write_lock);
+  pthread_mutex_lock(&w->sync_lock);
+  w->sync_running = false;
+  pthread_cond_broadcast(&w->sync_done);
+  pthread_mutex_unlock(&w->sync_lock);
   return st;
 }
 
@@ -374,6 +388,8 @@ static void wal_free(hs_wal *w) {
   pthread_cond_destroy(&w->writer_wake);
   pthread_mutex_destroy(&w->rmgr_lock);
   pthread_mutex_destroy(&w->fault_lock);
+  pthread_mutex_destroy(&w->sync_lock);
+  pthread_cond_destroy(&w->sync_done);
   free(w);
 }
 
@@ -477,6 +493,8 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
   pthread_cond_init(&w->writer_wake, NULL);
   pthread_mutex_init(&w->rmgr_lock, NULL);
   pthread_mutex_init(&w->fault_lock, NULL);
+  pthread_mutex_init(&w->sync_lock, NULL);
+  pthread_cond_init(&w->sync_done, NULL);
   w->rmgrs[HS_WAL_RMGR_GENERIC] = (wal_rmgr){.redo = hs_wal_generic_redo, .name = "generic"};
   w->rmgrs[HS_WAL_RMGR_LOG] = (wal_rmgr){.redo = NULL, .name = "log"};
   w->fd = -1;

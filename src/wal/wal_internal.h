@@ -49,6 +49,13 @@ struct hs_wal {
   _Atomic uint64_t reserved_pub; /* reserved, for lock-free reads */
   _Atomic uint64_t slots[WAL_SLOTS];
 
+  /* Who syncs: at most one leader at a time (sync_running); the others
+   * wait on sync_done for its end, then either find their LSN durable or
+   * lead the next sync — never queueing behind it on write_lock. */
+  pthread_mutex_t sync_lock;
+  pthread_cond_t sync_done;
+  bool sync_running; /* under sync_lock */
+
   pthread_mutex_t write_lock;
   int fd;              /* the segment being written, -1 if none */
   uint64_t fd_segment; /* its first LSN */

@@ -94,6 +94,8 @@ expect_usage_error --page-size "pool-bench --page-size 3000"
 run pool-bench stray
 expect_usage_error stray "pool-bench with a positional argument"
 
+run workload --wal disk
+expect_usage_error "--wal" "workload --wal disk"
 run workload --threads 2x
 expect_usage_error --threads "workload --threads 2x"
 
@@ -241,7 +243,16 @@ for k in ("policy", "threads", "seconds", "ops", "reads", "pool_pages", "pages",
           "wal_inserted_lsn", "wal_flushed_lsn", "wal_flushes", "writes_ahead_of_wal", "dir"):
     assert k in o, k
 assert o["policy"] == "clock-sweep" and o["dir"] is None and o["writes_ahead_of_wal"] == 0, o
+# The real log by default: a record per update, durable to its end at close.
+assert o["wal"] == "log" and o["wal_records"] == o["updates"] > 0, o
+assert o["wal_flushed_lsn"] == o["wal_inserted_lsn"] > 0 and o["wal_syncs"] >= 1, o
 ' "$out"; then ok; else bad "workload --json output fails the JSON checks"; fi
+  run workload --seconds 0.2 --threads 2 --pages 512 --pool 1MiB --wal counter --json
+  if python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["wal"] == "counter" and o["wal_syncs"] == 0 and o["updates"] == o["updates_on_disk"], o
+' "$out"; then ok; else bad "workload --wal counter fails the JSON checks"; fi
 else
   echo "SKIPPED: test_cli: workload --json checks: python3 is not installed"
 fi

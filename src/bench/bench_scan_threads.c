@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define WAL_RECORD   64u       /* bytes per stand-in log record */
 #define MAX_SLEEP_NS 10000000u /* a paced client re-checks for "stop" this often */
 #define MIN_NAP_NS   1000000u  /* and sleeps at least this long (see pacer) */
 
@@ -53,24 +52,12 @@ bool scan_wal_needs_flush(void *ctx, hs_lsn lsn) {
   return lsn > atomic_load(&wal->flushed);
 }
 
-/* Logs a change to (rel, blk): a record of WAL_RECORD bytes in all, in
- * hotset's log or the counter; *lsn is what the page gets stamped with. */
+/* Logs a change to (rel, blk) in hotset's log, or takes an LSN from the
+ * counter (records of the same size either way). */
 static hs_status log_change(cell_shared *sh, hs_relid rel, hs_blockno blk, hs_lsn *lsn) {
-  if (!sh->log) {
-    *lsn = atomic_fetch_add(&sh->wal->inserted, WAL_RECORD) + WAL_RECORD;
-    return HS_OK;
-  }
-  /* 32-byte header + one 12-byte page reference + 20 bytes of payload. */
-  unsigned char payload[WAL_RECORD - 44] = {0};
-  memcpy(payload, &blk, sizeof blk);
-  hs_wal_page ref = {rel, HS_FORK_MAIN, blk};
-  hs_wal_record rec = {.rmgr = HS_WAL_RMGR_FIRST_USER,
-                       .type = 0,
-                       .npages = 1,
-                       .pages = &ref,
-                       .data = payload,
-                       .len = sizeof payload};
-  return hs_wal_insert(sh->log, &rec, lsn);
+  if (sh->log) return bench_log_change(sh->log, rel, blk, lsn);
+  *lsn = atomic_fetch_add(&sh->wal->inserted, BENCH_LOG_RECORD) + BENCH_LOG_RECORD;
+  return HS_OK;
 }
 
 /* ---- phases, the gate, failures ---- */

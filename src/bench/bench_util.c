@@ -299,6 +299,19 @@ hs_blockno bench_page_block(const void *page) {
   return get_u32((const unsigned char *)page + BENCH_PAGE_OFF_BLOCK);
 }
 
+hs_status bench_log_change(hs_wal *log, hs_relid rel, hs_blockno blk, hs_lsn *lsn) {
+  /* 32-byte header + one 12-byte page reference + the payload. */
+  unsigned char payload[BENCH_LOG_RECORD - 44] = {0};
+  memcpy(payload, &blk, sizeof blk);
+  hs_wal_page ref = {rel, HS_FORK_MAIN, blk};
+  hs_wal_record rec = {.rmgr = HS_WAL_RMGR_FIRST_USER,
+                       .npages = 1,
+                       .pages = &ref,
+                       .data = payload,
+                       .len = sizeof payload};
+  return hs_wal_insert(log, &rec, lsn);
+}
+
 hs_status bench_make_relation(hs_smgr *smgr, hs_relid rel, hs_blockno npages) {
   return bench_make_relation_fork(smgr, rel, HS_FORK_MAIN, npages);
 }

@@ -13,6 +13,7 @@
 
 #include "hotset/status.h"
 #include "hotset/storage.h"
+#include "hotset/wal.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -140,6 +141,13 @@ hs_blockno bench_page_block(const void *page);
 
 uint64_t bench_page_get_u64(const void *page, size_t off);
 void bench_page_set_u64(void *page, size_t off, uint64_t v);
+
+/* Logs a change of (rel, main fork, blk) in `log`: one record of
+ * BENCH_LOG_RECORD bytes in all (header, the page reference, the block
+ * number as payload), the size of a small heap update's record. *lsn is
+ * the record's end, what the page is stamped with. */
+#define BENCH_LOG_RECORD 64u
+hs_status bench_log_change(hs_wal *log, hs_relid rel, hs_blockno blk, hs_lsn *lsn);
 
 /* Makes the main fork of `rel` exactly `npages` stamped pages long: creates
  * it if missing, otherwise truncates it to zero first (a directory reused

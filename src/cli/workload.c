@@ -8,13 +8,14 @@
  * throughput and the pool's I/O statistics. It is meant as a first thing to
  * run and as a smoke test of the whole stack, so it also checks what it can:
  *
- *  - WAL before data. Each update takes a fake LSN from an atomic counter
- *    (the stand-in for inserting a log record), stores it in the page and
- *    passes it to hs_buf_mark_dirty. The pool's flush_wal_up_to callback
- *    "flushes" that stand-in log by recording the highest flushed LSN, and an
- *    I/O observer (hotset/fault.h) looks at every page just before it is
- *    written: a page whose LSN is beyond the flushed LSN would be data
- *    written ahead of its log record, and is counted as a violation.
+ *  - WAL before data. Each update logs a record in hotset's write-ahead log
+ *    (--wal log, the default; hotset/wal.h) — or, with --wal counter, takes
+ *    an LSN from an atomic counter standing in for one, "flushed" by the
+ *    pool's flush_wal_up_to callback — stores the LSN in the page and
+ *    passes it to hs_buf_mark_dirty. An I/O observer (hotset/fault.h) looks
+ *    at every page just before it is written: a page whose LSN is beyond the
+ *    log's durable end would be data written ahead of its log record, and is
+ *    counted as a violation.
  *  - No lost updates. After the pool is closed (which writes every dirty
  *    page) the relation is read back from disk: every page must carry its
  *    stamp, and the update counters in the pages must add up to the number
@@ -28,6 +29,7 @@
 #include "core/error.h"
 #include "hotset/fault.h"
 #include "hotset/pool.h"
+#include "hotset/wal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -39,7 +41,6 @@
 
 #define PROG          "hotset workload"
 #define WL_REL        16384u
-#define WAL_RECORD    64u /* bytes per fake log record: LSNs are byte positions */
 #define HOT_FRACTION  0.2
 #define HOT_ACCESS    0.8
 #define UPDATE_RATIO  0.2
@@ -60,6 +61,7 @@ static const args_cmd *const cmd = &command.cmd;
 
 /* The stand-in write-ahead log: an insert position and a flush position. */
 typedef struct wl_wal {
+  hs_wal *log;                               /* the real log (--wal log), or NULL */
   _Atomic uint64_t inserted;                 /* end of the last record handed out */
   _Atomic uint64_t flushed;                  /* the log is "durable" up to here */
   _Atomic uint64_t flushes;                  /* callbacks that had to flush */
@@ -97,13 +99,21 @@ static void wl_observe(void *ctx, hs_io_op op, hs_relid rel, hs_fork fork, hs_bl
   (void)block;
   if (op != HS_IO_WRITE || !page) return;
   uint64_t lsn = bench_page_get_u64(page, BENCH_PAGE_OFF_LSN);
-  uint64_t flushed = atomic_load(&wal->flushed);
+  uint64_t flushed = wal->log ? hs_wal_flushed_lsn(wal->log) : atomic_load(&wal->flushed);
   if (lsn > flushed) {
     if (atomic_fetch_add(&wal->ahead, 1) == 0) {
       atomic_store(&wal->ahead_lsn, lsn);
       atomic_store(&wal->ahead_flushed, flushed);
     }
   }
+}
+
+/* Logs an update of `blk` in the real log, or takes an LSN from the counter
+ * (records of the same size either way). */
+static hs_status wl_log_update(wl_wal *wal, hs_blockno blk, hs_lsn *lsn) {
+  if (wal->log) return bench_log_change(wal->log, WL_REL, blk, lsn);
+  *lsn = atomic_fetch_add(&wal->inserted, BENCH_LOG_RECORD) + BENCH_LOG_RECORD;
+  return HS_OK;
 }
 
 typedef struct wl_shared {
@@ -147,11 +157,14 @@ static hs_status wl_access(wl_worker *w, bench_rng *rng, hs_blockno blk) {
                  bench_page_block(page));
   } else if (update) {
     /* The LSN is taken under the exclusive lock, so a page's LSNs only grow. */
-    hs_lsn lsn = atomic_fetch_add(&sh->wal->inserted, WAL_RECORD) + WAL_RECORD;
-    bench_page_set_u64(page, BENCH_PAGE_OFF_LSN, lsn);
-    bench_page_set_u64(page, BENCH_PAGE_OFF_UPDATES,
-                       bench_page_get_u64(page, BENCH_PAGE_OFF_UPDATES) + 1);
-    st = hs_buf_mark_dirty(sh->pool, b, lsn, NULL);
+    hs_lsn lsn;
+    st = wl_log_update(sh->wal, blk, &lsn);
+    if (st == HS_OK) {
+      bench_page_set_u64(page, BENCH_PAGE_OFF_LSN, lsn);
+      bench_page_set_u64(page, BENCH_PAGE_OFF_UPDATES,
+                         bench_page_get_u64(page, BENCH_PAGE_OFF_UPDATES) + 1);
+      st = hs_buf_mark_dirty(sh->pool, b, lsn, NULL);
+    }
     if (st == HS_OK) w->updates++;
   } else {
     w->reads++;
@@ -231,11 +244,14 @@ typedef struct wl_run {
   char datadir[4200];
   bool keep;
   hs_pool *pool;
+  hs_wal *log;
 } wl_run;
 
 static void wl_cleanup(wl_run *d) {
   if (d->pool) hs_pool_abandon(d->pool);
   d->pool = NULL;
+  if (d->log) hs_wal_close(d->log); /* after the pool, which flushes through it */
+  d->log = NULL;
   if (d->tmpdir[0] && !d->keep) bench_tempdir_remove(d->tmpdir);
 }
 
@@ -258,7 +274,7 @@ int workload_main(int argc, char **argv) {
   uint64_t threads, pool_bytes, pages, page_size, seed;
   double seconds;
   bool json = false, keep = false;
-  const char *policy = NULL, *dir_flag = NULL;
+  const char *policy = NULL, *dir_flag = NULL, *wal_flag = NULL;
   const args_opt opts[] = {
       {.name = "threads",
        .kind = ARGS_UINT,
@@ -305,12 +321,21 @@ int workload_main(int argc, char **argv) {
        .dest = &seed,
        .def = "1",
        .help = "seed of the access pattern"},
+      {.name = "wal",
+       .kind = ARGS_STRING,
+       .dest = &wal_flag,
+       .arg = "W",
+       .def = "log",
+       .help = "log: updates are logged in hotset's write-ahead log (in DIR/wal), flushed before "
+               "each page write; counter: a counter stands in for the log (free flushes)"},
       {.name = "json",
        .kind = ARGS_FLAG,
        .dest = &json,
        .help = "print the results as one JSON object"},
   };
   args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  if (strcmp(wal_flag, "log") != 0 && strcmp(wal_flag, "counter") != 0)
+    args_usage_error(cmd, "--wal: \"%s\" is not log or counter", wal_flag);
   if (pool_bytes / page_size <= threads) {
     char pool[32];
     args_usage_error(cmd, "--pool: %s holds %" PRIu64 " pages; %" PRIu64 " threads need more",
@@ -348,14 +373,29 @@ int workload_main(int argc, char **argv) {
   wl_stop_if_interrupted(&d);
 
   wl_wal wal = {0};
+  char logdir[4300];
+  if (strcmp(wal_flag, "log") == 0) {
+    /* A fresh log: what an earlier run left in a reused --dir goes first. */
+    snprintf(logdir, sizeof logdir, "%s/wal", d.datadir);
+    bench_tempdir_remove(logdir);
+    hs_wal_options wo;
+    hs_wal_options_init(&wo);
+    wo.dir = logdir;
+    if (hs_wal_open(&wo, &d.log) != HS_OK) return wl_fail(&d, "opening the log", hs_last_error());
+    wal.log = d.log;
+  }
   hs_pool_options po;
   hs_pool_options_init(&po);
   po.dir = d.datadir;
   po.page_size = (uint32_t)page_size;
   po.pool_bytes = pool_bytes;
   po.policy = policy;
-  po.flush_wal_up_to = wl_flush_wal;
-  po.wal_ctx = &wal;
+  if (wal.log) {
+    po.wal = wal.log;
+  } else {
+    po.flush_wal_up_to = wl_flush_wal;
+    po.wal_ctx = &wal;
+  }
   if (hs_pool_open(&po, &d.pool) != HS_OK) return wl_fail(&d, "opening the pool", hs_last_error());
   hs_smgr_set_observer(hs_pool_smgr(d.pool), wl_observe, &wal);
 
@@ -405,6 +445,16 @@ int workload_main(int argc, char **argv) {
 
   if (hs_pool_close(d.pool) != HS_OK) return wl_fail(&d, "closing the pool", hs_last_error());
   d.pool = NULL;
+  hs_wal_stats wst = {0};
+  uint64_t log_inserted = 0, log_flushed = 0;
+  if (d.log) {
+    hs_wal_stats_get(d.log, &wst);
+    log_inserted = hs_wal_insert_lsn(d.log);
+    log_flushed = hs_wal_flushed_lsn(d.log);
+    hs_status cst = hs_wal_close(d.log);
+    d.log = NULL;
+    if (cst != HS_OK) return wl_fail(&d, "closing the log", hs_last_error());
+  }
   wl_stop_if_interrupted(&d);
 
   uint64_t ahead = atomic_load(&wal.ahead);
@@ -421,10 +471,11 @@ int workload_main(int argc, char **argv) {
                      &disk_max_lsn) != HS_OK)
     return wl_fail(&d, "verifying the relation on disk", hs_last_error());
   wl_stop_if_interrupted(&d);
-  if (disk_max_lsn > atomic_load(&wal.flushed)) {
+  uint64_t durable = wal.log ? log_flushed : atomic_load(&wal.flushed);
+  if (disk_max_lsn > durable) {
     char msg[160];
     snprintf(msg, sizeof msg, "a page on disk has LSN %" PRIu64 ", the log is flushed to %" PRIu64,
-             disk_max_lsn, (uint64_t)atomic_load(&wal.flushed));
+             disk_max_lsn, durable);
     return wl_fail(&d, "WAL before data violated", msg);
   }
   if (disk_updates != updates) {
@@ -437,8 +488,10 @@ int workload_main(int argc, char **argv) {
   uint64_t elapsed = t1 > t0 ? t1 - t0 : 1;
   uint64_t ops = reads + updates;
   double ops_per_sec = (double)ops / ((double)elapsed / 1e9);
-  uint64_t flushed = atomic_load(&wal.flushed);
-  uint64_t wal_flushes = atomic_load(&wal.flushes);
+  uint64_t flushed = wal.log ? log_flushed : atomic_load(&wal.flushed);
+  /* Page writes that had to flush the log first (the pool's count). */
+  uint64_t wal_flushes =
+      wal.log ? hs_io_stats_total(&stats, HS_STAT_WAL_FLUSHES) : atomic_load(&wal.flushes);
   const char *kept = d.tmpdir[0] && keep ? d.datadir : NULL;
 
   if (json) {
@@ -461,9 +514,14 @@ int workload_main(int argc, char **argv) {
     json_u64(&j, "pool_pages", nbuffers);
     json_u64(&j, "pages", pages);
     json_u64(&j, "page_size", page_size);
-    json_u64(&j, "wal_inserted_lsn", atomic_load(&wal.inserted));
+    json_str(&j, "wal", wal.log ? "log" : "counter");
+    json_u64(&j, "wal_inserted_lsn", wal.log ? log_inserted : atomic_load(&wal.inserted));
     json_u64(&j, "wal_flushed_lsn", flushed);
     json_u64(&j, "wal_flushes", wal_flushes);
+    json_u64(&j, "wal_records", wst.records);
+    json_u64(&j, "wal_syncs", wst.syncs);
+    json_double(&j, "wal_sync_seconds", "%.4f", (double)wst.sync_ns / 1e9);
+    json_u64(&j, "wal_writer_syncs", wst.flush_syncs[HS_WAL_CAUSE_WRITER]);
     json_u64(&j, "writes_ahead_of_wal", 0);
     json_u64(&j, "updates_on_disk", disk_updates);
     json_str(&j, "dir", kept ? kept : dir_flag);
@@ -481,9 +539,17 @@ int workload_main(int argc, char **argv) {
            threads, (double)elapsed / 1e9, pool, nbuffers, page, policy_name, pages, rel);
     printf("  %" PRIu64 " ops (%" PRIu64 " reads, %" PRIu64 " updates): %.0f ops/s\n", ops, reads,
            updates, ops_per_sec);
-    printf("  log: %" PRIu64 " records, flushed %" PRIu64 " time%s, up to LSN %" PRIu64
-           " (counting those at close); no page was written ahead of it\n\n",
-           updates, wal_flushes, wal_flushes == 1 ? "" : "s", flushed);
+    if (wal.log)
+      printf("  log (hotset's write-ahead log): %" PRIu64 " records, durable up to LSN %" PRIu64
+             "; %" PRIu64 " fdatasyncs (%.3f s), %" PRIu64 " of them by the WAL writer; %" PRIu64
+             " page writes had to flush it first; no page was written ahead of it\n\n",
+             wst.records, flushed, wst.syncs, (double)wst.sync_ns / 1e9,
+             wst.flush_syncs[HS_WAL_CAUSE_WRITER], wal_flushes);
+    else
+      printf("  log (a counter standing in): %" PRIu64 " records, flushed %" PRIu64
+             " time%s, up to "
+             "LSN %" PRIu64 " (counting those at close); no page was written ahead of it\n\n",
+             updates, wal_flushes, wal_flushes == 1 ? "" : "s", flushed);
     hs_io_stats_print_table(&stats, stdout);
     printf("\nclosed the pool; verified %" PRIu64 " pages on disk: stamps intact, all %" PRIu64
            " updates there\n",

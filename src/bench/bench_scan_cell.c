@@ -118,11 +118,17 @@ static void cpu_take(cpu_sample *s, const worker *w, uint32_t noltp, uint32_t nt
 /* The scan's CPU time: everything the process spent but the OLTP clients'
  * and the main thread's, i.e. the scanners' and the pool's I/O workers'
  * (the only other threads). */
+static uint64_t grown(uint64_t before, uint64_t after) {
+  /* A thread that ended before the second sample has no CPU clock left to
+   * read (it counts 0 there): its time is unknown, not negative. */
+  return after > before ? after - before : 0;
+}
+
 static void cpu_scan_seconds(const cpu_sample *a, const cpu_sample *z, cell_result *r) {
-  int64_t rest = (int64_t)(z->process - a->process) - (int64_t)(z->oltp - a->oltp) -
-                 (int64_t)(z->main - a->main);
+  int64_t rest = (int64_t)grown(a->process, z->process) - (int64_t)grown(a->oltp, z->oltp) -
+                 (int64_t)grown(a->main, z->main);
   r->scan_cpu_seconds = rest > 0 ? (double)rest / 1e9 : 0;
-  r->scanner_cpu_seconds = (double)(z->scanners - a->scanners) / 1e9;
+  r->scanner_cpu_seconds = (double)grown(a->scanners, z->scanners) / 1e9;
   r->measured_seconds = (double)(z->wall - a->wall) / 1e9;
 }
 
@@ -171,8 +177,10 @@ static int run_phases(scan_bench *b, const cell *c, cell_shared *sh, worker *w, 
     int expect = PHASE_WARMUP;
     if (atomic_compare_exchange_strong(&sh->phase, &expect, PHASE_MEASURE))
       wait_phase(b, sh, b->seconds);
-    atomic_store(&sh->phase, PHASE_STOP);
+    /* Sampled before STOP: a thread that sees it may exit, and an exited
+     * thread's CPU clock can no longer be read. */
     cpu_take(&after, w, noltp, nthreads);
+    atomic_store(&sh->phase, PHASE_STOP);
     cpu_scan_seconds(&before, &after, r);
   }
   for (uint32_t i = 0; i < started; i++) pthread_join(w[i].tid, NULL);

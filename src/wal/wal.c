@@ -108,6 +108,12 @@ static uint64_t wal_copied(hs_wal *w) {
 /* Writes [written, target) from the ring to the segment files. Under
  * write_lock; target <= wal_copied(). */
 static hs_status wal_write_out(hs_wal *w, uint64_t target) {
+  /* Only holders of write_lock stop the log, so this check under the lock
+   * is final: once stopped, nothing more is written or synced. It matters —
+   * an insert whose write-out failed gave up its slot without copying, so
+   * wal_copied() now runs past bytes that were never put in the ring. */
+  hs_status failed = wal_failed(w);
+  if (failed != HS_OK) return failed;
   uint64_t pos = atomic_load_explicit(&w->written, memory_order_relaxed);
   while (pos < target) {
     uint64_t seg = pos - pos % w->segment_bytes;

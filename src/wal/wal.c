@@ -105,6 +105,21 @@ static uint64_t wal_copied(hs_wal *w) {
 
 /* ---- writing --------------------------------------------------------------- */
 
+/* fdatasyncs the segment being written if anything went into it since its
+ * last sync, timing it; a failure stops the log. Under write_lock. */
+static hs_status wal_sync_segment(hs_wal *w) {
+  if (w->fd < 0 || !w->fd_unsynced) return HS_OK;
+  uint64_t t0 = now_ns();
+  int rc = wal_fdatasync(w, w->fd);
+  atomic_fetch_add_explicit(&w->st_sync_ns, now_ns() - t0, memory_order_relaxed);
+  atomic_fetch_add_explicit(&w->st_syncs, 1, memory_order_relaxed);
+  if (rc != 0)
+    return wal_fail(w, HS_ERR_IO, errno, "fdatasync of log segment %016" PRIX64 " in %s failed",
+                    w->fd_segment, w->dir);
+  w->fd_unsynced = false;
+  return HS_OK;
+}
+
 /* Writes [written, target) from the ring to the segment files. Under
  * write_lock; target <= wal_copied(). */
 static hs_status wal_write_out(hs_wal *w, uint64_t target) {
@@ -120,16 +135,8 @@ static hs_status wal_write_out(hs_wal *w, uint64_t target) {
     if (w->fd >= 0 && w->fd_segment != seg) {
       /* Finishing a segment: make it durable before leaving it, so a flush
        * only ever has the current one to sync. */
-      if (w->fd_unsynced) {
-        uint64_t t0 = now_ns();
-        int rc = wal_fdatasync(w, w->fd);
-        atomic_fetch_add_explicit(&w->st_sync_ns, now_ns() - t0, memory_order_relaxed);
-        atomic_fetch_add_explicit(&w->st_syncs, 1, memory_order_relaxed);
-        if (rc != 0)
-          return wal_fail(w, HS_ERR_IO, errno,
-                          "fdatasync of log segment %016" PRIX64 " in %s failed", w->fd_segment,
-                          w->dir);
-      }
+      hs_status st = wal_sync_segment(w);
+      if (st != HS_OK) return st;
       close(w->fd);
       w->fd = -1;
     }
@@ -316,17 +323,7 @@ hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced)
   /* Lead: everything copied by now, not only ours. */
   uint64_t target = wal_copied(w);
   st = wal_write_out(w, target);
-  if (st == HS_OK && w->fd >= 0 && w->fd_unsynced) {
-    uint64_t t0 = now_ns();
-    int rc = wal_fdatasync(w, w->fd);
-    atomic_fetch_add_explicit(&w->st_sync_ns, now_ns() - t0, memory_order_relaxed);
-    atomic_fetch_add_explicit(&w->st_syncs, 1, memory_order_relaxed);
-    if (rc != 0)
-      st = wal_fail(w, HS_ERR_IO, errno, "fdatasync of log segment %016" PRIX64 " in %s failed",
-                    w->fd_segment, w->dir);
-    else
-      w->fd_unsynced = false;
-  }
+  if (st == HS_OK) st = wal_sync_segment(w);
   if (st == HS_OK) {
     atomic_store_explicit(&w->flushed, target, memory_order_release);
     atomic_fetch_add_explicit(&w->st_own_syncs[cause], 1, memory_order_relaxed);
@@ -451,21 +448,11 @@ static hs_status clear_after_end(hs_wal *w, uint64_t end) {
   int fd;
   st = wal_segment_open_write(w, seg, &fd);
   if (st != HS_OK) return st;
-  size_t chunk = 1u << 20;
-  void *zeros = calloc(1, chunk);
-  if (!zeros) st = hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to clear the log's tail");
-  for (uint64_t pos = end; st == HS_OK && pos < seg + w->segment_bytes;) {
-    size_t k =
-        seg + w->segment_bytes - pos < chunk ? (size_t)(seg + w->segment_bytes - pos) : chunk;
-    ssize_t got = wal_pwrite(w, fd, zeros, k, (off_t)(pos - seg));
-    if (got != (ssize_t)k)
-      st = hs_fail(HS_ERR_IO, got < 0 ? errno : ENOSPC,
-                   "clearing the log past its end at %" PRIX64 " in %s failed", pos, w->dir);
-    pos += k;
-  }
-  free(zeros);
-  if (st == HS_OK && wal_fdatasync(w, fd) != 0)
-    st = hs_fail(HS_ERR_IO, errno, "fdatasync of the log's cleared tail in %s failed", w->dir);
+  char what[4400];
+  snprintf(what, sizeof what,
+           "the log's tail past its end %" PRIX64 " in segment %016" PRIX64 " of %s", end, seg,
+           w->dir);
+  st = wal_write_zeros(w, fd, end - seg, w->segment_bytes, what);
   close(fd);
   return st;
 }

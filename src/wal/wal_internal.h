@@ -100,6 +100,9 @@ void wal_segment_path(const char *dir, uint64_t segment_start, char *out, size_t
 /* Opens the segment starting at `start` for writing, creating and
  * preallocating it (zeros, fsynced, renamed into place) if missing. */
 hs_status wal_segment_open_write(hs_wal *w, uint64_t start, int *fd);
+/* Writes zeros into [from, to) of fd, then fdatasyncs it; `what` names the
+ * file in messages. */
+hs_status wal_write_zeros(hs_wal *w, int fd, uint64_t from, uint64_t to, const char *what);
 /* The segments in `dir` (their first LSNs, sorted); *n of them, malloc'ed. */
 hs_status wal_segment_list(const char *dir, uint64_t segment_bytes, uint64_t **starts, size_t *n);
 /* Makes a durable note of a directory entry change (fsync the directory). */

@@ -39,23 +39,33 @@ hs_status wal_sync_dir(const char *dir) {
   return HS_OK;
 }
 
-static hs_status create_segment(hs_wal *w, uint64_t start, const char *path) {
+hs_status wal_write_zeros(hs_wal *w, int fd, uint64_t from, uint64_t to, const char *what) {
+  size_t chunk = to - from < ZERO_CHUNK ? (size_t)(to - from) : ZERO_CHUNK;
+  void *zeros = calloc(1, chunk ? chunk : 1);
+  if (!zeros) return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to write zeros into %s", what);
+  hs_status st = HS_OK;
+  for (uint64_t off = from; st == HS_OK && off < to;) {
+    size_t k = to - off < chunk ? (size_t)(to - off) : chunk;
+    ssize_t n = wal_pwrite(w, fd, zeros, k, (off_t)off);
+    if (n != (ssize_t)k)
+      st = hs_fail(HS_ERR_IO, n < 0 ? errno : ENOSPC, "%s: writing zeros at %" PRIu64 " failed",
+                   what, off);
+    off += k;
+  }
+  free(zeros);
+  if (st == HS_OK && wal_fdatasync(w, fd) != 0)
+    st = hs_fail(HS_ERR_IO, errno, "%s: fdatasync after writing zeros failed", what);
+  return st;
+}
+
+static hs_status create_segment(hs_wal *w, const char *path) {
   char tmp[4300];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot create a log segment", tmp);
-  size_t chunk = w->segment_bytes < ZERO_CHUNK ? (size_t)w->segment_bytes : ZERO_CHUNK;
-  void *zeros = calloc(1, chunk);
-  hs_status st = zeros ? HS_OK : hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to preallocate %s", tmp);
-  for (uint64_t off = 0; st == HS_OK && off < w->segment_bytes; off += chunk) {
-    ssize_t n = wal_pwrite(w, fd, zeros, chunk, (off_t)off);
-    if (n != (ssize_t)chunk)
-      st = hs_fail(HS_ERR_IO, n < 0 ? errno : ENOSPC,
-                   "%s: preallocating a log segment failed at %" PRIu64, tmp, off);
-  }
-  free(zeros);
-  if (st == HS_OK && wal_fdatasync(w, fd) != 0)
-    st = hs_fail(HS_ERR_IO, errno, "%s: fdatasync of a new log segment failed", tmp);
+  char what[4400];
+  snprintf(what, sizeof what, "%s (a new log segment)", tmp);
+  hs_status st = wal_write_zeros(w, fd, 0, w->segment_bytes, what);
   close(fd);
   if (st == HS_OK && rename(tmp, path) != 0)
     st = hs_fail(HS_ERR_IO, errno, "%s: cannot rename the new log segment to %s", tmp, path);
@@ -65,7 +75,6 @@ static hs_status create_segment(hs_wal *w, uint64_t start, const char *path) {
     return st;
   }
   atomic_fetch_add_explicit(&w->st_segments, 1, memory_order_relaxed);
-  (void)start;
   return HS_OK;
 }
 
@@ -74,7 +83,7 @@ hs_status wal_segment_open_write(hs_wal *w, uint64_t start, int *fd) {
   wal_segment_path(w->dir, start, path, sizeof path);
   int f = open(path, O_WRONLY | O_CLOEXEC);
   if (f < 0 && errno == ENOENT) {
-    hs_status st = create_segment(w, start, path);
+    hs_status st = create_segment(w, path);
     if (st != HS_OK) return st;
     f = open(path, O_WRONLY | O_CLOEXEC);
   }

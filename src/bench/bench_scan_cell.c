@@ -222,17 +222,6 @@ static void collect(const worker *w, uint32_t nthreads, uint32_t noltp, hs_pool 
   r->writes = hs_io_stats_total(&s, HS_STAT_WRITES);
 }
 
-/* A fresh log for one cell, in <dir>/wal (what an earlier cell left there
- * is removed first: each cell starts from an empty log). */
-static hs_status open_cell_log(const scan_bench *b, char *logdir, size_t len, hs_wal **out) {
-  snprintf(logdir, len, "%s/wal", b->dir);
-  bench_tempdir_remove(logdir);
-  hs_wal_options wo;
-  hs_wal_options_init(&wo);
-  wo.dir = logdir;
-  return hs_wal_open(&wo, out);
-}
-
 /* Closes the cell's log, keeping its sync figures, and removes it. */
 static hs_status close_cell_log(hs_wal *log, const char *logdir, cell_result *r) {
   hs_wal_stats st;
@@ -250,7 +239,8 @@ int scan_run_cell(scan_bench *b, const cell *c, cell_result *r) {
 
   char logdir[4200];
   hs_wal *log = NULL;
-  if (b->real_wal && open_cell_log(b, logdir, sizeof logdir, &log) != HS_OK) {
+  /* A fresh log per cell: each cell starts from an empty one. */
+  if (b->real_wal && bench_log_open_fresh(b->dir, logdir, sizeof logdir, &log) != HS_OK) {
     char msg[600];
     snprintf(msg, sizeof msg, "opening the log: %s", hs_last_error());
     return cell_error(b, what, msg);

@@ -299,6 +299,15 @@ hs_blockno bench_page_block(const void *page) {
   return get_u32((const unsigned char *)page + BENCH_PAGE_OFF_BLOCK);
 }
 
+hs_status bench_log_open_fresh(const char *dir, char *logdir, size_t len, hs_wal **out) {
+  snprintf(logdir, len, "%s/wal", dir);
+  bench_tempdir_remove(logdir);
+  hs_wal_options wo;
+  hs_wal_options_init(&wo);
+  wo.dir = logdir;
+  return hs_wal_open(&wo, out);
+}
+
 hs_status bench_log_change(hs_wal *log, hs_relid rel, hs_blockno blk, hs_lsn *lsn) {
   /* 32-byte header + one 12-byte page reference + the payload. */
   unsigned char payload[BENCH_LOG_RECORD - 44] = {0};

@@ -147,6 +147,10 @@ void bench_page_set_u64(void *page, size_t off, uint64_t v);
  * number as payload), the size of a small heap update's record. *lsn is
  * the record's end, what the page is stamped with. */
 #define BENCH_LOG_RECORD 64u
+/* Opens a fresh log (default options) in <dir>/wal, its path left in
+ * logdir: whatever an earlier run left there (a reused --dir) is removed
+ * first. */
+hs_status bench_log_open_fresh(const char *dir, char *logdir, size_t len, hs_wal **out);
 hs_status bench_log_change(hs_wal *log, hs_relid rel, hs_blockno blk, hs_lsn *lsn);
 
 /* Makes the main fork of `rel` exactly `npages` stamped pages long: creates

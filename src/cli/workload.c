@@ -373,15 +373,10 @@ int workload_main(int argc, char **argv) {
   wl_stop_if_interrupted(&d);
 
   wl_wal wal = {0};
-  char logdir[4300];
   if (strcmp(wal_flag, "log") == 0) {
-    /* A fresh log: what an earlier run left in a reused --dir goes first. */
-    snprintf(logdir, sizeof logdir, "%s/wal", d.datadir);
-    bench_tempdir_remove(logdir);
-    hs_wal_options wo;
-    hs_wal_options_init(&wo);
-    wo.dir = logdir;
-    if (hs_wal_open(&wo, &d.log) != HS_OK) return wl_fail(&d, "opening the log", hs_last_error());
+    char logdir[4300];
+    if (bench_log_open_fresh(d.datadir, logdir, sizeof logdir, &d.log) != HS_OK)
+      return wl_fail(&d, "opening the log", hs_last_error());
     wal.log = d.log;
   }
   hs_pool_options po;

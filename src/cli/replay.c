@@ -721,17 +721,12 @@ int replay_main(int argc, char **argv) {
   if (d.trace.n == 0) return replay_fail(&d, trace_path, "the trace holds no request");
   if (reads_time && d.trace.clock_counts_requests) {
     /* As `hotset sim`: a request count gives no duration a meaning. */
-    const hs_policy_env env = {.clock = HS_CLOCK_REQUESTS};
-    for (int i = 0; i < nspecs; i++) {
-      hs_policy *p;
-      if (hs_policy_create_ex(specs[i], 1, 1, &env, &p) != HS_OK) {
-        char no_clock[512];
-        snprintf(no_clock, sizeof no_clock,
-                 "no time stamps, so the clock counts requests: %s; or give --ms-per-request MS",
-                 hs_last_error());
-        return replay_fail(&d, trace_path, no_clock);
-      }
-      hs_policy_destroy(p);
+    if (!policies_run_on_request_clock(specs, nspecs)) {
+      char no_clock[512];
+      snprintf(no_clock, sizeof no_clock,
+               "no time stamps, so the clock counts requests: %s; or give --ms-per-request MS",
+               hs_last_error());
+      return replay_fail(&d, trace_path, no_clock);
     }
   }
   if (ring_rule && hs_scan_runs_find(d.trace.req, d.trace.pid, d.trace.n, &d.trace.runs) != HS_OK)

@@ -517,14 +517,18 @@ static bool any_reads_time(char specs[][ARGS_SPEC_LEN], int nspecs) {
 /* A trace whose clock counts requests cannot give a duration in
  * milliseconds a meaning: say so once, before any simulation, with the two
  * ways out. */
-static int check_durations(const hs_sim_trace *t, char specs[][ARGS_SPEC_LEN], int nspecs) {
+bool policies_run_on_request_clock(char specs[][ARGS_SPEC_LEN], int nspecs) {
   const hs_policy_env env = {.clock = HS_CLOCK_REQUESTS};
   for (int i = 0; i < nspecs; i++) {
     hs_policy *p;
-    if (hs_policy_create_ex(specs[i], 1, 1, &env, &p) == HS_OK) {
-      hs_policy_destroy(p);
-      continue;
-    }
+    if (hs_policy_create_ex(specs[i], 1, 1, &env, &p) != HS_OK) return false;
+    hs_policy_destroy(p);
+  }
+  return true;
+}
+
+static int check_durations(const hs_sim_trace *t, char specs[][ARGS_SPEC_LEN], int nspecs) {
+  if (!policies_run_on_request_clock(specs, nspecs)) {
     fprintf(stderr,
             PROG ": %s has no time stamps (%s), so its clock counts requests: %s; or give "
                  "--ms-per-request MS\n",

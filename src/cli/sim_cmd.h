@@ -11,6 +11,11 @@ int sim_main(int argc, char **argv);
 int gen_trace_main(int argc, char **argv);
 int trace_stats_main(int argc, char **argv);
 
+/* Whether every policy of the list can run on a clock that counts requests
+ * (none has a nonzero duration in milliseconds); false with the refusal
+ * as hs_last_error(). */
+bool policies_run_on_request_clock(char specs[][ARGS_SPEC_LEN], int nspecs);
+
 /* --ring-rule's value: true for "pg", false for "none"; anything else is a
  * usage error of `cmd`. */
 bool parse_ring_rule(const args_cmd *cmd, const char *arg);

@@ -13,6 +13,9 @@
 #                           status 1 and exactly one stderr line naming NEEDLE
 #   cli_finish              prints "N passed, N failed"; its status is the
 #                           script's
+#   json_line_field FILE LINE KEY
+#                           one numeric or string field of a flat JSON line
+#                           (quotes removed; empty if absent)
 # The scripts set HOTSET (the binary) before calling cli_setup.
 
 cli_setup() { # name
@@ -65,4 +68,8 @@ expect_one_line_error() { # needle description
 cli_finish() {
   echo "$passed passed, $failed failed"
   [[ $failed -eq 0 ]]
+}
+
+json_line_field() { # file line key
+  sed -n "$2p" "$1" | grep -o "\"$3\":[^,}]*" | head -n 1 | cut -d: -f2- | tr -d '"'
 }

@@ -27,9 +27,7 @@ export TMPDIR=$scratch
 trace=$root/tests/data/pg15-pgbench-seqscan.csv.zst
 server=217073 # the trace's accesses whose found column is false
 
-field() { # key: a numeric field of the first JSON line of $out
-  head -n 1 "$out" | grep -o "\"$1\":[0-9.]*" | cut -d: -f2
-}
+field() { json_line_field "$out" 1 "$1"; } # a field of the first JSON line
 within() { # got want permille: |got - want| <= want * permille / 1000
   local d=$(($1 - $2))
   ((d < 0)) && d=$((-d))

@@ -36,9 +36,7 @@ run sim --trace "$trace" --ignore-size --size 200 --policy "$policies" --json
 expect_status 0 "sim --json"
 cp "$out" "$scratch/sim.json"
 
-field() { # file line key: one numeric or string field of a JSON line
-  sed -n "$2p" "$1" | grep -o "\"$3\":[^,}]*" | cut -d: -f2- | tr -d '"'
-}
+field() { json_line_field "$@"; }
 
 i=0
 for p in ${policies//,/ }; do

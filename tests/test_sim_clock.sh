@@ -22,9 +22,7 @@ HOTSET=${1:?usage: test_sim_clock.sh PATH/TO/hotset}
 source "$(dirname "$0")/cli_lib.sh"
 cli_setup sim-clock
 
-misses() { # the misses of the first JSON line of $out
-  head -n 1 "$out" | grep -o '"misses":[0-9]*' | cut -d: -f2
-}
+misses() { json_line_field "$out" 1 misses; } # of the first JSON line
 
 # 20000 requests over 300 objects (a skewed, deterministic mix), 5 ms
 # apart, written as csv with time stamps in s, ms and us, and as txt.

@@ -106,6 +106,19 @@ typedef struct hs_pool_options {
    * for engines with a log of their own. The pool does not own it: close
    * the pool first, then the log. */
   struct hs_wal *wal;
+  /* Page checksums (hotset/page.h): every page carries a 16-byte header
+   * owned by hotset — its LSN and a CRC-32C — filled in on a copy as it is
+   * written and verified on every read; a page that fails is HS_ERR_CORRUPT
+   * naming it. The engine's part of a page starts at HS_PAGE_HEADER_SIZE. */
+  bool checksums;
+  /* Checkpoints (hotset/durability.h; need `wal`): the checkpointer thread
+   * starts one every checkpoint_timeout_ms (0 = no thread: hs_checkpoint
+   * only), or when max_wal_size bytes of log were written since the last
+   * (0 = by time only), and spreads its writes over
+   * checkpoint_completion_target of that interval (0 < t <= 1; default 0.9). */
+  uint32_t checkpoint_timeout_ms;
+  uint64_t max_wal_size;
+  double checkpoint_completion_target;
 } hs_pool_options;
 
 /* Fills in the defaults: 8 KiB pages, 128 MiB, clock-sweep, 128 partitions. */

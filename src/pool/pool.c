@@ -46,6 +46,7 @@ void hs_pool_options_init(hs_pool_options *opts) {
   opts->page_size = HS_PAGE_SIZE_DEFAULT;
   opts->pool_bytes = 128ull << 20;
   opts->partitions = 128;
+  opts->checkpoint_completion_target = 0.9;
 }
 
 /* ---- opening and closing ---------------------------------------------- */

@@ -1,0 +1,105 @@
+/*
+ * hotset/durability.h — the pool on its own log: changes logged with
+ * full-page writes, checkpoints, and crash recovery.
+ *
+ * A pool opened with hs_pool_options.wal is durable the way PostgreSQL is:
+ *
+ *  - a change to a page is made under the buffer's exclusive content lock,
+ *    then logged with hs_buf_log_change (byte ranges, the generic record)
+ *    or hs_buf_log_record (a record of the engine's own resource manager),
+ *    which also marks the buffer dirty with the record's end LSN. The first
+ *    change to a page after a checkpoint's redo point logs the whole page
+ *    instead (PostgreSQL's full_page_writes): a write torn half way by a
+ *    crash is then repaired by recovery, which restores the image before
+ *    applying anything after it;
+ *  - a checkpoint (hs_checkpoint, or the checkpointer thread every
+ *    checkpoint_timeout_ms or max_wal_size bytes of log) notes the redo
+ *    point, writes every dirty page (sorted by relation, fork, block),
+ *    fsyncs every file written, logs a checkpoint record, and replaces the
+ *    control file (write, fsync, rename). Log segments wholly before the
+ *    redo point are then renamed for reuse or removed;
+ *  - hs_pool_open replays the log from the last checkpoint's redo point
+ *    before it returns: page images are restored, other records applied to
+ *    pages whose LSN is older than the record (the LSN is in the page
+ *    header when checksums are on; without it every record is applied, so
+ *    redo functions must then be idempotent, as the generic ones are).
+ *    Replay stops at the end of the log (the first incomplete record or
+ *    failed CRC), the pages are written and a checkpoint taken. Register
+ *    the engine's resource managers on the log before opening the pool.
+ */
+#ifndef HOTSET_DURABILITY_H
+#define HOTSET_DURABILITY_H
+
+#include "hotset/pool.h"
+#include "hotset/wal.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#pragma GCC visibility push(default)
+
+/* ---- logging changes to buffers ---- */
+
+/* Logs that `n` byte ranges of the page in `buf` changed (their current
+ * bytes), or the whole page if this is its first change since the redo
+ * point, and marks the buffer dirty with the record's end LSN (*end, may
+ * be NULL). The calling thread must hold the buffer's exclusive content
+ * lock; the pool must have a log. With checksums on, ranges may not touch
+ * the page header (HS_PAGE_HEADER_SIZE bytes). */
+hs_status hs_buf_log_change(hs_pool *pool, hs_buf buf, const hs_wal_range *ranges, uint32_t n,
+                            hs_lsn *end);
+
+/* Logs a record of the engine's own resource manager that changes the
+ * pages of `bufs` (rec->npages of them, in the order of rec->pages, which
+ * may be NULL: the buffers' tags are used). Each buffer whose page was not
+ * changed since the redo point gets its whole image carried in the record;
+ * recovery restores that image and does not call the redo function for
+ * that page (it passes NULL in its place). Marks every buffer dirty with
+ * the end LSN. Exclusive content locks as above. */
+hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_buf *bufs,
+                            hs_lsn *end);
+
+/* ---- checkpoints ---- */
+
+/* Runs a checkpoint now, at full speed (waits for a spread one under way
+ * to end first). */
+hs_status hs_checkpoint(hs_pool *pool);
+
+typedef struct hs_checkpoint_stats {
+  uint64_t timed;            /* started by checkpoint_timeout_ms */
+  uint64_t requested;        /* by hs_checkpoint, max_wal_size, or recovery's end */
+  uint64_t buffers_written;  /* pages written by checkpoints */
+  uint64_t files_synced;     /* fsyncs of relation files */
+  uint64_t write_ms, sync_ms; /* time writing (spread) and syncing */
+  uint64_t segments_recycled; /* log segments renamed for reuse */
+  uint64_t segments_removed;  /* ... and removed */
+  hs_lsn last_redo;           /* the last checkpoint's redo point */
+  hs_lsn last_checkpoint;     /* where its record starts */
+} hs_checkpoint_stats;
+void hs_checkpoint_stats_get(hs_pool *pool, hs_checkpoint_stats *out);
+
+/* ---- recovery ---- */
+
+typedef struct hs_recovery_report {
+  bool ran;                /* the pool had a log with records past the redo point */
+  hs_lsn start, end;       /* replayed [start, end) */
+  uint64_t records, bytes; /* records replayed and their bytes */
+  uint64_t images;         /* pages restored from full-page images */
+  uint64_t applied;        /* page changes applied by redo functions */
+  uint64_t skipped;        /* page changes skipped: the page was newer */
+  double seconds;
+  char why_end[128]; /* why replay stopped, e.g. "zeros at 1F40" */
+} hs_recovery_report;
+/* What hs_pool_open's recovery did (ran = false if there was nothing). */
+void hs_pool_recovery_report(hs_pool *pool, hs_recovery_report *out);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif

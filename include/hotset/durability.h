@@ -70,15 +70,17 @@ hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_bu
 hs_status hs_checkpoint(hs_pool *pool);
 
 typedef struct hs_checkpoint_stats {
-  uint64_t timed;            /* started by checkpoint_timeout_ms */
-  uint64_t requested;        /* by hs_checkpoint, max_wal_size, or recovery's end */
-  uint64_t buffers_written;  /* pages written by checkpoints */
-  uint64_t files_synced;     /* fsyncs of relation files */
+  uint64_t timed;             /* started by checkpoint_timeout_ms */
+  uint64_t requested;         /* by hs_checkpoint, max_wal_size, or recovery's end */
+  uint64_t buffers_written;   /* pages written by checkpoints */
+  uint64_t files_synced;      /* fsyncs of relation files */
   uint64_t write_ms, sync_ms; /* time writing (spread) and syncing */
   uint64_t segments_recycled; /* log segments renamed for reuse */
   uint64_t segments_removed;  /* ... and removed */
   hs_lsn last_redo;           /* the last checkpoint's redo point */
   hs_lsn last_checkpoint;     /* where its record starts */
+  uint64_t failed;            /* the checkpointer thread's checkpoints that failed */
+  char last_error[256];       /* ... the last failure's message ("" if none) */
 } hs_checkpoint_stats;
 void hs_checkpoint_stats_get(hs_pool *pool, hs_checkpoint_stats *out);
 

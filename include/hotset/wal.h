@@ -205,6 +205,10 @@ typedef struct hs_wal_read_record {
   uint8_t rmgr, type;
   uint16_t npages;
   hs_wal_page pages[HS_WAL_MAX_PAGES_PER_RECORD];
+  /* A full image of the page the record carries (full-page writes,
+   * hotset/durability.h), or NULL; its length (the page size). */
+  const void *images[HS_WAL_MAX_PAGES_PER_RECORD];
+  uint32_t image_len[HS_WAL_MAX_PAGES_PER_RECORD];
   const void *data;
   uint32_t len;
 } hs_wal_read_record;

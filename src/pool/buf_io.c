@@ -30,6 +30,8 @@
  * takes microseconds, so pool_wait_read spins a little before it sleeps.
  */
 #include "core/debug.h"
+#include "core/error.h"
+#include "hotset/page.h"
 #include "pool/pins.h"
 
 static inline hs_wait_stripe *io_stripe(hs_pool *pool, hs_buf b) {
@@ -87,6 +89,25 @@ void pool_end_io(hs_pool *pool, hs_buf b, uint32_t set, uint32_t clear, bool wri
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
   }
+}
+
+hs_status pool_check_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno first,
+                          const hs_buf *bufs, uint32_t n, hs_status st) {
+  if (st != HS_OK || !pool->checksums) return st;
+  for (uint32_t i = 0; i < n; i++) {
+    const void *page = pool->pages + (size_t)bufs[i] * pool->page_size;
+    uint32_t expected, found;
+    if (!hs_page_verify(page, pool->page_size, first + i, &expected, &found)) {
+      if (st == HS_OK)
+        st = hs_fail(HS_ERR_CORRUPT, 0,
+                     "page checksum failed: relation %u fork %d block %u: expected %08X, found "
+                     "%08X",
+                     rel, (int)fork, first + i, expected, found);
+      continue;
+    }
+    atomic_store_explicit(&pool_desc(pool, bufs[i])->lsn, hs_page_lsn(page), memory_order_relaxed);
+  }
+  return st;
 }
 
 void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx,

@@ -37,12 +37,11 @@
 /* Writes pinned buffer b under a content lock: the caller's own if this
  * thread holds one on it (taking another would wait for itself), else a
  * share lock taken here. */
-static hs_status flush_pinned(hs_pool *pool, hs_buf b) {
-  bool wrote;
-  if (held_find(pool, b) >= 0) return pool_write_buffer(pool, b, HS_IOCTX_NORMAL, &wrote, NULL);
+hs_status pool_flush_pinned(hs_pool *pool, hs_buf b, bool *wrote) {
+  if (held_find(pool, b) >= 0) return pool_write_buffer(pool, b, HS_IOCTX_NORMAL, wrote, NULL);
   hs_bufdesc *d = pool_desc(pool, b);
   content_lock_acquire(&d->content_lock, lock_stripe(pool, b), HS_LOCK_SHARE);
-  hs_status st = pool_write_buffer(pool, b, HS_IOCTX_NORMAL, &wrote, NULL);
+  hs_status st = pool_write_buffer(pool, b, HS_IOCTX_NORMAL, wrote, NULL);
   content_lock_release(&d->content_lock, lock_stripe(pool, b));
   return st;
 }
@@ -53,7 +52,8 @@ hs_status hs_pool_flush_buffer(hs_pool *pool, hs_buf buf) {
   if (my_pin_count(pool, buf) == 0)
     return pool_misuse(pool, "hs_pool_flush_buffer", buf,
                        "the buffer is not pinned by this thread");
-  return flush_pinned(pool, buf);
+  bool wrote;
+  return pool_flush_pinned(pool, buf, &wrote);
 }
 
 /* Writes every dirty buffer (of one relation, or all), going on past a
@@ -74,7 +74,8 @@ static hs_status flush_buffers(hs_pool *pool, bool one_rel, hs_relid rel) {
       pool_unpin(pool, b);
       continue;
     }
-    hs_status st = flush_pinned(pool, b);
+    bool wrote;
+    hs_status st = pool_flush_pinned(pool, b, &wrote);
     pool_unpin(pool, b);
     if (st != HS_OK && first == HS_OK) {
       first = st;

@@ -45,6 +45,7 @@ io_request *io_request_alloc(uint32_t n) {
 static void do_request(io_workers *w, io_request *r) {
   hs_pool *pool = w->pool;
   hs_status st = hs_smgr_readv(hs_pool_smgr(pool), r->rel, r->fork, r->first, r->n, r->pages);
+  st = pool_check_read(pool, r->rel, r->fork, r->first, r->bufs, r->n, st);
   if (st != HS_OK && r->on_error) r->on_error(r->error_ctx, r, st, hs_last_error());
   pool_end_reads(pool, r->bufs, r->n, st == HS_OK, r->ctx, false);
   free(r);

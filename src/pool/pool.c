@@ -52,10 +52,15 @@ void hs_pool_options_init(hs_pool_options *opts) {
 /* ---- opening and closing ---------------------------------------------- */
 
 static void pool_free(hs_pool *pool) {
+  pool_checkpointer_stop(pool);
   io_workers_stop(&pool->io);
   hs_policy_destroy(pool->policy);
   syncscan_table_free(pool->syncscan);
   pthread_mutex_destroy(&pool->policy_lock);
+  pthread_mutex_destroy(&pool->ckpt_run_lock);
+  pthread_mutex_destroy(&pool->ckpt_mu);
+  pthread_mutex_destroy(&pool->ckpt_stats_lock);
+  pthread_cond_destroy(&pool->ckpt_cv);
   if (pool->table.heads) page_table_destroy(&pool->table);
   if (pool->smgr) hs_smgr_close(pool->smgr);
   wait_stripes_destroy(pool->lock_waits, HS_WAIT_STRIPES);
@@ -100,6 +105,15 @@ static hs_status check_options(const hs_pool_options *opts, uint32_t page_size, 
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pool_open: options wal and flush_wal_up_to/wal_needs_flush exclude each "
                    "other (the log is hotset's own, the callbacks are for a log of the engine's)");
+  if (!opts->wal && (opts->checkpoint_timeout_ms || opts->max_wal_size))
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_open: options checkpoint_timeout_ms and max_wal_size need the pool's "
+                   "own log (option wal)");
+  if (!(opts->checkpoint_completion_target > 0 && opts->checkpoint_completion_target <= 1))
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_open: option checkpoint_completion_target %g must be above 0 and at "
+                   "most 1",
+                   opts->checkpoint_completion_target);
   if (opts->wal_needs_flush && !opts->flush_wal_up_to)
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pool_open: option wal_needs_flush is set but flush_wal_up_to is not "
@@ -126,6 +140,19 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   pool->wal_needs_flush = opts->wal_needs_flush;
   pool->wal = opts->wal;
   pool->wal_ctx = opts->wal_ctx;
+  pool->checksums = opts->checksums;
+  pool->ckpt_timeout_ms = opts->checkpoint_timeout_ms;
+  pool->max_wal_size = opts->max_wal_size;
+  pool->keep_wal_bytes = opts->max_wal_size;
+  pool->ckpt_target = opts->checkpoint_completion_target;
+  pthread_mutex_init(&pool->ckpt_run_lock, NULL);
+  pthread_mutex_init(&pool->ckpt_mu, NULL);
+  pthread_mutex_init(&pool->ckpt_stats_lock, NULL);
+  pthread_condattr_t monotonic;
+  pthread_condattr_init(&monotonic);
+  pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+  pthread_cond_init(&pool->ckpt_cv, &monotonic);
+  pthread_condattr_destroy(&monotonic);
   pthread_mutex_init(&pool->free_lock, NULL);
   pthread_mutex_init(&pool->stats_lock, NULL);
   pthread_mutex_init(&pool->pins_lock, NULL);
@@ -190,6 +217,9 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
     pool->clock_ctx = opts->clock_ctx;
   }
   if (st == HS_OK && opts->io_workers) st = io_workers_start(&pool->io, pool, opts->io_workers);
+  /* Recovery before anyone can use the pool; the checkpointer after it. */
+  if (st == HS_OK && pool->wal) st = pool_recover(pool);
+  if (st == HS_OK) st = pool_checkpointer_start(pool);
   if (st != HS_OK) {
     pool_free(pool);
     return st;
@@ -213,7 +243,11 @@ hs_status hs_pool_close(hs_pool *pool) {
                      b, t.block, t.rel, who);
     }
   }
-  hs_status st = hs_pool_flush_all(pool);
+  /* With a log, a last checkpoint (PostgreSQL's shutdown checkpoint):
+   * every page on disk and the redo point at the end, so the next open
+   * has nothing to replay. */
+  pool_checkpointer_stop(pool);
+  hs_status st = pool->wal ? hs_checkpoint(pool) : hs_pool_flush_all(pool);
   if (st != HS_OK) return st; /* the pool stays open: its dirty pages are not lost */
   pool_free(pool);
   return HS_OK;
@@ -326,6 +360,7 @@ static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_r
   if (mode == HS_READ_NORMAL) {
     /* The same ending as a read stream's combined read (pool_end_reads). */
     hs_status st = hs_smgr_read(pool->smgr, tag->rel, tag->fork, tag->block, page);
+    st = pool_check_read(pool, tag->rel, tag->fork, tag->block, &b, 1, st);
     pool_end_reads(pool, &b, 1, st == HS_OK, ctx, true);
     if (st != HS_OK) return st;
   } else {

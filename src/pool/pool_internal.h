@@ -6,6 +6,7 @@
 #ifndef HOTSET_POOL_POOL_INTERNAL_H
 #define HOTSET_POOL_POOL_INTERNAL_H
 
+#include "hotset/durability.h"
 #include "hotset/policy.h"
 #include "hotset/pool.h"
 #include "pool/buf_internal.h"
@@ -40,6 +41,7 @@ struct hs_pool {
   bool lock_others;        /* victim/evict/insert/remove need policy_lock */
   bool needs_time;         /* the policy reads hs_access.now (milliseconds) */
   struct hs_wal *wal;      /* hotset's own log, or NULL */
+  bool checksums;          /* pages carry hotset/page.h's header */
   hs_clock_ms_fn clock_ms; /* NULL: the monotonic clock */
   void *clock_ctx;
   pthread_mutex_t policy_lock;
@@ -72,6 +74,23 @@ struct hs_pool {
   /* Victim searches that found nothing and waited for a drop (or for the
    * free list) instead of answering HS_ERR_NO_BUFFERS. */
   _Atomic uint64_t victim_waits;
+  /* Checkpoints (checkpoint.c). ckpt_run_lock: one checkpoint at a time.
+   * ckpt_mu/ckpt_cv: the checkpointer's sleep, a spread checkpoint's
+   * pacing, and the requests that cut them short (ckpt_hurry > 0: an
+   * immediate checkpoint or close is waiting; ckpt_stop: close). */
+  uint32_t ckpt_timeout_ms;
+  uint64_t max_wal_size, keep_wal_bytes;
+  double ckpt_target;
+  pthread_mutex_t ckpt_run_lock, ckpt_mu, ckpt_stats_lock;
+  pthread_cond_t ckpt_cv; /* on CLOCK_MONOTONIC */
+  int ckpt_hurry;
+  bool ckpt_stop, ckpt_running;
+  pthread_t ckpt_thread;
+  hs_checkpoint_stats ckpt_stats;
+  uint64_t ckpt_failures;    /* the thread's checkpoints that failed */
+  char ckpt_last_error[256]; /* ... and the last one's message */
+  hs_recovery_report recovery;
+
   /* White-box tests only: called by hs_pool_drop_relation with phase
    * DROP_HOOK_LOOKED after it decided from an unlocked look that buffer b
    * belongs to the relation, before it locks anything (the window a
@@ -209,6 +228,23 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
 /* Ends the reads of claimed buffers after their pages were filled (ok:
  * VALID) or could not be (IO_ERROR, and with `unpin` their pins dropped:
  * the synchronous reader's way; a later read tries again). buf_io.c. */
+/* Writes pinned buffer b if dirty, under the caller's content lock if this
+ * thread holds one, else a share lock taken here (flush_drop.c). */
+hs_status pool_flush_pinned(hs_pool *pool, hs_buf b, bool *wrote);
+/* The checkpointer thread (checkpoint.c): started by hs_pool_open when the
+ * pool has a log and checkpoint_timeout_ms, stopped first thing by close. */
+hs_status pool_checkpointer_start(hs_pool *pool);
+void pool_checkpointer_stop(hs_pool *pool);
+/* Crash recovery (recovery.c), run by hs_pool_open when the pool has a log. */
+hs_status pool_recover(hs_pool *pool);
+
+/* After `n` pages of consecutive blocks from `first` were read into bufs
+ * (status st of the read): with checksums on, verifies each page and takes
+ * its LSN from its header. Returns st, or HS_ERR_CORRUPT naming the first
+ * page that failed (the whole read then fails; each page is read again
+ * alone by whoever wants it next, so the good ones still come through). */
+hs_status pool_check_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno first,
+                          const hs_buf *bufs, uint32_t n, hs_status st);
 void pool_end_reads(hs_pool *pool, const hs_buf *bufs, uint32_t n, bool ok, hs_io_context ctx,
                     bool unpin);
 /* Gives up a claim whose read was never issued: IO_ERROR (a later reader

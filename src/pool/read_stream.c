@@ -189,6 +189,7 @@ static hs_status issue_run(hs_read_stream *s) {
   }
   hs_status st =
       hs_smgr_readv(hs_pool_smgr(s->pool), s->rel, s->fork, s->run_first, n, s->run_pages);
+  st = pool_check_read(s->pool, s->rel, s->fork, s->run_first, s->run_bufs, n, st);
   pool_end_reads(s->pool, s->run_bufs, n, st == HS_OK, s->ctx, true);
   if (st != HS_OK)
     for (uint32_t i = s->tail - n; i != s->tail; i++) at(s, i)->buf = HS_INVALID_BUF;

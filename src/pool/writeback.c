@@ -29,11 +29,36 @@
  * whose write would force a WAL flush (strategy.c).
  */
 #include "core/error.h"
+#include "hotset/page.h"
 #include "hotset/wal.h"
 #include "pool/pins.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The copy a page is stamped on before it is written (checksums on): one
+ * per thread, the largest page size, freed when the thread exits. */
+static pthread_key_t copy_key;
+static pthread_once_t copy_key_once = PTHREAD_ONCE_INIT;
+static void make_copy_key(void) {
+  (void)pthread_key_create(&copy_key, free);
+}
+static unsigned char *write_copy_buffer(void) {
+  pthread_once(&copy_key_once, make_copy_key);
+  unsigned char *copy = pthread_getspecific(copy_key);
+  if (copy) return copy;
+  void *mem;
+  if (posix_memalign(&mem, 4096, HS_PAGE_SIZE_MAX) != 0) return NULL;
+  if (pthread_setspecific(copy_key, mem) != 0) {
+    free(mem);
+    return NULL;
+  }
+  return mem;
+}
 
 /* Why a write-back flushes the log: an eviction in its context. */
 static hs_wal_cause wal_cause_of(hs_io_context ctx) {
@@ -95,6 +120,23 @@ hs_status pool_write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wr
     if (wal_flushed) *wal_flushed = flushed;
   }
   const void *page = pool->pages + (size_t)b * pool->page_size;
+  if (pool->checksums) {
+    /* Stamped on a copy, as PostgreSQL does: other threads read the page
+     * under their share locks while it is written and must not see its
+     * header change, and the checksum covers exactly the bytes written. */
+    unsigned char *copy = write_copy_buffer();
+    if (!copy) {
+      pool_end_io(pool, b, BM_IO_ERROR, 0, false);
+      stat_add(&pool->stats, ctx, HS_STAT_WRITE_ERRORS, 1);
+      return hs_fail(HS_ERR_NOMEM, ENOMEM,
+                     "no memory for the checksum copy of block %u of relation %u; the page "
+                     "stays dirty",
+                     tag.block, tag.rel);
+    }
+    memcpy(copy, page, pool->page_size);
+    hs_page_stamp(copy, pool->page_size, tag.block, lsn);
+    page = copy;
+  }
   hs_status st = hs_smgr_write(pool->smgr, tag.rel, tag.fork, tag.block, page);
   if (st != HS_OK) {
     pool_end_io(pool, b, BM_IO_ERROR, 0, false); /* DIRTY stays: nothing is lost */

@@ -24,10 +24,12 @@
  */
 #include "core/crc32c.h"
 #include "core/error.h"
+#include "wal/wal_durable.h"
 #include "wal/wal_format.h"
 #include "wal/wal_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -137,6 +139,11 @@ static hs_status wal_write_out(hs_wal *w, uint64_t target) {
        * only ever has the current one to sync. */
       hs_status st = wal_sync_segment(w);
       if (st != HS_OK) return st;
+      /* Written and durable: nobody reads it again but recovery, so its
+       * pages need not crowd the page cache's active list (the 2016 LKML
+       * thread on streaming log writes). Advice only: a failure is no
+       * error. */
+      (void)posix_fadvise(w->fd, 0, 0, POSIX_FADV_DONTNEED);
       close(w->fd);
       w->fd = -1;
     }
@@ -225,23 +232,35 @@ static void kick_writer(hs_wal *w, uint64_t end) {
   pthread_mutex_unlock(&w->writer_lock);
 }
 
-hs_status hs_wal_insert(hs_wal *w, const hs_wal_record *rec, hs_lsn *end) {
+hs_status wal_insert_images(hs_wal *w, const hs_wal_record *rec, const void *const *images,
+                            uint32_t image_len, hs_lsn redo_seen, bool *stale, hs_lsn *end) {
+  if (stale) *stale = false;
   if (!w || !rec || !end)
     return hs_fail(HS_ERR_INVALID, 0, "hs_wal_insert: wal, rec and end needed");
   if (rec->npages > HS_WAL_MAX_PAGES_PER_RECORD || (rec->npages && !rec->pages))
     return hs_fail(HS_ERR_INVALID, 0, "hs_wal_insert: %u pages (at most %u, with a page array)",
                    rec->npages, HS_WAL_MAX_PAGES_PER_RECORD);
-  if (rec->len > w->max_record || (rec->len && !rec->data))
+  uint64_t image_bytes = 0;
+  for (uint16_t i = 0; images && i < rec->npages; i++)
+    if (images[i]) image_bytes += image_len;
+  if (rec->len + image_bytes > w->max_record || (rec->len && !rec->data))
     return hs_fail(HS_ERR_INVALID, 0,
-                   "hs_wal_insert: a payload of %u bytes (at most %u, with a data pointer)",
-                   rec->len, w->max_record);
+                   "hs_wal_insert: a payload of %u bytes%s (at most %u with the page images, "
+                   "with a data pointer)",
+                   rec->len, image_bytes ? " and page images" : "", w->max_record);
   hs_status st = wal_failed(w);
   if (st != HS_OK) return st;
 
-  uint32_t total = (uint32_t)wal_record_total(rec->npages, rec->len);
+  uint32_t total = (uint32_t)(wal_record_total(rec->npages, rec->len) + image_bytes);
   uint64_t size = wal_align(total);
   unsigned slot = claim_slot(w);
   pthread_mutex_lock(&w->reserve_lock);
+  if (stale && atomic_load_explicit(&w->redo, memory_order_relaxed) != redo_seen) {
+    pthread_mutex_unlock(&w->reserve_lock);
+    atomic_store(&w->slots[slot], WAL_SLOT_IDLE);
+    *stale = true;
+    return HS_OK;
+  }
   uint64_t start = w->reserved, prev = w->last_start;
   w->reserved = start + size;
   w->last_start = start;
@@ -253,13 +272,22 @@ hs_status hs_wal_insert(hs_wal *w, const hs_wal_record *rec, hs_lsn *end) {
   if (st == HS_OK) {
     unsigned char head[WAL_HEADER + WAL_PAGE_REF * HS_WAL_MAX_PAGES_PER_RECORD];
     size_t head_len = WAL_HEADER + (size_t)WAL_PAGE_REF * rec->npages;
-    wal_encode_head(head, total, start, prev, rec);
+    wal_encode_head(head, total, start, prev, rec, images, image_len);
     uint32_t crc = hs_crc32c(0, head + 8, head_len - 8);
     if (rec->len) crc = hs_crc32c(crc, rec->data, rec->len);
+    for (uint16_t i = 0; image_bytes && i < rec->npages; i++)
+      if (images[i]) crc = hs_crc32c(crc, images[i], image_len);
     crc = hs_crc32c(crc, head, 4);
     wal_put32(head + 4, crc);
     ring_copy(w, start, head, head_len);
-    if (rec->len) ring_copy(w, start + head_len, rec->data, rec->len);
+    uint64_t at = start + head_len;
+    if (rec->len) ring_copy(w, at, rec->data, rec->len);
+    at += rec->len;
+    for (uint16_t i = 0; image_bytes && i < rec->npages; i++)
+      if (images[i]) {
+        ring_copy(w, at, images[i], image_len);
+        at += image_len;
+      }
     static const unsigned char pad[WAL_ALIGN];
     if (size > total) ring_copy(w, start + total, pad, size - total);
   }
@@ -269,11 +297,16 @@ hs_status hs_wal_insert(hs_wal *w, const hs_wal_record *rec, hs_lsn *end) {
   if (st != HS_OK) return st;
   atomic_fetch_add_explicit(&w->st_records, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&w->st_bytes, size, memory_order_relaxed);
-  if (rec->rmgr == HS_WAL_RMGR_GENERIC && rec->type == HS_WAL_GENERIC_IMAGE)
-    atomic_fetch_add_explicit(&w->st_fpi, 1, memory_order_relaxed);
+  uint64_t fpi = image_len ? image_bytes / image_len : 0;
+  if (rec->rmgr == HS_WAL_RMGR_GENERIC && rec->type == HS_WAL_GENERIC_IMAGE) fpi++;
+  if (fpi) atomic_fetch_add_explicit(&w->st_fpi, fpi, memory_order_relaxed);
   *end = start + size;
   kick_writer(w, start + size);
   return HS_OK;
+}
+
+hs_status hs_wal_insert(hs_wal *w, const hs_wal_record *rec, hs_lsn *end) {
+  return wal_insert_images(w, rec, NULL, 0, 0, NULL, end);
 }
 
 /* ---- flushing ------------------------------------------------------------- */
@@ -393,21 +426,35 @@ static void wal_free(hs_wal *w) {
   pthread_mutex_destroy(&w->fault_lock);
   pthread_mutex_destroy(&w->sync_lock);
   pthread_cond_destroy(&w->sync_done);
+  pthread_mutex_destroy(&w->checkpoint_lock);
   free(w);
 }
 
-/* Finds where the existing log ends: read from its first segment. */
-static hs_status find_end(hs_wal *w, uint64_t *end, uint64_t *last_start) {
-  uint64_t *starts;
-  size_t n;
-  hs_status st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
-  if (st != HS_OK) return st;
+/* Finds where the existing log ends: read from the control file's redo
+ * point (a record's start), or from the first segment of a log that never
+ * had a checkpoint — which then starts at 0: only a checkpoint removes
+ * segments, and a segment's first bytes may be the tail of a record begun
+ * in the one before, so no other segment start is a place to read from. */
+static hs_status find_end(hs_wal *w, bool have_control, uint64_t redo, uint64_t *end,
+                          uint64_t *last_start) {
   *end = *last_start = 0;
-  if (n == 0) return HS_OK;
-  uint64_t first = starts[0];
-  free(starts);
+  uint64_t first = redo;
+  if (!have_control) {
+    uint64_t *starts;
+    size_t n;
+    hs_status st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
+    if (st != HS_OK) return st;
+    if (n == 0) return HS_OK;
+    first = starts[0];
+    free(starts);
+    if (first != 0)
+      return hs_fail(HS_ERR_CORRUPT, 0,
+                     "%s: the log's first segment starts at %" PRIX64
+                     " but there is no control file saying where to read from",
+                     w->dir, first);
+  }
   hs_wal_reader *r;
-  st = hs_wal_reader_open(w->dir, w->segment_bytes, first, &r);
+  hs_status st = hs_wal_reader_open(w->dir, w->segment_bytes, first, &r);
   if (st != HS_OK) return st;
   *end = first;
   hs_wal_read_record rec;
@@ -488,6 +535,7 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
   pthread_mutex_init(&w->fault_lock, NULL);
   pthread_mutex_init(&w->sync_lock, NULL);
   pthread_cond_init(&w->sync_done, NULL);
+  pthread_mutex_init(&w->checkpoint_lock, NULL);
   w->rmgrs[HS_WAL_RMGR_GENERIC] = (wal_rmgr){.redo = hs_wal_generic_redo, .name = "generic"};
   w->rmgrs[HS_WAL_RMGR_LOG] = (wal_rmgr){.redo = NULL, .name = "log"};
   w->fd = -1;
@@ -504,8 +552,17 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
     wal_free(w);
     return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for a log buffer of %" PRIu64 " bytes", buffer);
   }
+  wal_control control;
+  bool have_control;
   uint64_t end, last;
-  st = find_end(w, &end, &last);
+  st = wal_control_read(w->dir, w->segment_bytes, &control, &have_control);
+  if (st != HS_OK) {
+    wal_free(w);
+    return st;
+  }
+  w->recovery_start = have_control ? control.redo : 0;
+  atomic_init(&w->redo, w->recovery_start);
+  st = find_end(w, have_control, control.redo, &end, &last);
   if (st == HS_OK) st = clear_after_end(w, end);
   if (st != HS_OK) {
     wal_free(w);

@@ -13,7 +13,9 @@
  *                   segment (or read from the wrong place) is out of place
  *  16  u64 prev     where the record before it starts (0 for the first)
  *  24  u8  rmgr, u8 type, u16 npages, u32 len (payload bytes)
- *  page ref: u32 rel, u32 block, u8 fork, u8 flags (0), u16 0
+ *  page ref: u32 rel, u32 block, u8 fork, u8 0, u16 image (the length of
+ *            the page's full image carried by the record, in KiB; 0: none)
+ *  then the payload, then the pages' images in the order of their refs
  *
  * The length comes first and is covered by the CRC, as in PostgreSQL's
  * XLogRecord; the CRC field itself is left out of its own sum. A header of
@@ -41,6 +43,13 @@ static inline uint64_t wal_record_total(uint32_t npages, uint32_t len) {
   return WAL_HEADER + (uint64_t)WAL_PAGE_REF * npages + len;
 }
 
+/* The image length a page ref announces (bytes). */
+static inline uint32_t wal_ref_image_len(const unsigned char *ref) {
+  uint16_t kib;
+  memcpy(&kib, ref + 10, 2);
+  return (uint32_t)kib * 1024u;
+}
+
 static inline void wal_put32(unsigned char *p, uint32_t v) {
   memcpy(p, &v, 4); /* hotset runs on little-endian machines (x86-64, arm64) */
 }
@@ -60,7 +69,8 @@ static inline uint64_t wal_get64(const unsigned char *p) {
 
 /* The header and page refs of a record (crc left 0: filled in later). */
 static inline void wal_encode_head(unsigned char *h, uint32_t total, hs_lsn lsn, hs_lsn prev,
-                                   const hs_wal_record *rec) {
+                                   const hs_wal_record *rec, const void *const *images,
+                                   uint32_t image_len) {
   memset(h, 0, WAL_HEADER);
   wal_put32(h, total);
   wal_put64(h + 8, lsn);
@@ -76,6 +86,8 @@ static inline void wal_encode_head(unsigned char *h, uint32_t total, hs_lsn lsn,
     wal_put32(ref, rec->pages[i].rel);
     wal_put32(ref + 4, rec->pages[i].block);
     ref[8] = (unsigned char)rec->pages[i].fork;
+    uint16_t kib = images && images[i] ? (uint16_t)(image_len / 1024u) : 0;
+    memcpy(ref + 10, &kib, 2);
   }
 }
 

@@ -11,6 +11,7 @@
  * half applied.
  */
 #include "core/error.h"
+#include "wal/wal_durable.h"
 #include "wal/wal_format.h"
 #include "wal/wal_internal.h"
 
@@ -19,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-hs_status hs_wal_log_image(hs_wal *w, const hs_wal_page *ref, const void *page, uint32_t page_size,
-                           hs_lsn *end) {
+hs_status wal_log_image_checked(hs_wal *w, const hs_wal_page *ref, const void *page,
+                                uint32_t page_size, hs_lsn redo_seen, bool *stale, hs_lsn *end) {
   if (!w || !ref || !page || page_size == 0)
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_wal_log_image: a log, a page reference and a page needed");
@@ -30,11 +31,17 @@ hs_status hs_wal_log_image(hs_wal *w, const hs_wal_page *ref, const void *page, 
                        .pages = ref,
                        .data = page,
                        .len = page_size};
-  return hs_wal_insert(w, &rec, end);
+  return wal_insert_images(w, &rec, NULL, 0, redo_seen, stale, end);
 }
 
-hs_status hs_wal_log_change(hs_wal *w, const hs_wal_page *ref, const void *page, uint32_t page_size,
-                            const hs_wal_range *ranges, uint32_t n, hs_lsn *end) {
+hs_status hs_wal_log_image(hs_wal *w, const hs_wal_page *ref, const void *page, uint32_t page_size,
+                           hs_lsn *end) {
+  return wal_log_image_checked(w, ref, page, page_size, 0, NULL, end);
+}
+
+hs_status wal_log_change_checked(hs_wal *w, const hs_wal_page *ref, const void *page,
+                                 uint32_t page_size, const hs_wal_range *ranges, uint32_t n,
+                                 hs_lsn redo_seen, bool *stale, hs_lsn *end) {
   if (!w || !ref || !page || (n && !ranges) || page_size > UINT16_MAX + 1u)
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_wal_log_change: a log, a page reference, a page of at most 64 KiB and "
@@ -71,9 +78,14 @@ hs_status hs_wal_log_change(hs_wal *w, const hs_wal_page *ref, const void *page,
                        .pages = ref,
                        .data = buf,
                        .len = (uint32_t)len};
-  hs_status st = hs_wal_insert(w, &rec, end);
+  hs_status st = wal_insert_images(w, &rec, NULL, 0, redo_seen, stale, end);
   free(buf);
   return st;
+}
+
+hs_status hs_wal_log_change(hs_wal *w, const hs_wal_page *ref, const void *page, uint32_t page_size,
+                            const hs_wal_range *ranges, uint32_t n, hs_lsn *end) {
+  return wal_log_change_checked(w, ref, page, page_size, ranges, n, 0, NULL, end);
 }
 
 static hs_status corrupt(const hs_wal_read_record *rec, const char *why) {
@@ -140,4 +152,12 @@ hs_status hs_wal_register_rmgr(hs_wal *w, uint8_t id, const char *name, hs_wal_r
 
 const char *hs_wal_rmgr_name(const hs_wal *w, uint8_t id) {
   return w && w->rmgrs[id].redo ? w->rmgrs[id].name : NULL;
+}
+
+bool wal_rmgr_get(hs_wal *w, uint8_t id, hs_wal_redo_fn *redo, void **ctx) {
+  pthread_mutex_lock(&w->rmgr_lock);
+  *redo = w->rmgrs[id].redo;
+  *ctx = w->rmgrs[id].ctx;
+  pthread_mutex_unlock(&w->rmgr_lock);
+  return *redo != NULL;
 }

@@ -34,6 +34,11 @@ struct hs_wal_reader {
   uint64_t fd_segment;
   unsigned char *buf;
   size_t cap;
+  /* Read-ahead: [win_start, win_start + win_len) of the log, in win. A
+   * record of a few dozen bytes would otherwise cost two preads. */
+  unsigned char *win;
+  hs_lsn win_start;
+  size_t win_len;
   hs_lsn end;
   char why[200];
 };
@@ -65,6 +70,7 @@ void hs_wal_reader_close(hs_wal_reader *r) {
   if (!r) return;
   if (r->fd >= 0) close(r->fd);
   free(r->buf);
+  free(r->win);
   free(r->dir);
   free(r);
 }
@@ -77,39 +83,66 @@ const char *hs_wal_reader_why_end(const hs_wal_reader *r) {
   return r->why;
 }
 
-/* Reads n bytes of the log at lsn into dst. *whole = false (not an error)
- * when a segment is missing or shorter than it should be. */
+#define READ_AHEAD (1u << 20)
+
+/* Fills the window with the log from lsn on, up to READ_AHEAD bytes and
+ * never past the end of lsn's segment. win_len 0: the segment is missing or
+ * ends before lsn. */
+static hs_status fill_window(hs_wal_reader *r, hs_lsn lsn) {
+  r->win_start = lsn;
+  r->win_len = 0;
+  uint64_t seg = lsn - lsn % r->segment_bytes;
+  if (r->fd < 0 || r->fd_segment != seg) {
+    if (r->fd >= 0) close(r->fd);
+    char path[4200];
+    wal_segment_path(r->dir, seg, path, sizeof path);
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+      if (errno == ENOENT) return HS_OK;
+      return hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
+    }
+    r->fd_segment = seg;
+  }
+  if (!r->win && !(r->win = malloc(READ_AHEAD)))
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for the log reader's window");
+  uint64_t in_seg = seg + r->segment_bytes - lsn;
+  size_t want = in_seg < READ_AHEAD ? (size_t)in_seg : READ_AHEAD;
+  size_t have = 0;
+  while (have < want) {
+    ssize_t got = pread(r->fd, r->win + have, want - have, (off_t)(lsn - seg + have));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return hs_fail(HS_ERR_IO, errno, "%s: reading the log at %" PRIX64 " failed", r->dir,
+                     lsn + have);
+    }
+    if (got == 0) break; /* a short segment */
+    have += (size_t)got;
+  }
+  r->win_len = have;
+  return HS_OK;
+}
+
+/* Reads n bytes of the log at lsn into dst, through the window. *whole =
+ * false (not an error) when a segment is missing or shorter than it should
+ * be. */
 static hs_status read_log(hs_wal_reader *r, hs_lsn lsn, void *dst, size_t n, bool *whole) {
   *whole = true;
   unsigned char *p = dst;
   while (n > 0) {
-    uint64_t seg = lsn - lsn % r->segment_bytes;
-    if (r->fd < 0 || r->fd_segment != seg) {
-      if (r->fd >= 0) close(r->fd);
-      char path[4200];
-      wal_segment_path(r->dir, seg, path, sizeof path);
-      r->fd = open(path, O_RDONLY | O_CLOEXEC);
-      if (r->fd < 0) {
-        if (errno == ENOENT) {
-          *whole = false;
-          return HS_OK;
-        }
-        return hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
+    if (lsn < r->win_start || lsn >= r->win_start + r->win_len) {
+      hs_status st = fill_window(r, lsn);
+      if (st != HS_OK) return st;
+      if (r->win_len == 0) {
+        *whole = false;
+        return HS_OK;
       }
-      r->fd_segment = seg;
     }
-    uint64_t in_seg = seg + r->segment_bytes - lsn;
-    size_t want = n < in_seg ? n : (size_t)in_seg;
-    ssize_t got = pread(r->fd, p, want, (off_t)(lsn - seg));
-    if (got < 0)
-      return hs_fail(HS_ERR_IO, errno, "%s: reading the log at %" PRIX64 " failed", r->dir, lsn);
-    if ((size_t)got < want) {
-      *whole = false;
-      return HS_OK;
-    }
-    p += want;
-    lsn += want;
-    n -= want;
+    size_t off = (size_t)(lsn - r->win_start);
+    size_t take = r->win_len - off < n ? r->win_len - off : n;
+    memcpy(p, r->win + off, take);
+    p += take;
+    lsn += take;
+    n -= take;
   }
   return HS_OK;
 }
@@ -140,7 +173,8 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
   uint16_t npages;
   memcpy(&npages, h + 26, 2);
   uint32_t len = wal_get32(h + 28);
-  if (npages > HS_WAL_MAX_PAGES_PER_RECORD || total != wal_record_total(npages, len) ||
+  if (npages > HS_WAL_MAX_PAGES_PER_RECORD || total < wal_record_total(npages, len) ||
+      total > wal_record_total(npages, len) + (uint64_t)npages * HS_PAGE_SIZE_MAX ||
       total > r->segment_bytes)
     return stop(r, got, "a record of impossible length %u (%u pages, %u bytes) at %" PRIX64, total,
                 npages, len, r->pos);
@@ -173,11 +207,20 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
   rec->type = h[25];
   rec->npages = npages;
   const unsigned char *ref = r->buf + WAL_HEADER;
+  const unsigned char *image = r->buf + wal_record_total(npages, len);
+  uint64_t images = 0;
   for (uint16_t i = 0; i < npages; i++, ref += WAL_PAGE_REF) {
     rec->pages[i].rel = wal_get32(ref);
     rec->pages[i].block = wal_get32(ref + 4);
     rec->pages[i].fork = (hs_fork)ref[8];
+    uint32_t image_len = wal_ref_image_len(ref);
+    rec->images[i] = image_len ? image + images : NULL;
+    rec->image_len[i] = image_len;
+    images += image_len;
   }
+  if (wal_record_total(npages, len) + images != total)
+    return stop(r, got, "the record at %" PRIX64 " has %u bytes, its parts %" PRIu64, r->pos, total,
+                wal_record_total(npages, len) + images);
   rec->data = r->buf + WAL_HEADER + (size_t)WAL_PAGE_REF * npages;
   rec->len = len;
   r->prev = r->pos;

@@ -1,0 +1,161 @@
+/*
+ * pool/recovery.c — crash recovery: replaying the log into the pool when it
+ * opens (hotset/durability.h).
+ *
+ * Replay starts at the redo point the control file names (the last
+ * completed checkpoint's) and reads records until the end of the log — the
+ * first one incomplete, out of place or failing its CRC, which is where a
+ * crash stopped the writer. For each page a record names:
+ *
+ *  - with a full image in the record (or a generic IMAGE record), the block
+ *    is taken without reading it (HS_READ_ZERO_LOCKED): what is on disk may
+ *    be torn and fail its checksum, and the image replaces it whole;
+ *  - otherwise the page is read (it must pass its checksum: every page
+ *    changed since the redo point had its image logged first, so a torn one
+ *    was restored before any record that needs its old bytes), and the
+ *    record is applied only if the page's LSN is older than the record's
+ *    end — a page written after the record was logged has it already. With
+ *    checksums off a page read from disk has no LSN: every record is
+ *    applied;
+ *  - a block past the end of its file is added first (zeros, then the
+ *    record fills it): an operating-system crash can lose a file's growth
+ *    that the log, fsynced, still describes.
+ *
+ * Each page changed is marked dirty with the record's end LSN, so the
+ * pool writes it like any other, and the end-of-recovery checkpoint puts
+ * everything on disk before the pool is handed to the engine. The log's
+ * own records (checkpoints, commit markers) change no page.
+ */
+#include "core/error.h"
+#include "hotset/durability.h"
+#include "pool/pins.h"
+#include "wal/wal_durable.h"
+#include "wal/wal_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Makes sure block `block` exists in its file: zeros added up to it. */
+static hs_status ensure_block(hs_pool *pool, const hs_wal_page *p) {
+  hs_blockno n;
+  hs_status st = hs_smgr_create_if_missing(pool->smgr, p->rel, p->fork, NULL);
+  if (st == HS_OK) st = hs_smgr_nblocks(pool->smgr, p->rel, p->fork, &n);
+  while (st == HS_OK && n <= p->block) {
+    hs_blockno got;
+    st = hs_smgr_extend(pool->smgr, p->rel, p->fork, NULL, &got);
+    n = got + 1;
+  }
+  return st;
+}
+
+static hs_status replay_one(hs_pool *pool, const hs_wal_read_record *rec, hs_wal_redo_fn redo,
+                            void *redo_ctx, hs_recovery_report *rep) {
+  hs_buf bufs[HS_WAL_MAX_PAGES_PER_RECORD];
+  void *pages[HS_WAL_MAX_PAGES_PER_RECORD];
+  bool changed[HS_WAL_MAX_PAGES_PER_RECORD];
+  bool generic_image = rec->rmgr == HS_WAL_RMGR_GENERIC && rec->type == HS_WAL_GENERIC_IMAGE;
+  uint16_t got = 0;
+  bool any_redo = false;
+  hs_status st = HS_OK;
+  for (; got < rec->npages && st == HS_OK; got++) {
+    const hs_wal_page *p = &rec->pages[got];
+    const void *image = rec->images[got];
+    if (image && rec->image_len[got] != pool->page_size)
+      return hs_fail(HS_ERR_CORRUPT, 0,
+                     "recovery: the record at %" PRIX64 " carries a %u-byte image of relation %u "
+                     "block %u; the pool's pages are %u bytes",
+                     rec->lsn, rec->image_len[got], p->rel, p->block, pool->page_size);
+    bool whole = image || generic_image;
+    st = ensure_block(pool, p);
+    if (st == HS_OK)
+      st = hs_pool_read(pool, p->rel, p->fork, p->block,
+                        whole ? HS_READ_ZERO_LOCKED : HS_READ_NORMAL, NULL, &bufs[got], NULL);
+    if (st != HS_OK) break;
+    if (!whole) st = hs_buf_lock(pool, bufs[got], HS_LOCK_EXCLUSIVE);
+    if (st != HS_OK) {
+      hs_buf_release(pool, bufs[got]);
+      break;
+    }
+    pages[got] = NULL;
+    changed[got] = false;
+    if (pool->checksums && hs_buf_lsn(pool, bufs[got]) >= rec->end && !generic_image && !image) {
+      rep->skipped++;
+      continue; /* the page has this change already */
+    }
+    if (image) {
+      memcpy(hs_buf_page(pool, bufs[got]), image, pool->page_size);
+      rep->images++;
+      changed[got] = true;
+    } else {
+      pages[got] = hs_buf_page(pool, bufs[got]);
+      any_redo = true;
+    }
+  }
+  if (st == HS_OK && any_redo) {
+    if (!redo)
+      st = hs_fail(HS_ERR_INVALID, 0,
+                   "recovery: the record at %" PRIX64
+                   " belongs to resource manager %u, which is not registered on the log",
+                   rec->lsn, rec->rmgr);
+    else
+      st = redo(redo_ctx, rec, pages, pool->page_size);
+    if (st == HS_OK)
+      for (uint16_t i = 0; i < got; i++)
+        if (pages[i]) {
+          changed[i] = true;
+          if (generic_image)
+            rep->images++;
+          else
+            rep->applied++;
+        }
+  }
+  for (uint16_t i = 0; i < got; i++) {
+    if (st == HS_OK && changed[i]) st = hs_buf_mark_dirty(pool, bufs[i], rec->end, NULL);
+    hs_buf_unlock(pool, bufs[i]);
+    hs_buf_release(pool, bufs[i]);
+  }
+  return st;
+}
+
+hs_status pool_recover(hs_pool *pool) {
+  hs_recovery_report *rep = &pool->recovery;
+  memset(rep, 0, sizeof *rep);
+  uint64_t t0 = pool_now_ns();
+  hs_wal *wal = pool->wal;
+  rep->start = wal_recovery_start(wal);
+  hs_wal_reader *r;
+  hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, rep->start, &r);
+  if (st != HS_OK) return st;
+  hs_wal_read_record rec;
+  bool got;
+  while ((st = hs_wal_reader_next(r, &rec, &got)) == HS_OK && got) {
+    rep->records++;
+    rep->bytes += rec.end - rec.lsn;
+    if (rec.rmgr == HS_WAL_RMGR_LOG || rec.npages == 0) continue;
+    hs_wal_redo_fn redo = NULL;
+    void *ctx = NULL;
+    (void)wal_rmgr_get(wal, rec.rmgr, &redo, &ctx);
+    st = replay_one(pool, &rec, redo, ctx, rep);
+    if (st != HS_OK) {
+      char why[400];
+      snprintf(why, sizeof why, "%s", hs_last_error());
+      hs_wal_reader_close(r);
+      return hs_fail(st, 0, "recovery stopped at the record at %" PRIX64 ": %s", rec.lsn, why);
+    }
+  }
+  rep->end = hs_wal_reader_end(r);
+  snprintf(rep->why_end, sizeof rep->why_end, "%s", hs_wal_reader_why_end(r));
+  hs_wal_reader_close(r);
+  if (st != HS_OK) return st;
+  rep->ran = rep->records > 0;
+  /* The end-of-recovery checkpoint: the replayed pages on disk, and a
+   * redo point at the end, so the next crash does not replay this again. */
+  if (rep->ran) st = hs_checkpoint(pool);
+  rep->seconds = (double)(pool_now_ns() - t0) / 1e9;
+  return st;
+}
+
+void hs_pool_recovery_report(hs_pool *pool, hs_recovery_report *out) {
+  *out = pool->recovery;
+}

@@ -1,0 +1,124 @@
+/*
+ * wal/wal_checkpoint.c — the log's side of a checkpoint: the redo point,
+ * the checkpoint record, the control file, and recycling old segments.
+ *
+ * Recycling. A segment wholly before the redo point is never read again.
+ * Creating a segment costs writing all its bytes as zeros and two fsyncs
+ * (wal_segment.c), so instead of removing an old one the checkpoint renames
+ * it to the name of a future segment, as PostgreSQL's RemoveOldXlogFiles /
+ * InstallXLogFileSegment do: when the log reaches it, it is opened and
+ * overwritten in place. Its old records cannot pass for new ones — each
+ * names the LSN it starts at, and the reader stops at the first that does
+ * not start where it is read. Spares beyond `keep_segments` are removed.
+ */
+#include "core/error.h"
+#include "wal/wal_durable.h"
+#include "wal/wal_format.h"
+#include "wal/wal_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+hs_lsn wal_redo_point(hs_wal *w) {
+  return atomic_load_explicit(&w->redo, memory_order_acquire);
+}
+
+hs_lsn wal_recovery_start(hs_wal *w) {
+  return w->recovery_start;
+}
+
+hs_lsn wal_checkpoint_begin(hs_wal *w) {
+  pthread_mutex_lock(&w->reserve_lock);
+  uint64_t redo = w->reserved;
+  atomic_store_explicit(&w->redo, redo, memory_order_release);
+  pthread_mutex_unlock(&w->reserve_lock);
+  return redo;
+}
+
+static uint64_t wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uint64_t *recycled,
+                                uint64_t *removed) {
+  /* At least two spares: a checkpoint per segment or two is common with
+   * small segments, and each spare saves a segment's zero-fill. */
+  uint64_t keep = keep_bytes / w->segment_bytes;
+  if (keep < 2) keep = 2;
+  uint64_t *starts;
+  size_t n;
+  hs_status st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
+  if (st != HS_OK) return st;
+  uint64_t redo_seg = redo - redo % w->segment_bytes;
+  /* Spares are the segments past the one being written (the insert
+   * position's); future names start past the last of them. */
+  uint64_t reserved = hs_wal_insert_lsn(w);
+  uint64_t current = reserved - reserved % w->segment_bytes;
+  uint64_t next = current + w->segment_bytes;
+  uint64_t spares = 0;
+  for (size_t i = 0; i < n; i++)
+    if (starts[i] > current) {
+      spares++;
+      if (starts[i] + w->segment_bytes > next) next = starts[i] + w->segment_bytes;
+    }
+  for (size_t i = 0; i < n && st == HS_OK && starts[i] < redo_seg; i++) {
+    char old_path[4200], new_path[4200];
+    wal_segment_path(w->dir, starts[i], old_path, sizeof old_path);
+    if (spares < keep) {
+      wal_segment_path(w->dir, next, new_path, sizeof new_path);
+      if (rename(old_path, new_path) != 0) {
+        st = hs_fail(HS_ERR_IO, errno, "%s: cannot rename the old log segment to %s for reuse",
+                     old_path, new_path);
+        break;
+      }
+      next += w->segment_bytes;
+      spares++;
+      (*recycled)++;
+    } else {
+      if (unlink(old_path) != 0) {
+        st = hs_fail(HS_ERR_IO, errno, "%s: cannot remove an old log segment", old_path);
+        break;
+      }
+      (*removed)++;
+    }
+  }
+  free(starts);
+  if (st == HS_OK && (*recycled || *removed)) st = wal_sync_dir(w->dir);
+  return st;
+}
+
+hs_status wal_checkpoint_end(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, hs_lsn *checkpoint,
+                             uint64_t *recycled, uint64_t *removed) {
+  *recycled = *removed = 0;
+  unsigned char payload[16];
+  uint64_t now = wall_ms();
+  wal_put64(payload, redo);
+  wal_put64(payload + 8, now);
+  hs_wal_record rec = {
+      .rmgr = HS_WAL_RMGR_LOG, .type = WAL_LOG_CHECKPOINT, .data = payload, .len = sizeof payload};
+  hs_lsn end;
+  pthread_mutex_lock(&w->checkpoint_lock);
+  /* The record's start: the end LSN minus its aligned size. */
+  hs_status st = hs_wal_insert(w, &rec, &end);
+  if (st == HS_OK) st = hs_wal_flush(w, end, HS_WAL_CAUSE_CHECKPOINT, NULL);
+  hs_lsn start = end - wal_align(wal_record_total(0, sizeof payload));
+  if (st == HS_OK) {
+    wal_control c = {.checkpoint = start, .redo = redo, .time_ms = now};
+    st = wal_control_write(w, &c);
+  }
+  if (st == HS_OK) st = recycle_before(w, redo, keep_bytes, recycled, removed);
+  pthread_mutex_unlock(&w->checkpoint_lock);
+  if (st == HS_OK) {
+    atomic_fetch_add_explicit(&w->st_recycled, *recycled, memory_order_relaxed);
+    atomic_fetch_add_explicit(&w->st_removed, *removed, memory_order_relaxed);
+    *checkpoint = start;
+  }
+  return st;
+}

@@ -9,7 +9,9 @@
  * naming the call and the buffer.
  */
 #include "core/debug.h"
+#include "hotset/durability.h"
 #include "hotset/policy.h"
+#include "hotset/wal.h"
 #include "pool_util.h"
 
 #include <pthread.h>
@@ -184,6 +186,37 @@ static void case_policy_evict_not_resident(fixture *f) {
   hs_policy_destroy(p);
 }
 
+/* Logging a change to a buffer needs its exclusive content lock, as
+ * marking it dirty does; nothing reaches the log when refused. */
+static void case_log_change_unlocked(fixture *f) {
+  char wal_dir[300], data_dir[300];
+  snprintf(wal_dir, sizeof wal_dir, "%s/wal", f->dir);
+  snprintf(data_dir, sizeof data_dir, "%s/logged", f->dir);
+  hs_wal_options wo;
+  hs_wal_options_init(&wo);
+  wo.dir = wal_dir;
+  hs_wal *wal;
+  REQUIRE(hs_wal_open(&wo, &wal) == HS_OK);
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = data_dir;
+  po.pool_pages = 8;
+  po.wal = wal;
+  hs_pool *pool;
+  REQUIRE(hs_pool_open(&po, &pool) == HS_OK);
+  make_relation(pool, REL, 1);
+  hs_buf b = must_read(pool, REL, 0, NULL);
+  hs_lsn before = hs_wal_insert_lsn(wal);
+  hs_wal_range r = {64, 8};
+  CHECK_OK(hs_buf_lock(pool, b, HS_LOCK_SHARE));
+  refused(hs_buf_log_change(pool, b, &r, 1, NULL), "hs_buf_log_change");
+  CHECK_EQ(hs_wal_insert_lsn(wal), before);
+  CHECK_OK(hs_buf_unlock(pool, b));
+  CHECK_OK(hs_buf_release(pool, b));
+  CHECK_OK(hs_pool_close(pool));
+  CHECK_OK(hs_wal_close(wal));
+}
+
 typedef struct misuse_case {
   const char *name;
   void (*run)(fixture *f);
@@ -200,6 +233,7 @@ static const misuse_case cases[] = {
     {"pin again of an unpinned buffer", case_pin_again_unpinned, "hs_buf_pin_again"},
     {"flush of an unpinned buffer", case_flush_unpinned, "hs_pool_flush_buffer"},
     {"policy evict of a slot not resident", case_policy_evict_not_resident, "not resident"},
+    {"log a change without the exclusive lock", case_log_change_unlocked, "hs_buf_log_change"},
 };
 
 /* Runs one case in a child; its stderr comes back through a pipe. */

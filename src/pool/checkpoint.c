@@ -227,6 +227,9 @@ static void *checkpointer_main(void *arg) {
 
 hs_status pool_checkpointer_start(hs_pool *pool) {
   if (!pool->wal || !pool->ckpt_timeout_ms) return HS_OK;
+  pthread_mutex_lock(&pool->ckpt_mu);
+  pool->ckpt_stop = false;
+  pthread_mutex_unlock(&pool->ckpt_mu);
   if (pthread_create(&pool->ckpt_thread, NULL, checkpointer_main, pool) != 0)
     return hs_fail(HS_ERR_NOMEM, EAGAIN, "could not start the checkpointer thread");
   pool->ckpt_running = true;
@@ -241,5 +244,8 @@ void pool_checkpointer_stop(hs_pool *pool) {
   pthread_cond_broadcast(&pool->ckpt_cv);
   pthread_mutex_unlock(&pool->ckpt_mu);
   pthread_join(pool->ckpt_thread, NULL);
+  pthread_mutex_lock(&pool->ckpt_mu);
+  pool->ckpt_hurry--;
+  pthread_mutex_unlock(&pool->ckpt_mu);
   pool->ckpt_running = false;
 }

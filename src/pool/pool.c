@@ -230,25 +230,35 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
 
 hs_status hs_pool_close(hs_pool *pool) {
   if (!pool) return HS_OK;
-  for (uint32_t b = 0; b < pool->nbuffers; b++) {
+  /* The pool's own threads first: a checkpoint under way pins the buffers
+   * it writes, and would otherwise pass for a caller's pin below. If the
+   * close fails they start again, since the pool stays open. */
+  pool_checkpointer_stop(pool);
+  hs_status st = HS_OK;
+  for (uint32_t b = 0; b < pool->nbuffers && st == HS_OK; b++) {
     hs_bufdesc *d = pool_desc(pool, (hs_buf)b);
     uint32_t state = atomic_load(&d->state);
     if (pool_pin_count(pool, (hs_buf)b, state) > 0) {
       hs_buftag t = buf_tag_get(d);
       char who[96];
       pool_pinned_by(pool, (hs_buf)b, state, who, sizeof who);
-      return hs_fail(HS_ERR_BUSY, 0,
-                     "cannot close the pool: buffer %u (block %u of relation %u) is still pinned "
-                     "%s",
-                     b, t.block, t.rel, who);
+      st = hs_fail(HS_ERR_BUSY, 0,
+                   "cannot close the pool: buffer %u (block %u of relation %u) is still pinned %s",
+                   b, t.block, t.rel, who);
     }
   }
   /* With a log, a last checkpoint (PostgreSQL's shutdown checkpoint):
    * every page on disk and the redo point at the end, so the next open
    * has nothing to replay. */
-  pool_checkpointer_stop(pool);
-  hs_status st = pool->wal ? hs_checkpoint(pool) : hs_pool_flush_all(pool);
-  if (st != HS_OK) return st; /* the pool stays open: its dirty pages are not lost */
+  if (st == HS_OK) st = pool->wal ? hs_checkpoint(pool) : hs_pool_flush_all(pool);
+  if (st != HS_OK) {
+    /* The pool stays open (its dirty pages are not lost), threads and all. */
+    char why[512];
+    snprintf(why, sizeof why, "%s", hs_last_error());
+    int err = hs_last_errno();
+    (void)pool_checkpointer_start(pool);
+    return hs_fail(st, err, "%s", why);
+  }
   pool_free(pool);
   return HS_OK;
 }

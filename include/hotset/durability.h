@@ -87,14 +87,15 @@ void hs_checkpoint_stats_get(hs_pool *pool, hs_checkpoint_stats *out);
 /* ---- recovery ---- */
 
 typedef struct hs_recovery_report {
-  bool ran;                /* the pool had a log with records past the redo point */
-  hs_lsn start, end;       /* replayed [start, end) */
-  uint64_t records, bytes; /* records replayed and their bytes */
-  uint64_t images;         /* pages restored from full-page images */
-  uint64_t applied;        /* page changes applied by redo functions */
-  uint64_t skipped;        /* page changes skipped: the page was newer */
-  double seconds;
-  char why_end[128]; /* why replay stopped, e.g. "zeros at 1F40" */
+  bool ran;                  /* the pool had a log with records past the redo point */
+  hs_lsn start, end;         /* replayed [start, end) */
+  uint64_t records, bytes;   /* records replayed and their bytes */
+  uint64_t images;           /* pages restored from full-page images */
+  uint64_t applied;          /* page changes applied by redo functions */
+  uint64_t skipped;          /* page changes skipped: the page was newer */
+  double seconds;            /* reading and applying the log */
+  double checkpoint_seconds; /* the end-of-recovery checkpoint after it */
+  char why_end[128];         /* why replay stopped, e.g. "zeros at 1F40" */
 } hs_recovery_report;
 /* What hs_pool_open's recovery did (ran = false if there was nothing). */
 void hs_pool_recovery_report(hs_pool *pool, hs_recovery_report *out);

@@ -10,6 +10,7 @@
  */
 #include "bench/bench_cmd.h"
 
+#include "bench/bench_recovery.h"
 #include "bench/bench_scan.h"
 #include "bench/bench_wal.h"
 
@@ -27,6 +28,7 @@ static const experiment experiments[] = {
      bench_scan_main},
     {"wal", "commit throughput of the write-ahead log, with and without group commit",
      bench_wal_main},
+    {"recovery", "crash recovery's replay speed (MB of log per second)", bench_recovery_main},
 };
 
 #define NEXPERIMENTS (sizeof experiments / sizeof experiments[0])

@@ -223,6 +223,19 @@ double bench_rng_double(bench_rng *r) {
   return (double)(bench_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
+hs_status bench_base_dir(const char *dir_flag, const char *tag, char *tmp, size_t len,
+                         const char **base) {
+  if (dir_flag) {
+    if (mkdir(dir_flag, 0700) != 0 && errno != EEXIST)
+      return hs_fail(HS_ERR_IO, errno, "creating %s", dir_flag);
+    *base = dir_flag;
+    return HS_OK;
+  }
+  hs_status st = bench_tempdir_make(tag, tmp, len);
+  if (st == HS_OK) *base = tmp;
+  return st;
+}
+
 hs_status bench_tempdir_make(const char *tag, char *buf, size_t len) {
   const char *tmp = bench_tempdir_parent();
   int n = snprintf(buf, len, "%s/hotset-%s-XXXXXX", tmp, tag);

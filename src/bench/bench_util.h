@@ -113,6 +113,15 @@ uint32_t bench_rng_below(bench_rng *r, uint32_t n);
 /* Uniform in [0, 1). */
 double bench_rng_double(bench_rng *r);
 
+/* The --segment flag of the benchmarks that open a log (an args_opt
+ * initializer; needs cli/args.h and hotset/wal.h). */
+#define BENCH_SEGMENT_FLAG(dest_ptr)                                                               \
+  {                                                                                                \
+    .name = "segment", .kind = ARGS_SIZE, .dest = (dest_ptr), .min = HS_WAL_MIN_SEGMENT,           \
+    .max = HS_WAL_MAX_SEGMENT, .power_of_two = true, .def = "16MiB",                               \
+    .help = "the log's segment size, a power of two from 64KiB to 1GiB"                            \
+  }
+
 /* ---- scratch directories ---- */
 
 /* Creates a fresh directory $TMPDIR/hotset-<tag>-XXXXXX (or under /tmp) and
@@ -120,6 +129,11 @@ double bench_rng_double(bench_rng *r);
 hs_status bench_tempdir_make(const char *tag, char *buf, size_t len);
 /* Removes `dir` and everything under it (without following symlinks). */
 hs_status bench_tempdir_remove(const char *dir);
+/* The directory a benchmark runs in: `dir_flag` (its --dir), created if
+ * missing and kept, or a fresh temporary one written to tmp (the caller
+ * removes it). *base points at whichever it is. */
+hs_status bench_base_dir(const char *dir_flag, const char *tag, char *tmp, size_t len,
+                         const char **base);
 
 /* ---- stamped relations ---- */
 

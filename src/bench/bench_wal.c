@@ -142,14 +142,7 @@ static void parse_flags(wal_bench *b, int argc, char **argv) {
        .max = MAX_RECORD,
        .def = "64B",
        .help = "payload of each commit record (and of each raw write), 0B to 8KiB"},
-      {.name = "segment",
-       .kind = ARGS_SIZE,
-       .dest = &b->segment_bytes,
-       .min = HS_WAL_MIN_SEGMENT,
-       .max = HS_WAL_MAX_SEGMENT,
-       .power_of_two = true,
-       .def = "16MiB",
-       .help = "the log's segment size, a power of two from 64KiB to 1GiB"},
+      BENCH_SEGMENT_FLAG(&b->segment_bytes),
       {.name = "dir",
        .kind = ARGS_PATH,
        .dest = &b->dir_flag,
@@ -456,17 +449,8 @@ static int bench_wal_run(wal_bench *b, client *cs) {
     return 1;
   }
   bench_signals_install();
-  if (b->dir_flag) {
-    if (mkdir(b->dir_flag, 0700) != 0 && errno != EEXIST) {
-      fprintf(stderr, PROG ": creating %s: %s\n", b->dir_flag, strerror(errno));
-      return 1;
-    }
-    b->base = b->dir_flag;
-  } else {
-    if (bench_tempdir_make("bench-wal", b->tmpdir, sizeof b->tmpdir) != HS_OK)
-      return fail(b, "creating a temporary directory", hs_last_error());
-    b->base = b->tmpdir;
-  }
+  if (bench_base_dir(b->dir_flag, "bench-wal", b->tmpdir, sizeof b->tmpdir, &b->base) != HS_OK)
+    return fail(b, "making its directory", hs_last_error());
   if (measure_raw_syncs(b, false, &b->raw_syncs_per_sec) != HS_OK ||
       measure_raw_syncs(b, true, &b->raw_overwrite_syncs_per_sec) != HS_OK)
     return fail(b, "measuring raw fdatasync", hs_last_error());

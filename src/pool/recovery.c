@@ -32,25 +32,60 @@
 #include "wal/wal_durable.h"
 #include "wal/wal_internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+/* The sizes of the files recovery has touched, so that a record costs no
+ * system call to learn its block exists (the storage manager asks the file
+ * system each time). A small table searched in order: replay touches a
+ * handful of relations at a time; the oldest entry makes room. */
+#define KNOWN_FILES 32
+typedef struct known_file {
+  hs_relid rel;
+  hs_fork fork;
+  hs_blockno nblocks;
+  bool used;
+} known_file;
+typedef struct replay_state {
+  known_file files[KNOWN_FILES];
+  uint32_t next_slot;
+  hs_wal_redo_fn redo[HS_WAL_RMGR_COUNT];
+  void *redo_ctx[HS_WAL_RMGR_COUNT];
+} replay_state;
+
 /* Makes sure block `block` exists in its file: zeros added up to it. */
-static hs_status ensure_block(hs_pool *pool, const hs_wal_page *p) {
-  hs_blockno n;
-  hs_status st = hs_smgr_create_if_missing(pool->smgr, p->rel, p->fork, NULL);
-  if (st == HS_OK) st = hs_smgr_nblocks(pool->smgr, p->rel, p->fork, &n);
-  while (st == HS_OK && n <= p->block) {
-    hs_blockno got;
-    st = hs_smgr_extend(pool->smgr, p->rel, p->fork, NULL, &got);
-    n = got + 1;
+static hs_status ensure_block(hs_pool *pool, replay_state *rs, const hs_wal_page *p) {
+  known_file *f = NULL;
+  for (uint32_t i = 0; i < KNOWN_FILES && !f; i++)
+    if (rs->files[i].used && rs->files[i].rel == p->rel && rs->files[i].fork == p->fork)
+      f = &rs->files[i];
+  if (f && p->block < f->nblocks) return HS_OK;
+  if (!f) {
+    f = &rs->files[rs->next_slot++ % KNOWN_FILES];
+    *f = (known_file){.rel = p->rel, .fork = p->fork, .used = true};
+    hs_status st = hs_smgr_create_if_missing(pool->smgr, p->rel, p->fork, NULL);
+    if (st == HS_OK) st = hs_smgr_nblocks(pool->smgr, p->rel, p->fork, &f->nblocks);
+    if (st != HS_OK) {
+      f->used = false;
+      return st;
+    }
   }
-  return st;
+  while (f->nblocks <= p->block) {
+    hs_blockno got;
+    hs_status st = hs_smgr_extend(pool->smgr, p->rel, p->fork, NULL, &got);
+    if (st != HS_OK) return st;
+    f->nblocks = got + 1;
+  }
+  return HS_OK;
 }
 
-static hs_status replay_one(hs_pool *pool, const hs_wal_read_record *rec, hs_wal_redo_fn redo,
-                            void *redo_ctx, hs_recovery_report *rep) {
+static hs_status replay_one(hs_pool *pool, replay_state *rs, const hs_wal_read_record *rec,
+                            hs_recovery_report *rep) {
+  hs_wal_redo_fn redo = rs->redo[rec->rmgr];
+  void *redo_ctx = rs->redo_ctx[rec->rmgr];
   hs_buf bufs[HS_WAL_MAX_PAGES_PER_RECORD];
   void *pages[HS_WAL_MAX_PAGES_PER_RECORD];
   bool changed[HS_WAL_MAX_PAGES_PER_RECORD];
@@ -67,7 +102,7 @@ static hs_status replay_one(hs_pool *pool, const hs_wal_read_record *rec, hs_wal
                      "block %u; the pool's pages are %u bytes",
                      rec->lsn, rec->image_len[got], p->rel, p->block, pool->page_size);
     bool whole = image || generic_image;
-    st = ensure_block(pool, p);
+    st = ensure_block(pool, rs, p);
     if (st == HS_OK)
       st = hs_pool_read(pool, p->rel, p->fork, p->block,
                         whole ? HS_READ_ZERO_LOCKED : HS_READ_NORMAL, NULL, &bufs[got], NULL);
@@ -127,32 +162,40 @@ hs_status pool_recover(hs_pool *pool) {
   hs_wal_reader *r;
   hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, rep->start, &r);
   if (st != HS_OK) return st;
+  replay_state *rs = calloc(1, sizeof *rs);
+  if (!rs) {
+    hs_wal_reader_close(r);
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for recovery");
+  }
+  for (unsigned id = 0; id < HS_WAL_RMGR_COUNT; id++)
+    (void)wal_rmgr_get(wal, (uint8_t)id, &rs->redo[id], &rs->redo_ctx[id]);
   hs_wal_read_record rec;
   bool got;
   while ((st = hs_wal_reader_next(r, &rec, &got)) == HS_OK && got) {
     rep->records++;
     rep->bytes += rec.end - rec.lsn;
     if (rec.rmgr == HS_WAL_RMGR_LOG || rec.npages == 0) continue;
-    hs_wal_redo_fn redo = NULL;
-    void *ctx = NULL;
-    (void)wal_rmgr_get(wal, rec.rmgr, &redo, &ctx);
-    st = replay_one(pool, &rec, redo, ctx, rep);
+    st = replay_one(pool, rs, &rec, rep);
     if (st != HS_OK) {
       char why[400];
       snprintf(why, sizeof why, "%s", hs_last_error());
       hs_wal_reader_close(r);
+      free(rs);
       return hs_fail(st, 0, "recovery stopped at the record at %" PRIX64 ": %s", rec.lsn, why);
     }
   }
+  free(rs);
   rep->end = hs_wal_reader_end(r);
   snprintf(rep->why_end, sizeof rep->why_end, "%s", hs_wal_reader_why_end(r));
   hs_wal_reader_close(r);
   if (st != HS_OK) return st;
   rep->ran = rep->records > 0;
+  uint64_t t1 = pool_now_ns();
+  rep->seconds = (double)(t1 - t0) / 1e9;
   /* The end-of-recovery checkpoint: the replayed pages on disk, and a
    * redo point at the end, so the next crash does not replay this again. */
   if (rep->ran) st = hs_checkpoint(pool);
-  rep->seconds = (double)(pool_now_ns() - t0) / 1e9;
+  rep->checkpoint_seconds = (double)(pool_now_ns() - t1) / 1e9;
   return st;
 }
 

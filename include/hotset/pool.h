@@ -124,13 +124,18 @@ typedef struct hs_pool_options {
 /* Fills in the defaults: 8 KiB pages, 128 MiB, clock-sweep, 128 partitions. */
 void hs_pool_options_init(hs_pool_options *opts);
 
+/* With a log (option wal), replays it first (crash recovery, see
+ * hotset/durability.h): register the engine's resource managers on the log
+ * before. */
 hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out);
-/* Writes every dirty page, then frees the pool. If a write fails the error is
- * returned and the pool stays open and usable: nothing is lost. Fails with
- * HS_ERR_BUSY if a buffer is still pinned. */
+/* Writes every dirty page, then frees the pool; with a log (option wal) by a
+ * checkpoint (hotset/durability.h), so the next open has nothing to replay.
+ * If a write fails the error is returned and the pool stays open and usable:
+ * nothing is lost. Fails with HS_ERR_BUSY if a buffer is still pinned. */
 hs_status hs_pool_close(hs_pool *pool);
-/* Frees the pool without writing anything (dirty pages are lost): for crash
- * tests and for giving up after hs_pool_close failed. */
+/* Frees the pool without writing anything (dirty pages are lost, as in a
+ * crash; with a log, the next open recovers them from it): for crash tests
+ * and for giving up after hs_pool_close failed. */
 void hs_pool_abandon(hs_pool *pool);
 
 hs_smgr *hs_pool_smgr(hs_pool *pool);

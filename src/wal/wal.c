@@ -352,6 +352,7 @@ hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced)
   w->sync_running = true;
   pthread_mutex_unlock(&w->sync_lock);
 
+  if (w->before_write_lock) w->before_write_lock(w->before_write_lock_ctx);
   pthread_mutex_lock(&w->write_lock);
   /* Lead: everything copied by now, not only ours. */
   uint64_t target = wal_copied(w);

@@ -95,6 +95,12 @@ struct hs_wal {
   int fault_err[2];
   _Atomic bool faults_armed;
 
+  /* White-box tests only: called by a flush's leader just before it takes
+   * write_lock — the window in which another thread's insert can fail and
+   * stop the log (tests/test_wal_failure_race.c). */
+  void (*before_write_lock)(void *ctx);
+  void *before_write_lock_ctx;
+
   pthread_mutex_t rmgr_lock;
   wal_rmgr rmgrs[HS_WAL_RMGR_COUNT];
 

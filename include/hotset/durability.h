@@ -73,7 +73,6 @@ typedef struct hs_checkpoint_stats {
   uint64_t timed;             /* started by checkpoint_timeout_ms */
   uint64_t requested;         /* by hs_checkpoint, max_wal_size, or recovery's end */
   uint64_t buffers_written;   /* pages written by checkpoints */
-  uint64_t files_synced;      /* fsyncs of relation files */
   uint64_t write_ms, sync_ms; /* time writing (spread) and syncing */
   uint64_t segments_recycled; /* log segments renamed for reuse */
   uint64_t segments_removed;  /* ... and removed */

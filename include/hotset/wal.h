@@ -146,6 +146,8 @@ typedef struct hs_wal_stats {
   uint64_t syncs;            /* fdatasync calls */
   uint64_t sync_ns;          /* time spent in them */
   uint64_t segments_created;
+  uint64_t segments_recycled;               /* renamed for reuse by checkpoints */
+  uint64_t segments_removed;                /* ... and removed */
   uint64_t flush_calls[HS_WAL_CAUSE_COUNT]; /* hs_wal_flush calls by cause */
   uint64_t flush_syncs[HS_WAL_CAUSE_COUNT]; /* ... that ran the fdatasync */
   uint64_t flush_waits;                     /* calls that waited for another thread's sync */

@@ -611,6 +611,8 @@ void hs_wal_stats_get(hs_wal *w, hs_wal_stats *out) {
   out->syncs = atomic_load(&w->st_syncs);
   out->sync_ns = atomic_load(&w->st_sync_ns);
   out->segments_created = atomic_load(&w->st_segments);
+  out->segments_recycled = atomic_load(&w->st_recycled);
+  out->segments_removed = atomic_load(&w->st_removed);
   out->flush_waits = atomic_load(&w->st_waits);
   for (unsigned c = 0; c < HS_WAL_CAUSE_COUNT; c++) {
     out->flush_calls[c] = atomic_load(&w->st_calls[c]);

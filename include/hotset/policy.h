@@ -168,6 +168,15 @@ uint64_t hs_policy_ghosts(const hs_policy *p);
 /* A small number saying how well placed a resident slot is (clock-sweep:
  * its usage count; list policies: which list), for dumps. */
 uint32_t hs_policy_standing(const hs_policy *p, uint32_t slot);
+/* The resident slots the policy would evict next, in order, as far as it
+ * can tell — written to slots[0 .. max-1], their number returned — without
+ * changing anything (no hand moves, no bit is cleared, no entry moves).
+ * Asked for a victim right after, with nothing changed and nothing pinned,
+ * the policy names slots[0]; later entries are a prediction (each policy's
+ * file says where it is one). A pool's background writer uses it to write
+ * the pages a miss will need next. Same threading rule as hs_policy_victim.
+ * 0 for a policy that cannot tell (belady: it needs the incoming access). */
+uint32_t hs_policy_upcoming_victims(const hs_policy *p, uint32_t *slots, uint32_t max);
 /* Bytes of metadata the policy has allocated. */
 size_t hs_policy_memory(const hs_policy *p);
 

@@ -83,6 +83,11 @@ typedef struct hs_strategy hs_strategy;
 #define HS_POOL_MAX_PAGES      (1u << 30)
 #define HS_POOL_MAX_PARTITIONS 65536u
 #define HS_POOL_MAX_IO_WORKERS 64u
+/* The background writer's (PostgreSQL's bounds): a delay of 0 (no writer
+ * thread) or 10 ms .. 10 s, a multiplier from 0 to 10. */
+#define HS_POOL_BGWRITER_MIN_DELAY_MS   10u
+#define HS_POOL_BGWRITER_MAX_DELAY_MS   10000u
+#define HS_POOL_BGWRITER_MAX_MULTIPLIER 10.0
 
 typedef struct hs_pool_options {
   const char *dir;     /* data directory, created if missing (required) */
@@ -119,9 +124,22 @@ typedef struct hs_pool_options {
   uint32_t checkpoint_timeout_ms;
   uint64_t max_wal_size;
   double checkpoint_completion_target;
+  /* The background writer (docs/buffer-pool.md, "Background writer"):
+   * every bgwriter_delay_ms it writes dirty, unpinned buffers the policy
+   * will evict next, so that misses find clean victims — at most
+   * bgwriter_lru_maxpages a round (0: none), aiming at the recent
+   * allocations (smoothed) times bgwriter_lru_multiplier. The delay is 0
+   * (no writer thread) by default, unlike PostgreSQL's 200 ms: a thread
+   * writing pages on its own clock would make every existing test's write
+   * counts and victim choices depend on timing; benchmarks and the CLI turn
+   * it on, tests call hs_pool_bgwriter_round. */
+  uint32_t bgwriter_delay_ms;     /* 0, or 10 .. 10000 */
+  uint32_t bgwriter_lru_maxpages; /* 100 by hs_pool_options_init; at most HS_POOL_MAX_PAGES */
+  double bgwriter_lru_multiplier; /* 2.0 by hs_pool_options_init; 0 .. 10 */
 } hs_pool_options;
 
-/* Fills in the defaults: 8 KiB pages, 128 MiB, clock-sweep, 128 partitions. */
+/* Fills in the defaults: 8 KiB pages, 128 MiB, clock-sweep, 128 partitions,
+ * no background writer thread (its rounds: 100 pages at most, multiplier 2). */
 void hs_pool_options_init(hs_pool_options *opts);
 
 /* With a log (option wal), replays it first (crash recovery, see
@@ -259,6 +277,17 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel);
 void hs_pool_stats(hs_pool *pool, hs_io_stats *out);
 /* Zeroes the statistics (e.g. after a warm-up). */
 void hs_pool_stats_reset(hs_pool *pool);
+
+/* One background writer round now, on the calling thread, whether or not
+ * the writer thread runs (rounds never overlap): the same rule as the
+ * thread's rounds, with the pool's bgwriter_lru_maxpages and multiplier.
+ * *written (may be NULL) gets the buffers it wrote. A write that fails
+ * leaves its page dirty and is not an error of the round (a miss or a
+ * flush will report it); HS_ERR_NOMEM if the round could not allocate. */
+hs_status hs_pool_bgwriter_round(hs_pool *pool, uint32_t *written);
+/* The background writer's statistics (hotset/stats.h); zeroed by
+ * hs_pool_stats_reset. */
+void hs_pool_bgwriter_stats(hs_pool *pool, hs_bgwriter_stats *out);
 
 /* One buffer as pg_buffercache shows it. */
 typedef struct hs_buffer_info {

@@ -64,6 +64,17 @@ typedef struct hs_io_stats {
                          hs_last_error() said which at the time */
 } hs_io_stats;
 
+/* The background writer's work, after pg_stat_bgwriter (hotset/pool.h,
+ * hs_pool_bgwriter_stats). */
+typedef struct hs_bgwriter_stats {
+  uint64_t rounds;           /* writer rounds run (the thread's and hs_pool_bgwriter_round) */
+  uint64_t buffers_clean;    /* dirty buffers the writer wrote */
+  uint64_t maxwritten_clean; /* rounds that stopped at bgwriter_lru_maxpages */
+  uint64_t buffers_backend;  /* dirty victims a miss had to write itself (any context) */
+  uint64_t buffers_alloc;    /* buffers taken for new pages (free list or policy; a ring
+                                reusing its own slot is not an allocation, as in PostgreSQL) */
+} hs_bgwriter_stats;
+
 const char *hs_io_context_name(hs_io_context ctx);
 const char *hs_io_counter_name(hs_io_counter c);
 

@@ -229,6 +229,40 @@ static int64_t arc_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn 
   return v >= 0 ? v : arc_walk(s, from_t1 ? &s->t2 : &s->t1, pinned, ctx);
 }
 
+/* REPLACE's choices for a run of misses on keys in neither ghost list
+ * (case IV: p does not move, each newcomer enters T1), walking T1's and
+ * T2's LRU ends with |T1| and |B1| as those misses would leave them. The
+ * first is victim's answer for such a miss; a key found in B1 or B2 moves
+ * p first, and hits move entries to T2's MRU end, so the rest is a
+ * prediction. */
+static uint32_t arc_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const arc *s = p->impl;
+  uint64_t t1_units = s->t1.units, b1_units = s->b1.units, b1_count = s->b1.count;
+  uint32_t in_t1 = s->t1.tail, in_t2 = s->t2.tail, n = 0;
+  while (n < max && (in_t1 != DL_NIL || in_t2 != DL_NIL)) {
+    uint32_t next = in_t1 != DL_NIL ? in_t1 : in_t2;
+    uint64_t size = hs_policy_slot_size(p, next);
+    bool from_t1;
+    if (t1_units + b1_units + size > p->capacity && b1_count == 0)
+      from_t1 = true; /* case IV-A with B1 empty */
+    else
+      from_t1 = (in_t1 != DL_NIL && (double)t1_units > s->p) || in_t2 == DL_NIL;
+    if (from_t1 && in_t1 == DL_NIL) from_t1 = false;
+    uint32_t v = from_t1 ? in_t1 : in_t2;
+    size = hs_policy_slot_size(p, v);
+    if (from_t1) {
+      in_t1 = s->links[v].prev;
+      b1_units += size; /* its ghost; the newcomer takes its place in T1 */
+      b1_count++;
+    } else {
+      in_t2 = s->links[v].prev;
+      t1_units += size; /* the newcomer */
+    }
+    slots[n++] = v;
+  }
+  return n;
+}
+
 /* Restores |T1| + |B1| <= c and |T1| + |T2| + |B1| + |B2| <= 2c by
  * dropping LRU ghosts, after evictions made without the plan of the entry
  * being inserted (no victim() was asked, or — in the pool — another miss's
@@ -351,6 +385,7 @@ const hs_policy_ops hs_policy_arc = {
     .destroy = arc_destroy,
     .hit = arc_hit,
     .victim = arc_victim,
+    .upcoming = arc_upcoming,
     .evict = arc_evict,
     .insert = arc_insert,
     .remove = arc_remove,

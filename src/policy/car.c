@@ -216,6 +216,38 @@ static int64_t car_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn 
   return car_fallback(s, pinned, ctx);
 }
 
+/* replace()'s first round on each circle for a run of misses on new keys,
+ * without turning the hands: an entry with its bit clear under T1's or
+ * T2's hand is a victim; one with its bit set is passed (from T1 it goes
+ * to T2, behind T2's hand, shrinking T1). Each newcomer enters T1. It stops
+ * where a hand would come round to entries it already passed. The first is
+ * victim's answer for such a miss; hits meanwhile set bits, and a key found
+ * in B1 or B2 moves p, so the rest is a prediction. */
+static uint32_t car_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const car *s = p->impl;
+  double target = s->p > 1 ? s->p : 1;
+  uint64_t t1_units = s->t1.units;
+  uint32_t hand1 = s->t1.tail, hand2 = s->t2.tail, n = 0;
+  while (n < max) {
+    bool use_t1 = (double)t1_units >= target;
+    if ((use_t1 ? hand1 : hand2) == DL_NIL) use_t1 = !use_t1;
+    uint32_t i = use_t1 ? hand1 : hand2;
+    if (i == DL_NIL) break;
+    uint32_t size = hs_policy_slot_size(p, i);
+    if (use_t1)
+      hand1 = s->links[i].prev;
+    else
+      hand2 = s->links[i].prev;
+    if (atomic_load_explicit(&s->ref[i], memory_order_relaxed)) {
+      if (use_t1) t1_units -= size; /* promoted to T2 */
+      continue;
+    }
+    slots[n++] = i;
+    if (!use_t1) t1_units += size; /* the newcomer; from T1 it takes the victim's place */
+  }
+  return n;
+}
+
 static void car_evict(hs_policy *p, uint32_t slot) {
   car *s = p->impl;
   uint8_t from = s->list[slot];
@@ -299,6 +331,7 @@ const hs_policy_ops hs_policy_car = {
     .destroy = car_destroy,
     .hit = car_hit,
     .victim = car_victim,
+    .upcoming = car_upcoming,
     .evict = car_evict,
     .insert = car_insert,
     .remove = car_remove,

@@ -95,6 +95,16 @@ static int64_t clock_victim(hs_policy *p, const hs_access *incoming, hs_pinned_f
   return -1;
 }
 
+/* The hand's next two rounds: clear bits first, then the set ones it
+ * would clear on the way. A prediction past the first: hits meanwhile set
+ * bits again. */
+static uint32_t clock_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const clock_policy *s = p->impl;
+  uint32_t n = 0;
+  dl_upcoming_clock(&s->circle, s->links, s->referenced, DL_NIL, slots, &n, max);
+  return n;
+}
+
 static void clock_leave(hs_policy *p, uint32_t slot) {
   clock_policy *s = p->impl;
   dl_remove(&s->circle, s->links, slot, hs_policy_slot_size(p, slot));
@@ -126,6 +136,7 @@ const hs_policy_ops hs_policy_clock = {
     .evict = clock_leave,
     .insert = clock_insert,
     .remove = clock_leave,
+    .upcoming = clock_upcoming,
     .standing = clock_standing,
     .memory = clock_memory,
 };

@@ -94,6 +94,25 @@ static int64_t clock_sweep_victim(hs_policy *p, const hs_access *incoming, hs_pi
   }
 }
 
+/* Ahead of the hand, as PostgreSQL's background writer looks: a slot at
+ * distance d from the hand with usage count u is reached with its count at
+ * 0 after u full sweeps, at tick u * slots + d, so that is the order, the
+ * usage-0 slots first (the ones PostgreSQL's BgBufferSync calls reusable).
+ * Exact with nothing accessed meanwhile, for the entries already there;
+ * pages brought in meanwhile (count 1) fall in between. Reads only the
+ * atomics victim reads, so it runs beside hits and victims. */
+static uint32_t clock_sweep_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const clock_sweep *s = p->impl;
+  uint32_t hand = (uint32_t)(atomic_load_explicit(&s->hand, memory_order_relaxed) % p->max_slots);
+  uint32_t n = 0;
+  for (uint8_t u = 0; u <= MAX_USAGE && n < max; u++)
+    for (uint32_t d = 0, i = hand; d < p->max_slots && n < max; d++) {
+      if (atomic_load_explicit(&s->usage[i], memory_order_relaxed) == u) slots[n++] = i;
+      if (++i == p->max_slots) i = 0;
+    }
+  return n;
+}
+
 static void clock_sweep_leave(hs_policy *p, uint32_t slot) {
   clock_sweep *s = p->impl;
   atomic_store_explicit(&s->usage[slot], NOT_RESIDENT, memory_order_relaxed);
@@ -126,6 +145,7 @@ const hs_policy_ops hs_policy_clock_sweep = {
     .evict = clock_sweep_leave,
     .insert = clock_sweep_insert,
     .remove = clock_sweep_leave,
+    .upcoming = clock_sweep_upcoming,
     .standing = clock_sweep_standing,
     .memory = clock_sweep_memory,
 };

@@ -419,6 +419,21 @@ static int64_t clockpro_victim(hs_policy *p, const hs_access *incoming, hs_pinne
   return any_unpinned(s, pinned, ctx);
 }
 
+/* HAND_cold's next round without moving it: the resident cold pages from
+ * the hand on whose bit is clear. The first is victim's answer when there
+ * is one; a cold page with its bit set would start a test period or turn
+ * hot, and HAND_hot turns hot pages cold as needed, which this does not
+ * foresee: none is listed while no resident page is cold. */
+static uint32_t clockpro_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const clockpro *s = p->impl;
+  (void)p;
+  if (s->cold_count == 0) return 0;
+  uint32_t x = s->hand_cold != DL_NIL ? s->hand_cold : oldest(s), n = 0;
+  for (uint32_t k = 0; k < s->nodes && n < max; k++, x = s->links[x].next)
+    if (resident_cold(s, x) && !ref_get(s, x)) slots[n++] = x;
+  return n;
+}
+
 static void clockpro_evict(hs_policy *p, uint32_t x) {
   clockpro *s = p->impl;
   uint64_t sz = hs_policy_slot_size(p, x);
@@ -543,6 +558,7 @@ const hs_policy_ops hs_policy_clockpro = {
     .destroy = clockpro_destroy,
     .hit = clockpro_hit,
     .victim = clockpro_victim,
+    .upcoming = clockpro_upcoming,
     .evict = clockpro_evict,
     .insert = clockpro_insert,
     .remove = clockpro_remove,

@@ -9,6 +9,8 @@
 #ifndef HOTSET_POLICY_DLIST_H
 #define HOTSET_POLICY_DLIST_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define DL_NIL UINT32_MAX
@@ -71,6 +73,33 @@ static inline void dl_move_to_head(dl_list *l, dl_node *n, uint32_t i) {
   if (l->head == i) return;
   dl_remove(l, n, i, 0);
   dl_push_head(l, n, i, 0);
+}
+
+/* Appends l's members to out[*n .. max-1] from its tail (the victim end of
+ * every list policy) towards its head: the order they would leave in. */
+static inline void dl_upcoming(const dl_list *l, const dl_node *links, uint32_t *out, uint32_t *n,
+                               uint32_t max) {
+  for (uint32_t i = l->tail; i != DL_NIL && *n < max; i = links[i].prev) out[(*n)++] = i;
+}
+
+/* What a clock hand standing on `start` (DL_NIL: the tail) would take from
+ * l, walking towards the head and round from the tail again, with nothing
+ * accessed meanwhile: on its first round the members whose bit is clear, on
+ * its second the ones it found set (and cleared), in the same order.
+ * Appended to out[*n .. max-1]; reads the bits as the hits write them. */
+static inline void dl_upcoming_clock(const dl_list *l, const dl_node *links,
+                                     _Atomic uint8_t *const bits, uint32_t start, uint32_t *out,
+                                     uint32_t *n, uint32_t max) {
+  if (start == DL_NIL) start = l->tail;
+  for (int round = 0; round < 2; round++) {
+    uint32_t i = start;
+    for (uint32_t k = 0; k < l->count && *n < max; k++) {
+      if (i == DL_NIL) i = l->tail;
+      bool set = atomic_load_explicit(&bits[i], memory_order_relaxed) != 0;
+      if (set == (round == 1)) out[(*n)++] = i;
+      i = links[i].prev;
+    }
+  }
 }
 
 #endif

@@ -57,6 +57,14 @@ static int64_t fifo_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn
   return -1;
 }
 
+/* The oldest onwards: exact, since a hit changes nothing. */
+static uint32_t fifo_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const fifo *s = p->impl;
+  uint32_t n = 0;
+  dl_upcoming(&s->queue, s->links, slots, &n, max);
+  return n;
+}
+
 static void fifo_leave(hs_policy *p, uint32_t slot) {
   fifo *s = p->impl;
   dl_remove(&s->queue, s->links, slot, hs_policy_slot_size(p, slot));
@@ -82,5 +90,6 @@ const hs_policy_ops hs_policy_fifo = {
     .evict = fifo_leave,
     .insert = fifo_insert,
     .remove = fifo_leave,
+    .upcoming = fifo_upcoming,
     .memory = fifo_memory,
 };

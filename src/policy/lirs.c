@@ -287,6 +287,19 @@ static int64_t lirs_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn
   return -1;
 }
 
+/* Q's front onwards (the resident HIR blocks), then S's LIR blocks from
+ * its bottom: victim's order. Exact for the first; the rest is a
+ * prediction, since each eviction may prune S and each insertion may turn
+ * a HIR block into a LIR one. */
+static uint32_t lirs_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const lirs *s = p->impl;
+  uint32_t n = 0;
+  dl_upcoming(&s->q, s->q_links, slots, &n, max);
+  for (uint32_t i = s->s.tail; i != DL_NIL && n < max; i = s->s_links[i].prev)
+    if (!is_ghost(s, i) && (s->flags[i] & F_LIR)) slots[n++] = i;
+  return n;
+}
+
 /* Slot x, in S, leaves the cache but stays in S as a non-resident HIR
  * block, taking x's place. */
 static void to_ghost(hs_policy *p, lirs *s, uint32_t x, uint64_t sz) {
@@ -390,6 +403,7 @@ const hs_policy_ops hs_policy_lirs = {
     .destroy = lirs_destroy,
     .hit = lirs_hit,
     .victim = lirs_victim,
+    .upcoming = lirs_upcoming,
     .evict = lirs_evict,
     .insert = lirs_insert,
     .remove = lirs_remove,

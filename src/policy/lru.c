@@ -67,6 +67,14 @@ static int64_t lru_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn 
   return -1;
 }
 
+/* The tail onwards: exact until the next access. */
+static uint32_t lru_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const lru *s = p->impl;
+  uint32_t n = 0;
+  dl_upcoming(&s->list, s->links, slots, &n, max);
+  return n;
+}
+
 static void lru_leave(hs_policy *p, uint32_t slot) {
   lru *s = p->impl;
   dl_remove(&s->list, s->links, slot, hs_policy_slot_size(p, slot));
@@ -95,5 +103,6 @@ const hs_policy_ops hs_policy_lru = {
     .evict = lru_leave,
     .insert = lru_insert,
     .remove = lru_leave,
+    .upcoming = lru_upcoming,
     .memory = lru_memory,
 };

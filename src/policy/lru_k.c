@@ -286,6 +286,17 @@ static bool cand_before(const lruk *s, uint32_t x, uint32_t y) {
   return before(s, s->heap[x], s->heap[y]);
 }
 
+/* Puts main-heap index idx on the candidate heap cand[0 .. *n-1], which
+ * has room for it. */
+static void cand_sift_up(const lruk *s, uint32_t *cand, uint32_t *n, uint32_t idx) {
+  uint32_t i = (*n)++;
+  while (i > 0 && cand_before(s, idx, cand[(i - 1) / 2])) {
+    cand[i] = cand[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  cand[i] = idx;
+}
+
 static bool cand_push(lruk *s, uint32_t *n, uint32_t idx) {
   if (*n == s->ncand_max) {
     uint32_t cap = s->ncand_max ? 2 * s->ncand_max : 64;
@@ -294,26 +305,21 @@ static bool cand_push(lruk *s, uint32_t *n, uint32_t idx) {
     s->cand = c;
     s->ncand_max = cap;
   }
-  uint32_t i = (*n)++;
-  while (i > 0 && cand_before(s, idx, s->cand[(i - 1) / 2])) {
-    s->cand[i] = s->cand[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  s->cand[i] = idx;
+  cand_sift_up(s, s->cand, n, idx);
   return true;
 }
 
-static uint32_t cand_pop(lruk *s, uint32_t *n) {
-  uint32_t top = s->cand[0], last = s->cand[--*n], i = 0;
+static uint32_t cand_pop(const lruk *s, uint32_t *cand, uint32_t *n) {
+  uint32_t top = cand[0], last = cand[--*n], i = 0;
   for (;;) {
     uint32_t c = 2 * i + 1;
     if (c >= *n) break;
-    if (c + 1 < *n && cand_before(s, s->cand[c + 1], s->cand[c])) c++;
-    if (!cand_before(s, s->cand[c], last)) break;
-    s->cand[i] = s->cand[c];
+    if (c + 1 < *n && cand_before(s, cand[c + 1], cand[c])) c++;
+    if (!cand_before(s, cand[c], last)) break;
+    cand[i] = cand[c];
     i = c;
   }
-  if (*n) s->cand[i] = last;
+  if (*n) cand[i] = last;
   return top;
 }
 
@@ -335,7 +341,7 @@ static int64_t lruk_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn
   uint32_t n = 0;
   bool ok = cand_push(s, &n, 0);
   while (ok && n) {
-    uint32_t idx = cand_pop(s, &n), slot = s->heap[idx];
+    uint32_t idx = cand_pop(s, s->cand, &n), slot = s->heap[idx];
     if (!pinned || !pinned(ctx, slot)) {
       if (evictable(s, slot, t)) return slot;
       if (fallback < 0) fallback = slot;
@@ -353,6 +359,33 @@ static int64_t lruk_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn
     if (evictable(s, slot, t) && (best < 0 || before(s, slot, (uint32_t)best))) best = slot;
   }
   return best >= 0 ? best : best_any;
+}
+
+/* The heap in order (a best-first walk over a candidate heap of its own,
+ * so victim's is not touched): smallest HIST(p,K) first. A prediction where
+ * crp > 0: victim passes over pages still in their correlated period,
+ * which depends on the time of the miss. With crp = 0 (the default) the
+ * first is victim's answer. */
+static uint32_t lruk_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const lruk *s = p->impl;
+  if (s->nheap == 0) return 0;
+  if (max > s->nheap) max = s->nheap;
+  /* Each index popped pushes at most two. */
+  uint32_t *cand = malloc(sizeof *cand * (2 * (size_t)max + 1));
+  if (!cand) {
+    slots[0] = s->heap[0];
+    return 1;
+  }
+  uint32_t ncand = 0, n = 0;
+  cand_sift_up(s, cand, &ncand, 0);
+  while (ncand && n < max) {
+    uint32_t idx = cand_pop(s, cand, &ncand);
+    slots[n++] = s->heap[idx];
+    for (uint32_t c = 2 * idx + 1; c <= 2 * idx + 2 && c < s->nheap; c++)
+      cand_sift_up(s, cand, &ncand, c);
+  }
+  free(cand);
+  return n;
 }
 
 static void lruk_evict(hs_policy *p, uint32_t slot) {
@@ -419,6 +452,7 @@ const hs_policy_ops hs_policy_lru_k = {
     .destroy = lruk_destroy,
     .hit = lruk_hit,
     .victim = lruk_victim,
+    .upcoming = lruk_upcoming,
     .evict = lruk_evict,
     .insert = lruk_insert,
     .remove = lruk_remove,

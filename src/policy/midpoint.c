@@ -176,6 +176,17 @@ static int64_t midpoint_victim(hs_policy *p, const hs_access *incoming, hs_pinne
   return -1;
 }
 
+/* The old sublist's tail onwards, then the young one's: victim's order.
+ * The sublists' boundary moves as pages come in, but a young page only
+ * becomes old at the old sublist's head, behind every old page. */
+static uint32_t midpoint_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const midpoint *s = p->impl;
+  uint32_t n = 0;
+  dl_upcoming(&s->olds, s->links, slots, &n, max);
+  dl_upcoming(&s->young, s->links, slots, &n, max);
+  return n;
+}
+
 static void unlink_slot(hs_policy *p, midpoint *s, uint32_t slot) {
   uint32_t size = hs_policy_slot_size(p, slot);
   dl_remove(s->old[slot] ? &s->olds : &s->young, s->links, slot, size);
@@ -227,6 +238,7 @@ const hs_policy_ops hs_policy_midpoint = {
     .destroy = midpoint_destroy,
     .hit = midpoint_hit,
     .victim = midpoint_victim,
+    .upcoming = midpoint_upcoming,
     .evict = midpoint_evict,
     .insert = midpoint_insert,
     .remove = midpoint_remove,

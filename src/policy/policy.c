@@ -260,6 +260,14 @@ uint32_t hs_policy_resident(const hs_policy *p) {
 uint64_t hs_policy_ghosts(const hs_policy *p) {
   return p->ops->ghosts ? p->ops->ghosts(p) : 0;
 }
+uint32_t hs_policy_upcoming_victims(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  if (!p || !slots || max == 0 || !p->ops->upcoming) return 0;
+  if (atomic_load_explicit(&p->resident, memory_order_relaxed) == 0) return 0;
+  uint32_t n = p->ops->upcoming(p, slots, max);
+  HS_INVARIANT(n <= max, "policy %s listed %u upcoming victims, more than the %u asked for",
+               p->ops->name, n, max);
+  return n;
+}
 uint32_t hs_policy_standing(const hs_policy *p, uint32_t slot) {
   if (slot >= p->max_slots || hs_policy_slot_size(p, slot) == 0 || !p->ops->standing) return 0;
   return p->ops->standing(p, slot);

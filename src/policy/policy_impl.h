@@ -47,7 +47,15 @@ typedef struct hs_policy_ops {
   void (*remove)(hs_policy *p, uint32_t slot);             /* leaves without a ghost */
   uint32_t (*standing)(const hs_policy *p, uint32_t slot); /* may be NULL */
   uint64_t (*ghosts)(const hs_policy *p);                  /* may be NULL */
-  size_t (*memory)(const hs_policy *p);                    /* the impl's bytes */
+  /* The slots this policy would evict next, in order, as far as it can
+   * tell, written to slots[0 .. max-1]; returns how many. It moves no hand,
+   * no list and no bit: a victim search right after it (nothing changed in
+   * between, nothing pinned) names slots[0]. It runs under the same lock as
+   * victim, so it may read what victim reads; for a policy whose hits run
+   * without a lock it reads their bits and counts atomically, as victim
+   * does. May be NULL (belady: the future it needs comes with a miss). */
+  uint32_t (*upcoming)(const hs_policy *p, uint32_t *slots, uint32_t max);
+  size_t (*memory)(const hs_policy *p); /* the impl's bytes */
 } hs_policy_ops;
 
 struct hs_policy {

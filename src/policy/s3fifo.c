@@ -220,6 +220,39 @@ static int64_t s3fifo_victim(hs_policy *p, const hs_access *incoming, hs_pinned_
   return scan_main(p, pinned, ctx);
 }
 
+/* victim's walks for a run of misses on new keys, without moving
+ * anything: while M is over its share (or S is empty) M's first round from
+ * its tail (entries at 0; the others would go back to its head), else S
+ * from its tail (entries that earned it would move to M and grow it; the
+ * others are victims). Each newcomer enters S. Stops where M's walk would
+ * come round again. The first is victim's answer; hits meanwhile raise
+ * counters, so the rest is a prediction. */
+static uint32_t s3fifo_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const s3fifo *s = p->impl;
+  uint64_t main_units = s->main.units;
+  uint32_t small = s->small.tail, main = s->main.tail, n = 0;
+  while (n < max) {
+    bool from_main = main_units > s->main_share || small == DL_NIL;
+    uint32_t i = from_main ? main : small;
+    if (i == DL_NIL) break;
+    uint8_t f = atomic_load_explicit(&s->freq[i], memory_order_relaxed);
+    uint32_t size = hs_policy_slot_size(p, i);
+    if (from_main) {
+      main = s->links[i].prev;
+      if (f != 0) continue;
+      main_units -= size;
+    } else {
+      small = s->links[i].prev;
+      if (f >= s->move) {
+        main_units += size; /* promoted */
+        continue;
+      }
+    }
+    slots[n++] = i;
+  }
+  return n;
+}
+
 static void s3fifo_evict(hs_policy *p, uint32_t slot) {
   s3fifo *s = p->impl;
   uint32_t size = hs_policy_slot_size(p, slot);
@@ -297,6 +330,7 @@ const hs_policy_ops hs_policy_s3fifo = {
     .destroy = s3fifo_destroy,
     .hit = s3fifo_hit,
     .victim = s3fifo_victim,
+    .upcoming = s3fifo_upcoming,
     .evict = s3fifo_evict,
     .insert = s3fifo_insert,
     .remove = s3fifo_remove,

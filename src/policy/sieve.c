@@ -118,6 +118,17 @@ static int64_t sieve_victim(hs_policy *p, const hs_access *incoming, hs_pinned_f
   return -1;
 }
 
+/* From the hand towards the head and round from the tail: unvisited
+ * entries first, then the visited ones the hand would clear. A prediction
+ * past the first: new entries come in at the head, which the hand reaches
+ * before it comes round to the tail again, and hits set bits meanwhile. */
+static uint32_t sieve_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const sieve *s = p->impl;
+  uint32_t n = 0;
+  dl_upcoming_clock(&s->queue, s->links, s->visited, s->hand, slots, &n, max);
+  return n;
+}
+
 static void sieve_leave(hs_policy *p, uint32_t slot) {
   sieve *s = p->impl;
   if (s->hand == slot) s->hand = s->links[slot].prev;
@@ -150,6 +161,7 @@ const hs_policy_ops hs_policy_sieve = {
     .evict = sieve_leave,
     .insert = sieve_insert,
     .remove = sieve_leave,
+    .upcoming = sieve_upcoming,
     .standing = sieve_standing,
     .memory = sieve_memory,
 };

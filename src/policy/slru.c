@@ -113,6 +113,15 @@ static int64_t slru_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn
   return -1;
 }
 
+/* Segment 0's LRU end onwards, then the higher segments': the order victim
+ * takes them in until the next access. */
+static uint32_t slru_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const slru *s = p->impl;
+  uint32_t n = 0;
+  for (uint32_t j = 0; j < s->nseg; j++) dl_upcoming(&s->lists[j], s->links, slots, &n, max);
+  return n;
+}
+
 static void slru_leave(hs_policy *p, uint32_t slot) {
   slru *s = p->impl;
   dl_remove(&s->lists[s->seg[slot]], s->links, slot, hs_policy_slot_size(p, slot));
@@ -147,6 +156,7 @@ const hs_policy_ops hs_policy_slru = {
     .evict = slru_leave,
     .insert = slru_insert,
     .remove = slru_leave,
+    .upcoming = slru_upcoming,
     .standing = slru_standing,
     .memory = slru_memory,
 };

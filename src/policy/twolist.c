@@ -257,6 +257,17 @@ static int64_t twolist_victim(hs_policy *p, const hs_access *incoming, hs_pinned
   return -1;
 }
 
+/* The inactive list's tail onwards, then the active list's. victim first
+ * rebalances, moving the active tail to the inactive head: the same order,
+ * so this list is victim's without the move. */
+static uint32_t twolist_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const twolist *s = p->impl;
+  uint32_t n = 0;
+  dl_upcoming(&s->inactive, s->links, slots, &n, max);
+  dl_upcoming(&s->active, s->links, slots, &n, max);
+  return n;
+}
+
 static void twolist_evict(hs_policy *p, uint32_t slot) {
   twolist *s = p->impl;
   uint32_t size = hs_policy_slot_size(p, slot);
@@ -332,6 +343,7 @@ const hs_policy_ops hs_policy_twolist = {
     .destroy = twolist_destroy,
     .hit = twolist_hit,
     .victim = twolist_victim,
+    .upcoming = twolist_upcoming,
     .evict = twolist_evict,
     .insert = twolist_insert,
     .remove = twolist_remove,

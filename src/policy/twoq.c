@@ -154,6 +154,28 @@ static bool twoq_take_ghost(twoq *s, uint64_t key) {
   return true;
 }
 
+/* victim's order for a run of misses on new keys: A1in's oldest while A1in
+ * is over Kin (each newcomer takes its victim's place there), else Am's
+ * least recent (the newcomer grows A1in). A prediction: a key found in
+ * A1out goes to Am instead, and hits move Am's entries. */
+static uint32_t twoq_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
+  const twoq *s = p->impl;
+  uint64_t a1in_units = s->a1in.units;
+  uint32_t in = s->a1in.tail, am = s->am.tail, n = 0;
+  while (n < max && (in != DL_NIL || am != DL_NIL)) {
+    bool from_a1in = (a1in_units > s->kin || s->am.count == 0 || am == DL_NIL) && in != DL_NIL;
+    uint32_t v = from_a1in ? in : am;
+    if (from_a1in)
+      in = s->links[v].prev;
+    else {
+      am = s->links[v].prev;
+      a1in_units += hs_policy_slot_size(p, v);
+    }
+    slots[n++] = v;
+  }
+  return n;
+}
+
 static void twoq_evict(hs_policy *p, uint32_t slot) {
   twoq *s = p->impl;
   twoq_plan *q = &s->pend;
@@ -222,6 +244,7 @@ const hs_policy_ops hs_policy_2q = {
     .destroy = twoq_destroy,
     .hit = twoq_hit,
     .victim = twoq_victim,
+    .upcoming = twoq_upcoming,
     .evict = twoq_evict,
     .insert = twoq_insert,
     .remove = twoq_remove,

@@ -201,6 +201,7 @@ hs_status pool_take_clean_victim(hs_pool *pool, const hs_access *incoming, hs_io
       bool wrote, wal_flushed;
       st = pool_write_buffer(pool, v, ctx, &wrote, &wal_flushed);
       content_lock_release(&vd->content_lock, lock_stripe(pool, v));
+      if (wrote) bgwriter_note_backend_write(&pool->bgw);
       if (wal_flushed && *reused) strategy_note_wal_flush(ring);
       if (st != HS_OK) {
         /* Still dirty: this frame is not reused, and the policy is asked
@@ -214,6 +215,7 @@ hs_status pool_take_clean_victim(hs_pool *pool, const hs_access *incoming, hs_io
         continue;
       }
     }
+    if (!*reused) bgwriter_note_alloc(&pool->bgw);
     *out = v;
     *state = s;
     return HS_OK;

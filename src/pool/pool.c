@@ -47,11 +47,14 @@ void hs_pool_options_init(hs_pool_options *opts) {
   opts->pool_bytes = 128ull << 20;
   opts->partitions = 128;
   opts->checkpoint_completion_target = 0.9;
+  opts->bgwriter_lru_maxpages = 100; /* PostgreSQL's defaults; the delay stays 0 (pool.h) */
+  opts->bgwriter_lru_multiplier = 2.0;
 }
 
 /* ---- opening and closing ---------------------------------------------- */
 
 static void pool_free(hs_pool *pool) {
+  bgwriter_stop(pool); /* first: its rounds use everything below */
   pool_checkpointer_stop(pool);
   io_workers_stop(&pool->io);
   hs_policy_destroy(pool->policy);
@@ -129,6 +132,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   uint32_t page_size = opts->page_size ? opts->page_size : HS_PAGE_SIZE_DEFAULT;
   uint64_t npages = opts->pool_pages ? opts->pool_pages : opts->pool_bytes / page_size;
   hs_status valid = check_options(opts, page_size, npages);
+  if (valid == HS_OK) valid = bgwriter_check_options(opts);
   if (valid != HS_OK) return valid;
 
   hs_pool *pool = aligned_alloc(64, sizeof *pool);
@@ -220,6 +224,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   /* Recovery before anyone can use the pool; the checkpointer after it. */
   if (st == HS_OK && pool->wal) st = pool_recover(pool);
   if (st == HS_OK) st = pool_checkpointer_start(pool);
+  if (st == HS_OK) st = bgwriter_start(pool, opts);
   if (st != HS_OK) {
     pool_free(pool);
     return st;
@@ -852,5 +857,6 @@ void hs_pool_stats(hs_pool *pool, hs_io_stats *out) {
 void hs_pool_stats_reset(hs_pool *pool) {
   pthread_mutex_lock(&pool->stats_lock);
   stat_shards_reset(&pool->stats);
+  bgwriter_stats_reset(&pool->bgw);
   pthread_mutex_unlock(&pool->stats_lock);
 }

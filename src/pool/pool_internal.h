@@ -9,6 +9,7 @@
 #include "hotset/durability.h"
 #include "hotset/policy.h"
 #include "hotset/pool.h"
+#include "pool/bgwriter.h"
 #include "pool/buf_internal.h"
 #include "pool/content_lock.h"
 #include "pool/io_workers.h"
@@ -110,6 +111,8 @@ struct hs_pool {
   pthread_mutex_t pins_lock;
   _Atomic(_Atomic uint32_t *) pins[HS_STAT_SHARDS];
   _Atomic uint32_t pins_max; /* shards below this may have an array */
+
+  bgwriter bgw; /* the background writer (bgwriter.c) */
 };
 
 /* The monotonic clock in nanoseconds (policies' time, workers' idle spin). */

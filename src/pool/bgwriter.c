@@ -207,7 +207,13 @@ hs_status bgwriter_start(hs_pool *pool, const hs_pool_options *opts) {
   pthread_mutex_init(&w->mu, NULL);
   pthread_mutex_init(&w->round_lock, NULL);
   w->initialized = true;
-  if (w->delay_ms == 0) return HS_OK;
+  return bgwriter_thread_start(pool);
+}
+
+hs_status bgwriter_thread_start(hs_pool *pool) {
+  bgwriter *w = &pool->bgw;
+  if (!w->initialized || w->running || w->delay_ms == 0) return HS_OK;
+  w->stop = false;
   int rc = pthread_create(&w->thread, NULL, writer_main, pool);
   if (rc != 0)
     return hs_fail(HS_ERR_IO, rc, "background writer: could not start its thread: %s",
@@ -216,17 +222,21 @@ hs_status bgwriter_start(hs_pool *pool, const hs_pool_options *opts) {
   return HS_OK;
 }
 
+void bgwriter_thread_stop(hs_pool *pool) {
+  bgwriter *w = &pool->bgw;
+  if (!w->initialized || !w->running) return;
+  pthread_mutex_lock(&w->mu);
+  w->stop = true;
+  pthread_cond_signal(&w->wake);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(w->thread, NULL);
+  w->running = false;
+}
+
 void bgwriter_stop(hs_pool *pool) {
   bgwriter *w = &pool->bgw;
   if (!w->initialized) return;
-  if (w->running) {
-    pthread_mutex_lock(&w->mu);
-    w->stop = true;
-    pthread_cond_signal(&w->wake);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
-    w->running = false;
-  }
+  bgwriter_thread_stop(pool);
   pthread_cond_destroy(&w->wake);
   pthread_mutex_destroy(&w->mu);
   pthread_mutex_destroy(&w->round_lock);

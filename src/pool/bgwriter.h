@@ -48,6 +48,11 @@ hs_status bgwriter_start(hs_pool *pool, const hs_pool_options *opts);
 /* Stops the thread (waking it, never waiting out its delay) and frees the
  * writer; nothing if it was never started. */
 void bgwriter_stop(hs_pool *pool);
+/* The thread alone, for hs_pool_close: stopped before it looks for pins
+ * (the writer pins the buffer it writes), started again if the close
+ * fails and the pool stays open. */
+void bgwriter_thread_stop(hs_pool *pool);
+hs_status bgwriter_thread_start(hs_pool *pool);
 /* Zeroes hs_bgwriter_stats (the caller holds stats_lock). */
 void bgwriter_stats_reset(bgwriter *w);
 

@@ -239,6 +239,7 @@ hs_status hs_pool_close(hs_pool *pool) {
    * it writes, and would otherwise pass for a caller's pin below. If the
    * close fails they start again, since the pool stays open. */
   pool_checkpointer_stop(pool);
+  bgwriter_thread_stop(pool);
   hs_status st = HS_OK;
   for (uint32_t b = 0; b < pool->nbuffers && st == HS_OK; b++) {
     hs_bufdesc *d = pool_desc(pool, (hs_buf)b);
@@ -262,6 +263,7 @@ hs_status hs_pool_close(hs_pool *pool) {
     snprintf(why, sizeof why, "%s", hs_last_error());
     int err = hs_last_errno();
     (void)pool_checkpointer_start(pool);
+    (void)bgwriter_thread_start(pool);
     return hs_fail(st, err, "%s", why);
   }
   pool_free(pool);

@@ -101,6 +101,10 @@ expect_usage_error --threads "workload --threads 2x"
 
 run workload --pool 8KiB
 expect_usage_error --pool "workload with a pool smaller than its threads"
+run workload --bgwriter-delay 5
+expect_usage_error --bgwriter-delay "workload --bgwriter-delay below the background writer's 10 ms"
+run workload --bgwriter-delay 10001
+expect_usage_error --bgwriter-delay "workload --bgwriter-delay above 10 s"
 
 # ---- one size grammar: every size flag and spec alike ----
 
@@ -254,6 +258,22 @@ import json, sys
 o = json.loads(open(sys.argv[1]).read())
 assert o["wal"] == "counter" and o["wal_syncs"] == 0 and o["updates"] == o["updates_on_disk"], o
 ' "$out"; then ok; else bad "workload --wal counter fails the JSON checks"; fi
+  # The background writer beside the workers: every update still on disk;
+  # without it, no round and nothing written by it.
+  run workload --seconds 0.3 --threads 2 --pages 512 --pool 512KiB --bgwriter-delay 10 --json
+  if python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["bgwriter_delay_ms"] == 10 and o["updates"] == o["updates_on_disk"], o
+assert o["buffers_alloc"] > 0 and o["buffers_backend"] <= o["buffers_alloc"], o
+assert o["maxwritten_clean"] <= o["bgwriter_rounds"], o
+' "$out"; then ok; else bad "workload --bgwriter-delay 10 fails the JSON checks"; fi
+  run workload --seconds 0.1 --threads 2 --pages 512 --pool 512KiB --json
+  if python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["bgwriter_delay_ms"] == 0 and o["bgwriter_rounds"] == 0 and o["buffers_clean"] == 0, o
+' "$out"; then ok; else bad "workload without --bgwriter-delay ran a background writer"; fi
 else
   echo "SKIPPED: test_cli: workload --json checks: python3 is not installed"
 fi

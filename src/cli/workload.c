@@ -271,7 +271,7 @@ static void wl_stop_if_interrupted(wl_run *d) {
 }
 
 int workload_main(int argc, char **argv) {
-  uint64_t threads, pool_bytes, pages, page_size, seed;
+  uint64_t threads, pool_bytes, pages, page_size, seed, bgwriter_delay;
   double seconds;
   bool json = false, keep = false;
   const char *policy = NULL, *dir_flag = NULL, *wal_flag = NULL;
@@ -328,12 +328,22 @@ int workload_main(int argc, char **argv) {
        .def = "log",
        .help = "log: updates are logged in hotset's write-ahead log (in DIR/wal), flushed before "
                "each page write; counter: a counter stands in for the log (free flushes)"},
+      {.name = "bgwriter-delay",
+       .kind = ARGS_UINT,
+       .dest = &bgwriter_delay,
+       .max = HS_POOL_BGWRITER_MAX_DELAY_MS,
+       .def = "0",
+       .arg = "MS",
+       .help = "run the pool's background writer every MS milliseconds (10 .. 10000; 0: none)"},
       {.name = "json",
        .kind = ARGS_FLAG,
        .dest = &json,
        .help = "print the results as one JSON object"},
   };
   args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  if (bgwriter_delay != 0 && bgwriter_delay < HS_POOL_BGWRITER_MIN_DELAY_MS)
+    args_usage_error(cmd, "--bgwriter-delay: %" PRIu64 " ms is neither 0 nor at least %u ms",
+                     bgwriter_delay, HS_POOL_BGWRITER_MIN_DELAY_MS);
   if (strcmp(wal_flag, "log") != 0 && strcmp(wal_flag, "counter") != 0)
     args_usage_error(cmd, "--wal: \"%s\" is not log or counter", wal_flag);
   if (pool_bytes / page_size <= threads) {
@@ -385,6 +395,7 @@ int workload_main(int argc, char **argv) {
   po.page_size = (uint32_t)page_size;
   po.pool_bytes = pool_bytes;
   po.policy = policy;
+  po.bgwriter_delay_ms = (uint32_t)bgwriter_delay;
   if (wal.log) {
     po.wal = wal.log;
   } else {
@@ -433,6 +444,8 @@ int workload_main(int argc, char **argv) {
    * frees them. */
   hs_io_stats stats;
   hs_pool_stats(d.pool, &stats);
+  hs_bgwriter_stats bgw;
+  hs_pool_bgwriter_stats(d.pool, &bgw);
   /* The policy's name is a constant of its implementation: it outlives the
    * pool. */
   const char *policy_name = hs_pool_policy_name(d.pool);
@@ -519,6 +532,12 @@ int workload_main(int argc, char **argv) {
     json_u64(&j, "wal_writer_syncs", wst.flush_syncs[HS_WAL_CAUSE_WRITER]);
     json_u64(&j, "writes_ahead_of_wal", 0);
     json_u64(&j, "updates_on_disk", disk_updates);
+    json_u64(&j, "bgwriter_delay_ms", bgwriter_delay);
+    json_u64(&j, "bgwriter_rounds", bgw.rounds);
+    json_u64(&j, "buffers_clean", bgw.buffers_clean);
+    json_u64(&j, "maxwritten_clean", bgw.maxwritten_clean);
+    json_u64(&j, "buffers_backend", bgw.buffers_backend);
+    json_u64(&j, "buffers_alloc", bgw.buffers_alloc);
     json_str(&j, "dir", kept ? kept : dir_flag);
     /* The statistics object as the library writes it. */
     json_raw(&j, "stats", stats_json);
@@ -545,6 +564,13 @@ int workload_main(int argc, char **argv) {
              " time%s, up to "
              "LSN %" PRIu64 " (counting those at close); no page was written ahead of it\n\n",
              updates, wal_flushes, wal_flushes == 1 ? "" : "s", flushed);
+    char every[48] = "off";
+    if (bgwriter_delay)
+      snprintf(every, sizeof every, "every %" PRIu64 " ms, %" PRIu64 " rounds", bgwriter_delay,
+               bgw.rounds);
+    printf("  background writer (%s): %" PRIu64 " pages written by it, %" PRIu64
+           " dirty victims written by the misses themselves, %" PRIu64 " buffers allocated\n\n",
+           every, bgw.buffers_clean, bgw.buffers_backend, bgw.buffers_alloc);
     hs_io_stats_print_table(&stats, stdout);
     printf("\nclosed the pool; verified %" PRIu64 " pages on disk: stamps intact, all %" PRIu64
            " updates there\n",

@@ -66,6 +66,11 @@
  * moves list links, so the pool takes the policy lock for every hit — the
  * contention that made PostgreSQL drop ARC after 8.0 for 2Q, then for the
  * clock-sweep.
+ *
+ * Upcoming victims (the background writer's look-ahead): T1's and T2's LRU
+ * ends, choosing as REPLACE would for a run of misses in case IV (keys in
+ * no ghost list: p does not move, newcomers enter T1). A prediction past
+ * the first: a ghost hit moves p.
  */
 #include "core/error.h"
 #include "policy/adaptive.h"

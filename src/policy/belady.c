@@ -46,6 +46,9 @@
  * Cost. O(log n) per hit, insertion and eviction; a victim is O(1) plus
  * O(log n) per pinned entry stepped over. 20 bytes per slot. Not for the
  * pool (it cannot know the future), so it takes no care about threads.
+ *
+ * Upcoming victims: none are listed — the choice needs the incoming
+ * access's future, which only a miss brings.
  */
 #include "core/error.h"
 #include "policy/policy_impl.h"

@@ -61,6 +61,11 @@
  * hit; its walk is capped at 4(n + 2) steps (then it takes the first
  * unpinned entry, preferring a clear bit) so concurrent hits cannot keep it
  * turning for ever. One key lookup per miss.
+ *
+ * Upcoming victims (the background writer's look-ahead): the hands' first
+ * round without turning them — clear bits are victims, set ones passed
+ * (T1's promoted to T2) — for a run of misses on new keys. A prediction
+ * past the first: hits set bits, ghost hits move p.
  */
 #include "core/error.h"
 #include "policy/adaptive.h"

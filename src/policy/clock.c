@@ -30,6 +30,10 @@
  *
  * Cost. A victim costs O(1) amortized: each bit cleared was set by one hit.
  * 8 bytes of links + 1 byte per slot.
+ *
+ * Upcoming victims (the background writer's look-ahead): the hand's next
+ * two rounds without moving it — clear bits first, then the set ones it
+ * would clear. Exact for the first; later hits set bits again.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

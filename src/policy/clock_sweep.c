@@ -29,6 +29,11 @@
  * may be handed the same victim, and the
  * pool's pin check under the buffer header lock lets only one take it.
  * 1 byte per slot.
+ *
+ * Upcoming victims (the background writer's look-ahead, as PostgreSQL's
+ * BgBufferSync looks ahead of the hand): a slot at distance d from the hand
+ * with count u comes at tick u * slots + d; usage-0 slots in hand order
+ * first. Exact for the entries there now, with nothing accessed meanwhile.
  */
 #include "core/error.h"
 #include "policy/policy_impl.h"

@@ -87,6 +87,11 @@
  * (key, links, flags, bit: 18 bytes) and a non-resident node (key, links,
  * size, flags: 21) plus the key index (5-11), about 55 bytes with the
  * generic layer's 4.
+ *
+ * Upcoming victims (the background writer's look-ahead): the resident cold
+ * pages with a clear bit from HAND_cold on. Exact for the first when there
+ * is one; none is listed while no page is cold, since HAND_hot's demotions
+ * are not foreseen.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

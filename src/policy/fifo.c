@@ -12,6 +12,9 @@
  *
  * Cost. O(1) per insertion and eviction, nothing at all per hit — so in the
  * pool a hit never takes the policy lock. 8 bytes of links per slot.
+ *
+ * Upcoming victims (the background writer's look-ahead): the queue from
+ * its oldest end, exact (a hit changes nothing).
  */
 #include "core/error.h"
 #include "policy/dlist.h"

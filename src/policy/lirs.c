@@ -85,6 +85,10 @@
  * Cost. O(1) amortized per access: pruning removes each entry once, and
  * the floor walk is paid as above. Every hit reorders S, so in the pool
  * every call takes the policy lock (no concurrent flags).
+ *
+ * Upcoming victims (the background writer's look-ahead): Q's front, then
+ * S's LIR blocks from its bottom. Exact for the first; evictions prune S
+ * and insertions may turn HIR blocks into LIR ones.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

@@ -23,6 +23,9 @@
  * entry: a page a scan touches again keeps its old recency. With
  * recycle_first a page read in by a ring enters at the tail, the first to
  * go (the 2003 proposal on pgsql-hackers).
+ *
+ * Upcoming victims (the background writer's look-ahead): the list from its
+ * tail, exact until the next access.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

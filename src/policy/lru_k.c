@@ -71,6 +71,11 @@
  * and position) plus 13 per history record and its key index (5-11 bytes):
  * 52-57 bytes per slot with the generic layer's 4, measured; each further K
  * adds 8, so K=3 and K=4 exceed 64 bytes per entry unless history < 1.
+ *
+ * Upcoming victims (the background writer's look-ahead): the heap in
+ * order, by a best-first walk on a candidate heap of its own. Exact for
+ * the first with crp = 0; with crp > 0 pages in their correlated period,
+ * which depends on the miss's time, are listed all the same.
  */
 #include "core/error.h"
 #include "policy/keymap.h"

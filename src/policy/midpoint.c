@@ -69,6 +69,9 @@
  * Hits may move entries, so the pool serializes them with the policy lock,
  * as InnoDB takes its LRU_list_mutex for a make-young (the time and young-enough tests are
  * there precisely to take it rarely). 25 bytes per slot.
+ *
+ * Upcoming victims (the background writer's look-ahead): the old
+ * sublist's tail onwards, then the young one's; exact until the next access.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

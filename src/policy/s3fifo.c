@@ -64,6 +64,11 @@
  * counter increment made by a hit. 18 bytes per slot plus the ghost: 20
  * bytes per ghost entry and its key index (5-11 bytes): 45-50 bytes per
  * slot in all at the defaults, with the generic layer's 4, measured.
+ *
+ * Upcoming victims (the background writer's look-ahead): victim's walks
+ * without moving anything — S from its tail (counters at the threshold
+ * would go to M), or M's first round (counters at 0) while M is over its
+ * share. A prediction past the first: hits raise counters.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

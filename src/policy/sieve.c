@@ -40,6 +40,11 @@
  * costs no shared write at all. A victim is O(1) amortized: every bit the
  * hand clears was set by one hit. Insert and evict are O(1) under the
  * policy lock. 9 bytes per slot (8 of links, 1 bit byte).
+ *
+ * Upcoming victims (the background writer's look-ahead): from the hand
+ * towards the head and round, unvisited entries first, then the visited
+ * ones. Exact for the first; new entries at the head come before the hand
+ * wraps, so the rest is a prediction.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

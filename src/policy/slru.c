@@ -34,6 +34,9 @@
  * demotion undoes one promotion). A victim is O(1) unless pinned entries
  * are stepped over, an insertion O(1). Every hit moves list links, so in
  * the pool all calls take the policy lock. 9 bytes per slot.
+ *
+ * Upcoming victims (the background writer's look-ahead): each segment's LRU
+ * end in turn, segment 0 first; exact until the next access.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

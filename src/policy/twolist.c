@@ -109,6 +109,10 @@
  * move the page between lists, so the pool takes the policy lock for it
  * (the kernel hides that lock behind per-CPU batches). 17 bytes per slot
  * plus about 40 per shadow.
+ *
+ * Upcoming victims (the background writer's look-ahead): the inactive
+ * list's tail onwards, then the active list's — victim's order including the
+ * rebalancing it does first; exact until the next access.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

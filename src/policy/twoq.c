@@ -49,6 +49,11 @@
  * can change under a concurrent eviction, so hits are not flagged
  * concurrent). PostgreSQL 8.0.2 shipped 2Q briefly, between ARC and the
  * clock-sweep.
+ *
+ * Upcoming victims (the background writer's look-ahead): A1in's and Am's
+ * victim ends, choosing as victim would for a run of misses on new keys
+ * (each newcomer grows A1in). A key found in A1out, or a hit on Am, changes
+ * the rest of the list: a prediction past the first.
  */
 #include "core/error.h"
 #include "policy/dlist.h"

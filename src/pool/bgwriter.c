@@ -79,13 +79,15 @@ hs_status bgwriter_check_options(const hs_pool_options *opts) {
 
 typedef enum sync_result { SYNC_SKIPPED, SYNC_REUSABLE, SYNC_WRITTEN } sync_result;
 
-/* PostgreSQL's SyncOneBuffer for one upcoming victim: pinned or not
- * holding a page: passed; clean: reusable as it is; dirty: written if its
- * content lock can be had at once (and the write succeeds). */
+/* PostgreSQL's SyncOneBuffer for one upcoming victim: pinned, not holding
+ * a page or under I/O: passed; clean: reusable as it is; dirty: written if
+ * its content lock can be had at once (and the write succeeds). */
 static sync_result sync_one(hs_pool *pool, hs_buf b) {
   hs_bufdesc *d = pool_desc(pool, b);
   uint32_t s = buf_hdr_lock(d);
-  if (!(s & BM_VALID) || pool_pinned(pool, b, s)) {
+  /* Being written by someone else: it will be clean, and the writer never
+   * waits for another thread's I/O. */
+  if (!(s & BM_VALID) || (s & BM_IO_IN_PROGRESS) || pool_pinned(pool, b, s)) {
     buf_hdr_unlock(d, s);
     return SYNC_SKIPPED;
   }

@@ -16,9 +16,9 @@
  *     to the page's LSN when the write began).
  *  4. The options at their limits and beyond.
  *  5. The writer thread beside foreground threads dirtying pages, under
- *     every pool policy: every
- *     update survives close and reopen; abandoning a pool whose writer
- *     sleeps for 10 s returns at once (close wakes it).
+ *     every pool policy: every update survives close and reopen;
+ *     abandoning a pool whose writer sleeps for 10 s returns at once
+ *     (close wakes it).
  */
 #include "policy/policy_impl.h"
 #include "pool/pool_internal.h"

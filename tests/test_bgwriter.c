@@ -26,6 +26,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 static const hs_relid REL = 7;
@@ -467,14 +468,25 @@ static void test_thread(const char *policy) {
     }
   CHECK_OK(hs_pool_close(pool));
 
-  /* A writer asleep for 10 s: abandon wakes it rather than wait. */
+  /* A writer asleep for 10 s: abandon and close wake it rather than wait.
+   * Each waits until the thread's first round is done (the thread runs one
+   * as it starts, then sleeps), so that the thread is asleep, or about to
+   * be, when the pool goes. */
   o.bgwriter_delay_ms = HS_POOL_BGWRITER_MAX_DELAY_MS;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  pool = open_pool_from(&o);
-  hs_pool_abandon(pool);
-  pool = open_pool_from(&o);
-  CHECK_OK(hs_pool_close(pool));
+  for (int close = 0; close < 2; close++) {
+    pool = open_pool_from(&o);
+    for (;;) {
+      hs_pool_bgwriter_stats(pool, &st);
+      if (st.rounds >= 1) break;
+      sched_yield();
+    }
+    if (close)
+      CHECK_OK(hs_pool_close(pool));
+    else
+      hs_pool_abandon(pool);
+  }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   CHECK(secs < 5.0);

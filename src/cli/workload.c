@@ -271,7 +271,7 @@ static void wl_stop_if_interrupted(wl_run *d) {
 }
 
 int workload_main(int argc, char **argv) {
-  uint64_t threads, pool_bytes, pages, page_size, seed, bgwriter_delay;
+  uint64_t threads, pool_bytes, pages, page_size, seed, bgwriter_delay, bgwriter_maxpages;
   double seconds;
   bool json = false, keep = false;
   const char *policy = NULL, *dir_flag = NULL, *wal_flag = NULL;
@@ -335,6 +335,12 @@ int workload_main(int argc, char **argv) {
        .def = "0",
        .arg = "MS",
        .help = "run the pool's background writer every MS milliseconds (10 .. 10000; 0: none)"},
+      {.name = "bgwriter-maxpages",
+       .kind = ARGS_UINT,
+       .dest = &bgwriter_maxpages,
+       .max = HS_POOL_MAX_PAGES,
+       .def = "100",
+       .help = "pages the background writer writes at most per round"},
       {.name = "json",
        .kind = ARGS_FLAG,
        .dest = &json,
@@ -396,6 +402,7 @@ int workload_main(int argc, char **argv) {
   po.pool_bytes = pool_bytes;
   po.policy = policy;
   po.bgwriter_delay_ms = (uint32_t)bgwriter_delay;
+  po.bgwriter_lru_maxpages = (uint32_t)bgwriter_maxpages;
   if (wal.log) {
     po.wal = wal.log;
   } else {
@@ -533,6 +540,7 @@ int workload_main(int argc, char **argv) {
     json_u64(&j, "writes_ahead_of_wal", 0);
     json_u64(&j, "updates_on_disk", disk_updates);
     json_u64(&j, "bgwriter_delay_ms", bgwriter_delay);
+    json_u64(&j, "bgwriter_lru_maxpages", bgwriter_maxpages);
     json_u64(&j, "bgwriter_rounds", bgw.rounds);
     json_u64(&j, "buffers_clean", bgw.buffers_clean);
     json_u64(&j, "maxwritten_clean", bgw.maxwritten_clean);

@@ -126,12 +126,17 @@ static uint32_t round_target(hs_pool *pool, bgwriter *w) {
   return whole + ((double)whole < want);
 }
 
-static void round_locked(hs_pool *pool, uint32_t *written) {
+static hs_status round_locked(hs_pool *pool, uint32_t *written) {
   bgwriter *w = &pool->bgw;
   uint32_t target = round_target(pool, w);
   atomic_fetch_add_explicit(&w->count[BGW_ROUNDS], 1, memory_order_relaxed);
   *written = 0;
-  if (target == 0 || w->lru_maxpages == 0) return;
+  if (target == 0 || w->lru_maxpages == 0) return HS_OK;
+  /* Allocated by the first round that needs it: a pool whose writer never
+   * runs does not pay 4 bytes a buffer for it. */
+  if (!w->upcoming && !(w->upcoming = malloc(sizeof *w->upcoming * pool->nbuffers)))
+    return hs_fail(HS_ERR_NOMEM, 0, "background writer: no memory to list %u buffers",
+                   pool->nbuffers);
   policy_lock(pool, pool->lock_others);
   uint32_t n = hs_policy_upcoming_victims(pool->policy, w->upcoming, target);
   policy_unlock(pool, pool->lock_others);
@@ -147,6 +152,7 @@ static void round_locked(hs_pool *pool, uint32_t *written) {
       break;
     }
   }
+  return HS_OK;
 }
 
 hs_status hs_pool_bgwriter_round(hs_pool *pool, uint32_t *written) {
@@ -155,9 +161,9 @@ hs_status hs_pool_bgwriter_round(hs_pool *pool, uint32_t *written) {
   *written = 0;
   if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_bgwriter_round: no pool");
   pthread_mutex_lock(&pool->bgw.round_lock);
-  round_locked(pool, written);
+  hs_status st = round_locked(pool, written);
   pthread_mutex_unlock(&pool->bgw.round_lock);
-  return HS_OK;
+  return st;
 }
 
 /* The absolute CLOCK_MONOTONIC time delay_ms from now. */
@@ -180,7 +186,8 @@ static void *writer_main(void *arg) {
   while (!w->stop) {
     pthread_mutex_unlock(&w->mu);
     uint32_t written;
-    hs_pool_bgwriter_round(pool, &written);
+    /* Out of memory for its list: the next round tries again. */
+    (void)hs_pool_bgwriter_round(pool, &written);
     pthread_mutex_lock(&w->mu);
     struct timespec until = deadline_after(w->delay_ms);
     /* Until the delay is over or close says stop (a spurious wake-up goes
@@ -198,9 +205,6 @@ hs_status bgwriter_start(hs_pool *pool, const hs_pool_options *opts) {
   w->lru_maxpages = opts->bgwriter_lru_maxpages;
   w->lru_multiplier = opts->bgwriter_lru_multiplier;
   for (int i = 0; i < BGW_NSTATS; i++) atomic_init(&w->count[i], 0);
-  w->upcoming = malloc(sizeof *w->upcoming * pool->nbuffers);
-  if (!w->upcoming)
-    return hs_fail(HS_ERR_NOMEM, 0, "background writer: no memory for %u buffers", pool->nbuffers);
   pthread_condattr_t attr;
   pthread_condattr_init(&attr);
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

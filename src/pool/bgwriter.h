@@ -32,7 +32,8 @@ typedef struct bgwriter {
   pthread_mutex_t round_lock;
   uint64_t allocs_before; /* buffers_alloc at the last round */
   double smoothed_allocs; /* allocations per round, smoothed */
-  uint32_t *upcoming;     /* nbuffers: the policy's upcoming victims */
+  uint32_t *upcoming;     /* nbuffers: the policy's upcoming victims (NULL
+                             until a round needs it) */
 
   /* Monotonic counters; a reset records a baseline to subtract. */
   _Atomic uint64_t count[BGW_NSTATS];

@@ -9,8 +9,10 @@
  */
 #include "bench/bench_cmd.h"
 #include "bench/pool_bench.h"
+#include "cli/crash_test.h"
 #include "cli/replay.h"
 #include "cli/sim_cmd.h"
+#include "cli/verify.h"
 #include "cli/workload.h"
 
 #include <stdio.h>
@@ -32,6 +34,9 @@ static const subcommand subcommands[] = {
     {"gen-trace", "write a synthetic trace (Zipf, uniform, loop, scan pollution)", gen_trace_main},
     {"trace-stats", "requests, objects, one-hit wonders and sizes of a trace", trace_stats_main},
     {"replay", "drive a trace through the real pool: its misses, reads and speed", replay_main},
+    {"crash-test", "kill a logged workload at random moments, recover, check nothing was lost",
+     crash_test_main},
+    {"verify", "check every page of a data directory: checksums, LSNs within the log", verify_main},
 };
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])

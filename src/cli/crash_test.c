@@ -1,0 +1,404 @@
+/*
+ * cli/crash_test.c — `hotset crash-test`: kill a workload, recover, check.
+ *
+ * The parent runs itself (/proc/self/exe) as `crash-test --workload` with
+ * stdout on a pipe, reads the acknowledgements ("client N value V") as they
+ * come, and SIGKILLs the child at a random moment drawn from the seed:
+ * most runs 20 to 300 ms after the first acknowledgement, one in eight
+ * within the first few milliseconds of the child's life (while it still
+ * recovers the previous crash), and every fourth run is left to kill itself
+ * right after a torn page write (--torn). It then recovers the same
+ * directory in-process (crash_check_dir) and holds it to the rules:
+ *
+ *  - every acknowledged transaction is there: a client's recovered value is
+ *    at least its last acknowledged one (else it counts as lost);
+ *  - nothing more than the one transaction in flight: at most one more;
+ *  - whole or not at all: a client's pages all hold the same value;
+ *  - every page passes its checksum, and no page that passes it holds
+ *    anything a transaction did not write (corrupt_undetected).
+ *
+ * The directory is kept across runs, so each run's child first recovers
+ * the previous run's crash; the recovered values are the next run's floor.
+ */
+#include "cli/crash_test.h"
+
+#include "bench/bench_util.h"
+#include "cli/args.h"
+#include "cli/json.h"
+#include "core/error.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const args_command command = {
+    .cmd = {.prog = CRASH_PROG},
+    .synopsis = "[--runs N] [--seed S] [--json] [--dir DIR]\n"
+                "       hotset crash-test --workload --dir DIR [--clients N] [--seed S] [--torn]\n"
+                "       hotset crash-test --verify --dir DIR [--json]",
+    .about = "Kills a workload of clients committing transactions under the write-ahead log\n"
+             "with SIGKILL at random moments (every fourth run right after a torn page\n"
+             "write), recovers, and checks that every acknowledged transaction is there,\n"
+             "none is there in part, and every page passes its checksum.\n"
+             "--workload runs the child half until killed, printing \"client N value V\" per\n"
+             "acknowledged transaction; --verify recovers DIR and prints every client's value.\n",
+    .notes = "Exit status 1 if a transaction was lost or half there, a page failed its\n"
+             "checksum, or a page passed it holding what nothing wrote.\n",
+};
+static const args_cmd *const cmd = &command.cmd;
+
+typedef struct totals {
+  uint64_t runs, kills, acknowledged, lost, torn_injected, torn_repaired, corrupt_undetected;
+  uint64_t failed_runs;
+  uint64_t recovery_bytes;
+  double recovery_seconds;
+  double *recovery_ms; /* one per run whose recovery replayed something */
+  uint64_t nrecoveries;
+} totals;
+
+/* A line-splitting reader of one of the child's pipes. */
+typedef struct line_pipe {
+  int fd;
+  char buf[4096];
+  size_t len;
+} line_pipe;
+
+typedef struct child_run {
+  pid_t pid;
+  line_pipe out, err;
+  uint64_t ack[CRASH_MAX_CLIENTS]; /* last acknowledged value per client */
+  uint64_t acks;
+  bool first_ack;
+  bool torn;
+} child_run;
+
+static pid_t spawn_workload(const char *dir, uint32_t clients, uint64_t seed, bool torn,
+                            int *out_fd, int *err_fd) {
+  int out[2], err[2];
+  if (pipe(out) != 0) return -1;
+  if (pipe(err) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return -1;
+  }
+  char nclients[16], nseed[32];
+  snprintf(nclients, sizeof nclients, "%u", clients);
+  snprintf(nseed, sizeof nseed, "%" PRIu64, seed);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    close(out[0]);
+    close(out[1]);
+    close(err[0]);
+    close(err[1]);
+    char *argv[] = {"hotset",    "crash-test", "--workload", "--dir", (char *)dir,
+                    "--clients", nclients,     "--seed",     nseed,   torn ? "--torn" : NULL,
+                    NULL};
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, CRASH_PROG ": cannot run /proc/self/exe: %s\n", strerror(errno));
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  if (pid < 0) {
+    close(out[0]);
+    close(err[0]);
+    return -1;
+  }
+  *out_fd = out[0];
+  *err_fd = err[0];
+  return pid;
+}
+
+static void on_out_line(child_run *r, const char *line) {
+  unsigned c;
+  uint64_t v;
+  if (sscanf(line, "client %u value %" SCNu64, &c, &v) == 2 && c < CRASH_MAX_CLIENTS) {
+    if (v > r->ack[c]) r->ack[c] = v;
+    r->acks++;
+    r->first_ack = true;
+  }
+}
+
+static void on_err_line(child_run *r, const char *line) {
+  if (strncmp(line, "torn write ", 11) == 0)
+    r->torn = true;
+  else
+    fprintf(stderr, "  workload: %s\n", line);
+}
+
+/* Reads what is there; false at end of file. */
+static bool pipe_read(child_run *r, line_pipe *p, void (*on_line)(child_run *, const char *)) {
+  ssize_t n = read(p->fd, p->buf + p->len, sizeof p->buf - 1 - p->len);
+  if (n < 0 && errno == EINTR) return true;
+  if (n <= 0) {
+    if (p->len) {
+      p->buf[p->len] = 0;
+      on_line(r, p->buf);
+    }
+    p->len = 0;
+    return false;
+  }
+  p->len += (size_t)n;
+  char *start = p->buf, *nl;
+  while ((nl = memchr(start, '\n', p->len - (size_t)(start - p->buf)))) {
+    *nl = 0;
+    on_line(r, start);
+    start = nl + 1;
+  }
+  p->len -= (size_t)(start - p->buf);
+  memmove(p->buf, start, p->len);
+  if (p->len == sizeof p->buf - 1) p->len = 0; /* a line too long to be ours */
+  return true;
+}
+
+/* When the parent kills the child: a number of ms after the first
+ * acknowledgement, or after the start for an early kill; never for a torn
+ * run, which kills itself (unless it hangs: then after `limit_ms`). */
+typedef struct kill_plan {
+  bool after_ack;
+  uint64_t delay_ms;
+} kill_plan;
+
+#define CHILD_LIMIT_MS 60000 /* no acknowledgement or no self-kill by then: a hang */
+
+/* Runs one child to its death; false (with the reason on stderr) if it
+ * died any other way than by SIGKILL. */
+static bool run_child(const char *dir, uint32_t clients, uint64_t seed, bool torn, kill_plan plan,
+                      child_run *r, totals *t) {
+  int ofd, efd;
+  r->pid = spawn_workload(dir, clients, seed, torn, &ofd, &efd);
+  if (r->pid < 0) {
+    fprintf(stderr, CRASH_PROG ": cannot start the workload: %s\n", strerror(errno));
+    return false;
+  }
+  r->out = (line_pipe){.fd = ofd};
+  r->err = (line_pipe){.fd = efd};
+  uint64_t start = bench_now_ns(), ack_at = 0;
+  bool out_open = true, err_open = true, killed = false;
+  while (out_open || err_open) {
+    uint64_t now = bench_now_ns();
+    if (r->first_ack && !ack_at) ack_at = now;
+    uint64_t due = UINT64_MAX;
+    if (!killed) {
+      if (torn)
+        due = start + (uint64_t)CHILD_LIMIT_MS * 1000000;
+      else if (!plan.after_ack)
+        due = start + plan.delay_ms * 1000000;
+      else
+        due =
+            ack_at ? ack_at + plan.delay_ms * 1000000 : start + (uint64_t)CHILD_LIMIT_MS * 1000000;
+      if (now >= due) {
+        if (torn || (plan.after_ack && !ack_at))
+          fprintf(stderr, CRASH_PROG ": the workload hung; killing it\n");
+        kill(r->pid, SIGKILL);
+        killed = true;
+        continue;
+      }
+    }
+    struct pollfd fds[2] = {{.fd = out_open ? ofd : -1, .events = POLLIN},
+                            {.fd = err_open ? efd : -1, .events = POLLIN}};
+    int timeout = due == UINT64_MAX ? -1 : (int)((due - now) / 1000000 + 1);
+    if (poll(fds, 2, timeout) < 0 && errno != EINTR) break;
+    if (fds[0].revents) out_open = pipe_read(r, &r->out, on_out_line);
+    if (fds[1].revents) err_open = pipe_read(r, &r->err, on_err_line);
+  }
+  close(ofd);
+  close(efd);
+  int status;
+  while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  t->acknowledged += r->acks;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+    t->kills++;
+    if (r->torn) t->torn_injected++;
+    return true;
+  }
+  if (WIFEXITED(status))
+    fprintf(stderr, CRASH_PROG ": the workload exited with status %d\n", WEXITSTATUS(status));
+  else
+    fprintf(stderr, CRASH_PROG ": the workload died by signal %d\n", WTERMSIG(status));
+  return false;
+}
+
+/* Holds the recovered directory to the rules; false if one is broken.
+ * `floor` (the values acknowledged or recovered so far) becomes the
+ * recovered values. */
+static bool check_run(const char *dir, uint64_t run, const child_run *r, uint64_t *floor,
+                      totals *t) {
+  crash_check c;
+  if (crash_check_dir(dir, stderr, &c) != HS_OK) {
+    fprintf(stderr, CRASH_PROG ": run %" PRIu64 ": recovering %s: %s\n", run, dir, hs_last_error());
+    return false;
+  }
+  bool ok = !crash_check_failed(&c);
+  t->corrupt_undetected += c.undetected_pages;
+  for (uint32_t i = 0; i < c.clients; i++) {
+    uint64_t acked = r->ack[i] > floor[i] ? r->ack[i] : floor[i];
+    if (c.value[i] < acked) {
+      t->lost++;
+      ok = false;
+      fprintf(stderr,
+              CRASH_PROG ": run %" PRIu64 ": client %u lost value %" PRIu64
+                         " (acknowledged); recovered %" PRIu64 "\n",
+              run, i, acked, c.value[i]);
+    } else if (c.value[i] > acked + 1) {
+      ok = false;
+      fprintf(stderr,
+              CRASH_PROG ": run %" PRIu64 ": client %u recovered value %" PRIu64
+                         ", more than one past its acknowledged %" PRIu64 "\n",
+              run, i, c.value[i], acked);
+    }
+    floor[i] = c.value[i];
+  }
+  if (r->torn && c.corrupt_pages == 0 && c.undetected_pages == 0) t->torn_repaired++;
+  if (c.report.ran) {
+    t->recovery_ms[t->nrecoveries++] = c.report.seconds * 1000;
+    t->recovery_bytes += c.report.bytes;
+    t->recovery_seconds += c.report.seconds;
+  }
+  return ok;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void print_totals(totals *t, bool json) {
+  double p50 = 0;
+  if (t->nrecoveries) {
+    qsort(t->recovery_ms, t->nrecoveries, sizeof *t->recovery_ms, cmp_double);
+    p50 = t->recovery_ms[t->nrecoveries / 2];
+  }
+  double mbps = t->recovery_seconds > 0 ? (double)t->recovery_bytes / t->recovery_seconds / 1e6 : 0;
+  if (json) {
+    json_out j;
+    json_begin(&j, stdout);
+    json_u64(&j, "runs", t->runs);
+    json_u64(&j, "kills", t->kills);
+    json_u64(&j, "acknowledged", t->acknowledged);
+    json_u64(&j, "lost", t->lost);
+    json_u64(&j, "torn_injected", t->torn_injected);
+    json_u64(&j, "torn_repaired", t->torn_repaired);
+    json_u64(&j, "corrupt_undetected", t->corrupt_undetected);
+    json_double(&j, "recovery_ms_p50", "%.3f", p50);
+    json_double(&j, "recovery_mb_per_sec", "%.1f", mbps);
+    json_end_line(&j);
+    return;
+  }
+  printf("%-20s %" PRIu64 "\n", "runs", t->runs);
+  printf("%-20s %" PRIu64 "\n", "kills", t->kills);
+  printf("%-20s %" PRIu64 "\n", "acknowledged", t->acknowledged);
+  printf("%-20s %" PRIu64 "\n", "lost", t->lost);
+  printf("%-20s %" PRIu64 "\n", "torn_injected", t->torn_injected);
+  printf("%-20s %" PRIu64 "\n", "torn_repaired", t->torn_repaired);
+  printf("%-20s %" PRIu64 "\n", "corrupt_undetected", t->corrupt_undetected);
+  printf("%-20s %.3f ms\n", "recovery_ms_p50", p50);
+  printf("%-20s %.1f MB/s\n", "recovery_mb_per_sec", mbps);
+  if (t->failed_runs) printf("%-20s %" PRIu64 "\n", "failed runs", t->failed_runs);
+}
+
+static int run_parent(const char *dir, uint64_t runs, uint32_t clients, uint64_t seed, bool json) {
+  totals t = {0};
+  t.recovery_ms = calloc(runs, sizeof *t.recovery_ms);
+  if (!t.recovery_ms) {
+    fprintf(stderr, CRASH_PROG ": out of memory\n");
+    return 1;
+  }
+  uint64_t floor[CRASH_MAX_CLIENTS] = {0};
+  bool progress = isatty(STDERR_FILENO);
+  bench_rng rng;
+  bench_rng_seed(&rng, seed, 0);
+  for (uint64_t run = 1; run <= runs; run++) {
+    bool torn = run % 4 == 0;
+    kill_plan plan = {.after_ack = true, .delay_ms = 20 + bench_rng_below(&rng, 281)};
+    if (!torn && bench_rng_below(&rng, 8) == 0)
+      plan = (kill_plan){.after_ack = false, .delay_ms = bench_rng_below(&rng, 8)};
+    child_run r = {0};
+    uint64_t child_seed = bench_rng_next(&rng);
+    bool ok = run_child(dir, clients, child_seed, torn, plan, &r, &t);
+    if (ok) ok = check_run(dir, run, &r, floor, &t);
+    if (!ok) t.failed_runs++;
+    t.runs++;
+    if (progress)
+      fprintf(stderr, "\r" CRASH_PROG ": run %" PRIu64 "/%" PRIu64 ", %" PRIu64 " acknowledged",
+              run, runs, t.acknowledged);
+  }
+  if (progress) fputc('\n', stderr);
+  print_totals(&t, json);
+  free(t.recovery_ms);
+  return t.failed_runs || t.lost || t.corrupt_undetected ? 1 : 0;
+}
+
+int crash_test_main(int argc, char **argv) {
+  uint64_t runs, clients, seed;
+  bool json = false, workload = false, verify = false, torn = false;
+  const char *dir = NULL;
+  const args_opt opts[] = {
+      {.name = "runs",
+       .kind = ARGS_UINT,
+       .dest = &runs,
+       .min = 1,
+       .def = "100",
+       .help = "kill points: children started and killed"},
+      {.name = "seed",
+       .kind = ARGS_UINT,
+       .dest = &seed,
+       .def = "1",
+       .help = "seed of the kill moments and the workload"},
+      {.name = "clients",
+       .kind = ARGS_UINT,
+       .dest = &clients,
+       .min = 1,
+       .max = CRASH_MAX_CLIENTS,
+       .def = "4",
+       .help = "client threads of the workload"},
+      {.name = "dir",
+       .kind = ARGS_PATH,
+       .dest = &dir,
+       .max = BENCH_DIR_MAX,
+       .arg = "DIR",
+       .help = "data directory (kept); the parent's default is a temporary one, removed"},
+      {.name = "json", .kind = ARGS_FLAG, .dest = &json, .help = "print JSON lines"},
+      {.name = "workload",
+       .kind = ARGS_FLAG,
+       .dest = &workload,
+       .help = "run the child half until killed"},
+      {.name = "verify",
+       .kind = ARGS_FLAG,
+       .dest = &verify,
+       .help = "recover DIR and print every client's value"},
+      {.name = "torn",
+       .kind = ARGS_FLAG,
+       .dest = &torn,
+       .help = "with --workload: tear a page write half way, then die by SIGKILL"},
+  };
+  args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  if (workload && verify) args_usage_error(cmd, "--workload and --verify exclude each other");
+  if ((workload || verify) && !dir)
+    args_usage_error(cmd, "--%s needs --dir", workload ? "workload" : "verify");
+  if (torn && !workload) args_usage_error(cmd, "--torn goes with --workload");
+  if (workload) return crash_workload_run(dir, (uint32_t)clients, seed, torn);
+  if (verify) return crash_verify_run(dir, json);
+
+  char tmp[4096] = "";
+  if (!dir) {
+    if (bench_tempdir_make("crash-test", tmp, sizeof tmp) != HS_OK) {
+      fprintf(stderr, CRASH_PROG ": %s\n", hs_last_error());
+      return 1;
+    }
+    dir = tmp;
+  }
+  int rc = run_parent(dir, runs, (uint32_t)clients, seed, json);
+  if (tmp[0]) bench_tempdir_remove(tmp);
+  return rc;
+}

@@ -1,0 +1,99 @@
+/*
+ * cli/crash_test.h — `hotset crash-test`: what its three halves share.
+ *
+ * The data directory D holds two relations and the log in D/wal:
+ *   relation CRASH_REL   CRASH_PAGES_PER_CLIENT blocks per client; client c
+ *                        owns blocks c*K .. c*K+K-1, and every one of them
+ *                        holds the client's last committed value (or zeros
+ *                        before its first transaction)
+ *   relation CRASH_COLD  blocks of zeros the clients read between their
+ *                        transactions, so that the small pool evicts (and
+ *                        writes) dirty pages of CRASH_REL all the time
+ *
+ * A transaction of client c sets its K pages to (c, V, a filler derived
+ * from V and the block) in ONE record of the crash test's own resource
+ * manager (hs_buf_log_record), so a crash leaves it in the log whole or
+ * not at all, then logs a commit record and flushes: only then is V
+ * acknowledged. The filler covers the whole engine area of the page, so a
+ * write torn half way leaves a page that neither version explains.
+ */
+#ifndef HOTSET_CLI_CRASH_TEST_H
+#define HOTSET_CLI_CRASH_TEST_H
+
+#include "hotset/durability.h"
+#include "hotset/pool.h"
+#include "hotset/wal.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CRASH_PROG             "hotset crash-test"
+#define CRASH_REL              1u
+#define CRASH_COLD             2u
+#define CRASH_COLD_BLOCKS      256u
+#define CRASH_PAGES_PER_CLIENT 8u
+#define CRASH_MAX_CLIENTS      64u
+#define CRASH_PAGE_SIZE        4096u
+/* Small segments, so that the log switches segment every few dozen
+ * transactions and checkpoints recycle them. */
+#define CRASH_SEGMENT_BYTES (256u * 1024u)
+#define CRASH_RMGR          HS_WAL_RMGR_FIRST_USER
+enum { CRASH_REC_TXN = 0, CRASH_REC_COMMIT = 1 };
+
+/* The payload of both record types. */
+typedef struct crash_payload {
+  uint32_t client;
+  uint32_t pad;
+  uint64_t value;
+} crash_payload;
+
+/* Writes (client, value) and the filler into the engine area of a page. */
+void crash_page_fill(void *page, uint32_t client, hs_blockno block, uint64_t value);
+
+typedef enum crash_page_state {
+  CRASH_PAGE_ZEROS = 0, /* never changed: value 0 */
+  CRASH_PAGE_OK,        /* a whole (client, value) */
+  CRASH_PAGE_BAD        /* anything else: torn, misplaced, scribbled on */
+} crash_page_state;
+/* What the engine area of the page at `block` holds (*value for OK). */
+crash_page_state crash_page_parse(const void *page, hs_blockno block, uint64_t *value);
+
+/* The directory's log and pool, opened in that order: recovery runs inside
+ * hs_pool_open. `workload`: the busy settings (a small pool, frequent
+ * checkpoints); otherwise a pool just big enough to read the pages back. */
+typedef struct crash_db {
+  hs_wal *wal;
+  hs_pool *pool;
+  uint32_t clients; /* from the relation's size */
+} crash_db;
+/* Creates the relations if missing (CRASH_REL with room for `clients`, at
+ * least), then opens. One line in hs_last_error() on failure. */
+hs_status crash_db_open(const char *dir, uint32_t clients, bool workload, crash_db *db);
+/* Closes the pool, then the log (abandons the pool if closing fails). */
+hs_status crash_db_close(crash_db *db);
+
+/* What a verification found. */
+typedef struct crash_check {
+  uint32_t clients;
+  uint64_t value[CRASH_MAX_CLIENTS]; /* each client's recovered value */
+  uint32_t corrupt_pages;            /* failed their checksum (HS_ERR_CORRUPT) */
+  uint32_t undetected_pages;         /* passed it with contents nothing wrote */
+  uint32_t partial_clients;          /* whose pages disagree */
+  hs_recovery_report report;
+} crash_check;
+/* Opens (recovers) `dir`, reads every client's pages and closes. Each bad
+ * page or partial transaction is one line on `errs`. A failure to open or
+ * read other than a checksum is an error (one line in hs_last_error()). */
+hs_status crash_check_dir(const char *dir, FILE *errs, crash_check *out);
+/* Whether the check found anything wrong. */
+bool crash_check_failed(const crash_check *c);
+
+/* The subcommand's entry point: argv[0] is "crash-test". */
+int crash_test_main(int argc, char **argv);
+
+/* The two halves, after the flags are parsed. */
+int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool torn);
+int crash_verify_run(const char *dir, bool json);
+
+#endif

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+#
+# tests/test_crash.sh — `hotset crash-test` and `hotset verify` end to end:
+#   - 100 kill points (every fourth one after a torn page write) with nothing
+#     lost, nothing half there, every torn page repaired, no corruption
+#     passing a checksum;
+#   - `hotset verify` passes the directory that leaves, names the file and
+#     block of a flipped byte, and flags pages whose LSN is past the end of a
+#     log cut short;
+#   - `crash-test --verify` fails on a page that fails its checksum;
+#   - usage errors are one line and a hint.
+#
+# Usage: test_crash.sh PATH/TO/hotset   (CTest passes $<TARGET_FILE:hotset>)
+# Prints "N passed, N failed" last and exits non-zero if anything failed.
+
+set -u
+
+HOTSET=${1:?usage: test_crash.sh PATH/TO/hotset}
+source "$(dirname "$0")/cli_lib.sh"
+cli_setup crash
+
+# ---- usage errors ----
+
+run crash-test --bogus
+expect_usage_error --bogus "crash-test --bogus" "hotset crash-test"
+run crash-test --workload
+expect_usage_error --dir "crash-test --workload without --dir" "hotset crash-test"
+run crash-test --verify
+expect_usage_error --dir "crash-test --verify without --dir" "hotset crash-test"
+run crash-test --runs 0
+expect_usage_error --runs "crash-test --runs 0" "hotset crash-test"
+run crash-test --workload --verify --dir "$scratch/x"
+expect_usage_error --verify "crash-test --workload --verify" "hotset crash-test"
+run crash-test --torn --dir "$scratch/x"
+expect_usage_error --torn "crash-test --torn without --workload" "hotset crash-test"
+run verify
+expect_usage_error --dir "verify without --dir" "hotset verify"
+run verify --dir "$scratch" --page-size 3000
+expect_usage_error --page-size "verify --page-size 3000" "hotset verify"
+run crash-test --verify --dir "$scratch/missing"
+expect_one_line_error missing "crash-test --verify of a missing directory"
+if [[ ! -e $scratch/missing ]]; then ok; else bad "crash-test --verify created the directory it verified"; fi
+
+# ---- 100 kill points ----
+
+data=$scratch/data
+run crash-test --runs 100 --seed 1 --json --dir "$data"
+expect_status 0 "crash-test --runs 100 --seed 1"
+for key in runs kills acknowledged lost torn_injected torn_repaired corrupt_undetected \
+  recovery_ms_p50 recovery_mb_per_sec; do
+  if [[ -n $(json_line_field "$out" 1 "$key") ]]; then ok; else bad "crash-test --json lacks $key"; fi
+done
+runs=$(json_line_field "$out" 1 runs)
+kills=$(json_line_field "$out" 1 kills)
+acked=$(json_line_field "$out" 1 acknowledged)
+lost=$(json_line_field "$out" 1 lost)
+torn=$(json_line_field "$out" 1 torn_injected)
+repaired=$(json_line_field "$out" 1 torn_repaired)
+undetected=$(json_line_field "$out" 1 corrupt_undetected)
+if [[ $runs == 100 && $kills == 100 ]]; then ok; else bad "runs $runs, kills $kills: want 100 of each"; fi
+if [[ ${acked:-0} -gt 0 ]]; then ok; else bad "no transaction was acknowledged"; fi
+if [[ $lost == 0 ]]; then ok; else bad "$lost acknowledged transactions lost"; fi
+if [[ $undetected == 0 ]]; then ok; else bad "$undetected corrupt pages passed their checksum"; fi
+if [[ ${torn:-0} -gt 0 && $torn == "$repaired" ]]; then ok; else
+  bad "torn writes: $torn injected, $repaired repaired"
+fi
+
+# The values it recovered, once more from the outside.
+run crash-test --verify --dir "$data" --json
+expect_status 0 "crash-test --verify after the runs"
+if [[ $(wc -l <"$out") -eq 4 && $(json_line_field "$out" 4 client) == 3 ]] &&
+  [[ $(json_line_field "$out" 1 value) -gt 0 ]]; then ok; else
+  bad "crash-test --verify --json: want 4 lines {\"client\": N, \"value\": V}, got: $(head -c 200 "$out")"
+fi
+
+# ---- hotset verify ----
+
+run verify --dir "$data" --page-size 4KiB
+expect_status 0 "verify of the recovered directory"
+if grep -q ' 0 bad .*: ok$' "$out"; then ok; else bad "verify does not say ok: $(cat "$out")"; fi
+
+# Flip one byte in the middle of block 1 of relation 1.
+flip_byte() { # file offset
+  local old
+  old=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+  printf "$(printf '\\%03o' $((255 - old)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+cp -r "$data" "$scratch/flipped"
+flip_byte "$scratch/flipped/1" $((4096 + 2000))
+run verify --dir "$scratch/flipped" --page-size 4KiB
+expect_status 1 "verify of a flipped byte"
+if grep -q "flipped/1 block 1: checksum expected" "$out" && [[ $(grep -c ' block ' "$out") -eq 1 ]]; then
+  ok
+else
+  bad "verify does not name file 1, block 1 alone: $(cat "$out")"
+fi
+run verify --dir "$scratch/flipped" --page-size 4KiB --json
+if [[ $(json_line_field "$out" 1 block) == 1 && $(json_line_field "$out" 1 problem) == checksum ]]; then
+  ok
+else
+  bad "verify --json of a flipped byte: $(head -n 1 "$out")"
+fi
+run crash-test --verify --dir "$scratch/flipped"
+expect_status 1 "crash-test --verify of a page failing its checksum"
+if grep -q "block 1 fails its checksum" "$err"; then ok; else bad "crash-test --verify does not name block 1"; fi
+
+# A log cut short: every segment zeroed, so the log ends where it starts and
+# every page written since is past its end.
+cp -r "$data" "$scratch/cut"
+for seg in "$scratch"/cut/wal/[0-9A-F]*; do
+  [[ $(basename "$seg") =~ ^[0-9A-F]{16}$ ]] || continue
+  dd if=/dev/zero of="$seg" bs=4096 count=$(($(stat -c %s "$seg") / 4096)) conv=notrunc status=none
+done
+run verify --dir "$scratch/cut" --page-size 4KiB
+expect_status 1 "verify with the log cut short"
+if grep -q "cut/1 block [0-9]*: LSN [0-9A-F]* is past the end of the log at" "$out"; then ok; else
+  bad "verify does not flag LSNs past the log's end: $(head -n 2 "$out")"
+fi
+
+cli_finish

@@ -314,6 +314,15 @@ static int run_parent(const char *dir, uint64_t runs, uint32_t clients, uint64_t
     fprintf(stderr, CRASH_PROG ": out of memory\n");
     return 1;
   }
+  /* Once before the children: the relations exist before the first kill
+   * (an early one could otherwise cut their creation short), and a
+   * directory that cannot be opened is one clear error, not N failed runs. */
+  crash_db db;
+  if (crash_db_open(dir, clients, false, &db) != HS_OK || crash_db_close(&db) != HS_OK) {
+    fprintf(stderr, CRASH_PROG ": opening %s: %s\n", dir, hs_last_error());
+    free(t.recovery_ms);
+    return 1;
+  }
   uint64_t floor[CRASH_MAX_CLIENTS] = {0};
   bool progress = isatty(STDERR_FILENO);
   bench_rng rng;

@@ -4,9 +4,9 @@
 #   - 100 kill points (every fourth one after a torn page write) with nothing
 #     lost, nothing half there, every torn page repaired, no corruption
 #     passing a checksum;
-#   - `hotset verify` passes the directory that leaves, names the file and
-#     block of a flipped byte, and flags pages whose LSN is past the end of a
-#     log cut short;
+#   - `hotset verify` passes the directory that leaves and one a kill left
+#     unrecovered, names the file and block of a flipped byte, and flags
+#     pages whose LSN is past the end of a log cut short;
 #   - `crash-test --verify` fails on a page that fails its checksum;
 #   - usage errors are one line and a hint.
 #
@@ -104,10 +104,22 @@ run crash-test --verify --dir "$scratch/flipped"
 expect_status 1 "crash-test --verify of a page failing its checksum"
 if grep -q "block 1 fails its checksum" "$err"; then ok; else bad "crash-test --verify does not name block 1"; fi
 
-# A log cut short: every segment zeroed, so the log ends where it starts and
-# every page written since is past its end.
-cp -r "$data" "$scratch/cut"
-for seg in "$scratch"/cut/wal/[0-9A-F]*; do
+# A directory as a kill leaves it, before any recovery: pages the pool
+# wrote while the child ran carry LSNs the log must reach (WAL before data),
+# so verify passes it; with the log's segments zeroed (a log cut short) those
+# pages are past its end. The child is read until 400 acknowledgements, then
+# killed: synchronised by its output, not by time.
+crashed=$scratch/crashed
+coproc WL { exec "$HOTSET" crash-test --workload --dir "$crashed" 2>"$scratch/wl.err"; }
+wl_pid=$WL_PID
+for ((i = 0; i < 400; i++)); do read -r _ <&"${WL[0]}" || break; done
+kill -KILL "$wl_pid"
+wait "$wl_pid" 2>/dev/null
+if [[ $i -eq 400 ]]; then ok; else bad "the workload stopped after $i acknowledgements: $(head -c 300 "$scratch/wl.err")"; fi
+run verify --dir "$crashed" --page-size 4KiB
+expect_status 0 "verify of a killed workload's directory"
+cp -r "$crashed" "$scratch/cut"
+for seg in "$scratch"/cut/wal/*; do
   [[ $(basename "$seg") =~ ^[0-9A-F]{16}$ ]] || continue
   dd if=/dev/zero of="$seg" bs=4096 count=$(($(stat -c %s "$seg") / 4096)) conv=notrunc status=none
 done

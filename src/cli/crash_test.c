@@ -19,6 +19,8 @@
  *
  * The directory is kept across runs, so each run's child first recovers
  * the previous run's crash; the recovered values are the next run's floor.
+ * The first failed run ends the test (the next child would build on what it
+ * found wrong), and a temporary directory is then kept for a look.
  */
 #include "cli/crash_test.h"
 
@@ -336,11 +338,20 @@ static int run_parent(const char *dir, uint64_t runs, uint32_t clients, uint64_t
     uint64_t child_seed = bench_rng_next(&rng);
     bool ok = run_child(dir, clients, child_seed, torn, plan, &r, &t);
     if (ok) ok = check_run(dir, run, &r, floor, &t);
-    if (!ok) t.failed_runs++;
     t.runs++;
     if (progress)
       fprintf(stderr, "\r" CRASH_PROG ": run %" PRIu64 "/%" PRIu64 ", %" PRIu64 " acknowledged",
               run, runs, t.acknowledged);
+    if (!ok) {
+      /* The next child would start from what this run found wrong (and
+       * refuse to, for a half transaction): the first failure is the one
+       * to look at. */
+      t.failed_runs++;
+      if (progress) fputc('\n', stderr);
+      fprintf(stderr, CRASH_PROG ": stopped after run %" PRIu64 " of %" PRIu64 "\n", run, runs);
+      progress = false;
+      break;
+    }
   }
   if (progress) fputc('\n', stderr);
   print_totals(&t, json);
@@ -408,6 +419,9 @@ int crash_test_main(int argc, char **argv) {
     dir = tmp;
   }
   int rc = run_parent(dir, runs, (uint32_t)clients, seed, json);
-  if (tmp[0]) bench_tempdir_remove(tmp);
+  if (tmp[0] && rc == 0)
+    bench_tempdir_remove(tmp);
+  else if (tmp[0])
+    fprintf(stderr, CRASH_PROG ": the data directory is kept for a look: %s\n", tmp);
   return rc;
 }

@@ -282,9 +282,10 @@ int crash_verify_run(const char *dir, bool json) {
   if (r->ran)
     fprintf(stderr,
             "recovery: %" PRIu64 " records, %" PRIu64 " bytes, %" PRIu64
-            " page images, %.3f s, %.1f MB/s (%s)\n",
+            " page images, %.3f s, %.1f MB/s (%s); end checkpoint %.3f s\n",
             r->records, r->bytes, r->images, r->seconds,
-            r->seconds > 0 ? (double)r->bytes / r->seconds / 1e6 : 0.0, r->why_end);
+            r->seconds > 0 ? (double)r->bytes / r->seconds / 1e6 : 0.0, r->why_end,
+            r->checkpoint_seconds);
   else
     fputs("recovery: nothing to replay\n", stderr);
   return crash_check_failed(&c) ? 1 : 0;

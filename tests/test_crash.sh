@@ -4,6 +4,8 @@
 #   - 100 kill points (every fourth one after a torn page write) with nothing
 #     lost, nothing half there, every torn page repaired, no corruption
 #     passing a checksum;
+#   - the aimed kill points (a page write, a checkpoint, a segment switch)
+#     are each reached, and recovered from with every acknowledgement there;
 #   - `hotset verify` passes the directory that leaves and one a kill left
 #     unrecovered, names the file and block of a flipped byte, and flags
 #     pages whose LSN is past the end of a log cut short;
@@ -33,6 +35,10 @@ run crash-test --workload --verify --dir "$scratch/x"
 expect_usage_error --verify "crash-test --workload --verify" "hotset crash-test"
 run crash-test --torn --dir "$scratch/x"
 expect_usage_error --torn "crash-test --torn without --workload" "hotset crash-test"
+run crash-test --workload --dir "$scratch/x" --kill-at soon
+expect_usage_error --kill-at "crash-test --kill-at soon" "hotset crash-test"
+run crash-test --kill-at checkpoint
+expect_usage_error --kill-at "crash-test --kill-at without --workload" "hotset crash-test"
 run verify
 expect_usage_error --dir "verify without --dir" "hotset verify"
 run verify --dir "$scratch" --page-size 3000
@@ -72,6 +78,31 @@ if [[ $(wc -l <"$out") -eq 4 && $(json_line_field "$out" 4 client) == 3 ]] &&
   [[ $(json_line_field "$out" 1 value) -gt 0 ]]; then ok; else
   bad "crash-test --verify --json: want 4 lines {\"client\": N, \"value\": V}, got: $(head -c 200 "$out")"
 fi
+
+# ---- aimed kills: each kill point is reached, and recovered from ----
+
+# The workload alone, killing itself at a page write, during a checkpoint, in
+# a commit's flush that switches segments; then --verify holds the directory
+# to the acknowledgements it printed.
+for point in page-write checkpoint segment-switch; do
+  d=$scratch/at-$point
+  # In a subshell whose stderr is dropped: bash reports the kill there.
+  # A kill point never reached would run for ever: timeout kills it too,
+  # without the "kill at" line.
+  (timeout -s KILL 120 "$HOTSET" crash-test --workload --dir "$d" --kill-at "$point" --seed 5 \
+    >"$out" 2>"$err"
+    exit $?) 2>/dev/null
+  status=$?
+  expect_status 137 "crash-test --workload --kill-at $point dies by SIGKILL"
+  if grep -qx "kill at $point" "$err"; then ok; else bad "--kill-at $point: no \"kill at $point\" on stderr"; fi
+  mv "$out" "$scratch/acks"
+  run crash-test --verify --dir "$d"
+  expect_status 0 "crash-test --verify after --kill-at $point"
+  if awk 'NR == FNR { acked[$2] = $4; next } { if ($4 < acked[$2] || $4 > acked[$2] + 1) bad = 1 }
+          END { exit bad }' "$scratch/acks" "$out"; then ok; else
+    bad "--kill-at $point: recovered values $(tr '\n' ' ' <"$out") against the last acknowledged $(tail -n 4 "$scratch/acks" | tr '\n' ' ')"
+  fi
+done
 
 # ---- hotset verify ----
 
@@ -113,8 +144,10 @@ crashed=$scratch/crashed
 coproc WL { exec "$HOTSET" crash-test --workload --dir "$crashed" 2>"$scratch/wl.err"; }
 wl_pid=$WL_PID
 for ((i = 0; i < 400; i++)); do read -r _ <&"${WL[0]}" || break; done
-kill -KILL "$wl_pid"
-wait "$wl_pid" 2>/dev/null
+{
+  kill -KILL "$wl_pid"
+  wait "$wl_pid"
+} 2>/dev/null
 if [[ $i -eq 400 ]]; then ok; else bad "the workload stopped after $i acknowledgements: $(head -c 300 "$scratch/wl.err")"; fi
 run verify --dir "$crashed" --page-size 4KiB
 expect_status 0 "verify of a killed workload's directory"

@@ -55,9 +55,20 @@ static const args_command command = {
 };
 static const args_cmd *const cmd = &command.cmd;
 
+static const char *const kill_at_names[CRASH_KILL_COUNT] = {[CRASH_KILL_NONE] = "",
+                                                            [CRASH_KILL_PAGE_WRITE] = "page-write",
+                                                            [CRASH_KILL_CHECKPOINT] = "checkpoint",
+                                                            [CRASH_KILL_SEGMENT_SWITCH] =
+                                                                "segment-switch"};
+
+const char *crash_kill_at_name(crash_kill_at k) {
+  return (unsigned)k < CRASH_KILL_COUNT ? kill_at_names[k] : "";
+}
+
 typedef struct totals {
   uint64_t runs, kills, acknowledged, lost, torn_injected, torn_repaired, corrupt_undetected;
   uint64_t failed_runs;
+  uint64_t killed_at[CRASH_KILL_COUNT]; /* aimed kills that landed, by kind */
   uint64_t recovery_bytes;
   double recovery_seconds;
   double *recovery_ms; /* one per run whose recovery replayed something */
@@ -78,10 +89,11 @@ typedef struct child_run {
   uint64_t acks;
   bool first_ack;
   bool torn;
+  crash_kill_at killed_at; /* where an aimed kill landed */
 } child_run;
 
 static pid_t spawn_workload(const char *dir, uint32_t clients, uint64_t seed, bool torn,
-                            int *out_fd, int *err_fd) {
+                            crash_kill_at kill_at, int *out_fd, int *err_fd) {
   int out[2], err[2];
   if (pipe(out) != 0) return -1;
   if (pipe(err) != 0) {
@@ -101,9 +113,15 @@ static pid_t spawn_workload(const char *dir, uint32_t clients, uint64_t seed, bo
     close(out[1]);
     close(err[0]);
     close(err[1]);
-    char *argv[] = {"hotset",    "crash-test", "--workload", "--dir", (char *)dir,
-                    "--clients", nclients,     "--seed",     nseed,   torn ? "--torn" : NULL,
-                    NULL};
+    char *argv[16] = {"hotset",    "crash-test", "--workload", "--dir", (char *)dir,
+                      "--clients", nclients,     "--seed",     nseed};
+    int argc = 9;
+    if (torn) argv[argc++] = "--torn";
+    if (kill_at != CRASH_KILL_NONE) {
+      argv[argc++] = "--kill-at";
+      argv[argc++] = (char *)crash_kill_at_name(kill_at);
+    }
+    argv[argc] = NULL;
     execv("/proc/self/exe", argv);
     fprintf(stderr, CRASH_PROG ": cannot run /proc/self/exe: %s\n", strerror(errno));
     _exit(127);
@@ -131,10 +149,17 @@ static void on_out_line(child_run *r, const char *line) {
 }
 
 static void on_err_line(child_run *r, const char *line) {
-  if (strncmp(line, "torn write ", 11) == 0)
+  if (strncmp(line, "torn write ", 11) == 0) {
     r->torn = true;
-  else
-    fprintf(stderr, "  workload: %s\n", line);
+    return;
+  }
+  for (int k = CRASH_KILL_NONE + 1; k < CRASH_KILL_COUNT; k++) {
+    if (strncmp(line, "kill at ", 8) == 0 && strcmp(line + 8, kill_at_names[k]) == 0) {
+      r->killed_at = (crash_kill_at)k;
+      return;
+    }
+  }
+  fprintf(stderr, "  workload: %s\n", line);
 }
 
 /* Reads what is there; false at end of file. */
@@ -168,16 +193,19 @@ static bool pipe_read(child_run *r, line_pipe *p, void (*on_line)(child_run *, c
 typedef struct kill_plan {
   bool after_ack;
   uint64_t delay_ms;
+  bool torn;             /* the child tears a page write and kills itself */
+  crash_kill_at kill_at; /* or kills itself there */
 } kill_plan;
 
 #define CHILD_LIMIT_MS 60000 /* no acknowledgement or no self-kill by then: a hang */
 
 /* Runs one child to its death; false (with the reason on stderr) if it
  * died any other way than by SIGKILL. */
-static bool run_child(const char *dir, uint32_t clients, uint64_t seed, bool torn, kill_plan plan,
+static bool run_child(const char *dir, uint32_t clients, uint64_t seed, kill_plan plan,
                       child_run *r, totals *t) {
   int ofd, efd;
-  r->pid = spawn_workload(dir, clients, seed, torn, &ofd, &efd);
+  bool self_kill = plan.torn || plan.kill_at != CRASH_KILL_NONE;
+  r->pid = spawn_workload(dir, clients, seed, plan.torn, plan.kill_at, &ofd, &efd);
   if (r->pid < 0) {
     fprintf(stderr, CRASH_PROG ": cannot start the workload: %s\n", strerror(errno));
     return false;
@@ -191,7 +219,7 @@ static bool run_child(const char *dir, uint32_t clients, uint64_t seed, bool tor
     if (r->first_ack && !ack_at) ack_at = now;
     uint64_t due = UINT64_MAX;
     if (!killed) {
-      if (torn)
+      if (self_kill)
         due = start + (uint64_t)CHILD_LIMIT_MS * 1000000;
       else if (!plan.after_ack)
         due = start + plan.delay_ms * 1000000;
@@ -199,7 +227,7 @@ static bool run_child(const char *dir, uint32_t clients, uint64_t seed, bool tor
         due =
             ack_at ? ack_at + plan.delay_ms * 1000000 : start + (uint64_t)CHILD_LIMIT_MS * 1000000;
       if (now >= due) {
-        if (torn || (plan.after_ack && !ack_at))
+        if (self_kill || (plan.after_ack && !ack_at))
           fprintf(stderr, CRASH_PROG ": the workload hung; killing it\n");
         kill(r->pid, SIGKILL);
         killed = true;
@@ -222,6 +250,7 @@ static bool run_child(const char *dir, uint32_t clients, uint64_t seed, bool tor
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
     t->kills++;
     if (r->torn) t->torn_injected++;
+    t->killed_at[r->killed_at]++;
     return true;
   }
   if (WIFEXITED(status))
@@ -297,16 +326,21 @@ static void print_totals(totals *t, bool json) {
     json_end_line(&j);
     return;
   }
-  printf("%-20s %" PRIu64 "\n", "runs", t->runs);
-  printf("%-20s %" PRIu64 "\n", "kills", t->kills);
-  printf("%-20s %" PRIu64 "\n", "acknowledged", t->acknowledged);
-  printf("%-20s %" PRIu64 "\n", "lost", t->lost);
-  printf("%-20s %" PRIu64 "\n", "torn_injected", t->torn_injected);
-  printf("%-20s %" PRIu64 "\n", "torn_repaired", t->torn_repaired);
-  printf("%-20s %" PRIu64 "\n", "corrupt_undetected", t->corrupt_undetected);
-  printf("%-20s %.3f ms\n", "recovery_ms_p50", p50);
-  printf("%-20s %.1f MB/s\n", "recovery_mb_per_sec", mbps);
-  if (t->failed_runs) printf("%-20s %" PRIu64 "\n", "failed runs", t->failed_runs);
+  printf("%-24s %" PRIu64 "\n", "runs", t->runs);
+  printf("%-24s %" PRIu64 "\n", "kills", t->kills);
+  printf("%-24s %" PRIu64 "\n", "acknowledged", t->acknowledged);
+  printf("%-24s %" PRIu64 "\n", "lost", t->lost);
+  printf("%-24s %" PRIu64 "\n", "torn_injected", t->torn_injected);
+  printf("%-24s %" PRIu64 "\n", "torn_repaired", t->torn_repaired);
+  printf("%-24s %" PRIu64 "\n", "corrupt_undetected", t->corrupt_undetected);
+  for (int k = CRASH_KILL_NONE + 1; k < CRASH_KILL_COUNT; k++) {
+    char label[32];
+    snprintf(label, sizeof label, "kills at %s", kill_at_names[k]);
+    printf("%-24s %" PRIu64 "\n", label, t->killed_at[k]);
+  }
+  printf("%-24s %.3f ms\n", "recovery_ms_p50", p50);
+  printf("%-24s %.1f MB/s\n", "recovery_mb_per_sec", mbps);
+  if (t->failed_runs) printf("%-24s %" PRIu64 "\n", "failed runs", t->failed_runs);
 }
 
 static int run_parent(const char *dir, uint64_t runs, uint32_t clients, uint64_t seed, bool json) {
@@ -330,13 +364,19 @@ static int run_parent(const char *dir, uint64_t runs, uint32_t clients, uint64_t
   bench_rng rng;
   bench_rng_seed(&rng, seed, 0);
   for (uint64_t run = 1; run <= runs; run++) {
-    bool torn = run % 4 == 0;
+    /* Every fourth run tears a page write; every fourth, offset by two,
+     * aims at a page write, a checkpoint and a segment switch in turn; the
+     * rest are killed by the clock. */
     kill_plan plan = {.after_ack = true, .delay_ms = 20 + bench_rng_below(&rng, 281)};
-    if (!torn && bench_rng_below(&rng, 8) == 0)
+    if (run % 4 == 0)
+      plan.torn = true;
+    else if (run % 4 == 2)
+      plan.kill_at = (crash_kill_at)(CRASH_KILL_NONE + 1 + run / 4 % (CRASH_KILL_COUNT - 1));
+    else if (bench_rng_below(&rng, 8) == 0)
       plan = (kill_plan){.after_ack = false, .delay_ms = bench_rng_below(&rng, 8)};
     child_run r = {0};
     uint64_t child_seed = bench_rng_next(&rng);
-    bool ok = run_child(dir, clients, child_seed, torn, plan, &r, &t);
+    bool ok = run_child(dir, clients, child_seed, plan, &r, &t);
     if (ok) ok = check_run(dir, run, &r, floor, &t);
     t.runs++;
     if (progress)
@@ -362,7 +402,7 @@ static int run_parent(const char *dir, uint64_t runs, uint32_t clients, uint64_t
 int crash_test_main(int argc, char **argv) {
   uint64_t runs, clients, seed;
   bool json = false, workload = false, verify = false, torn = false;
-  const char *dir = NULL;
+  const char *dir = NULL, *kill_at_flag = NULL;
   const args_opt opts[] = {
       {.name = "runs",
        .kind = ARGS_UINT,
@@ -401,13 +441,30 @@ int crash_test_main(int argc, char **argv) {
        .kind = ARGS_FLAG,
        .dest = &torn,
        .help = "with --workload: tear a page write half way, then die by SIGKILL"},
+      {.name = "kill-at",
+       .kind = ARGS_STRING,
+       .dest = &kill_at_flag,
+       .arg = "WHAT",
+       .help = "with --workload: die by SIGKILL at a page write, during a checkpoint or in a "
+               "segment switch (page-write, checkpoint, segment-switch)"},
   };
   args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
   if (workload && verify) args_usage_error(cmd, "--workload and --verify exclude each other");
   if ((workload || verify) && !dir)
     args_usage_error(cmd, "--%s needs --dir", workload ? "workload" : "verify");
   if (torn && !workload) args_usage_error(cmd, "--torn goes with --workload");
-  if (workload) return crash_workload_run(dir, (uint32_t)clients, seed, torn);
+  crash_kill_at kill_at = CRASH_KILL_NONE;
+  if (kill_at_flag) {
+    if (!workload) args_usage_error(cmd, "--kill-at goes with --workload");
+    for (int k = CRASH_KILL_NONE + 1; k < CRASH_KILL_COUNT; k++)
+      if (strcmp(kill_at_flag, kill_at_names[k]) == 0) kill_at = (crash_kill_at)k;
+    if (kill_at == CRASH_KILL_NONE)
+      args_usage_error(cmd, "--kill-at: \"%s\" is not page-write, checkpoint or segment-switch",
+                       kill_at_flag);
+  }
+  if (torn && kill_at != CRASH_KILL_NONE)
+    args_usage_error(cmd, "--torn and --kill-at exclude each other");
+  if (workload) return crash_workload_run(dir, (uint32_t)clients, seed, torn, kill_at);
   if (verify) return crash_verify_run(dir, json);
 
   char tmp[4096] = "";

@@ -89,11 +89,27 @@ hs_status crash_check_dir(const char *dir, FILE *errs, crash_check *out);
 /* Whether the check found anything wrong. */
 bool crash_check_failed(const crash_check *c);
 
+/* Where a workload run with --kill-at kills itself: at a page write (in
+ * the I/O observer, before it is issued), during a checkpoint (0-80 ms
+ * after one of the checkpointer's page writes: in its writes, its fsyncs
+ * or its control-file update), or during a commit's flush that carries the
+ * log into a new segment (0-500 us into it). */
+typedef enum crash_kill_at {
+  CRASH_KILL_NONE = 0,
+  CRASH_KILL_PAGE_WRITE,
+  CRASH_KILL_CHECKPOINT,
+  CRASH_KILL_SEGMENT_SWITCH,
+  CRASH_KILL_COUNT
+} crash_kill_at;
+/* "page-write", "checkpoint", "segment-switch" ("" for none). */
+const char *crash_kill_at_name(crash_kill_at k);
+
 /* The subcommand's entry point: argv[0] is "crash-test". */
 int crash_test_main(int argc, char **argv);
 
 /* The two halves, after the flags are parsed. */
-int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool torn);
+int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool torn,
+                       crash_kill_at kill_at);
 int crash_verify_run(const char *dir, bool json);
 
 #endif

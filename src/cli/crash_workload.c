@@ -18,6 +18,11 @@
  * SIGKILL, leaving the torn page on disk for recovery to repair. Any later
  * page write waits in the I/O observer meanwhile, so nothing rewrites the
  * torn page first.
+ *
+ * --kill-at WHAT aims the kill instead of leaving it to the parent's clock:
+ * the process kills itself at the Nth page write, during the Nth
+ * checkpoint's writes or syncs, or inside the Nth commit flush that moves
+ * the log into a new segment (N from the seed, 1 to 8).
  */
 #include "bench/bench_util.h"
 #include "cli/crash_test.h"
@@ -43,7 +48,15 @@ typedef struct workload {
   uint64_t torn_nth;       /* which page write (from arming) is torn */
   _Atomic uint64_t writes; /* page writes seen since arming */
   _Atomic uint32_t torn_rel, torn_block;
+  crash_kill_at kill_at;
+  uint64_t kill_nth;          /* which event of kill_at's kind kills */
+  _Atomic uint64_t kill_seen; /* events of that kind so far */
+  uint32_t kill_delay_us;     /* from the event to the kill */
 } workload;
+
+/* Set on the client threads: a page write from any other thread is the
+ * checkpointer's (the pool has no I/O workers or background writer here). */
+static _Thread_local bool on_client_thread;
 
 typedef struct client {
   workload *w;
@@ -63,6 +76,35 @@ static _Noreturn void client_failed(workload *w, uint32_t c) {
     for (;;) pause();
   fprintf(stderr, CRASH_PROG ": client %u: %s\n", c, hs_last_error());
   _exit(1);
+}
+
+/* Kills the process `delay_us` from now, from a thread of its own, so the
+ * thread that met the event goes on into it. */
+typedef struct delayed_kill {
+  uint32_t delay_us;
+  crash_kill_at what;
+} delayed_kill;
+
+static void *delayed_kill_main(void *arg) {
+  const delayed_kill *k = arg;
+  if (k->delay_us) usleep(k->delay_us);
+  fprintf(stderr, "kill at %s\n", crash_kill_at_name(k->what));
+  fflush(stderr);
+  raise(SIGKILL);
+  return NULL;
+}
+
+static void kill_after(crash_kill_at what, uint32_t delay_us) {
+  static delayed_kill k; /* one kill per process */
+  k = (delayed_kill){.delay_us = delay_us, .what = what};
+  pthread_t t;
+  if (delay_us == 0 || pthread_create(&t, NULL, delayed_kill_main, &k) != 0) delayed_kill_main(&k);
+}
+
+/* Counts an event of `what`; the Nth of the armed kind kills. */
+static void kill_point(workload *w, crash_kill_at what) {
+  if (w->kill_at != what) return;
+  if (atomic_fetch_add(&w->kill_seen, 1) + 1 == w->kill_nth) kill_after(what, w->kill_delay_us);
 }
 
 /* One transaction: client c's pages set to `value`, logged as one record. */
@@ -106,7 +148,11 @@ static hs_status commit(workload *w, uint32_t c, uint64_t value) {
   hs_wal_record rec = {.rmgr = CRASH_RMGR, .type = CRASH_REC_COMMIT, .data = &pl, .len = sizeof pl};
   hs_lsn end;
   hs_status st = hs_wal_insert(w->db.wal, &rec, &end);
-  if (st == HS_OK) st = hs_wal_flush(w->db.wal, end, HS_WAL_CAUSE_COMMIT, NULL);
+  if (st != HS_OK) return st;
+  /* This flush carries the log into a new segment: the one switching. */
+  if ((end - 1) / CRASH_SEGMENT_BYTES > hs_wal_flushed_lsn(w->db.wal) / CRASH_SEGMENT_BYTES)
+    kill_point(w, CRASH_KILL_SEGMENT_SWITCH);
+  st = hs_wal_flush(w->db.wal, end, HS_WAL_CAUSE_COMMIT, NULL);
   return st;
 }
 
@@ -122,6 +168,7 @@ static hs_status read_cold(workload *w, bench_rng *rng) {
 static void *client_main(void *arg) {
   client *cl = arg;
   workload *w = cl->w;
+  on_client_thread = true;
   bench_rng rng;
   bench_rng_seed(&rng, w->seed, cl->id);
   for (uint64_t value = w->start[cl->id] + 1;; value++) {
@@ -138,14 +185,17 @@ static void *client_main(void *arg) {
   return NULL;
 }
 
-/* The I/O observer of --torn: notes the torn write's page; holds back every
- * page write after it until the kill. */
-static void torn_observer(void *ctx, hs_io_op op, hs_relid rel, hs_fork fork, hs_blockno block,
-                          const void *page) {
+/* The I/O observer. --torn: notes the torn write's page, and holds back
+ * every page write after it until the kill. --kill-at: page writes and
+ * the checkpointer's writes are kill points. */
+static void observer(void *ctx, hs_io_op op, hs_relid rel, hs_fork fork, hs_blockno block,
+                     const void *page) {
   workload *w = ctx;
   (void)fork;
   (void)page;
   if (op != HS_IO_WRITE) return;
+  kill_point(w, on_client_thread ? CRASH_KILL_PAGE_WRITE : CRASH_KILL_CHECKPOINT);
+  if (!w->torn) return;
   uint64_t n = atomic_fetch_add(&w->writes, 1) + 1;
   if (n == w->torn_nth) {
     atomic_store(&w->torn_rel, rel);
@@ -198,22 +248,30 @@ static hs_status read_start_values(workload *w) {
   return HS_OK;
 }
 
-int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool torn) {
+int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool torn,
+                       crash_kill_at kill_at) {
   static workload w; /* lives until the kill */
   memset(&w, 0, sizeof w);
   w.clients = clients;
   w.seed = seed;
   w.torn = torn;
+  w.kill_at = kill_at;
   pthread_mutex_init(&w.out_lock, NULL);
+  bench_rng rng;
+  bench_rng_seed(&rng, seed, CRASH_MAX_CLIENTS);
+  w.kill_nth = 1 + bench_rng_below(&rng, 8);
+  w.kill_delay_us = kill_at == CRASH_KILL_CHECKPOINT       ? bench_rng_below(&rng, 80001)
+                    : kill_at == CRASH_KILL_SEGMENT_SWITCH ? bench_rng_below(&rng, 501)
+                                                           : 0;
   hs_status st = crash_db_open(dir, clients, true, &w.db);
   if (st == HS_OK) st = read_start_values(&w);
-  if (st == HS_OK && torn) {
-    bench_rng rng;
-    bench_rng_seed(&rng, seed, CRASH_MAX_CLIENTS);
-    w.torn_nth = 1 + bench_rng_below(&rng, 16);
+  if (st == HS_OK && (torn || kill_at != CRASH_KILL_NONE)) {
     hs_smgr *smgr = hs_pool_smgr(w.db.pool);
-    hs_smgr_set_observer(smgr, torn_observer, &w);
-    st = hs_smgr_inject_fault(smgr, HS_IO_WRITE, w.torn_nth, 0, 1);
+    hs_smgr_set_observer(smgr, observer, &w);
+    if (torn) {
+      w.torn_nth = 1 + bench_rng_below(&rng, 16);
+      st = hs_smgr_inject_fault(smgr, HS_IO_WRITE, w.torn_nth, 0, 1);
+    }
   }
   if (st != HS_OK) {
     fprintf(stderr, CRASH_PROG ": opening %s: %s\n", dir, hs_last_error());

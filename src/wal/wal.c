@@ -341,7 +341,9 @@ hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced)
   pthread_mutex_lock(&w->sync_lock);
   bool waited = false;
   while (w->sync_running && atomic_load(&w->flushed) < upto && atomic_load(&w->failed) == HS_OK) {
+    w->sync_waiters++;
     pthread_cond_wait(&w->sync_done, &w->sync_lock);
+    w->sync_waiters--;
     waited = true;
   }
   if (atomic_load(&w->flushed) >= upto || atomic_load(&w->failed) != HS_OK) {
@@ -350,8 +352,23 @@ hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced)
     return wal_failed(w);
   }
   w->sync_running = true;
+  bool group_forming = w->woken_by_last_sync > 0;
   pthread_mutex_unlock(&w->sync_lock);
 
+  /* The last sync woke followers: those it covered are about to commit
+   * again. Leading at once would sync for this thread alone and make them
+   * all wait for the next one; let them insert first, as long as records
+   * keep arriving (a few scheduler turns at most — PostgreSQL's
+   * commit_delay, but only when there is a group to wait for). */
+  if (group_forming) {
+    uint64_t seen = atomic_load(&w->reserved_pub);
+    for (int turn = 0; turn < 8; turn++) {
+      sched_yield();
+      uint64_t now = atomic_load(&w->reserved_pub);
+      if (now == seen) break;
+      seen = now;
+    }
+  }
   if (w->before_write_lock) w->before_write_lock(w->before_write_lock_ctx);
   pthread_mutex_lock(&w->write_lock);
   /* Lead: everything copied by now, not only ours. */
@@ -366,6 +383,7 @@ hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced)
   pthread_mutex_unlock(&w->write_lock);
   pthread_mutex_lock(&w->sync_lock);
   w->sync_running = false;
+  w->woken_by_last_sync = w->sync_waiters;
   pthread_cond_broadcast(&w->sync_done);
   pthread_mutex_unlock(&w->sync_lock);
   return st;

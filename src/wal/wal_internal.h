@@ -63,7 +63,9 @@ struct hs_wal {
    * lead the next sync — never queueing behind it on write_lock. */
   pthread_mutex_t sync_lock;
   pthread_cond_t sync_done;
-  bool sync_running; /* under sync_lock */
+  bool sync_running;           /* under sync_lock */
+  uint32_t sync_waiters;       /* followers waiting on sync_done now (under sync_lock) */
+  uint32_t woken_by_last_sync; /* ... when the last sync ended (under sync_lock) */
 
   pthread_mutex_t write_lock;
   int fd;              /* the segment being written, -1 if none */

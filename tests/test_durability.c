@@ -330,9 +330,17 @@ static void test_checkpoint_recycles(void) {
   /* Recycled segments are reused, not created: far fewer creations than
    * segments of log written. */
   CHECK(ws.segments_created < ws.bytes / (1 << 16) / 2);
+  hs_lsn inserted = hs_wal_insert_lsn(e.wal);
   env_close(&e);
+  /* The log's end, found read-only: after the shutdown checkpoint's record. */
+  char wd[4200];
+  wal_dir(wd, sizeof wd);
+  hs_lsn found = 0;
+  CHECK_OK(hs_wal_find_end(wd, 1 << 16, &found));
+  CHECK(found > inserted);
   /* Reopened: nothing to replay past the shutdown checkpoint; values kept. */
   REQUIRE(env_open(&e, true, 16, 1 << 16, NULL) == HS_OK);
+  CHECK_EQ(hs_wal_insert_lsn(e.wal), found);
   hs_recovery_report rep;
   hs_pool_recovery_report(e.pool, &rep);
   CHECK_EQ(rep.images + rep.applied, 0);

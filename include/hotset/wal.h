@@ -223,6 +223,11 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
  * HS_ERR_CORRUPT naming the record. */
 hs_status hs_wal_generic_redo(void *ctx, const hs_wal_read_record *rec, void *const *pages,
                               uint32_t page_size);
+/* Where the log in `dir` ends, found without changing anything (hs_wal_open
+ * finds it the same way before it continues there): read from the control
+ * file's redo point, or from LSN 0 if there never was a checkpoint. 0 for a
+ * directory without segments; HS_ERR_CORRUPT for a damaged control file. */
+hs_status hs_wal_find_end(const char *dir, uint64_t segment_bytes, hs_lsn *end);
 /* Where the log ends (after *got = false) and why, e.g. "zeros at 1F40". */
 hs_lsn hs_wal_reader_end(const hs_wal_reader *r);
 const char *hs_wal_reader_why_end(const hs_wal_reader *r);

@@ -8,7 +8,7 @@
  * is meant to show. Each page must pass hs_page_verify at its block number
  * (a page of zeros does), and its LSN must not be past the end of the log
  * in D/wal — a page written ahead of its log record, or a log cut short.
- * The log is only read (its control file, then hs_wal_reader from the redo
+ * The log is only read (hs_wal_find_end: from the control file's redo
  * point), never opened for writing, so verifying changes nothing.
  */
 #include "cli/verify.h"
@@ -19,7 +19,6 @@
 #include "core/error.h"
 #include "hotset/page.h"
 #include "hotset/wal.h"
-#include "wal/wal_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -91,10 +90,8 @@ static hs_status list_relation_files(const char *dir, char ***names, size_t *n) 
 }
 
 /* The end of the log in `waldir`: its segments are the files named by 16
- * hex digits (their first LSN), all of one size; the log is read from the
- * last checkpoint's redo point (the control file; the first segment, which
- * must then start at 0, without one) to the first record that is
- * incomplete or fails its CRC. *have is false if there is no log. */
+ * hex digits (their first LSN), all of one size, which is the segment size
+ * hs_wal_find_end reads the log with. *have is false if there is no log. */
 static hs_status log_end(const char *waldir, bool *have, hs_lsn *end) {
   *have = false;
   *end = 0;
@@ -120,27 +117,7 @@ static hs_status log_end(const char *waldir, bool *have, hs_lsn *end) {
   }
   closedir(d);
   if (st != HS_OK || first == UINT64_MAX) return st;
-  wal_control control;
-  bool have_control;
-  st = wal_control_read(waldir, segment, &control, &have_control);
-  if (st != HS_OK) return st;
-  if (have_control) {
-    first = control.redo;
-  } else if (first != 0) {
-    return hs_fail(HS_ERR_CORRUPT, 0,
-                   "%s: the log's first segment starts at %" PRIX64
-                   " and no control file says where to read it from",
-                   waldir, first);
-  }
-  hs_wal_reader *r;
-  st = hs_wal_reader_open(waldir, segment, first, &r);
-  if (st != HS_OK) return st;
-  hs_wal_read_record rec;
-  bool got = true;
-  while (got && (st = hs_wal_reader_next(r, &rec, &got)) == HS_OK) {
-  }
-  *end = hs_wal_reader_end(r);
-  hs_wal_reader_close(r);
+  st = hs_wal_find_end(waldir, segment, end);
   *have = st == HS_OK;
   return st;
 }

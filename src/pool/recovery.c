@@ -193,8 +193,10 @@ hs_status pool_recover(hs_pool *pool) {
   uint64_t t1 = pool_now_ns();
   rep->seconds = (double)(t1 - t0) / 1e9;
   /* The end-of-recovery checkpoint: the replayed pages on disk, and a
-   * redo point at the end, so the next crash does not replay this again. */
-  if (rep->ran) st = hs_checkpoint(pool);
+   * redo point at the end, so the next crash does not replay this again.
+   * Not after a clean shutdown, whose checkpoint record is all there is
+   * past the redo point: nothing changed. */
+  if (rep->images + rep->applied > 0) st = hs_checkpoint(pool);
   rep->checkpoint_seconds = (double)(pool_now_ns() - t1) / 1e9;
   return st;
 }

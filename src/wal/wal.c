@@ -454,14 +454,14 @@ static void wal_free(hs_wal *w) {
  * had a checkpoint — which then starts at 0: only a checkpoint removes
  * segments, and a segment's first bytes may be the tail of a record begun
  * in the one before, so no other segment start is a place to read from. */
-static hs_status find_end(hs_wal *w, bool have_control, uint64_t redo, uint64_t *end,
-                          uint64_t *last_start) {
+static hs_status find_end(const char *dir, uint64_t segment_bytes, bool have_control, uint64_t redo,
+                          uint64_t *end, uint64_t *last_start) {
   *end = *last_start = 0;
   uint64_t first = redo;
   if (!have_control) {
     uint64_t *starts;
     size_t n;
-    hs_status st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
+    hs_status st = wal_segment_list(dir, segment_bytes, &starts, &n);
     if (st != HS_OK) return st;
     if (n == 0) return HS_OK;
     first = starts[0];
@@ -470,10 +470,10 @@ static hs_status find_end(hs_wal *w, bool have_control, uint64_t redo, uint64_t 
       return hs_fail(HS_ERR_CORRUPT, 0,
                      "%s: the log's first segment starts at %" PRIX64
                      " but there is no control file saying where to read from",
-                     w->dir, first);
+                     dir, first);
   }
   hs_wal_reader *r;
-  hs_status st = hs_wal_reader_open(w->dir, w->segment_bytes, first, &r);
+  hs_status st = hs_wal_reader_open(dir, segment_bytes, first, &r);
   if (st != HS_OK) return st;
   *end = first;
   hs_wal_read_record rec;
@@ -483,6 +483,17 @@ static hs_status find_end(hs_wal *w, bool have_control, uint64_t redo, uint64_t 
     *end = rec.end;
   }
   hs_wal_reader_close(r);
+  return st;
+}
+
+hs_status hs_wal_find_end(const char *dir, uint64_t segment_bytes, hs_lsn *end) {
+  if (!dir || !end) return hs_fail(HS_ERR_INVALID, 0, "hs_wal_find_end: dir and end needed");
+  *end = 0;
+  wal_control control;
+  bool have_control;
+  hs_status st = wal_control_read(dir, segment_bytes, &control, &have_control);
+  uint64_t last;
+  if (st == HS_OK) st = find_end(dir, segment_bytes, have_control, control.redo, end, &last);
   return st;
 }
 
@@ -581,7 +592,7 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
   }
   w->recovery_start = have_control ? control.redo : 0;
   atomic_init(&w->redo, w->recovery_start);
-  st = find_end(w, have_control, control.redo, &end, &last);
+  st = find_end(w->dir, w->segment_bytes, have_control, control.redo, &end, &last);
   if (st == HS_OK) st = clear_after_end(w, end);
   if (st != HS_OK) {
     wal_free(w);

@@ -86,7 +86,7 @@ static int64_t clock_victim(hs_policy *p, const hs_access *incoming, hs_pinned_f
   clock_policy *s = p->impl;
   (void)incoming;
   /* Two rounds clear every bit; a third finds a clear one unless all are
-   * pinned. */
+   * pinned or hits keep setting them. */
   uint64_t steps = 3ull * s->circle.count;
   for (uint64_t k = 0; k < steps && s->circle.tail != DL_NIL; k++) {
     uint32_t i = s->circle.tail;
@@ -96,6 +96,11 @@ static int64_t clock_victim(hs_policy *p, const hs_access *incoming, hs_pinned_f
     dl_remove(&s->circle, s->links, i, 0);
     dl_push_head(&s->circle, s->links, i, 0);
   }
+  /* Every entry pinned, or hits from other threads setting bits as fast as
+   * the hand clears them (CONCURRENT_HIT): take the first unpinned one, as
+   * sieve and s3fifo do, rather than answer "no victim" with pages free. */
+  for (uint32_t i = s->circle.tail; i != DL_NIL; i = s->links[i].prev)
+    if (!pinned || !pinned(ctx, i)) return i;
   return -1;
 }
 

@@ -137,6 +137,7 @@ static hs_status run_checkpoint(hs_pool *pool, bool spread, bool timed) {
     pages[n++] = (dirty_page){.tag = buf_tag_get(d), .buf = (hs_buf)i};
   }
   qsort(pages, n, sizeof *pages, tag_order);
+  if (pool->collected_hook) pool->collected_hook(pool, pool->durability_hook_ctx);
   uint64_t written = 0;
   st = write_pages(pool, pages, n, spread, t0, redo, &written);
   free(pages);

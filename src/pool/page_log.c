@@ -17,6 +17,21 @@
  * insert is therefore refused if the redo point moved before its space was
  * reserved (wal_insert_images), and the decision is made again — PostgreSQL's
  * XLogInsert loop over RedoRecPtr.
+ *
+ * The buffer is marked dirty before the record is inserted, its LSN raised
+ * after (PostgreSQL's MarkBufferDirty, then XLogInsert, then PageSetLSN, in
+ * one critical section). The other order loses a change: a checkpoint that
+ * sets its redo point after the insert and collects dirty buffers before the
+ * mark would skip the page, and replay, starting past the record, would
+ * never see it. Marked first, the page is collected, and the checkpoint's
+ * write waits for this thread's exclusive lock, so it writes the page with
+ * the change and its LSN. Nothing writes the page between the mark and the
+ * LSN: every writer needs at least a share lock on it.
+ *
+ * Whether the record fits the log is checked before anything is marked,
+ * against the worst case (every page's image): whether images are needed
+ * depends on when checkpoints run, and a record must not be refused
+ * because one just did.
  */
 #include "core/error.h"
 #include "hotset/durability.h"
@@ -45,6 +60,17 @@ static bool needs_image(hs_pool *pool, hs_buf buf, hs_lsn redo) {
   return atomic_load_explicit(&pool_desc(pool, buf)->lsn, memory_order_relaxed) <= redo;
 }
 
+/* Would a record of `bytes` (payload and images) fit the log? */
+static hs_status fits_log(hs_pool *pool, const char *call, uint64_t bytes, uint32_t npages) {
+  uint32_t max = hs_wal_max_record(pool->wal);
+  if (bytes <= max) return HS_OK;
+  return hs_fail(HS_ERR_INVALID, 0,
+                 "%s: %" PRIu64 " bytes with the full images of its %u page(s) of %u bytes, more "
+                 "than the log's largest record (%u bytes: a quarter of its buffer_bytes); "
+                 "nothing was logged or marked",
+                 call, bytes, npages, pool->page_size, max);
+}
+
 hs_status hs_buf_log_change(hs_pool *pool, hs_buf buf, const hs_wal_range *ranges, uint32_t n,
                             hs_lsn *end) {
   static const char call[] = "hs_buf_log_change";
@@ -59,11 +85,17 @@ hs_status hs_buf_log_change(hs_pool *pool, hs_buf buf, const hs_wal_range *range
                        "%s: range %u starts at %u, inside the page header (the first %u bytes "
                        "belong to hotset when checksums are on)",
                        call, i, ranges[i].offset, HS_PAGE_HEADER_SIZE);
+  uint64_t change_bytes = 0;
+  for (uint32_t i = 0; i < n; i++) change_bytes += 4u + ranges[i].len;
+  if ((st = fits_log(pool, call, change_bytes > pool->page_size ? change_bytes : pool->page_size,
+                     1)) != HS_OK)
+    return st;
   hs_bufdesc *d = pool_desc(pool, buf);
   hs_buftag tag = buf_tag_get(d);
   hs_wal_page ref = {.rel = tag.rel, .fork = tag.fork, .block = tag.block};
   const void *page = hs_buf_page(pool, buf);
   hs_lsn lsn;
+  if ((st = hs_buf_mark_dirty(pool, buf, 0, NULL)) != HS_OK) return st; /* before the insert */
   for (bool stale = true; stale;) {
     hs_lsn redo = wal_redo_point(pool->wal);
     if (needs_image(pool, buf, redo))
@@ -73,6 +105,7 @@ hs_status hs_buf_log_change(hs_pool *pool, hs_buf buf, const hs_wal_range *range
                                   &lsn);
     if (st != HS_OK) return st;
   }
+  if (pool->logged_hook) pool->logged_hook(pool, pool->durability_hook_ctx);
   st = hs_buf_mark_dirty(pool, buf, lsn, NULL);
   if (st == HS_OK && end) *end = lsn;
   return st;
@@ -104,9 +137,14 @@ hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_bu
                      call, i, rec->pages[i].rel, (int)rec->pages[i].fork, rec->pages[i].block,
                      tag.rel, (int)tag.fork, tag.block);
   }
+  if ((st = fits_log(pool, call, rec->len + (uint64_t)rec->npages * pool->page_size,
+                     rec->npages)) != HS_OK)
+    return st;
   hs_wal_record with_refs = *rec;
   with_refs.pages = refs;
   hs_lsn lsn;
+  for (uint16_t i = 0; i < rec->npages; i++) /* before the insert */
+    if ((st = hs_buf_mark_dirty(pool, bufs[i], 0, NULL)) != HS_OK) return st;
   for (bool stale = true; stale;) {
     hs_lsn redo = wal_redo_point(pool->wal);
     for (uint16_t i = 0; i < rec->npages; i++)
@@ -114,6 +152,7 @@ hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_bu
     st = wal_insert_images(pool->wal, &with_refs, images, pool->page_size, redo, &stale, &lsn);
     if (st != HS_OK) return st;
   }
+  if (pool->logged_hook) pool->logged_hook(pool, pool->durability_hook_ctx);
   for (uint16_t i = 0; i < rec->npages; i++)
     if ((st = hs_buf_mark_dirty(pool, bufs[i], lsn, NULL)) != HS_OK) return st;
   if (end) *end = lsn;

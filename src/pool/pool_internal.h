@@ -92,6 +92,15 @@ struct hs_pool {
   char ckpt_last_error[256]; /* ... and the last one's message */
   hs_recovery_report recovery;
 
+  /* White-box tests only: called by hs_buf_log_change / hs_buf_log_record
+   * after the record is inserted and before the buffer's LSN is raised,
+   * and by a checkpoint right after it collected the dirty buffers — the
+   * two ends of the window in which a checkpoint could miss a change
+   * (tests/test_checkpoint_race.c). */
+  void (*logged_hook)(hs_pool *pool, void *ctx);
+  void (*collected_hook)(hs_pool *pool, void *ctx);
+  void *durability_hook_ctx;
+
   /* White-box tests only: called by hs_pool_drop_relation with phase
    * DROP_HOOK_LOOKED after it decided from an unlocked look that buffer b
    * belongs to the relation, before it locks anything (the window a

@@ -678,10 +678,17 @@ static void test_refusals(void) {
   hs_pool *p2;
   CHECK_ST(hs_pool_open(&po2, &p2), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "cannot carry a full image");
+  /* One opener of a log at a time (opening clears its tail). */
+  hs_wal *second;
+  CHECK_ST(hs_wal_open(&wo, &second), HS_ERR_BUSY);
+  CHECK_CONTAINS(hs_last_error(), "log directory");
+  CHECK_CONTAINS(hs_last_error(), "in use by process");
   po2.page_size = 4096;
   CHECK_OK(hs_pool_open(&po2, &p2));
   CHECK_OK(hs_pool_close(p2));
   CHECK_OK(hs_wal_close(small));
+  CHECK_OK(hs_wal_open(&wo, &second)); /* free again */
+  CHECK_OK(hs_wal_close(second));
   testdir_remove(dir);
 }
 

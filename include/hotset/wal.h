@@ -71,8 +71,11 @@ typedef struct hs_wal_options {
 void hs_wal_options_init(hs_wal_options *opts);
 
 /* Opens the log in opts->dir, creating it if missing. An existing log is
- * read from its first segment to its end (the first record that is
- * incomplete, out of place or fails its CRC), and new records follow it. */
+ * read from the control file's redo point (its start if there is none) to
+ * its end (the first record that is incomplete, out of place or fails its
+ * CRC), and new records follow it. One opener at a time: a log open
+ * elsewhere (another process, or another handle in this one) is
+ * HS_ERR_BUSY naming the holder's pid (<dir>/wal.lock). */
 hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out);
 /* Flushes everything inserted, stops the writer and frees the log. On a
  * failed flush the log is freed all the same and the error returned. */

@@ -62,6 +62,7 @@
  * descriptor until close. flock belongs to the open file description, so a
  * second handle in the same process conflicts as one in another process does.
  */
+#include "core/dir_lock.h"
 #include "core/error.h"
 #include "hotset/fault.h"
 #include "hotset/storage.h"
@@ -986,77 +987,13 @@ hs_status hs_smgr_sync_all(hs_smgr *smgr) {
 
 /* ---- the data directory's lock ----------------------------------------- */
 
-/* The pid a lock file holds ("<pid>\n"), or 0 if it holds none: empty (the
- * holder has not written it yet, or could not) or not a number. */
-static long lock_file_pid(int fd) {
-  char buf[32];
-  ssize_t n;
-  do {
-    n = pread(fd, buf, sizeof buf - 1, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  char *end;
-  errno = 0;
-  long pid = strtol(buf, &end, 10);
-  if (errno != 0 || end == buf || *end != '\n' || pid <= 0) return 0;
-  return pid;
-}
-
-/* Writes our pid into the locked lock file. The pid is written over the
- * old content and the file then cut to its length, so a reader sees the old
- * pid, the new one, or the new one followed by a stale tail it stops
- * reading at the newline. If that fails the file is emptied, so nobody is
- * told a wrong pid; the lock itself still holds. */
-static void lock_file_write_pid(int fd) {
-  char buf[32];
-  int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
-  size_t done;
-  if (pwrite_full(fd, buf, (size_t)len, 0, &done) != 0 || done != (size_t)len ||
-      ftruncate(fd, len) != 0) {
-    int rc = ftruncate(fd, 0);
-    (void)rc; /* if even that fails, a stale pid may show: it is only advice */
-  }
-}
-
-/* Opens and locks the lock file at `path`; returns the descriptor in *out. */
-static hs_status lock_dir_file(const hs_smgr *s, const char *path, int *out) {
-  int fd;
-  do {
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return fail_sys(errno, "could not open lock file \"%s\"", path);
-  int rc;
-  do {
-    rc = flock(fd, LOCK_EX | LOCK_NB);
-  } while (rc != 0 && errno == EINTR);
-  if (rc != 0) {
-    int err = errno;
-    hs_status st;
-    if (err == EWOULDBLOCK) {
-      long pid = lock_file_pid(fd);
-      char holder[48] = "another process";
-      if (pid > 0) snprintf(holder, sizeof holder, "process %ld", pid);
-      st = hs_fail(HS_ERR_BUSY, err, "data directory %s is in use by %s (lock file %s)", s->dir,
-                   holder, path);
-    } else {
-      st = fail_sys(err, "could not lock \"%s\"", path);
-    }
-    close(fd);
-    return st;
-  }
-  lock_file_write_pid(fd);
-  *out = fd;
-  return HS_OK;
-}
-
 hs_status hs_smgr_lock_dir(hs_smgr *smgr) {
   if (!smgr) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_lock_dir: smgr is NULL");
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/%s", smgr->dir, HS_SMGR_LOCK_FILE);
   hs_status st = HS_OK;
   pthread_rwlock_wrlock(&smgr->table_lock); /* guards lock_fd */
-  if (smgr->lock_fd < 0) st = lock_dir_file(smgr, path, &smgr->lock_fd);
+  if (smgr->lock_fd < 0) st = dir_lock_take("data directory", smgr->dir, path, &smgr->lock_fd);
   pthread_rwlock_unlock(&smgr->table_lock);
   return st;
 }

@@ -23,6 +23,7 @@
  * it is closed, so a flush only ever syncs the segment it is writing.
  */
 #include "core/crc32c.h"
+#include "core/dir_lock.h"
 #include "core/error.h"
 #include "wal/wal_durable.h"
 #include "wal/wal_format.h"
@@ -434,6 +435,7 @@ static hs_status make_dir(const char *dir) {
 static void wal_free(hs_wal *w) {
   if (!w) return;
   if (w->fd >= 0) close(w->fd);
+  if (w->lock_fd >= 0) close(w->lock_fd); /* releases the directory */
   free(w->buffer);
   free(w->dir);
   pthread_mutex_destroy(&w->reserve_lock);
@@ -569,6 +571,7 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
   w->rmgrs[HS_WAL_RMGR_GENERIC] = (wal_rmgr){.redo = hs_wal_generic_redo, .name = "generic"};
   w->rmgrs[HS_WAL_RMGR_LOG] = (wal_rmgr){.redo = NULL, .name = "log"};
   w->fd = -1;
+  w->lock_fd = -1;
   w->segment_bytes = opts->segment_bytes;
   w->buffer_bytes = buffer;
   /* A quarter of the ring, so several records always fit at once. */
@@ -581,6 +584,15 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
   if (!w->dir || !w->buffer) {
     wal_free(w);
     return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for a log buffer of %" PRIu64 " bytes", buffer);
+  }
+  /* One log per directory at a time: opening changes the log (its tail is
+   * cleared), so a second opener must not touch a log in use. */
+  char lock_path[4200];
+  snprintf(lock_path, sizeof lock_path, "%s/wal.lock", w->dir);
+  st = dir_lock_take("log directory", w->dir, lock_path, &w->lock_fd);
+  if (st != HS_OK) {
+    wal_free(w);
+    return st;
   }
   wal_control control;
   bool have_control;

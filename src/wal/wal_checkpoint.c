@@ -5,7 +5,8 @@
  * Recycling. A segment wholly before the redo point is never read again.
  * Creating a segment costs writing all its bytes as zeros and two fsyncs
  * (wal_segment.c), so instead of removing an old one the checkpoint renames
- * it to the name of a future segment, as PostgreSQL's RemoveOldXlogFiles /
+ * it to the name of a future segment (link, then unlink: never over an
+ * existing file), as PostgreSQL's RemoveOldXlogFiles /
  * InstallXLogFileSegment do: when the log reaches it, it is opened and
  * overwritten in place. Its old records cannot pass for new ones — each
  * names the LSN it starts at, and the reader stops at the first that does
@@ -52,10 +53,19 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
    * small segments, and each spare saves a segment's zero-fill. */
   uint64_t keep = keep_bytes / w->segment_bytes;
   if (keep < 2) keep = 2;
+  /* Under write_lock: only its holder creates or opens segments, so no
+   * segment appears under a name while it is being given to a spare. The
+   * name is taken with link(), which fails rather than replace a file that
+   * exists (rename would silently put a stale segment over one the log is
+   * writing), and the old name is then removed. */
+  pthread_mutex_lock(&w->write_lock);
   uint64_t *starts;
   size_t n;
   hs_status st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
-  if (st != HS_OK) return st;
+  if (st != HS_OK) {
+    pthread_mutex_unlock(&w->write_lock);
+    return st;
+  }
   uint64_t redo_seg = redo - redo % w->segment_bytes;
   /* Spares are the segments past the one being written (the insert
    * position's); future names start past the last of them. */
@@ -71,24 +81,31 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
   for (size_t i = 0; i < n && st == HS_OK && starts[i] < redo_seg; i++) {
     char old_path[4200], new_path[4200];
     wal_segment_path(w->dir, starts[i], old_path, sizeof old_path);
-    if (spares < keep) {
+    bool kept = false;
+    while (spares < keep && !kept) {
       wal_segment_path(w->dir, next, new_path, sizeof new_path);
-      if (rename(old_path, new_path) != 0) {
-        st = hs_fail(HS_ERR_IO, errno, "%s: cannot rename the old log segment to %s for reuse",
+      next += w->segment_bytes;
+      if (link(old_path, new_path) == 0) {
+        kept = true;
+      } else if (errno != EEXIST) {
+        st = hs_fail(HS_ERR_IO, errno, "%s: cannot link the old log segment to %s for reuse",
                      old_path, new_path);
         break;
       }
-      next += w->segment_bytes;
+    }
+    if (st != HS_OK) break;
+    if (unlink(old_path) != 0) {
+      st = hs_fail(HS_ERR_IO, errno, "%s: cannot remove an old log segment", old_path);
+      break;
+    }
+    if (kept) {
       spares++;
       (*recycled)++;
     } else {
-      if (unlink(old_path) != 0) {
-        st = hs_fail(HS_ERR_IO, errno, "%s: cannot remove an old log segment", old_path);
-        break;
-      }
       (*removed)++;
     }
   }
+  pthread_mutex_unlock(&w->write_lock);
   free(starts);
   if (st == HS_OK && (*recycled || *removed)) st = wal_sync_dir(w->dir);
   return st;

@@ -39,6 +39,7 @@ typedef struct wal_rmgr {
 
 struct hs_wal {
   char *dir;
+  int lock_fd; /* the flocked <dir>/wal.lock: one opener at a time */
   uint64_t segment_bytes;
   uint64_t buffer_bytes;
   unsigned char *buffer;

@@ -26,6 +26,12 @@
  *    Replay stops at the end of the log (the first incomplete record or
  *    failed CRC), the pages are written and a checkpoint taken. Register
  *    the engine's resource managers on the log before opening the pool.
+ *
+ * Rules: on a pool with a log, change pages only through the two logging
+ * calls (a page only marked dirty has no full-page image to repair a torn
+ * write). Dropping or truncating a relation is not logged yet: take a
+ * checkpoint right after, before the relation's id is used again, or
+ * recovery from an older redo point re-creates it.
  */
 #ifndef HOTSET_DURABILITY_H
 #define HOTSET_DURABILITY_H

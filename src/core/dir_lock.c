@@ -82,4 +82,3 @@ hs_status dir_lock_take(const char *what, const char *dir, const char *path, int
   *out = fd;
   return HS_OK;
 }
-

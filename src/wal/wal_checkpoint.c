@@ -78,6 +78,7 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
       spares++;
       if (starts[i] + w->segment_bytes > next) next = starts[i] + w->segment_bytes;
     }
+  if (w->spare_name_hook) w->spare_name_hook(w, next, w->spare_name_ctx);
   for (size_t i = 0; i < n && st == HS_OK && starts[i] < redo_seg; i++) {
     char old_path[4200], new_path[4200];
     wal_segment_path(w->dir, starts[i], old_path, sizeof old_path);

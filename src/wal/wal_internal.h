@@ -103,6 +103,11 @@ struct hs_wal {
    * stop the log (tests/test_wal_failure_race.c). */
   void (*before_write_lock)(void *ctx);
   void *before_write_lock_ctx;
+  /* White-box tests only: called by a checkpoint's recycling with the first
+   * future segment name it will give a spare, before it gives any
+   * (tests/test_wal_recycle.c). */
+  void (*spare_name_hook)(hs_wal *w, uint64_t next, void *ctx);
+  void *spare_name_ctx;
 
   pthread_mutex_t rmgr_lock;
   wal_rmgr rmgrs[HS_WAL_RMGR_COUNT];

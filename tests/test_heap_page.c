@@ -28,7 +28,7 @@ static bool same(const void *page, uint32_t size, uint16_t slot, uint32_t len, u
 }
 
 static void test_fill_and_read(uint32_t size) {
-  unsigned char *page = aligned_alloc(4096, size);
+  unsigned char *page = aligned_alloc(64, size);
   memset(page, 0, size);
   CHECK(heap_page_is_new(page));
   heap_page_init(page, size);
@@ -110,7 +110,7 @@ static void test_dead_unused_compact(void) {
 
 static void test_big_tuples_64k(void) {
   enum { SIZE = 65536 };
-  unsigned char *page = aligned_alloc(4096, SIZE);
+  unsigned char *page = aligned_alloc(64, SIZE);
   heap_page_init(page, SIZE);
   static unsigned char t[HEAP_MAX_TUPLE];
   uint16_t slot;

@@ -69,6 +69,9 @@ hs_status hs_buf_log_change(hs_pool *pool, hs_buf buf, const hs_wal_range *range
 hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_buf *bufs,
                             hs_lsn *end);
 
+/* The pool's log (hs_pool_options.wal), or NULL. */
+struct hs_wal *hs_pool_wal(hs_pool *pool);
+
 /* ---- checkpoints ---- */
 
 /* Runs a checkpoint now, at full speed (waits for a spread one under way

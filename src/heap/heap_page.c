@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define H(page) ((unsigned char *)(page) + HS_PAGE_HEADER_SIZE)
+#define H(page)     ((unsigned char *)(page) + HS_PAGE_HEADER_SIZE)
 #define STATE_SHIFT 14
 #define LEN_MASK    0x3FFFu
 
@@ -157,8 +157,8 @@ hs_status heap_page_get(const void *page, uint32_t page_size, uint16_t slot, voi
   lp_get(page, slot, &off, &l, &st);
   if (off < upper_of(page) || (uint32_t)off + l > page_size || l == 0)
     return hs_fail(HS_ERR_CORRUPT, 0,
-                   "heap page: slot %u points at %u bytes at %u, outside the tuples [%u, %u)",
-                   slot, l, off, upper_of(page), page_size);
+                   "heap page: slot %u points at %u bytes at %u, outside the tuples [%u, %u)", slot,
+                   l, off, upper_of(page), page_size);
   *tuple = (unsigned char *)page + off;
   *len = l;
   return HS_OK;
@@ -263,7 +263,8 @@ hs_status heap_page_check(const void *page, uint32_t page_size) {
     lp_get(page, (uint16_t)s, &off, &len, &state);
     if (state > HEAP_LP_DEAD)
       st = hs_fail(HS_ERR_CORRUPT, 0, "heap page: slot %u has state %d", s, (int)state);
-    else if (state == HEAP_LP_NORMAL && (len == 0 || off < upper || (uint32_t)off + len > page_size))
+    else if (state == HEAP_LP_NORMAL &&
+             (len == 0 || off < upper || (uint32_t)off + len > page_size))
       st = hs_fail(HS_ERR_CORRUPT, 0,
                    "heap page: slot %u points at %u bytes at %u, outside the tuples [%u, %u)", s,
                    len, off, upper, page_size);

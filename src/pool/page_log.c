@@ -56,6 +56,10 @@ static hs_status need_log(hs_pool *pool, const char *call) {
   return hs_fail(HS_ERR_INVALID, 0, "%s: the pool has no log (hs_pool_options.wal)", call);
 }
 
+hs_wal *hs_pool_wal(hs_pool *pool) {
+  return pool ? pool->wal : NULL;
+}
+
 static bool needs_image(hs_pool *pool, hs_buf buf, hs_lsn redo) {
   return atomic_load_explicit(&pool_desc(pool, buf)->lsn, memory_order_relaxed) <= redo;
 }

@@ -1,0 +1,299 @@
+/*
+ * heap/xact.c — transaction ids, the commit log in pool pages, snapshots
+ * and the horizon (heap/xact.h).
+ *
+ * Locking: `mu` guards the running set, the held snapshots' xmins, the next
+ * id and its reservation; it is held only for those few words, never
+ * across a page read or a log flush — except when a reservation moves,
+ * once per XACT_ID_BATCH ids. Commit-log pages are changed under their
+ * buffer's exclusive content lock, so two transactions whose bits share a
+ * byte do not lose each other's update.
+ */
+#include "heap/xact.h"
+
+#include "core/error.h"
+#include "hotset/durability.h"
+#include "hotset/page.h"
+#include "hotset/wal.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DATA_AT       HS_PAGE_HEADER_SIZE /* the first byte past the page header */
+#define MAX_SNAPSHOTS 4096u
+
+struct xact_mgr {
+  hs_pool *pool;
+  uint32_t xids_per_page;
+  pthread_mutex_t mu;
+  hs_xid next, reserved, first_of_start;
+  uint32_t nrunning;
+  hs_xid running[XACT_MAX_RUNNING];
+  uint32_t nheld;
+  hs_xid held[MAX_SNAPSHOTS]; /* xmins of snapshots not released */
+};
+
+/* Pins block `block` of the commit log, adding blocks up to it if needed
+ * (their zeros say "in progress", which is right for ids not given yet). */
+static hs_status clog_read(xact_mgr *m, hs_blockno block, hs_buf *out) {
+  hs_smgr *smgr = hs_pool_smgr(m->pool);
+  hs_blockno n;
+  hs_status st = hs_smgr_nblocks(smgr, XACT_CLOG_REL, HS_FORK_MAIN, &n);
+  while (st == HS_OK && n <= block) {
+    hs_buf b;
+    hs_blockno got;
+    st = hs_pool_extend(m->pool, XACT_CLOG_REL, HS_FORK_MAIN, NULL, false, &b, &got);
+    if (st == HS_OK) {
+      hs_buf_release(m->pool, b);
+      n = got + 1;
+    }
+  }
+  if (st != HS_OK) return st;
+  return hs_pool_read(m->pool, XACT_CLOG_REL, HS_FORK_MAIN, block, HS_READ_NORMAL, NULL, out, NULL);
+}
+
+/* Where xid's two bits are: block, byte, shift. */
+static void clog_place(const xact_mgr *m, hs_xid xid, hs_blockno *block, uint32_t *byte,
+                       unsigned *shift) {
+  *block = (hs_blockno)(1 + xid / m->xids_per_page);
+  uint64_t in_page = xid % m->xids_per_page;
+  *byte = DATA_AT + (uint32_t)(in_page / 4);
+  *shift = (unsigned)(in_page % 4) * 2;
+}
+
+/* Pins and locks (in `mode`) the commit-log page holding xid's bits; says
+ * which byte (an offset in the page) and shift. */
+static hs_status clog_pin(xact_mgr *m, hs_xid xid, hs_lock_mode mode, hs_buf *b, uint32_t *byte,
+                          unsigned *shift) {
+  hs_blockno block;
+  clog_place(m, xid, &block, byte, shift);
+  hs_status st = clog_read(m, block, b);
+  if (st == HS_OK) hs_buf_lock(m->pool, *b, mode);
+  return st;
+}
+
+static void clog_unpin(xact_mgr *m, hs_buf b) {
+  hs_buf_unlock(m->pool, b);
+  hs_buf_release(m->pool, b);
+}
+
+static hs_status clog_set(xact_mgr *m, hs_xid xid, xact_status status, hs_lsn *lsn) {
+  hs_buf b;
+  uint32_t byte;
+  unsigned shift;
+  hs_status st = clog_pin(m, xid, HS_LOCK_EXCLUSIVE, &b, &byte, &shift);
+  if (st != HS_OK) return st;
+  unsigned char *p = (unsigned char *)hs_buf_page(m->pool, b) + byte;
+  *p = (unsigned char)((*p & ~(3u << shift)) | ((unsigned)status << shift));
+  hs_wal_range r = {byte, 1};
+  st = hs_buf_log_change(m->pool, b, &r, 1, lsn);
+  clog_unpin(m, b);
+  return st;
+}
+
+/* Page 0 of the commit log: "ids are given below R". */
+static hs_status reservation_get(xact_mgr *m, hs_xid *r) {
+  hs_buf b;
+  hs_status st = clog_read(m, 0, &b);
+  if (st != HS_OK) return st;
+  hs_buf_lock(m->pool, b, HS_LOCK_SHARE);
+  memcpy(r, (unsigned char *)hs_buf_page(m->pool, b) + DATA_AT, sizeof *r);
+  hs_buf_unlock(m->pool, b);
+  hs_buf_release(m->pool, b);
+  return HS_OK;
+}
+
+static hs_status reservation_set(xact_mgr *m, hs_xid r) {
+  hs_buf b;
+  hs_status st = clog_read(m, 0, &b);
+  if (st != HS_OK) return st;
+  hs_buf_lock(m->pool, b, HS_LOCK_EXCLUSIVE);
+  memcpy((unsigned char *)hs_buf_page(m->pool, b) + DATA_AT, &r, sizeof r);
+  hs_wal_range range = {DATA_AT, sizeof r};
+  st = hs_buf_log_change(m->pool, b, &range, 1, NULL);
+  hs_buf_unlock(m->pool, b);
+  hs_buf_release(m->pool, b);
+  return st;
+}
+
+hs_status xact_open(hs_pool *pool, xact_mgr **out) {
+  *out = NULL;
+  if (!pool || !hs_pool_wal(pool))
+    return hs_fail(HS_ERR_INVALID, 0, "xact_open: the pool needs a log (hs_pool_options.wal)");
+  xact_mgr *m = calloc(1, sizeof *m);
+  if (!m) return hs_fail(HS_ERR_NOMEM, 0, "no memory for the transaction manager");
+  m->pool = pool;
+  m->xids_per_page = (hs_pool_page_size(pool) - DATA_AT) * 4;
+  pthread_mutex_init(&m->mu, NULL);
+  hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), XACT_CLOG_REL, HS_FORK_MAIN, NULL);
+  hs_xid r = 0;
+  if (st == HS_OK) st = reservation_get(m, &r);
+  if (st == HS_OK) {
+    /* Everything below R may have been given before: start there. */
+    m->next = m->first_of_start = r > XACT_FIRST ? r : XACT_FIRST;
+    m->reserved = m->next + XACT_ID_BATCH;
+    st = reservation_set(m, m->reserved);
+  }
+  if (st != HS_OK) {
+    xact_close(m);
+    return st;
+  }
+  *out = m;
+  return HS_OK;
+}
+
+void xact_close(xact_mgr *m) {
+  if (!m) return;
+  pthread_mutex_destroy(&m->mu);
+  free(m);
+}
+
+hs_status xact_begin(xact_mgr *m, hs_xid *xid) {
+  pthread_mutex_lock(&m->mu);
+  hs_status st = HS_OK;
+  if (m->nrunning == XACT_MAX_RUNNING)
+    st = hs_fail(HS_ERR_BUSY, 0, "xact_begin: %u transactions are running (the most)",
+                 XACT_MAX_RUNNING);
+  if (st == HS_OK && m->next == m->reserved) {
+    /* Under mu: no id is given past the reservation before it moved. Not
+     * flushed: any record that could matter after a crash — a commit, a
+     * page written with the id in it — flushes the log past this change. */
+    st = reservation_set(m, m->reserved + XACT_ID_BATCH);
+    if (st == HS_OK) m->reserved += XACT_ID_BATCH;
+  }
+  if (st == HS_OK) {
+    *xid = m->next++;
+    m->running[m->nrunning++] = *xid;
+  }
+  pthread_mutex_unlock(&m->mu);
+  return st;
+}
+
+/* Takes xid out of the running set; false if it was not there. */
+static bool stop_running(xact_mgr *m, hs_xid xid) {
+  pthread_mutex_lock(&m->mu);
+  bool found = false;
+  for (uint32_t i = 0; i < m->nrunning && !found; i++)
+    if (m->running[i] == xid) {
+      m->running[i] = m->running[--m->nrunning];
+      found = true;
+    }
+  pthread_mutex_unlock(&m->mu);
+  return found;
+}
+
+static bool is_running(xact_mgr *m, hs_xid xid) {
+  pthread_mutex_lock(&m->mu);
+  bool found = false;
+  for (uint32_t i = 0; i < m->nrunning && !found; i++) found = m->running[i] == xid;
+  pthread_mutex_unlock(&m->mu);
+  return found;
+}
+
+static hs_status finish(xact_mgr *m, hs_xid xid, xact_status status, const char *call) {
+  if (!is_running(m, xid))
+    return hs_fail(HS_ERR_INVALID, 0, "%s: transaction %" PRIu64 " is not running", call, xid);
+  hs_lsn lsn = 0;
+  hs_status st = clog_set(m, xid, status, &lsn);
+  /* A commit is durable once the log is flushed to its commit-log change:
+   * only then may the caller be told it committed. */
+  if (st == HS_OK && status == XACT_COMMITTED)
+    st = hs_wal_flush(hs_pool_wal(m->pool), lsn, HS_WAL_CAUSE_COMMIT, NULL);
+  if (st == HS_OK) stop_running(m, xid);
+  return st;
+}
+
+hs_status xact_commit(xact_mgr *m, hs_xid xid) {
+  return finish(m, xid, XACT_COMMITTED, "xact_commit");
+}
+
+hs_status xact_abort(xact_mgr *m, hs_xid xid) {
+  return finish(m, xid, XACT_ABORTED, "xact_abort");
+}
+
+hs_status xact_status_of(xact_mgr *m, hs_xid xid, xact_status *out) {
+  if (xid == XACT_FROZEN) {
+    *out = XACT_COMMITTED;
+    return HS_OK;
+  }
+  if (xid < XACT_FIRST || xid >= xact_next(m))
+    return hs_fail(HS_ERR_INVALID, 0, "xact_status_of: %" PRIu64 " was never given", xid);
+  hs_buf b;
+  uint32_t byte;
+  unsigned shift;
+  hs_status st = clog_pin(m, xid, HS_LOCK_SHARE, &b, &byte, &shift);
+  if (st != HS_OK) return st;
+  unsigned bits = (*((unsigned char *)hs_buf_page(m->pool, b) + byte) >> shift) & 3u;
+  clog_unpin(m, b);
+  if (bits > XACT_ABORTED)
+    return hs_fail(HS_ERR_CORRUPT, 0, "commit log: transaction %" PRIu64 " has status %u", xid,
+                   bits);
+  *out = (xact_status)bits;
+  /* Still "in progress" from before this start: it died with the process. */
+  if (*out == XACT_IN_PROGRESS && xid < m->first_of_start) *out = XACT_ABORTED;
+  return HS_OK;
+}
+
+hs_status xact_take_snapshot(xact_mgr *m, xact_snapshot *s) {
+  pthread_mutex_lock(&m->mu);
+  if (m->nheld == MAX_SNAPSHOTS) {
+    pthread_mutex_unlock(&m->mu);
+    return hs_fail(HS_ERR_BUSY, 0, "xact_take_snapshot: %u snapshots are held (the most)",
+                   MAX_SNAPSHOTS);
+  }
+  s->xmax = m->next;
+  s->xmin = m->next;
+  s->nrunning = m->nrunning;
+  for (uint32_t i = 0; i < m->nrunning; i++) {
+    s->running[i] = m->running[i];
+    if (m->running[i] < s->xmin) s->xmin = m->running[i];
+  }
+  m->held[m->nheld++] = s->xmin;
+  pthread_mutex_unlock(&m->mu);
+  return HS_OK;
+}
+
+void xact_release_snapshot(xact_mgr *m, const xact_snapshot *s) {
+  pthread_mutex_lock(&m->mu);
+  for (uint32_t i = 0; i < m->nheld; i++)
+    if (m->held[i] == s->xmin) {
+      m->held[i] = m->held[--m->nheld];
+      break;
+    }
+  pthread_mutex_unlock(&m->mu);
+}
+
+hs_status xact_visible(xact_mgr *m, const xact_snapshot *s, hs_xid xid, bool *visible) {
+  *visible = false;
+  if (xid == XACT_FROZEN) {
+    *visible = true;
+    return HS_OK;
+  }
+  if (xid >= s->xmax) return HS_OK; /* began after the snapshot */
+  for (uint32_t i = 0; i < s->nrunning; i++)
+    if (s->running[i] == xid) return HS_OK; /* running when it was taken */
+  xact_status st;
+  hs_status rc = xact_status_of(m, xid, &st);
+  if (rc == HS_OK) *visible = st == XACT_COMMITTED;
+  return rc;
+}
+
+hs_xid xact_horizon(xact_mgr *m) {
+  pthread_mutex_lock(&m->mu);
+  hs_xid h = m->next;
+  for (uint32_t i = 0; i < m->nrunning; i++)
+    if (m->running[i] < h) h = m->running[i];
+  for (uint32_t i = 0; i < m->nheld; i++)
+    if (m->held[i] < h) h = m->held[i];
+  pthread_mutex_unlock(&m->mu);
+  return h;
+}
+
+hs_xid xact_next(xact_mgr *m) {
+  pthread_mutex_lock(&m->mu);
+  hs_xid n = m->next;
+  pthread_mutex_unlock(&m->mu);
+  return n;
+}

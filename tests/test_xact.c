@@ -1,0 +1,241 @@
+/*
+ * tests/test_xact.c — transactions (src/heap/xact.h): statuses through
+ * commit and abort; snapshots see exactly the transactions that committed
+ * before them; the horizon follows the oldest running transaction and the
+ * oldest held snapshot; the commit log spans pages; after a real crash (a
+ * child killed with SIGKILL) commits are there, aborts and transactions
+ * that were running read as aborted, and ids are never given twice;
+ * threads beginning and committing at once (TSan); misuse refused.
+ */
+#include "check.h"
+#include "heap/xact.h"
+#include "hotset/durability.h"
+#include "hotset/wal.h"
+#include "testdir.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[4096];
+static _Atomic unsigned thread_failures;
+
+typedef struct env {
+  hs_wal *wal;
+  hs_pool *pool;
+  xact_mgr *x;
+} env;
+
+static hs_status env_open(env *e) {
+  char wd[4200];
+  snprintf(wd, sizeof wd, "%s/wal", dir);
+  hs_wal_options wo;
+  hs_wal_options_init(&wo);
+  wo.dir = wd;
+  wo.writer_delay_ms = 0;
+  hs_status st = hs_wal_open(&wo, &e->wal);
+  if (st != HS_OK) return st;
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = dir;
+  po.pool_pages = 16;
+  po.wal = e->wal;
+  po.checksums = true;
+  st = hs_pool_open(&po, &e->pool);
+  if (st == HS_OK) st = xact_open(e->pool, &e->x);
+  return st;
+}
+
+static void env_close(env *e) {
+  xact_close(e->x);
+  CHECK_OK(hs_pool_close(e->pool));
+  CHECK_OK(hs_wal_close(e->wal));
+}
+
+static xact_status status(env *e, hs_xid x) {
+  xact_status s = (xact_status)-1;
+  CHECK_OK(xact_status_of(e->x, x, &s));
+  return s;
+}
+
+static void test_statuses_and_snapshots(void) {
+  testdir_make(dir, sizeof dir, "xact");
+  env e;
+  REQUIRE(env_open(&e) == HS_OK);
+  hs_xid a, b, c;
+  CHECK_OK(xact_begin(e.x, &a));
+  CHECK_OK(xact_begin(e.x, &b));
+  CHECK(a >= XACT_FIRST && b == a + 1);
+  CHECK_EQ(status(&e, a), XACT_IN_PROGRESS);
+  xact_snapshot s1;
+  CHECK_OK(xact_take_snapshot(e.x, &s1)); /* a and b running */
+  CHECK_EQ(s1.xmin, a);
+  CHECK_EQ(s1.xmax, b + 1);
+  CHECK_OK(xact_commit(e.x, a));
+  CHECK_OK(xact_abort(e.x, b));
+  CHECK_EQ(status(&e, a), XACT_COMMITTED);
+  CHECK_EQ(status(&e, b), XACT_ABORTED);
+  CHECK_OK(xact_begin(e.x, &c));
+  xact_snapshot s2;
+  CHECK_OK(xact_take_snapshot(e.x, &s2)); /* c running */
+  bool v;
+  /* s1 was taken while a ran: a's work stays invisible to it. */
+  CHECK_OK(xact_visible(e.x, &s1, a, &v));
+  CHECK(!v);
+  CHECK_OK(xact_visible(e.x, &s2, a, &v));
+  CHECK(v);
+  CHECK_OK(xact_visible(e.x, &s2, b, &v)); /* aborted */
+  CHECK(!v);
+  CHECK_OK(xact_visible(e.x, &s2, c, &v)); /* running */
+  CHECK(!v);
+  CHECK_OK(xact_visible(e.x, &s1, c, &v)); /* began after */
+  CHECK(!v);
+  CHECK_OK(xact_visible(e.x, &s1, XACT_FROZEN, &v));
+  CHECK(v);
+  /* The horizon: s1 (xmin a) holds it at a, though a and b are done. */
+  CHECK_EQ(xact_horizon(e.x), a);
+  xact_release_snapshot(e.x, &s1);
+  CHECK_EQ(xact_horizon(e.x), c); /* c runs, s2's xmin is c */
+  CHECK_OK(xact_commit(e.x, c));
+  CHECK_EQ(xact_horizon(e.x), c); /* s2 still held */
+  xact_release_snapshot(e.x, &s2);
+  CHECK_EQ(xact_horizon(e.x), xact_next(e.x));
+  /* Misuse. */
+  CHECK_ST(xact_commit(e.x, c), HS_ERR_INVALID); /* finished already */
+  CHECK_CONTAINS(hs_last_error(), "not running");
+  CHECK_ST(xact_abort(e.x, 999999), HS_ERR_INVALID);
+  xact_status st;
+  CHECK_ST(xact_status_of(e.x, xact_next(e.x), &st), HS_ERR_INVALID); /* never given */
+  CHECK_ST(xact_status_of(e.x, XACT_INVALID, &st), HS_ERR_INVALID);
+  env_close(&e);
+  testdir_remove(dir);
+}
+
+static void test_many_across_pages(void) {
+  testdir_make(dir, sizeof dir, "xact-many");
+  env e;
+  REQUIRE(env_open(&e) == HS_OK);
+  /* 8 KiB pages hold 32,704 ids: 40,000 cross a page and two reservations. */
+  enum { N = 40000 };
+  hs_xid first = 0, x;
+  for (uint32_t i = 0; i < N; i++) {
+    REQUIRE(xact_begin(e.x, &x) == HS_OK);
+    if (!first) first = x;
+    hs_status st = i % 3 == 0 ? xact_abort(e.x, x) : xact_commit(e.x, x);
+    if (st != HS_OK) {
+      CHECK_OK(st);
+      break;
+    }
+  }
+  uint32_t wrong = 0;
+  for (uint32_t i = 0; i < N; i++)
+    if (status(&e, first + i) != (i % 3 == 0 ? XACT_ABORTED : XACT_COMMITTED)) wrong++;
+  CHECK_EQ(wrong, 0);
+  /* Closed and reopened: the same, and new ids past every old one. */
+  env_close(&e);
+  REQUIRE(env_open(&e) == HS_OK);
+  wrong = 0;
+  for (uint32_t i = 0; i < N; i++)
+    if (status(&e, first + i) != (i % 3 == 0 ? XACT_ABORTED : XACT_COMMITTED)) wrong++;
+  CHECK_EQ(wrong, 0);
+  CHECK_OK(xact_begin(e.x, &x));
+  CHECK(x >= first + N);
+  CHECK_OK(xact_commit(e.x, x));
+  env_close(&e);
+  testdir_remove(dir);
+}
+
+/* The child: commits, aborts, leaves some running, then dies. The parent
+ * learns the ids from a pipe. */
+static void test_crash(void) {
+  testdir_make(dir, sizeof dir, "xact-crash");
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    env e;
+    if (env_open(&e) != HS_OK) _exit(2);
+    hs_xid ids[30];
+    for (int i = 0; i < 30; i++)
+      if (xact_begin(e.x, &ids[i]) != HS_OK) _exit(3);
+    for (int i = 0; i < 30; i++) {
+      hs_status st = HS_OK;
+      if (i % 3 == 0) st = xact_commit(e.x, ids[i]);
+      if (i % 3 == 1) st = xact_abort(e.x, ids[i]);
+      if (st != HS_OK) _exit(4);
+    }
+    if (write(fds[1], ids, sizeof ids) != (ssize_t)sizeof ids) _exit(5);
+    raise(SIGKILL);
+  }
+  close(fds[1]);
+  hs_xid ids[30];
+  REQUIRE(read(fds[0], ids, sizeof ids) == (ssize_t)sizeof ids);
+  close(fds[0]);
+  int wst;
+  REQUIRE(waitpid(pid, &wst, 0) == pid);
+  CHECK(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+  env e;
+  REQUIRE(env_open(&e) == HS_OK);
+  for (int i = 0; i < 30; i++) {
+    /* Commits were flushed; aborts may or may not have reached the log,
+     * and the running ones died: both read as aborted. */
+    xact_status want = i % 3 == 0 ? XACT_COMMITTED : XACT_ABORTED;
+    if (status(&e, ids[i]) != want) fprintf(stderr, "id %d: status %d\n", i, status(&e, ids[i]));
+    CHECK_EQ(status(&e, ids[i]), want);
+  }
+  hs_xid x;
+  CHECK_OK(xact_begin(e.x, &x));
+  CHECK(x > ids[29]); /* never given twice */
+  CHECK_OK(xact_abort(e.x, x));
+  env_close(&e);
+  testdir_remove(dir);
+}
+
+#define THREADS 4
+#define PER     300
+
+static void *worker_main(void *arg) {
+  xact_mgr *x = arg;
+  for (int i = 0; i < PER; i++) {
+    hs_xid id;
+    if (xact_begin(x, &id) != HS_OK) {
+      atomic_fetch_add(&thread_failures, 1);
+      continue;
+    }
+    hs_status st = id % 2 ? xact_commit(x, id) : xact_abort(x, id);
+    if (st != HS_OK) atomic_fetch_add(&thread_failures, 1);
+  }
+  return NULL;
+}
+
+static void test_threads(void) {
+  testdir_make(dir, sizeof dir, "xact-mt");
+  env e;
+  REQUIRE(env_open(&e) == HS_OK);
+  hs_xid first = xact_next(e.x);
+  pthread_t t[THREADS];
+  for (int i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker_main, e.x);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  CHECK_EQ(atomic_load(&thread_failures), 0);
+  CHECK_EQ(xact_next(e.x) - first, THREADS * PER);
+  uint32_t wrong = 0;
+  for (hs_xid id = first; id < first + THREADS * PER; id++)
+    if (status(&e, id) != (id % 2 ? XACT_COMMITTED : XACT_ABORTED)) wrong++;
+  CHECK_EQ(wrong, 0); /* neighbours in one byte did not lose each other's bits */
+  CHECK_EQ(xact_horizon(e.x), xact_next(e.x));
+  env_close(&e);
+  testdir_remove(dir);
+}
+
+int main(void) {
+  test_statuses_and_snapshots();
+  test_many_across_pages();
+  test_crash();
+  test_threads();
+  return check_finish();
+}

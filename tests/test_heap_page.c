@@ -174,6 +174,29 @@ static void test_corruption(void) {
   CHECK_ST(heap_page_check(page, SIZE), HS_ERR_CORRUPT);
 }
 
+/* Redo's placement: a tuple at a given slot, the array grown to it. */
+static void test_put_at_slot(void) {
+  enum { SIZE = 4096 };
+  static unsigned char page[SIZE];
+  heap_page_init(page, SIZE);
+  unsigned char t[100];
+  fill(t, 100, 7);
+  CHECK_OK(heap_page_put(page, SIZE, 5, t, 100));
+  CHECK_EQ(heap_page_slots(page), 5);
+  for (uint16_t s = 1; s <= 4; s++) CHECK_EQ(heap_page_state(page, s), HEAP_LP_UNUSED);
+  CHECK(same(page, SIZE, 5, 100, 7));
+  CHECK_ST(heap_page_put(page, SIZE, 5, t, 100), HS_ERR_INVALID); /* taken */
+  fill(t, 100, 8);
+  CHECK_OK(heap_page_put(page, SIZE, 2, t, 100)); /* an UNUSED one below */
+  CHECK(same(page, SIZE, 2, 100, 8));
+  uint16_t slot;
+  CHECK_OK(heap_page_add(page, SIZE, t, 10, &slot)); /* add takes the first UNUSED */
+  CHECK_EQ(slot, 1);
+  CHECK_ST(heap_page_put(page, SIZE, 0, t, 10), HS_ERR_INVALID);
+  CHECK_ST(heap_page_put(page, SIZE, 2000, t, 10), HS_ERR_NOSPACE); /* the array cannot grow so */
+  CHECK_OK(heap_page_check(page, SIZE));
+}
+
 /* Random adds, deletions, unuse and compactions against a model. */
 static void test_model(uint64_t seed) {
   enum { SIZE = 8192, MAXS = 1000 };
@@ -233,6 +256,7 @@ int main(void) {
   test_dead_unused_compact();
   test_big_tuples_64k();
   test_corruption();
+  test_put_at_slot();
   for (uint64_t seed = 1; seed <= 5; seed++) test_model(seed);
   return check_finish();
 }

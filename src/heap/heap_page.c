@@ -140,6 +140,28 @@ hs_status heap_page_add(void *page, uint32_t page_size, const void *tuple, uint3
   return HS_OK;
 }
 
+hs_status heap_page_put(void *page, uint32_t page_size, uint16_t slot, const void *tuple,
+                        uint32_t len) {
+  if (len == 0 || len > HEAP_MAX_TUPLE || slot == 0)
+    return hs_fail(HS_ERR_INVALID, 0, "heap page: a tuple of %u bytes at slot %u", len, slot);
+  hs_status st = header_ok(page, page_size);
+  if (st != HS_OK) return st;
+  uint32_t n = heap_page_slots(page);
+  if (slot <= n && heap_page_state(page, slot) != HEAP_LP_UNUSED)
+    return hs_fail(HS_ERR_INVALID, 0, "heap page: slot %u is taken", slot);
+  uint32_t grow = slot > n ? (slot - n) * HEAP_LINE_POINTER : 0;
+  if (heap_page_free(page) < len + grow)
+    return hs_fail(HS_ERR_NOSPACE, 0, "heap page: no room for %u bytes at slot %u (%u free)", len,
+                   slot, heap_page_free(page));
+  for (uint32_t s = n + 1; s < slot; s++) lp_set(page, (uint16_t)s, 0, 0, HEAP_LP_UNUSED);
+  if (grow) put32(page, 0, lower_of(page) + grow);
+  uint32_t upper = upper_of(page) - len;
+  memcpy((unsigned char *)page + upper, tuple, len);
+  put32(page, 4, upper);
+  lp_set(page, slot, (uint16_t)upper, (uint16_t)len, HEAP_LP_NORMAL);
+  return HS_OK;
+}
+
 heap_lp_state heap_page_state(const void *page, uint16_t slot) {
   if (slot == 0 || slot > heap_page_slots(page)) return HEAP_LP_UNUSED;
   uint16_t off, len;

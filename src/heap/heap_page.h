@@ -79,6 +79,13 @@ uint32_t heap_page_free(const void *page);
 hs_status heap_page_add(void *page, uint32_t page_size, const void *tuple, uint32_t len,
                         uint16_t *slot);
 
+/* Puts a tuple at a given slot — what redo does, so that a replayed insert
+ * lands where the original did. The slot must be UNUSED or past the array
+ * (the array grows to it, the slots in between UNUSED). HS_ERR_NOSPACE if
+ * it does not fit, HS_ERR_INVALID if the slot is taken. */
+hs_status heap_page_put(void *page, uint32_t page_size, uint16_t slot, const void *tuple,
+                        uint32_t len);
+
 /* The state of a slot; HEAP_LP_UNUSED for a slot past the array. */
 heap_lp_state heap_page_state(const void *page, uint16_t slot);
 /* A NORMAL slot's tuple: where it is on the page and its length.

@@ -93,6 +93,7 @@ typedef struct hs_wal_page {
 enum {
   HS_WAL_RMGR_LOG = 0,     /* the log's own records (hs_wal_insert of a commit marker) */
   HS_WAL_RMGR_GENERIC = 1, /* full page images and byte-range page changes */
+  HS_WAL_RMGR_HEAP = 2,    /* the heap's tuples (registered by the heap) */
   HS_WAL_RMGR_FIRST_USER = 16,
   HS_WAL_RMGR_COUNT = 256
 };

@@ -123,10 +123,11 @@ hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_bu
   if (!rec || (rec->npages && !bufs) || rec->npages > HS_WAL_MAX_PAGES_PER_RECORD)
     return hs_fail(HS_ERR_INVALID, 0, "%s: a record and one buffer per page (at most %u) needed",
                    call, HS_WAL_MAX_PAGES_PER_RECORD);
-  if (rec->rmgr < HS_WAL_RMGR_FIRST_USER)
+  if (rec->rmgr <= HS_WAL_RMGR_GENERIC)
     return hs_fail(HS_ERR_INVALID, 0,
-                   "%s: resource manager %u is hotset's own (use hs_buf_log_change)", call,
-                   rec->rmgr);
+                   "%s: resource manager %u is the log's or the generic one (use "
+                   "hs_buf_log_change)",
+                   call, rec->rmgr);
   hs_wal_page refs[HS_WAL_MAX_PAGES_PER_RECORD];
   const void *images[HS_WAL_MAX_PAGES_PER_RECORD];
   for (uint16_t i = 0; i < rec->npages; i++) {

@@ -29,6 +29,10 @@ hs_status wal_log_image_checked(hs_wal *w, const hs_wal_page *ref, const void *p
 hs_status wal_log_change_checked(hs_wal *w, const hs_wal_page *ref, const void *page,
                                  uint32_t page_size, const hs_wal_range *ranges, uint32_t n,
                                  hs_lsn redo_seen, bool *stale, hs_lsn *end);
+/* Registers one of hotset's own resource managers above the log (ids
+ * 2 .. 15: the heap's), replacing an earlier registration. */
+hs_status wal_register_builtin_rmgr(hs_wal *w, uint8_t id, const char *name, hs_wal_redo_fn redo,
+                                    void *ctx);
 /* The redo function of a resource manager (false: none registered). */
 bool wal_rmgr_get(hs_wal *w, uint8_t id, hs_wal_redo_fn *redo, void **ctx);
 

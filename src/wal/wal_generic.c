@@ -161,3 +161,14 @@ bool wal_rmgr_get(hs_wal *w, uint8_t id, hs_wal_redo_fn *redo, void **ctx) {
   pthread_mutex_unlock(&w->rmgr_lock);
   return *redo != NULL;
 }
+
+hs_status wal_register_builtin_rmgr(hs_wal *w, uint8_t id, const char *name, hs_wal_redo_fn redo,
+                                    void *ctx) {
+  if (!w || !redo || id >= HS_WAL_RMGR_FIRST_USER || id <= HS_WAL_RMGR_GENERIC)
+    return hs_fail(HS_ERR_INVALID, 0, "wal_register_builtin_rmgr: id %u is not a built-in one", id);
+  pthread_mutex_lock(&w->rmgr_lock);
+  w->rmgrs[id] = (wal_rmgr){.redo = redo, .ctx = ctx};
+  snprintf(w->rmgrs[id].name, sizeof w->rmgrs[id].name, "%s", name);
+  pthread_mutex_unlock(&w->rmgr_lock);
+  return HS_OK;
+}

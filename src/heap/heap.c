@@ -1,0 +1,405 @@
+/*
+ * heap/heap.c — versioned tuples in slotted pages, logged and replayed
+ * (heap/heap.h).
+ *
+ * Where a new tuple goes: the page last inserted into if it has room, else
+ * a new page at the end (the free-space map that lets inserts reuse what
+ * vacuum frees comes with vacuum). Extending is serialized by `extend_mu`
+ * so two inserters do not each add a page for one tuple.
+ *
+ * Every change follows the pool's order: pin, exclusive content lock,
+ * change the page, log the record (hs_buf_log_record: the page marked dirty
+ * before the insert, its image carried on its first change since the
+ * checkpoint), unlock. An update that moves to another page locks both,
+ * the lower block first, so two updates crossing the same pages cannot
+ * deadlock.
+ */
+#include "heap/heap.h"
+
+#include "core/error.h"
+#include "heap/heap_page.h"
+#include "hotset/durability.h"
+#include "wal/wal_durable.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { REC_INSERT = 1, REC_DELETE = 2, REC_UPDATE = 3 };
+
+struct heap {
+  hs_pool *pool;
+  xact_mgr *xact;
+  hs_relid rel;
+  uint32_t page_size;
+  pthread_mutex_t extend_mu;
+  _Atomic hs_blockno target; /* where the last insert went */
+};
+
+/* ---- tuple header ---- */
+
+static void tuple_header(unsigned char *t, hs_xid xmin, hs_xid xmax, hs_tid next) {
+  memcpy(t, &xmin, 8);
+  memcpy(t + 8, &xmax, 8);
+  memcpy(t + 16, &next.block, 4);
+  memcpy(t + 20, &next.slot, 2);
+  memset(t + 22, 0, 2);
+}
+static hs_xid tuple_xmin(const unsigned char *t) {
+  hs_xid v;
+  memcpy(&v, t, 8);
+  return v;
+}
+static hs_xid tuple_xmax(const unsigned char *t) {
+  hs_xid v;
+  memcpy(&v, t + 8, 8);
+  return v;
+}
+static void tuple_set_xmax(unsigned char *t, hs_xid xmax, hs_tid next) {
+  memcpy(t + 8, &xmax, 8);
+  memcpy(t + 16, &next.block, 4);
+  memcpy(t + 20, &next.slot, 2);
+}
+
+/* ---- redo ---- */
+
+static hs_status redo_corrupt(const hs_wal_read_record *rec, const char *why) {
+  return hs_fail(HS_ERR_CORRUPT, 0, "heap record at %" PRIX64 " (type %u): %s", rec->lsn, rec->type,
+                 why);
+}
+
+/* Puts the record's tuple at `slot` of `page` (initialized first if new). */
+static hs_status redo_put(void *page, uint32_t page_size, uint16_t slot, const void *tuple,
+                          uint32_t len) {
+  if (heap_page_is_new(page)) heap_page_init(page, page_size);
+  return heap_page_put(page, page_size, slot, tuple, len);
+}
+
+static hs_status redo_xmax(void *page, uint32_t page_size, uint16_t slot, hs_xid xmax,
+                           hs_tid next) {
+  void *t;
+  uint32_t len;
+  hs_status st = heap_page_get(page, page_size, slot, &t, &len);
+  if (st == HS_OK && len < HEAP_TUPLE_HEADER)
+    st = hs_fail(HS_ERR_CORRUPT, 0, "heap: slot %u holds %u bytes, less than a header", slot, len);
+  if (st == HS_OK) tuple_set_xmax(t, xmax, next);
+  return st;
+}
+
+static hs_status heap_redo(void *ctx, const hs_wal_read_record *rec, void *const *pages,
+                           uint32_t page_size) {
+  (void)ctx;
+  const unsigned char *d = rec->data;
+  uint16_t slot, new_slot;
+  hs_xid xmax;
+  switch (rec->type) {
+  case REC_INSERT:
+    if (rec->npages != 1 || rec->len < 2 + HEAP_TUPLE_HEADER)
+      return redo_corrupt(rec, "an insert must name one page and carry a tuple");
+    memcpy(&slot, d, 2);
+    return pages[0] ? redo_put(pages[0], page_size, slot, d + 2, rec->len - 2) : HS_OK;
+  case REC_DELETE:
+    if (rec->npages != 1 || rec->len != 10)
+      return redo_corrupt(rec, "a delete must name one page and carry a slot and an xmax");
+    memcpy(&slot, d, 2);
+    memcpy(&xmax, d + 2, 8);
+    return pages[0] ? redo_xmax(pages[0], page_size, slot, xmax, (hs_tid){0, 0}) : HS_OK;
+  case REC_UPDATE: {
+    if (rec->npages < 1 || rec->npages > 2 || rec->len < 12 + HEAP_TUPLE_HEADER)
+      return redo_corrupt(rec, "an update must name one or two pages and carry a tuple");
+    memcpy(&slot, d, 2);
+    memcpy(&xmax, d + 2, 8);
+    memcpy(&new_slot, d + 10, 2);
+    uint16_t new_page = rec->npages == 2 ? 1 : 0;
+    hs_tid next = {rec->pages[new_page].block, new_slot};
+    hs_status st = HS_OK;
+    /* The new version first: on one page, the old tuple's bytes stay where
+     * they are, so the order does not matter; on two, each is its own. */
+    if (pages[new_page]) st = redo_put(pages[new_page], page_size, new_slot, d + 12, rec->len - 12);
+    if (st == HS_OK && pages[0]) st = redo_xmax(pages[0], page_size, slot, xmax, next);
+    return st;
+  }
+  default:
+    return redo_corrupt(rec, "an unknown type");
+  }
+}
+
+hs_status heap_register_redo(hs_wal *wal) {
+  return wal_register_builtin_rmgr(wal, HS_WAL_RMGR_HEAP, "heap", heap_redo, NULL);
+}
+
+/* ---- open ---- */
+
+hs_status heap_open(hs_pool *pool, xact_mgr *xact, hs_relid rel, heap **out) {
+  *out = NULL;
+  if (!pool || !xact || !hs_pool_wal(pool))
+    return hs_fail(HS_ERR_INVALID, 0, "heap_open: a pool with a log and a transaction manager");
+  hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), rel, HS_FORK_MAIN, NULL);
+  hs_blockno n = 0;
+  if (st == HS_OK) st = hs_smgr_nblocks(hs_pool_smgr(pool), rel, HS_FORK_MAIN, &n);
+  if (st != HS_OK) return st;
+  heap *h = calloc(1, sizeof *h);
+  if (!h) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a heap");
+  h->pool = pool;
+  h->xact = xact;
+  h->rel = rel;
+  h->page_size = hs_pool_page_size(pool);
+  pthread_mutex_init(&h->extend_mu, NULL);
+  atomic_init(&h->target, n ? n - 1 : HS_INVALID_BLOCK);
+  *out = h;
+  return HS_OK;
+}
+
+void heap_close(heap *h) {
+  if (!h) return;
+  pthread_mutex_destroy(&h->extend_mu);
+  free(h);
+}
+
+/* ---- changes ---- */
+
+static hs_status log_record(heap *h, uint8_t type, const hs_buf *bufs, uint16_t npages,
+                            const void *data, uint32_t len) {
+  hs_wal_record rec = {
+      .rmgr = HS_WAL_RMGR_HEAP, .type = type, .npages = npages, .data = data, .len = len};
+  return hs_buf_log_record(h->pool, &rec, bufs, NULL);
+}
+
+/* A new, empty page at the end, pinned and exclusively locked; the next
+ * inserts' target. */
+static hs_status new_page(heap *h, hs_buf *out) {
+  pthread_mutex_lock(&h->extend_mu);
+  hs_blockno block;
+  hs_status st = hs_pool_extend(h->pool, h->rel, HS_FORK_MAIN, NULL, true, out, &block);
+  pthread_mutex_unlock(&h->extend_mu);
+  if (st != HS_OK) return st;
+  heap_page_init(hs_buf_page(h->pool, *out), h->page_size);
+  atomic_store(&h->target, block);
+  return HS_OK;
+}
+
+/* A page with room for `len` bytes, pinned and exclusively locked. */
+static hs_status page_with_room(heap *h, uint32_t len, hs_buf *out) {
+  hs_blockno t = atomic_load(&h->target);
+  if (t != HS_INVALID_BLOCK) {
+    hs_buf b;
+    hs_status st = hs_pool_read(h->pool, h->rel, HS_FORK_MAIN, t, HS_READ_NORMAL, NULL, &b, NULL);
+    if (st != HS_OK) return st;
+    hs_buf_lock(h->pool, b, HS_LOCK_EXCLUSIVE);
+    void *page = hs_buf_page(h->pool, b);
+    if (heap_page_is_new(page)) heap_page_init(page, h->page_size);
+    if (heap_page_fits(page, len)) {
+      *out = b;
+      return HS_OK;
+    }
+    hs_buf_unlock(h->pool, b);
+    hs_buf_release(h->pool, b);
+  }
+  return new_page(h, out);
+}
+
+static void unlock_release(heap *h, hs_buf b) {
+  hs_buf_unlock(h->pool, b);
+  hs_buf_release(h->pool, b);
+}
+
+/* The most data one tuple can carry on this heap's pages: an empty page
+ * less one line pointer, or the tuple format's limit. */
+static uint32_t max_data(const heap *h) {
+  uint32_t room = h->page_size - HEAP_PAGE_FIRST_LP - HEAP_LINE_POINTER - HEAP_TUPLE_HEADER;
+  return room < HEAP_MAX_DATA ? room : HEAP_MAX_DATA;
+}
+
+static hs_status check_data(const heap *h, const char *call, const void *data, uint32_t len) {
+  if (len <= max_data(h) && (data || !len)) return HS_OK;
+  return hs_fail(HS_ERR_INVALID, 0, "%s: %u bytes of data (at most %u on %u-byte pages)", call, len,
+                 max_data(h), h->page_size);
+}
+
+/* A record's buffer: `head` bytes the caller fills in, then a new tuple
+ * (header with xmin = xid, then the data). Freed by the caller. */
+static hs_status record_with_tuple(const heap *h, const char *call, uint32_t head, hs_xid xid,
+                                   const void *data, uint32_t len, unsigned char **out) {
+  hs_status st = check_data(h, call, data, len);
+  if (st != HS_OK) return st;
+  unsigned char *rec = malloc(head + HEAP_TUPLE_HEADER + len);
+  if (!rec) return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory for the record", call);
+  tuple_header(rec + head, xid, XACT_INVALID, (hs_tid){0, 0});
+  if (len) memcpy(rec + head + HEAP_TUPLE_HEADER, data, len);
+  *out = rec;
+  return HS_OK;
+}
+
+hs_status heap_insert(heap *h, hs_xid xid, const void *data, uint32_t len, hs_tid *tid) {
+  unsigned char *rec;
+  hs_status st = record_with_tuple(h, "heap_insert", 2, xid, data, len, &rec);
+  if (st != HS_OK) return st;
+  uint32_t total = HEAP_TUPLE_HEADER + len;
+  hs_buf b;
+  st = page_with_room(h, total, &b);
+  if (st == HS_OK) {
+    uint16_t slot;
+    st = heap_page_add(hs_buf_page(h->pool, b), h->page_size, rec + 2, total, &slot);
+    if (st == HS_OK) {
+      memcpy(rec, &slot, 2);
+      st = log_record(h, REC_INSERT, &b, 1, rec, 2 + total);
+      tid->block = hs_buf_block(h->pool, b);
+      tid->slot = slot;
+    }
+    unlock_release(h, b);
+  }
+  free(rec);
+  return st;
+}
+
+/* The tuple at tid on a pinned, locked page. */
+static hs_status tuple_at(heap *h, hs_buf b, hs_tid tid, unsigned char **t, uint32_t *len) {
+  void *p;
+  hs_status st = heap_page_get(hs_buf_page(h->pool, b), h->page_size, tid.slot, &p, len);
+  if (st == HS_OK && *len < HEAP_TUPLE_HEADER)
+    st = hs_fail(HS_ERR_CORRUPT, 0, "heap: block %u slot %u holds %u bytes, less than a header",
+                 tid.block, tid.slot, *len);
+  *t = p;
+  return st;
+}
+
+static hs_status read_locked(heap *h, hs_blockno block, hs_lock_mode mode, hs_buf *b) {
+  hs_status st = hs_pool_read(h->pool, h->rel, HS_FORK_MAIN, block, HS_READ_NORMAL, NULL, b, NULL);
+  if (st == HS_OK) hs_buf_lock(h->pool, *b, mode);
+  return st;
+}
+
+static hs_status visible_to(heap *h, const xact_snapshot *snap, hs_xid self, hs_xid x,
+                            bool *visible) {
+  if (x != XACT_INVALID && x == self) {
+    *visible = true;
+    return HS_OK;
+  }
+  return xact_visible(h->xact, snap, x, visible);
+}
+
+hs_status heap_fetch(heap *h, hs_tid tid, const xact_snapshot *snap, hs_xid self, void *out,
+                     uint32_t cap, uint32_t *len, bool *visible) {
+  *visible = false;
+  hs_buf b;
+  hs_status st = read_locked(h, tid.block, HS_LOCK_SHARE, &b);
+  if (st != HS_OK) return st;
+  unsigned char *t;
+  uint32_t tlen;
+  st = tuple_at(h, b, tid, &t, &tlen);
+  bool created = false, deleted = false;
+  if (st == HS_OK) st = visible_to(h, snap, self, tuple_xmin(t), &created);
+  if (st == HS_OK && created && tuple_xmax(t) != XACT_INVALID)
+    st = visible_to(h, snap, self, tuple_xmax(t), &deleted);
+  if (st == HS_OK && created && !deleted) {
+    *visible = true;
+    *len = tlen - HEAP_TUPLE_HEADER;
+    memcpy(out, t + HEAP_TUPLE_HEADER, *len < cap ? *len : cap);
+  }
+  unlock_release(h, b);
+  return st;
+}
+
+/* May `xid` delete this tuple? Not if another transaction deleted it and
+ * runs (HS_ERR_BUSY) or committed (HS_ERR_INVALID); an aborted deleter's
+ * mark is taken over. */
+static hs_status may_delete(heap *h, const unsigned char *t, hs_xid xid, hs_tid tid) {
+  hs_xid other = tuple_xmax(t);
+  if (other == XACT_INVALID || other == xid) return HS_OK;
+  xact_status s;
+  hs_status st = xact_status_of(h->xact, other, &s);
+  if (st != HS_OK) return st;
+  if (s == XACT_ABORTED) return HS_OK;
+  if (s == XACT_COMMITTED)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "heap: block %u slot %u was deleted by transaction %" PRIu64 ", which committed",
+                   tid.block, tid.slot, other);
+  return hs_fail(HS_ERR_BUSY, 0,
+                 "heap: block %u slot %u is being deleted by transaction %" PRIu64
+                 ", still running",
+                 tid.block, tid.slot, other);
+}
+
+hs_status heap_delete(heap *h, hs_xid xid, hs_tid tid) {
+  hs_buf b;
+  hs_status st = read_locked(h, tid.block, HS_LOCK_EXCLUSIVE, &b);
+  if (st != HS_OK) return st;
+  unsigned char *t;
+  uint32_t len;
+  st = tuple_at(h, b, tid, &t, &len);
+  if (st == HS_OK) st = may_delete(h, t, xid, tid);
+  if (st == HS_OK) {
+    tuple_set_xmax(t, xid, (hs_tid){0, 0});
+    unsigned char rec[10];
+    memcpy(rec, &tid.slot, 2);
+    memcpy(rec + 2, &xid, 8);
+    st = log_record(h, REC_DELETE, &b, 1, rec, sizeof rec);
+  }
+  unlock_release(h, b);
+  return st;
+}
+
+hs_status heap_update(heap *h, hs_xid xid, hs_tid tid, const void *data, uint32_t len,
+                      hs_tid *new_tid) {
+  unsigned char *rec;
+  hs_status st = record_with_tuple(h, "heap_update", 12, xid, data, len, &rec);
+  if (st != HS_OK) return st;
+  uint32_t total = HEAP_TUPLE_HEADER + len;
+  hs_buf old;
+  st = read_locked(h, tid.block, HS_LOCK_EXCLUSIVE, &old);
+  if (st != HS_OK) {
+    free(rec);
+    return st;
+  }
+  unsigned char *t;
+  uint32_t tlen;
+  st = tuple_at(h, old, tid, &t, &tlen);
+  if (st == HS_OK) st = may_delete(h, t, xid, tid);
+  hs_buf bufs[2] = {old, HS_INVALID_BUF};
+  uint16_t npages = 1;
+  void *old_page = hs_buf_page(h->pool, old);
+  if (st == HS_OK && !heap_page_fits(old_page, total)) {
+    /* Another page: a new one at the end (a higher block than the old, so
+     * the lock order is low to high). */
+    st = new_page(h, &bufs[1]);
+    if (st == HS_OK) npages = 2;
+  }
+  if (st == HS_OK) {
+    hs_buf dest = bufs[npages - 1];
+    uint16_t slot;
+    st = heap_page_add(hs_buf_page(h->pool, dest), h->page_size, rec + 12, total, &slot);
+    if (st == HS_OK) {
+      /* Adding never moves tuples: the old one is still at t. */
+      new_tid->block = hs_buf_block(h->pool, dest);
+      new_tid->slot = slot;
+      tuple_set_xmax(t, xid, *new_tid);
+      memcpy(rec, &tid.slot, 2);
+      memcpy(rec + 2, &xid, 8);
+      memcpy(rec + 10, &slot, 2);
+      st = log_record(h, REC_UPDATE, bufs, npages, rec, 12 + total);
+    }
+  }
+  if (npages == 2) unlock_release(h, bufs[1]);
+  unlock_release(h, old);
+  free(rec);
+  return st;
+}
+
+hs_status heap_tuple_info_get(heap *h, hs_tid tid, heap_tuple_info *out) {
+  hs_buf b;
+  hs_status st = read_locked(h, tid.block, HS_LOCK_SHARE, &b);
+  if (st != HS_OK) return st;
+  unsigned char *t;
+  uint32_t len;
+  st = tuple_at(h, b, tid, &t, &len);
+  if (st == HS_OK) {
+    out->xmin = tuple_xmin(t);
+    out->xmax = tuple_xmax(t);
+    memcpy(&out->next.block, t + 16, 4);
+    memcpy(&out->next.slot, t + 20, 2);
+  }
+  unlock_release(h, b);
+  return st;
+}

@@ -1,0 +1,71 @@
+/*
+ * heap/heap.h — tuples with versions: insert, fetch under a snapshot,
+ * delete, and update (a new version, the old one marked deleted), every
+ * change logged through the heap's resource manager and replayed by
+ * recovery.
+ *
+ * A tuple is a 24-byte header and the caller's bytes: the transaction that
+ * created it (xmin), the one that deleted it (xmax, 0 while it lives), and
+ * where its newer version is (an update's chain, PostgreSQL's t_ctid). A
+ * version is visible to a snapshot when its creator is visible to it (or is
+ * the reader itself) and its deleter is not. Two writers of one tuple: the
+ * second gets HS_ERR_BUSY while the first runs (no waiting: the caller
+ * aborts or retries), HS_ERR_INVALID once the first committed (the tuple is
+ * deleted), and takes it over if the first aborted.
+ *
+ * Records (rmgr HS_WAL_RMGR_HEAP):
+ *   INSERT  one page: u16 slot, the tuple
+ *   DELETE  one page: u16 slot, u64 xmax
+ *   UPDATE  the old page and the new (one page if the same): u16 old slot,
+ *           u64 xmax, u16 new slot, the new tuple
+ * A page whose first change since the checkpoint carried its image is
+ * restored from it and not redone (hotset/durability.h).
+ *
+ * Register the heap's redo on the log (heap_register_redo) before opening
+ * the pool, so recovery can replay its records.
+ */
+#ifndef HOTSET_HEAP_HEAP_H
+#define HOTSET_HEAP_HEAP_H
+
+#include "heap/heap_page.h"
+#include "heap/xact.h"
+#include "hotset/pool.h"
+#include "hotset/wal.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define HEAP_TUPLE_HEADER 24u
+#define HEAP_MAX_DATA     (HEAP_MAX_TUPLE - HEAP_TUPLE_HEADER)
+
+typedef struct hs_tid {
+  hs_blockno block;
+  uint16_t slot;
+} hs_tid;
+
+typedef struct heap heap;
+
+hs_status heap_register_redo(hs_wal *wal);
+
+/* The heap stored in relation `rel` of `pool` (created if missing). */
+hs_status heap_open(hs_pool *pool, xact_mgr *xact, hs_relid rel, heap **out);
+void heap_close(heap *h);
+
+hs_status heap_insert(heap *h, hs_xid xid, const void *data, uint32_t len, hs_tid *tid);
+/* Copies the version at `tid` into out (up to cap bytes; *len its length)
+ * if it is visible to `snap` as seen by transaction `self` (0: none);
+ * *visible says whether it was. HS_ERR_NOENT for an empty slot. */
+hs_status heap_fetch(heap *h, hs_tid tid, const xact_snapshot *snap, hs_xid self, void *out,
+                     uint32_t cap, uint32_t *len, bool *visible);
+hs_status heap_delete(heap *h, hs_xid xid, hs_tid tid);
+hs_status heap_update(heap *h, hs_xid xid, hs_tid tid, const void *data, uint32_t len,
+                      hs_tid *new_tid);
+
+/* A tuple's header fields (for vacuum and tests). */
+typedef struct heap_tuple_info {
+  hs_xid xmin, xmax;
+  hs_tid next; /* the newer version; {0, 0} if none */
+} heap_tuple_info;
+hs_status heap_tuple_info_get(heap *h, hs_tid tid, heap_tuple_info *out);
+
+#endif

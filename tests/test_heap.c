@@ -10,8 +10,7 @@
  * updating at once (TSan).
  */
 #include "check.h"
-#include "heap/heap.h"
-#include "hotset/durability.h"
+#include "heap_env.h"
 #include "testdir.h"
 
 #include <pthread.h>
@@ -26,40 +25,10 @@
 static char dir[4096];
 static _Atomic unsigned thread_failures;
 
-typedef struct env {
-  hs_wal *wal;
-  hs_pool *pool;
-  xact_mgr *x;
-  heap *h;
-} env;
+typedef heap_env env;
 
 static hs_status env_open(env *e, uint32_t pages) {
-  char wd[4200];
-  snprintf(wd, sizeof wd, "%s/wal", dir);
-  hs_wal_options wo;
-  hs_wal_options_init(&wo);
-  wo.dir = wd;
-  wo.writer_delay_ms = 0;
-  hs_status st = hs_wal_open(&wo, &e->wal);
-  if (st == HS_OK) st = heap_register_redo(e->wal);
-  if (st != HS_OK) return st;
-  hs_pool_options po;
-  hs_pool_options_init(&po);
-  po.dir = dir;
-  po.pool_pages = pages;
-  po.wal = e->wal;
-  po.checksums = true;
-  st = hs_pool_open(&po, &e->pool);
-  if (st == HS_OK) st = xact_open(e->pool, &e->x);
-  if (st == HS_OK) st = heap_open(e->pool, e->x, REL, &e->h);
-  return st;
-}
-
-static void env_close(env *e) {
-  heap_close(e->h);
-  xact_close(e->x);
-  CHECK_OK(hs_pool_close(e->pool));
-  CHECK_OK(hs_wal_close(e->wal));
+  return heap_env_open(e, dir, pages, REL, 0);
 }
 
 /* What `self` (0: nobody) sees at tid through a fresh snapshot: the value,
@@ -162,7 +131,7 @@ static void test_versions(void) {
   hs_tid nowhere = {t1.block, 999};
   CHECK_ST(heap_delete(e.h, a, nowhere), HS_ERR_NOENT);
   CHECK_OK(xact_commit(e.x, a));
-  env_close(&e);
+  heap_env_close(&e);
   testdir_remove(dir);
 }
 
@@ -181,13 +150,13 @@ static void test_many_rows(void) {
   REQUIRE(xact_begin(e.x, &x) == HS_OK);
   for (int i = 0; i < N; i += 3) CHECK_OK(change(&e, x, tid[i], i + 1000000, &tid[i]));
   CHECK_OK(xact_commit(e.x, x));
-  env_close(&e);
+  heap_env_close(&e);
   REQUIRE(env_open(&e, 16) == HS_OK);
   uint32_t wrong = 0;
   for (int i = 0; i < N; i++)
     if (seen(&e, tid[i], 0) != (i % 3 == 0 ? i + 1000000 : i)) wrong++;
   CHECK_EQ(wrong, 0);
-  env_close(&e);
+  heap_env_close(&e);
   testdir_remove(dir);
 }
 
@@ -258,7 +227,7 @@ static void test_crash(void) {
       wrong++;
   }
   CHECK_EQ(wrong, 0);
-  env_close(&e);
+  heap_env_close(&e);
   testdir_remove(dir);
 }
 
@@ -287,7 +256,7 @@ static void test_threads(void) {
   for (int i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker_main, &e);
   for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
   CHECK_EQ(atomic_load(&thread_failures), 0);
-  env_close(&e);
+  heap_env_close(&e);
   testdir_remove(dir);
 }
 

@@ -8,9 +8,7 @@
  * threads beginning and committing at once (TSan); misuse refused.
  */
 #include "check.h"
-#include "heap/xact.h"
-#include "hotset/durability.h"
-#include "hotset/wal.h"
+#include "heap_env.h"
 #include "testdir.h"
 
 #include <pthread.h>
@@ -22,36 +20,10 @@
 static char dir[4096];
 static _Atomic unsigned thread_failures;
 
-typedef struct env {
-  hs_wal *wal;
-  hs_pool *pool;
-  xact_mgr *x;
-} env;
+typedef heap_env env;
 
 static hs_status env_open(env *e) {
-  char wd[4200];
-  snprintf(wd, sizeof wd, "%s/wal", dir);
-  hs_wal_options wo;
-  hs_wal_options_init(&wo);
-  wo.dir = wd;
-  wo.writer_delay_ms = 0;
-  hs_status st = hs_wal_open(&wo, &e->wal);
-  if (st != HS_OK) return st;
-  hs_pool_options po;
-  hs_pool_options_init(&po);
-  po.dir = dir;
-  po.pool_pages = 16;
-  po.wal = e->wal;
-  po.checksums = true;
-  st = hs_pool_open(&po, &e->pool);
-  if (st == HS_OK) st = xact_open(e->pool, &e->x);
-  return st;
-}
-
-static void env_close(env *e) {
-  xact_close(e->x);
-  CHECK_OK(hs_pool_close(e->pool));
-  CHECK_OK(hs_wal_close(e->wal));
+  return heap_env_open(e, dir, 16, 0, 0);
 }
 
 static xact_status status(env *e, hs_xid x) {
@@ -109,7 +81,7 @@ static void test_statuses_and_snapshots(void) {
   xact_status st;
   CHECK_ST(xact_status_of(e.x, xact_next(e.x), &st), HS_ERR_INVALID); /* never given */
   CHECK_ST(xact_status_of(e.x, XACT_INVALID, &st), HS_ERR_INVALID);
-  env_close(&e);
+  heap_env_close(&e);
   testdir_remove(dir);
 }
 
@@ -134,7 +106,7 @@ static void test_many_across_pages(void) {
     if (status(&e, first + i) != (i % 3 == 0 ? XACT_ABORTED : XACT_COMMITTED)) wrong++;
   CHECK_EQ(wrong, 0);
   /* Closed and reopened: the same, and new ids past every old one. */
-  env_close(&e);
+  heap_env_close(&e);
   REQUIRE(env_open(&e) == HS_OK);
   wrong = 0;
   for (uint32_t i = 0; i < N; i++)
@@ -143,7 +115,7 @@ static void test_many_across_pages(void) {
   CHECK_OK(xact_begin(e.x, &x));
   CHECK(x >= first + N);
   CHECK_OK(xact_commit(e.x, x));
-  env_close(&e);
+  heap_env_close(&e);
   testdir_remove(dir);
 }
 
@@ -192,7 +164,7 @@ static void test_crash(void) {
   CHECK_OK(xact_begin(e.x, &x));
   CHECK(x > ids[29]); /* never given twice */
   CHECK_OK(xact_abort(e.x, x));
-  env_close(&e);
+  heap_env_close(&e);
   testdir_remove(dir);
 }
 
@@ -228,7 +200,7 @@ static void test_threads(void) {
     if (status(&e, id) != (id % 2 ? XACT_COMMITTED : XACT_ABORTED)) wrong++;
   CHECK_EQ(wrong, 0); /* neighbours in one byte did not lose each other's bits */
   CHECK_EQ(xact_horizon(e.x), xact_next(e.x));
-  env_close(&e);
+  heap_env_close(&e);
   testdir_remove(dir);
 }
 

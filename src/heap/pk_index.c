@@ -1,0 +1,199 @@
+/*
+ * heap/pk_index.c — the direct-mapped primary-key index (heap/pk_index.h).
+ */
+#include "heap/pk_index.h"
+
+#include "core/error.h"
+#include "hotset/durability.h"
+#include "hotset/page.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENTRY 8u
+
+struct pk_index {
+  hs_pool *pool;
+  hs_relid rel;
+  uint32_t per_page;
+  pthread_mutex_t extend_mu;
+};
+
+hs_status pk_index_open(hs_pool *pool, hs_relid rel, pk_index **out) {
+  *out = NULL;
+  if (!pool || !hs_pool_wal(pool))
+    return hs_fail(HS_ERR_INVALID, 0, "pk_index_open: a pool with a log is needed");
+  hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), rel, HS_FORK_MAIN, NULL);
+  if (st != HS_OK) return st;
+  pk_index *ix = calloc(1, sizeof *ix);
+  if (!ix) return hs_fail(HS_ERR_NOMEM, 0, "no memory for an index");
+  ix->pool = pool;
+  ix->rel = rel;
+  ix->per_page = (hs_pool_page_size(pool) - HS_PAGE_HEADER_SIZE) / ENTRY;
+  pthread_mutex_init(&ix->extend_mu, NULL);
+  *out = ix;
+  return HS_OK;
+}
+
+void pk_index_close(pk_index *ix) {
+  if (!ix) return;
+  pthread_mutex_destroy(&ix->extend_mu);
+  free(ix);
+}
+
+/* Pins and locks the page holding key's entry; `create` adds pages up to it
+ * (zeros: no entries); without it a page past the end means "no entry"
+ * (*b = HS_INVALID_BUF). */
+static hs_status entry_page(pk_index *ix, uint64_t key, hs_lock_mode mode, bool create, hs_buf *b,
+                            uint32_t *at) {
+  *b = HS_INVALID_BUF;
+  uint64_t block = key / ix->per_page;
+  if (block >= HS_INVALID_BLOCK)
+    return hs_fail(HS_ERR_INVALID, 0, "pk index: key %" PRIu64 " is past the index's reach", key);
+  *at = HS_PAGE_HEADER_SIZE + (uint32_t)(key % ix->per_page) * ENTRY;
+  hs_blockno n;
+  hs_status st = hs_smgr_nblocks(hs_pool_smgr(ix->pool), ix->rel, HS_FORK_MAIN, &n);
+  if (st == HS_OK && n <= block) {
+    if (!create) return HS_OK;
+    pthread_mutex_lock(&ix->extend_mu);
+    st = hs_smgr_nblocks(hs_pool_smgr(ix->pool), ix->rel, HS_FORK_MAIN, &n);
+    while (st == HS_OK && n <= block) {
+      hs_buf nb;
+      st = hs_pool_extend(ix->pool, ix->rel, HS_FORK_MAIN, NULL, false, &nb, NULL);
+      if (st == HS_OK) {
+        hs_buf_release(ix->pool, nb);
+        n++;
+      }
+    }
+    pthread_mutex_unlock(&ix->extend_mu);
+  }
+  if (st == HS_OK)
+    st = hs_pool_read(ix->pool, ix->rel, HS_FORK_MAIN, (hs_blockno)block, HS_READ_NORMAL, NULL, b,
+                      NULL);
+  if (st == HS_OK) hs_buf_lock(ix->pool, *b, mode);
+  return st;
+}
+
+static void entry_get(const unsigned char *page, uint32_t at, hs_tid *tid, bool *found) {
+  uint32_t block1;
+  memcpy(&block1, page + at, 4);
+  *found = block1 != 0;
+  tid->block = block1 ? block1 - 1 : 0;
+  memcpy(&tid->slot, page + at + 4, 2);
+}
+
+static hs_status entry_set(pk_index *ix, hs_buf b, uint32_t at, hs_tid tid, bool present) {
+  unsigned char *page = hs_buf_page(ix->pool, b);
+  uint32_t block1 = present ? tid.block + 1 : 0;
+  uint16_t slot = present ? tid.slot : 0, zero = 0;
+  memcpy(page + at, &block1, 4);
+  memcpy(page + at + 4, &slot, 2);
+  memcpy(page + at + 6, &zero, 2);
+  hs_wal_range r = {at, ENTRY};
+  return hs_buf_log_change(ix->pool, b, &r, 1, NULL);
+}
+
+static void unlock_release(pk_index *ix, hs_buf b) {
+  if (b == HS_INVALID_BUF) return;
+  hs_buf_unlock(ix->pool, b);
+  hs_buf_release(ix->pool, b);
+}
+
+hs_status pk_index_insert(pk_index *ix, uint64_t key, hs_tid tid) {
+  hs_buf b;
+  uint32_t at;
+  hs_status st = entry_page(ix, key, HS_LOCK_EXCLUSIVE, true, &b, &at);
+  if (st != HS_OK) return st;
+  hs_tid old;
+  bool found;
+  entry_get(hs_buf_page(ix->pool, b), at, &old, &found);
+  if (found)
+    st = hs_fail(HS_ERR_EXISTS, 0, "pk index: key %" PRIu64 " has an entry (block %u slot %u)", key,
+                 old.block, old.slot);
+  else
+    st = entry_set(ix, b, at, tid, true);
+  unlock_release(ix, b);
+  return st;
+}
+
+hs_status pk_index_get(pk_index *ix, uint64_t key, hs_tid *tid, bool *found) {
+  *found = false;
+  hs_buf b;
+  uint32_t at;
+  hs_status st = entry_page(ix, key, HS_LOCK_SHARE, false, &b, &at);
+  if (st != HS_OK || b == HS_INVALID_BUF) return st;
+  entry_get(hs_buf_page(ix->pool, b), at, tid, found);
+  unlock_release(ix, b);
+  return HS_OK;
+}
+
+hs_status pk_index_move(pk_index *ix, uint64_t key, hs_tid from, hs_tid to) {
+  hs_buf b;
+  uint32_t at;
+  hs_status st = entry_page(ix, key, HS_LOCK_EXCLUSIVE, false, &b, &at);
+  if (st != HS_OK) return st;
+  if (b == HS_INVALID_BUF)
+    return hs_fail(HS_ERR_BUSY, 0, "pk index: key %" PRIu64 " has no entry to move", key);
+  hs_tid cur;
+  bool found;
+  entry_get(hs_buf_page(ix->pool, b), at, &cur, &found);
+  if (!found || cur.block != from.block || cur.slot != from.slot)
+    st = hs_fail(HS_ERR_BUSY, 0, "pk index: key %" PRIu64 "'s entry is not block %u slot %u", key,
+                 from.block, from.slot);
+  else
+    st = entry_set(ix, b, at, to, to.block != 0 || to.slot != 0);
+  unlock_release(ix, b);
+  return st;
+}
+
+hs_status pk_lookup(pk_index *ix, heap *h, uint64_t key, const xact_snapshot *snap, hs_xid self,
+                    hs_tid *tid, void *out, uint32_t cap, uint32_t *len, bool *found) {
+  *found = false;
+  unsigned char *buf = malloc(HEAP_MAX_TUPLE);
+  if (!buf) return hs_fail(HS_ERR_NOMEM, 0, "pk_lookup: no memory");
+  hs_status st = HS_OK;
+  /* A second look at the index after landing on a slot vacuum emptied (or
+   * emptied and gave another key): the entry has moved by then. */
+  for (int attempt = 0; attempt < 2 && st == HS_OK && !*found; attempt++) {
+    hs_tid at;
+    bool present;
+    st = pk_index_get(ix, key, &at, &present);
+    if (st != HS_OK || !present) break;
+    /* Walk the update chain from its root to the version the snapshot
+     * sees; slot 0 (never a slot) ends it. */
+    bool stale = false;
+    while (st == HS_OK && !*found && !stale) {
+      uint32_t l = 0;
+      bool visible = false;
+      st = heap_fetch(h, at, snap, self, buf, HEAP_MAX_TUPLE, &l, &visible);
+      if (st == HS_ERR_NOENT) {
+        stale = true;
+        st = HS_OK;
+        break;
+      }
+      if (st != HS_OK) break;
+      if (visible) {
+        uint64_t k = 0;
+        memcpy(&k, buf, l < 8 ? l : 8);
+        if (l < 8 || k != key) {
+          stale = true;
+          break;
+        }
+        *tid = at;
+        *len = l;
+        memcpy(out, buf, l < cap ? l : cap);
+        *found = true;
+        break;
+      }
+      heap_tuple_info info;
+      st = heap_tuple_info_get(h, at, &info);
+      if (st != HS_OK || info.next.slot == 0) break; /* no newer version */
+      at = info.next;
+    }
+    if (!stale) break;
+  }
+  free(buf);
+  return st;
+}

@@ -1,0 +1,58 @@
+/*
+ * tests/heap_env.h — the stack the heap's tests open over a directory: a
+ * log (<dir>/wal) with the heap's redo registered, a pool with checksums,
+ * the transaction manager, and optionally a heap and its primary-key
+ * index. Opening recovers whatever a killed child left.
+ */
+#ifndef HOTSET_TESTS_HEAP_ENV_H
+#define HOTSET_TESTS_HEAP_ENV_H
+
+#include "check.h"
+#include "heap/pk_index.h"
+#include "hotset/durability.h"
+
+#include <stdio.h>
+
+typedef struct heap_env {
+  hs_wal *wal;
+  hs_pool *pool;
+  xact_mgr *x;
+  heap *h;      /* NULL unless a heap relation was asked for */
+  pk_index *ix; /* NULL unless an index relation was asked for */
+} heap_env;
+
+/* heap_rel / index_rel 0: without a heap / an index. */
+static inline hs_status heap_env_open(heap_env *e, const char *dir, uint32_t pool_pages,
+                                      hs_relid heap_rel, hs_relid index_rel) {
+  *e = (heap_env){0};
+  char wd[4200];
+  snprintf(wd, sizeof wd, "%s/wal", dir);
+  hs_wal_options wo;
+  hs_wal_options_init(&wo);
+  wo.dir = wd;
+  wo.writer_delay_ms = 0;
+  hs_status st = hs_wal_open(&wo, &e->wal);
+  if (st == HS_OK) st = heap_register_redo(e->wal);
+  if (st != HS_OK) return st;
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = dir;
+  po.pool_pages = pool_pages;
+  po.wal = e->wal;
+  po.checksums = true;
+  st = hs_pool_open(&po, &e->pool);
+  if (st == HS_OK) st = xact_open(e->pool, &e->x);
+  if (st == HS_OK && heap_rel) st = heap_open(e->pool, e->x, heap_rel, &e->h);
+  if (st == HS_OK && index_rel) st = pk_index_open(e->pool, index_rel, &e->ix);
+  return st;
+}
+
+static inline void heap_env_close(heap_env *e) {
+  pk_index_close(e->ix);
+  heap_close(e->h);
+  xact_close(e->x);
+  CHECK_OK(hs_pool_close(e->pool));
+  CHECK_OK(hs_wal_close(e->wal));
+}
+
+#endif

@@ -12,6 +12,7 @@
 #include "hotset/durability.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 typedef struct heap_env {
   hs_wal *wal;
@@ -44,6 +45,31 @@ static inline hs_status heap_env_open(heap_env *e, const char *dir, uint32_t poo
   if (st == HS_OK) st = xact_open(e->pool, &e->x);
   if (st == HS_OK && heap_rel) st = heap_open(e->pool, e->x, heap_rel, &e->h);
   if (st == HS_OK && index_rel) st = pk_index_open(e->pool, index_rel, &e->ix);
+  return st;
+}
+
+/* pk_lookup through snapshot `s`, or through a fresh one taken and released
+ * here when `s` is NULL. No CHECK inside: threads may call it. */
+static inline hs_status heap_env_lookup(heap_env *e, uint64_t key, const xact_snapshot *s,
+                                        hs_xid self, hs_tid *tid, void *out, uint32_t cap,
+                                        uint32_t *len, bool *found) {
+  xact_snapshot *mine = NULL;
+  *found = false;
+  if (!s) {
+    mine = malloc(sizeof *mine);
+    if (!mine) return HS_ERR_NOMEM;
+    hs_status st = xact_take_snapshot(e->x, mine);
+    if (st != HS_OK) {
+      free(mine);
+      return st;
+    }
+    s = mine;
+  }
+  hs_status st = pk_lookup(e->ix, e->h, key, s, self, tid, out, cap, len, found);
+  if (mine) {
+    xact_release_snapshot(e->x, mine);
+    free(mine);
+  }
   return st;
 }
 

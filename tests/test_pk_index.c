@@ -60,21 +60,11 @@ static hs_status set(env *e, hs_xid x, uint64_t key, int64_t value) {
 /* The value `self` (0: nobody) sees for key through snapshot s (NULL: a
  * fresh one), or -1. */
 static int64_t value_of(env *e, uint64_t key, const xact_snapshot *s, hs_xid self) {
-  xact_snapshot *mine = NULL;
-  if (!s) {
-    mine = malloc(sizeof *mine);
-    REQUIRE(xact_take_snapshot(e->x, mine) == HS_OK);
-    s = mine;
-  }
   row r;
   uint32_t len;
   bool found;
   hs_tid tid;
-  hs_status st = pk_lookup(e->ix, e->h, key, s, self, &tid, &r, sizeof r, &len, &found);
-  if (mine) {
-    xact_release_snapshot(e->x, mine);
-    free(mine);
-  }
+  hs_status st = heap_env_lookup(e, key, s, self, &tid, &r, sizeof r, &len, &found);
   if (st != HS_OK) fprintf(stderr, "lookup %llu: %s\n", (unsigned long long)key, hs_last_error());
   return st == HS_OK && found && len == sizeof r && r.key == key ? r.value : -1;
 }

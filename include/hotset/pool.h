@@ -219,6 +219,10 @@ hs_fork hs_buf_fork(hs_pool *pool, hs_buf buf);
 hs_blockno hs_buf_block(hs_pool *pool, hs_buf buf);
 /* The LSN last given to hs_buf_mark_dirty for this page. */
 hs_lsn hs_buf_lsn(hs_pool *pool, hs_buf buf);
+/* Whether the page is dirty now (not yet written since its last change):
+ * what a vacuum's cost accounting charges as "dirtied" when it changes a
+ * page that was clean. */
+bool hs_buf_is_dirty(hs_pool *pool, hs_buf buf);
 
 typedef enum hs_lock_mode { HS_LOCK_SHARE = 0, HS_LOCK_EXCLUSIVE = 1 } hs_lock_mode;
 /* Content locks (readers-writer) of a buffer this thread has pinned. A lock

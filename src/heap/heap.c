@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { REC_INSERT = 1, REC_DELETE = 2, REC_UPDATE = 3 };
+enum { REC_INSERT = 1, REC_DELETE = 2, REC_UPDATE = 3, REC_PRUNE = 4 };
 
 struct heap {
   hs_pool *pool;
@@ -88,6 +88,33 @@ static hs_status redo_xmax(void *page, uint32_t page_size, uint16_t slot, hs_xid
   return st;
 }
 
+/* Frees the removed slots, compacts, and freezes the frozen ones: what a
+ * prune did, and what its redo does again. */
+static hs_status apply_prune(void *page, uint32_t page_size, const void *removed_list,
+                             uint16_t nremoved, const void *frozen_list, uint16_t nfrozen) {
+  hs_status st = HS_OK;
+  for (uint16_t i = 0; i < nremoved && st == HS_OK; i++) {
+    uint16_t slot;
+    memcpy(&slot, (const unsigned char *)removed_list + 2 * i, 2);
+    if (heap_page_state(page, slot) == HEAP_LP_NORMAL)
+      st = heap_page_set_dead(page, page_size, slot);
+    if (st == HS_OK) st = heap_page_set_unused(page, page_size, slot);
+  }
+  if (st == HS_OK && nremoved) heap_page_compact(page, page_size);
+  for (uint16_t i = 0; i < nfrozen && st == HS_OK; i++) {
+    uint16_t slot;
+    memcpy(&slot, (const unsigned char *)frozen_list + 2 * i, 2);
+    void *t;
+    uint32_t len;
+    st = heap_page_get(page, page_size, slot, &t, &len);
+    if (st == HS_OK) {
+      hs_xid frozen = XACT_FROZEN;
+      memcpy(t, &frozen, 8);
+    }
+  }
+  return st;
+}
+
 static hs_status heap_redo(void *ctx, const hs_wal_read_record *rec, void *const *pages,
                            uint32_t page_size) {
   (void)ctx;
@@ -121,6 +148,17 @@ static hs_status heap_redo(void *ctx, const hs_wal_read_record *rec, void *const
     if (st == HS_OK && pages[0]) st = redo_xmax(pages[0], page_size, slot, xmax, next);
     return st;
   }
+  case REC_PRUNE: {
+    uint16_t nremoved, nfrozen;
+    if (rec->npages != 1 || rec->len < 4) return redo_corrupt(rec, "a prune must name one page");
+    memcpy(&nremoved, d, 2);
+    memcpy(&nfrozen, d + 2, 2);
+    if (rec->len != 4u + 2u * (nremoved + nfrozen))
+      return redo_corrupt(rec, "a prune's slot lists do not match its length");
+    return pages[0] ? apply_prune(pages[0], page_size, (const uint16_t *)(const void *)(d + 4),
+                                  nremoved, d + 4 + 2 * nremoved, nfrozen)
+                    : HS_OK;
+  }
   default:
     return redo_corrupt(rec, "an unknown type");
   }
@@ -150,6 +188,16 @@ hs_status heap_open(hs_pool *pool, xact_mgr *xact, hs_relid rel, heap **out) {
   atomic_init(&h->target, n ? n - 1 : HS_INVALID_BLOCK);
   *out = h;
   return HS_OK;
+}
+
+hs_pool *heap_pool(const heap *h) {
+  return h->pool;
+}
+hs_relid heap_rel(const heap *h) {
+  return h->rel;
+}
+xact_mgr *heap_xact(const heap *h) {
+  return h->xact;
 }
 
 void heap_close(heap *h) {
@@ -361,10 +409,24 @@ hs_status heap_update(heap *h, hs_xid xid, hs_tid tid, const void *data, uint32_
   uint16_t npages = 1;
   void *old_page = hs_buf_page(h->pool, old);
   if (st == HS_OK && !heap_page_fits(old_page, total)) {
-    /* Another page: a new one at the end (a higher block than the old, so
-     * the lock order is low to high). */
-    st = new_page(h, &bufs[1]);
-    if (st == HS_OK) npages = 2;
+    /* Another page, always a higher block than the old one, so the locks
+     * are taken low to high: the insert target if it is higher and has
+     * room, else a new page at the end. */
+    hs_blockno target = atomic_load(&h->target);
+    if (target != HS_INVALID_BLOCK && target > tid.block &&
+        read_locked(h, target, HS_LOCK_EXCLUSIVE, &bufs[1]) == HS_OK) {
+      void *page = hs_buf_page(h->pool, bufs[1]);
+      if (heap_page_is_new(page)) heap_page_init(page, h->page_size);
+      if (heap_page_fits(page, total)) {
+        npages = 2;
+      } else {
+        unlock_release(h, bufs[1]);
+      }
+    }
+    if (npages == 1) {
+      st = new_page(h, &bufs[1]);
+      if (st == HS_OK) npages = 2;
+    }
   }
   if (st == HS_OK) {
     hs_buf dest = bufs[npages - 1];
@@ -401,5 +463,74 @@ hs_status heap_tuple_info_get(heap *h, hs_tid tid, heap_tuple_info *out) {
     memcpy(&out->next.slot, t + 20, 2);
   }
   unlock_release(h, b);
+  return st;
+}
+
+/* ---- pruning ---- */
+
+hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_fn on_dead,
+                     void *ctx, heap_prune_counts *out) {
+  memset(out, 0, sizeof *out);
+  void *page = hs_buf_page(h->pool, b);
+  if (heap_page_is_new(page)) return HS_OK;
+  hs_status st = heap_page_check(page, h->page_size);
+  if (st != HS_OK) return st;
+  uint32_t n = heap_page_slots(page);
+  /* The record: u16 nremoved, u16 nfrozen, removed slots, frozen slots. */
+  uint16_t *removed = malloc((n + 1) * sizeof *removed), *frozen = malloc((n + 1) * sizeof *frozen);
+  unsigned char *rec = malloc(4 + 4 * (size_t)(n + 1));
+  if (!removed || !frozen || !rec) {
+    free(removed);
+    free(frozen);
+    free(rec);
+    return hs_fail(HS_ERR_NOMEM, 0, "heap_prune: no memory");
+  }
+  uint16_t nremoved = 0, nfrozen = 0;
+  hs_blockno block = hs_buf_block(h->pool, b);
+  for (uint32_t s = 1; s <= n && st == HS_OK; s++) {
+    if (heap_page_state(page, (uint16_t)s) != HEAP_LP_NORMAL) continue;
+    unsigned char *t;
+    uint32_t len;
+    hs_tid tid = {block, (uint16_t)s};
+    if ((st = tuple_at(h, b, tid, &t, &len)) != HS_OK) break;
+    hs_xid xmin = tuple_xmin(t), xmax = tuple_xmax(t);
+    xact_status smin = XACT_COMMITTED, smax = XACT_IN_PROGRESS;
+    if (xmin != XACT_FROZEN && (st = xact_status_of(h->xact, xmin, &smin)) != HS_OK) break;
+    if (xmax != XACT_INVALID && (st = xact_status_of(h->xact, xmax, &smax)) != HS_OK) break;
+    bool dead = smin == XACT_ABORTED || (xmax != XACT_INVALID && xmax < horizon &&
+                                         smax == XACT_COMMITTED && smin == XACT_COMMITTED);
+    if (dead) {
+      hs_tid next;
+      memcpy(&next.block, t + 16, 4);
+      memcpy(&next.slot, t + 20, 2);
+      /* An aborted update's new version has no successor; an aborted
+       * creator's version is not what its predecessor's xmax means. */
+      if (smin == XACT_ABORTED) next = (hs_tid){0, 0};
+      if (on_dead) st = on_dead(ctx, tid, t + HEAP_TUPLE_HEADER, len - HEAP_TUPLE_HEADER, next);
+      if (st == HS_OK) removed[nremoved++] = (uint16_t)s;
+      continue;
+    }
+    out->live++;
+    if (freeze && xmin != XACT_FROZEN && smin == XACT_COMMITTED && xmin < horizon)
+      frozen[nfrozen++] = (uint16_t)s;
+  }
+  if (st == HS_OK && (nremoved || nfrozen)) {
+    uint32_t before = heap_page_free(page);
+    st = apply_prune(page, h->page_size, removed, nremoved, frozen, nfrozen);
+    if (st == HS_OK) {
+      memcpy(rec, &nremoved, 2);
+      memcpy(rec + 2, &nfrozen, 2);
+      memcpy(rec + 4, removed, 2 * (size_t)nremoved);
+      memcpy(rec + 4 + 2 * (size_t)nremoved, frozen, 2 * (size_t)nfrozen);
+      st = log_record(h, REC_PRUNE, &b, 1, rec, 4 + 2 * (uint32_t)(nremoved + nfrozen));
+    }
+    out->removed = nremoved;
+    out->frozen = nfrozen;
+    out->freed_bytes = heap_page_free(page) - before;
+    out->changed = st == HS_OK;
+  }
+  free(removed);
+  free(frozen);
+  free(rec);
   return st;
 }

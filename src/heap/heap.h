@@ -18,6 +18,8 @@
  *   DELETE  one page: u16 slot, u64 xmax
  *   UPDATE  the old page and the new (one page if the same): u16 old slot,
  *           u64 xmax, u16 new slot, the new tuple
+ *   PRUNE   one page: u16 removed, u16 frozen, then the removed slots and
+ *           the frozen slots (u16 each); redo frees, compacts and freezes
  * A page whose first change since the checkpoint carried its image is
  * restored from it and not redone (hotset/durability.h).
  *
@@ -50,6 +52,9 @@ hs_status heap_register_redo(hs_wal *wal);
 /* The heap stored in relation `rel` of `pool` (created if missing). */
 hs_status heap_open(hs_pool *pool, xact_mgr *xact, hs_relid rel, heap **out);
 void heap_close(heap *h);
+hs_pool *heap_pool(const heap *h);
+hs_relid heap_rel(const heap *h);
+xact_mgr *heap_xact(const heap *h);
 
 hs_status heap_insert(heap *h, hs_xid xid, const void *data, uint32_t len, hs_tid *tid);
 /* Copies the version at `tid` into out (up to cap bytes; *len its length)
@@ -60,6 +65,34 @@ hs_status heap_fetch(heap *h, hs_tid tid, const xact_snapshot *snap, hs_xid self
 hs_status heap_delete(heap *h, hs_xid xid, hs_tid tid);
 hs_status heap_update(heap *h, hs_xid xid, hs_tid tid, const void *data, uint32_t len,
                       hs_tid *new_tid);
+
+/* ---- pruning (vacuum) ---- */
+
+/* What a prune did to a page. */
+typedef struct heap_prune_counts {
+  uint32_t removed; /* dead versions whose slots were freed */
+  uint32_t frozen;  /* live versions whose creator became XACT_FROZEN */
+  uint32_t live;    /* versions left */
+  uint32_t freed_bytes;
+  bool changed; /* the page changed (and was logged) */
+} heap_prune_counts;
+
+/* Called for each version about to be removed, with its tid, its data (a
+ * keyed heap's key first) and its newer version's tid ({0, 0}: none), before
+ * anything changes — the index moves its entries off it (pk_index_move). */
+typedef hs_status (*heap_dead_fn)(void *ctx, hs_tid tid, const void *data, uint32_t len,
+                                  hs_tid next);
+
+/* Prunes the page in buffer `b`, which the caller has pinned and locked
+ * exclusively: a version is dead when its deleter committed below
+ * `horizon`, or its creator aborted; dead versions' slots become UNUSED and
+ * the page is compacted. With `freeze`, every live version whose creator
+ * committed below the horizon gets XACT_FROZEN as creator (PostgreSQL's
+ * VACUUM FREEZE: the page is rewritten so no commit-log lookup is needed
+ * for it again). One record (PRUNE) logs it all; nothing is logged if
+ * nothing changed. */
+hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_fn on_dead,
+                     void *ctx, heap_prune_counts *out);
 
 /* A tuple's header fields (for vacuum and tests). */
 typedef struct heap_tuple_info {

@@ -741,6 +741,10 @@ hs_fork hs_buf_fork(hs_pool *pool, hs_buf buf) {
 hs_blockno hs_buf_block(hs_pool *pool, hs_buf buf) {
   return buf_ok(pool, buf) ? buf_tag_get(pool_desc(pool, buf)).block : HS_INVALID_BLOCK;
 }
+bool hs_buf_is_dirty(hs_pool *pool, hs_buf buf) {
+  return buf_ok(pool, buf) && (atomic_load(&pool_desc(pool, buf)->state) & BM_DIRTY);
+}
+
 hs_lsn hs_buf_lsn(hs_pool *pool, hs_buf buf) {
   return buf_ok(pool, buf) ? atomic_load(&pool_desc(pool, buf)->lsn) : 0;
 }

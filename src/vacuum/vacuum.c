@@ -1,0 +1,116 @@
+/*
+ * vacuum/vacuum.c — one vacuum pass over a heap (vacuum/vacuum.h).
+ *
+ * The horizon is taken once, at the start: versions deleted by
+ * transactions that committed below it are dead to every snapshot that
+ * exists or will; later deletions wait for the next pass (PostgreSQL takes
+ * OldestXmin once per vacuum too).
+ *
+ * Lock order: a heap page's exclusive lock, then (inside heap_prune's
+ * callback) an index page's lock. Nothing takes them the other way round:
+ * an insert releases its heap page before it touches the index, a lookup
+ * its index page before it reads the heap.
+ */
+#include "vacuum/vacuum.h"
+
+#include "core/error.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+void vacuum_options_init(vacuum_options *o) {
+  memset(o, 0, sizeof *o);
+  o->cost_page_hit = 1;
+  o->cost_page_miss = 2;
+  o->cost_page_dirty = 20;
+  o->cost_limit = 200;
+}
+
+typedef struct vacuum_run {
+  pk_index *ix;
+  vacuum_stats *st;
+} vacuum_run;
+
+/* A removed version that is its key's index entry: the entry moves to the
+ * version after it (or goes, if none). */
+static hs_status move_index_entry(void *ctx, hs_tid tid, const void *data, uint32_t len,
+                                  hs_tid next) {
+  vacuum_run *run = ctx;
+  if (!run->ix || len < 8) return HS_OK;
+  uint64_t key;
+  memcpy(&key, data, 8);
+  hs_tid entry;
+  bool found;
+  hs_status st = pk_index_get(run->ix, key, &entry, &found);
+  if (st != HS_OK || !found || entry.block != tid.block || entry.slot != tid.slot) return st;
+  st = pk_index_move(run->ix, key, tid, next);
+  if (st == HS_OK) run->st->index_moves++;
+  return st;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* PostgreSQL's vacuum_delay_point: once the balance reaches the limit,
+ * sleep the delay scaled by balance / limit (at most 4×), start again. */
+static void delay_point(const vacuum_options *o, uint64_t *balance, vacuum_stats *st) {
+  if (o->cost_delay_ms <= 0 || !o->cost_limit || *balance < o->cost_limit) return;
+  double scale = (double)*balance / o->cost_limit;
+  double ms = o->cost_delay_ms * (scale < 4 ? scale : 4);
+  struct timespec ts = {(time_t)(ms / 1e3), (long)(((uint64_t)(ms * 1e6)) % 1000000000u)};
+  nanosleep(&ts, NULL);
+  st->cost_sleeps++;
+  st->sleep_ms += ms;
+  *balance = 0;
+}
+
+hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_stats *out) {
+  memset(out, 0, sizeof *out);
+  vacuum_options defaults;
+  if (!o) {
+    vacuum_options_init(&defaults);
+    o = &defaults;
+  }
+  double t0 = now_ms();
+  hs_pool *pool = heap_pool(h);
+  hs_xid horizon = xact_horizon(heap_xact(h));
+  hs_blockno n;
+  hs_status st = hs_smgr_nblocks(hs_pool_smgr(pool), heap_rel(h), HS_FORK_MAIN, &n);
+  vacuum_run run = {ix, out};
+  uint64_t balance = 0;
+  for (hs_blockno blk = 0; st == HS_OK && blk < n; blk++) {
+    hs_buf b;
+    bool hit;
+    st = hs_pool_read(pool, heap_rel(h), HS_FORK_MAIN, blk, HS_READ_NORMAL, o->strategy, &b, &hit);
+    if (st != HS_OK) break;
+    out->pages_scanned++;
+    if (hit)
+      out->page_hits++;
+    else
+      out->page_misses++;
+    uint64_t cost = hit ? o->cost_page_hit : o->cost_page_miss;
+    hs_buf_lock(pool, b, HS_LOCK_EXCLUSIVE);
+    bool was_dirty = hs_buf_is_dirty(pool, b);
+    heap_prune_counts c;
+    st = heap_prune(h, b, horizon, o->freeze, move_index_entry, &run, &c);
+    if (st == HS_OK && c.changed && !was_dirty) {
+      out->pages_dirtied++;
+      cost += o->cost_page_dirty;
+    }
+    hs_buf_unlock(pool, b);
+    hs_buf_release(pool, b);
+    out->removed += c.removed;
+    out->frozen += c.frozen;
+    out->live += c.live;
+    out->freed_bytes += c.freed_bytes;
+    out->cost_total += cost;
+    balance += cost;
+    delay_point(o, &balance, out);
+  }
+  out->seconds = (now_ms() - t0) / 1e3;
+  return st;
+}

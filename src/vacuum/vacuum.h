@@ -1,0 +1,48 @@
+/*
+ * vacuum/vacuum.h — removing dead versions from a heap, with PostgreSQL's
+ * cost-based delay.
+ *
+ * One pass over the heap's pages, read through a strategy (the vacuum ring,
+ * hotset/strategy.h, or none): each page is pruned (heap_prune: versions
+ * whose deleter committed below the oldest-running horizon, and those whose
+ * creator aborted, are removed, the page compacted; with `freeze`, live
+ * versions get the frozen creator), the index entries of removed chain
+ * roots moved to their successors first.
+ *
+ * Cost-based delay, PostgreSQL's knobs and meanings: each page read costs
+ * cost_page_hit (found in the pool) or cost_page_miss (read), each page
+ * vacuum changes from clean to dirty costs cost_page_dirty; when the
+ * balance reaches cost_limit, vacuum sleeps cost_delay_ms (scaled by how
+ * far past the limit it is, at most 4×, as PostgreSQL's vacuum_delay_point)
+ * and the balance starts again. cost_delay_ms 0: never sleeps, but the
+ * costs are still counted.
+ */
+#ifndef HOTSET_VACUUM_VACUUM_H
+#define HOTSET_VACUUM_VACUUM_H
+
+#include "heap/pk_index.h"
+#include "hotset/strategy.h"
+
+typedef struct vacuum_options {
+  hs_strategy *strategy; /* NULL: through the normal policy */
+  bool freeze;
+  uint32_t cost_page_hit;   /* 1 */
+  uint32_t cost_page_miss;  /* 2 (PostgreSQL 14+; 10 before) */
+  uint32_t cost_page_dirty; /* 20 */
+  uint32_t cost_limit;      /* 200 */
+  double cost_delay_ms;     /* 0: no sleeping */
+} vacuum_options;
+
+void vacuum_options_init(vacuum_options *o);
+
+typedef struct vacuum_stats {
+  uint64_t pages_scanned, pages_dirtied, page_hits, page_misses;
+  uint64_t removed, frozen, live, freed_bytes, index_moves;
+  uint64_t cost_total, cost_sleeps;
+  double sleep_ms, seconds;
+} vacuum_stats;
+
+/* Vacuums the heap (and moves `ix`'s entries, if given). */
+hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_stats *out);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * tests/test_vacuum.c — vacuum (src/vacuum/vacuum.h) over a keyed heap:
+ * it removes exactly the versions no snapshot can see (committed deleters
+ * below the horizon, aborted creators), never one a held snapshot still
+ * sees; lookups stay right as index entries move off removed chain roots; a
+ * second pass finds nothing; freeze gives live versions the frozen creator;
+ * cost accounting charges exactly hit, miss and dirty costs; and after a
+ * crash right after a vacuum, the prune records replay to the same heap.
+ */
+#include "check.h"
+#include "heap_env.h"
+#include "testdir.h"
+#include "vacuum/vacuum.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HEAP_REL  40u
+#define INDEX_REL 41u
+#define N         2000
+
+static char dir[4096];
+
+typedef struct row {
+  uint64_t key;
+  int64_t value;
+  char pad[48];
+} row;
+
+static hs_status add(heap_env *e, hs_xid x, uint64_t key, int64_t value) {
+  row r = {key, value, {0}};
+  hs_tid tid;
+  hs_status st = heap_insert(e->h, x, &r, sizeof r, &tid);
+  return st == HS_OK ? pk_index_insert(e->ix, key, tid) : st;
+}
+
+/* The version `self` sees now, or -1. */
+static int64_t value_of(heap_env *e, uint64_t key, const xact_snapshot *s, hs_xid self,
+                        hs_tid *where) {
+  row r;
+  uint32_t len;
+  bool found;
+  hs_tid tid = {0, 0};
+  hs_status st = heap_env_lookup(e, key, s, self, &tid, &r, sizeof r, &len, &found);
+  if (where) *where = tid;
+  return st == HS_OK && found ? r.value : -1;
+}
+
+static hs_status set(heap_env *e, hs_xid x, uint64_t key, int64_t value) {
+  hs_tid tid, next;
+  if (value_of(e, key, NULL, x, &tid) < 0) return HS_ERR_NOENT;
+  row r = {key, value, {0}};
+  return heap_update(e->h, x, tid, &r, sizeof r, &next);
+}
+
+static hs_status del(heap_env *e, hs_xid x, uint64_t key) {
+  hs_tid tid;
+  if (value_of(e, key, NULL, x, &tid) < 0) return HS_ERR_NOENT;
+  return heap_delete(e->h, x, tid);
+}
+
+/* Rows 1..N, then: every 5th updated twice, every 7th deleted (committed),
+ * every 11th updated by an aborted transaction. The expected value. */
+static int64_t expected(uint64_t k) {
+  if (k % 7 == 0) return -1;
+  if (k % 5 == 0) return (int64_t)k + 2000000;
+  return (int64_t)k;
+}
+
+static void load(heap_env *e) {
+  hs_xid x;
+  REQUIRE(xact_begin(e->x, &x) == HS_OK);
+  for (uint64_t k = 1; k <= N; k++) REQUIRE(add(e, x, k, (int64_t)k) == HS_OK);
+  REQUIRE(xact_commit(e->x, x) == HS_OK);
+}
+
+static void churn(heap_env *e) {
+  hs_xid x;
+  for (int round = 1; round <= 2; round++) {
+    REQUIRE(xact_begin(e->x, &x) == HS_OK);
+    for (uint64_t k = 5; k <= N; k += 5)
+      REQUIRE(set(e, x, k, (int64_t)k + round * 1000000) == HS_OK);
+    REQUIRE(xact_commit(e->x, x) == HS_OK);
+  }
+  REQUIRE(xact_begin(e->x, &x) == HS_OK);
+  for (uint64_t k = 7; k <= N; k += 7) REQUIRE(del(e, x, k) == HS_OK);
+  REQUIRE(xact_commit(e->x, x) == HS_OK);
+  REQUIRE(xact_begin(e->x, &x) == HS_OK);
+  for (uint64_t k = 11; k <= N; k += 11)
+    if (k % 7) REQUIRE(set(e, x, k, -3) == HS_OK);
+  REQUIRE(xact_abort(e->x, x) == HS_OK);
+}
+
+static uint32_t wrong_values(heap_env *e) {
+  uint32_t wrong = 0;
+  for (uint64_t k = 1; k <= N; k++)
+    if (value_of(e, k, NULL, 0, NULL) != expected(k)) wrong++;
+  return wrong;
+}
+
+/* Dead versions: 2 per 5th row, 1 per 7th, 1 per 11th not 7th — minus the
+ * overlaps of rows both 5th and 7th (updated twice, then deleted: 3). */
+static uint64_t dead_versions(void) {
+  uint64_t d = 0;
+  for (uint64_t k = 1; k <= N; k++) {
+    if (k % 5 == 0) d += 2;
+    if (k % 7 == 0) d += 1;
+    if (k % 11 == 0 && k % 7) d += 1;
+  }
+  return d;
+}
+
+static void test_removes_exactly_the_dead(void) {
+  testdir_make(dir, sizeof dir, "vac");
+  heap_env e;
+  REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
+  load(&e);
+  xact_snapshot *old = malloc(sizeof *old);
+  REQUIRE(xact_take_snapshot(e.x, old) == HS_OK); /* sees every row as loaded */
+  churn(&e);
+  CHECK_EQ(wrong_values(&e), 0);
+  /* The held snapshot pins the horizon: only aborted versions may go. */
+  vacuum_stats vs;
+  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  uint64_t aborted = 0;
+  for (uint64_t k = 11; k <= N; k += 11)
+    if (k % 7) aborted++;
+  CHECK_EQ(vs.removed, aborted);
+  uint32_t wrong_old = 0;
+  for (uint64_t k = 1; k <= N; k++)
+    if (value_of(&e, k, old, 0, NULL) != (int64_t)k) wrong_old++;
+  CHECK_EQ(wrong_old, 0); /* the old snapshot still sees every original */
+  xact_release_snapshot(e.x, old);
+  free(old);
+  /* Now everything dead goes; lookups unchanged; a second pass: nothing. */
+  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  CHECK_EQ(vs.removed, dead_versions() - aborted);
+  CHECK(vs.index_moves > 0 && vs.freed_bytes > 0);
+  CHECK_EQ(vs.live, N - N / 7);
+  CHECK_EQ(wrong_values(&e), 0);
+  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  CHECK_EQ(vs.removed, 0);
+  CHECK_EQ(vs.pages_dirtied, 0);
+  /* Freeze: every live version's creator becomes XACT_FROZEN. */
+  vacuum_options o;
+  vacuum_options_init(&o);
+  o.freeze = true;
+  CHECK_OK(vacuum_heap(e.h, e.ix, &o, &vs));
+  CHECK_EQ(vs.frozen, N - N / 7);
+  hs_tid tid;
+  CHECK_EQ(value_of(&e, 3, NULL, 0, &tid), 3);
+  heap_tuple_info info;
+  CHECK_OK(heap_tuple_info_get(e.h, tid, &info));
+  CHECK_EQ(info.xmin, XACT_FROZEN);
+  CHECK_EQ(wrong_values(&e), 0);
+  heap_env_close(&e);
+  testdir_remove(dir);
+}
+
+/* Exact charges: after a reopen no heap page is in the pool (misses); a
+ * second pass finds them all (hits); the pages a pass prunes for the first
+ * time are dirtied. */
+static void test_cost_accounting(void) {
+  testdir_make(dir, sizeof dir, "vac-cost");
+  heap_env e;
+  REQUIRE(heap_env_open(&e, dir, 256, HEAP_REL, INDEX_REL) == HS_OK);
+  load(&e);
+  churn(&e);
+  heap_env_close(&e); /* a checkpoint: every page clean, none cached after */
+  REQUIRE(heap_env_open(&e, dir, 256, HEAP_REL, INDEX_REL) == HS_OK);
+  vacuum_options o;
+  vacuum_options_init(&o);
+  o.cost_page_miss = 10; /* PostgreSQL before 14: distinct from hit and dirty */
+  vacuum_stats vs;
+  CHECK_OK(vacuum_heap(e.h, NULL, &o, &vs));
+  CHECK_EQ(vs.page_hits, 0);
+  CHECK_EQ(vs.page_misses, vs.pages_scanned);
+  CHECK(vs.pages_dirtied > 0 && vs.pages_dirtied <= vs.pages_scanned);
+  CHECK_EQ(vs.cost_total, vs.page_misses * 10 + vs.pages_dirtied * 20);
+  CHECK_OK(vacuum_heap(e.h, NULL, &o, &vs));
+  CHECK_EQ(vs.page_hits, vs.pages_scanned);
+  CHECK_EQ(vs.pages_dirtied, 0);
+  CHECK_EQ(vs.cost_total, vs.pages_scanned * 1);
+  /* The delay: a limit of 10 with 1 ms sleeps — one sleep per 10 hits. */
+  o.cost_limit = 10;
+  o.cost_delay_ms = 1;
+  CHECK_OK(vacuum_heap(e.h, NULL, &o, &vs));
+  CHECK_EQ(vs.cost_sleeps, vs.pages_scanned / 10);
+  CHECK(vs.sleep_ms >= (double)vs.cost_sleeps);
+  heap_env_close(&e);
+  testdir_remove(dir);
+}
+
+static void test_crash_after_vacuum(void) {
+  testdir_make(dir, sizeof dir, "vac-crash");
+  fflush(NULL);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    heap_env e;
+    if (heap_env_open(&e, dir, 32, HEAP_REL, INDEX_REL) != HS_OK) _exit(2);
+    load(&e);
+    if (hs_checkpoint(e.pool) != HS_OK) _exit(3);
+    churn(&e);
+    vacuum_stats vs;
+    if (vacuum_heap(e.h, e.ix, NULL, &vs) != HS_OK || vs.removed == 0) _exit(4);
+    if (hs_wal_flush(e.wal, hs_wal_insert_lsn(e.wal), HS_WAL_CAUSE_COMMIT, NULL) != HS_OK) _exit(5);
+    raise(SIGKILL);
+  }
+  int wst;
+  REQUIRE(waitpid(pid, &wst, 0) == pid);
+  REQUIRE(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+  heap_env e;
+  REQUIRE(heap_env_open(&e, dir, 32, HEAP_REL, INDEX_REL) == HS_OK);
+  CHECK_EQ(wrong_values(&e), 0);
+  vacuum_stats vs;
+  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  CHECK_EQ(vs.removed, 0); /* the replayed prunes left nothing dead */
+  CHECK_EQ(vs.live, N - N / 7);
+  heap_env_close(&e);
+  testdir_remove(dir);
+}
+
+int main(void) {
+  test_removes_exactly_the_dead();
+  test_cost_accounting();
+  test_crash_after_vacuum();
+  return check_finish();
+}

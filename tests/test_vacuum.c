@@ -223,9 +223,81 @@ static void test_crash_after_vacuum(void) {
   testdir_remove(dir);
 }
 
+/* Inserts in the middle of a vacuum run (the after_page hook, at the half
+ * way page): with the map told every page, they go into pages the run has
+ * already freed; told only at the end, they must grow the relation. */
+/* More than the last page's room: the rest must go elsewhere. */
+#define MID_ROWS 200
+
+typedef struct mid_run {
+  heap_env *e;
+  hs_blockno at;
+  uint64_t next_key;
+  uint32_t in_freed, appended;
+  hs_blockno nblocks_before;
+} mid_run;
+
+static void insert_mid_run(void *ctx, hs_blockno block) {
+  mid_run *m = ctx;
+  if (block != m->at) return;
+  hs_xid x;
+  if (xact_begin(m->e->x, &x) != HS_OK) return;
+  for (int i = 0; i < MID_ROWS; i++) {
+    row r = {m->next_key++, 1, {0}};
+    hs_tid tid;
+    if (heap_insert(m->e->h, x, &r, sizeof r, &tid) != HS_OK) break;
+    if (tid.block <= m->at)
+      m->in_freed++;
+    else if (tid.block >= m->nblocks_before)
+      m->appended++;
+  }
+  xact_commit(m->e->x, x);
+}
+
+static void test_fsm_during_the_run(uint32_t fsm_every, bool expect_reuse) {
+  testdir_make(dir, sizeof dir, "vac-fsm");
+  heap_env e;
+  REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
+  load(&e);
+  churn(&e);
+  hs_blockno n;
+  REQUIRE(hs_smgr_nblocks(hs_pool_smgr(e.pool), HEAP_REL, HS_FORK_MAIN, &n) == HS_OK);
+  mid_run m = {&e, n / 2, 10 * N, 0, 0, n};
+  vacuum_options o;
+  vacuum_options_init(&o);
+  o.fsm_every = fsm_every;
+  o.after_page = insert_mid_run;
+  o.after_page_ctx = &m;
+  vacuum_stats vs;
+  CHECK_OK(vacuum_heap(e.h, e.ix, &o, &vs));
+  CHECK_EQ(vs.fsm_updates, n);
+  if (expect_reuse) {
+    /* Past the last page's room, into pages the run freed: none appended. */
+    CHECK(m.in_freed > MID_ROWS / 2);
+    CHECK_EQ(m.appended, 0);
+  } else {
+    CHECK_EQ(m.in_freed, 0); /* nothing known yet: the relation grows */
+    CHECK(m.appended > 0);
+  }
+  /* Afterwards the map knows every page: an insert reuses freed room. */
+  hs_blockno before;
+  REQUIRE(hs_smgr_nblocks(hs_pool_smgr(e.pool), HEAP_REL, HS_FORK_MAIN, &before) == HS_OK);
+  hs_xid x;
+  REQUIRE(xact_begin(e.x, &x) == HS_OK);
+  for (int i = 0; i < 40; i++) CHECK_OK(add(&e, x, m.next_key++, 5));
+  CHECK_OK(xact_commit(e.x, x));
+  hs_blockno after;
+  REQUIRE(hs_smgr_nblocks(hs_pool_smgr(e.pool), HEAP_REL, HS_FORK_MAIN, &after) == HS_OK);
+  CHECK_EQ(after, before);
+  heap_env_close(&e);
+  testdir_remove(dir);
+}
+
 int main(void) {
   test_removes_exactly_the_dead();
   test_cost_accounting();
   test_crash_after_vacuum();
+  test_fsm_during_the_run(1, true);
+  test_fsm_during_the_run(0, false);
   return check_finish();
 }

@@ -17,6 +17,7 @@
 #include "heap/heap.h"
 
 #include "core/error.h"
+#include "heap/fsm.h"
 #include "heap/heap_page.h"
 #include "hotset/durability.h"
 #include "wal/wal_durable.h"
@@ -36,6 +37,7 @@ struct heap {
   uint32_t page_size;
   pthread_mutex_t extend_mu;
   _Atomic hs_blockno target; /* where the last insert went */
+  fsm *fsm;                  /* the free-space map: pages vacuum freed */
 };
 
 /* ---- tuple header ---- */
@@ -186,6 +188,11 @@ hs_status heap_open(hs_pool *pool, xact_mgr *xact, hs_relid rel, heap **out) {
   h->page_size = hs_pool_page_size(pool);
   pthread_mutex_init(&h->extend_mu, NULL);
   atomic_init(&h->target, n ? n - 1 : HS_INVALID_BLOCK);
+  st = fsm_open(pool, rel, &h->fsm);
+  if (st != HS_OK) {
+    heap_close(h);
+    return st;
+  }
   *out = h;
   return HS_OK;
 }
@@ -200,8 +207,13 @@ xact_mgr *heap_xact(const heap *h) {
   return h->xact;
 }
 
+fsm *heap_fsm(const heap *h) {
+  return h->fsm;
+}
+
 void heap_close(heap *h) {
   if (!h) return;
+  fsm_close(h->fsm);
   pthread_mutex_destroy(&h->extend_mu);
   free(h);
 }
@@ -228,23 +240,43 @@ static hs_status new_page(heap *h, hs_buf *out) {
   return HS_OK;
 }
 
-/* A page with room for `len` bytes, pinned and exclusively locked. */
-static hs_status page_with_room(heap *h, uint32_t len, hs_buf *out) {
-  hs_blockno t = atomic_load(&h->target);
-  if (t != HS_INVALID_BLOCK) {
-    hs_buf b;
-    hs_status st = hs_pool_read(h->pool, h->rel, HS_FORK_MAIN, t, HS_READ_NORMAL, NULL, &b, NULL);
-    if (st != HS_OK) return st;
-    hs_buf_lock(h->pool, b, HS_LOCK_EXCLUSIVE);
-    void *page = hs_buf_page(h->pool, b);
-    if (heap_page_is_new(page)) heap_page_init(page, h->page_size);
-    if (heap_page_fits(page, len)) {
-      *out = b;
-      return HS_OK;
-    }
-    hs_buf_unlock(h->pool, b);
-    hs_buf_release(h->pool, b);
+/* Tries page `block` for a tuple of `len`: *out pinned and locked if it
+ * has room; otherwise the free-space map learns what it really has. */
+static hs_status try_page(heap *h, hs_blockno block, uint32_t len, hs_buf *out, bool *ok) {
+  *ok = false;
+  hs_buf b;
+  hs_status st = hs_pool_read(h->pool, h->rel, HS_FORK_MAIN, block, HS_READ_NORMAL, NULL, &b, NULL);
+  if (st != HS_OK) return st;
+  hs_buf_lock(h->pool, b, HS_LOCK_EXCLUSIVE);
+  void *page = hs_buf_page(h->pool, b);
+  if (heap_page_is_new(page)) heap_page_init(page, h->page_size);
+  if (heap_page_fits(page, len)) {
+    *out = b;
+    *ok = true;
+    return HS_OK;
   }
+  uint32_t room = heap_page_free(page);
+  hs_buf_unlock(h->pool, b);
+  hs_buf_release(h->pool, b);
+  return fsm_set(h->fsm, block, room);
+}
+
+/* A page with room for `len` bytes, pinned and exclusively locked: the
+ * last insert's page, else one the free-space map names (a few tries: the
+ * map may be out of date), else a new one. */
+static hs_status page_with_room(heap *h, uint32_t len, hs_buf *out) {
+  bool ok = false;
+  hs_status st = HS_OK;
+  hs_blockno t = atomic_load(&h->target);
+  if (t != HS_INVALID_BLOCK) st = try_page(h, t, len, out, &ok);
+  for (int tries = 0; st == HS_OK && !ok && tries < 4; tries++) {
+    hs_blockno cand;
+    st = fsm_find(h->fsm, len + HEAP_LINE_POINTER, &cand);
+    if (st != HS_OK || cand == HS_INVALID_BLOCK) break;
+    st = try_page(h, cand, len, out, &ok);
+    if (ok) atomic_store(&h->target, cand);
+  }
+  if (st != HS_OK || ok) return st;
   return new_page(h, out);
 }
 
@@ -472,7 +504,10 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
                      void *ctx, heap_prune_counts *out) {
   memset(out, 0, sizeof *out);
   void *page = hs_buf_page(h->pool, b);
-  if (heap_page_is_new(page)) return HS_OK;
+  if (heap_page_is_new(page)) {
+    out->free_now = h->page_size - HEAP_PAGE_FIRST_LP;
+    return HS_OK;
+  }
   hs_status st = heap_page_check(page, h->page_size);
   if (st != HS_OK) return st;
   uint32_t n = heap_page_slots(page);
@@ -529,6 +564,7 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
     out->freed_bytes = heap_page_free(page) - before;
     out->changed = st == HS_OK;
   }
+  out->free_now = heap_page_free(page);
   free(removed);
   free(frozen);
   free(rec);

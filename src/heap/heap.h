@@ -55,6 +55,8 @@ void heap_close(heap *h);
 hs_pool *heap_pool(const heap *h);
 hs_relid heap_rel(const heap *h);
 xact_mgr *heap_xact(const heap *h);
+/* The heap's free-space map (heap/fsm.h): vacuum records what it freed. */
+struct fsm *heap_fsm(const heap *h);
 
 hs_status heap_insert(heap *h, hs_xid xid, const void *data, uint32_t len, hs_tid *tid);
 /* Copies the version at `tid` into out (up to cap bytes; *len its length)
@@ -74,7 +76,8 @@ typedef struct heap_prune_counts {
   uint32_t frozen;  /* live versions whose creator became XACT_FROZEN */
   uint32_t live;    /* versions left */
   uint32_t freed_bytes;
-  bool changed; /* the page changed (and was logged) */
+  uint32_t free_now; /* the page's room afterwards (for the free-space map) */
+  bool changed;      /* the page changed (and was logged) */
 } heap_prune_counts;
 
 /* Called for each version about to be removed, with its tid, its data (a

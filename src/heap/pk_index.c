@@ -4,6 +4,7 @@
 #include "heap/pk_index.h"
 
 #include "core/error.h"
+#include "heap/fork_extend.h"
 #include "hotset/durability.h"
 #include "hotset/page.h"
 
@@ -58,15 +59,7 @@ static hs_status entry_page(pk_index *ix, uint64_t key, hs_lock_mode mode, bool 
   if (st == HS_OK && n <= block) {
     if (!create) return HS_OK;
     pthread_mutex_lock(&ix->extend_mu);
-    st = hs_smgr_nblocks(hs_pool_smgr(ix->pool), ix->rel, HS_FORK_MAIN, &n);
-    while (st == HS_OK && n <= block) {
-      hs_buf nb;
-      st = hs_pool_extend(ix->pool, ix->rel, HS_FORK_MAIN, NULL, false, &nb, NULL);
-      if (st == HS_OK) {
-        hs_buf_release(ix->pool, nb);
-        n++;
-      }
-    }
+    st = fork_extend_to(ix->pool, ix->rel, HS_FORK_MAIN, (hs_blockno)block);
     pthread_mutex_unlock(&ix->extend_mu);
   }
   if (st == HS_OK)

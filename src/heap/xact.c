@@ -12,6 +12,7 @@
 #include "heap/xact.h"
 
 #include "core/error.h"
+#include "heap/fork_extend.h"
 #include "hotset/durability.h"
 #include "hotset/page.h"
 #include "hotset/wal.h"
@@ -28,6 +29,7 @@ struct xact_mgr {
   hs_pool *pool;
   uint32_t xids_per_page;
   pthread_mutex_t mu;
+  pthread_mutex_t extend_mu; /* one extension of the commit log at a time */
   hs_xid next, reserved, first_of_start;
   uint32_t nrunning;
   hs_xid running[XACT_MAX_RUNNING];
@@ -38,17 +40,12 @@ struct xact_mgr {
 /* Pins block `block` of the commit log, adding blocks up to it if needed
  * (their zeros say "in progress", which is right for ids not given yet). */
 static hs_status clog_read(xact_mgr *m, hs_blockno block, hs_buf *out) {
-  hs_smgr *smgr = hs_pool_smgr(m->pool);
   hs_blockno n;
-  hs_status st = hs_smgr_nblocks(smgr, XACT_CLOG_REL, HS_FORK_MAIN, &n);
-  while (st == HS_OK && n <= block) {
-    hs_buf b;
-    hs_blockno got;
-    st = hs_pool_extend(m->pool, XACT_CLOG_REL, HS_FORK_MAIN, NULL, false, &b, &got);
-    if (st == HS_OK) {
-      hs_buf_release(m->pool, b);
-      n = got + 1;
-    }
+  hs_status st = hs_smgr_nblocks(hs_pool_smgr(m->pool), XACT_CLOG_REL, HS_FORK_MAIN, &n);
+  if (st == HS_OK && n <= block) {
+    pthread_mutex_lock(&m->extend_mu);
+    st = fork_extend_to(m->pool, XACT_CLOG_REL, HS_FORK_MAIN, block);
+    pthread_mutex_unlock(&m->extend_mu);
   }
   if (st != HS_OK) return st;
   return hs_pool_read(m->pool, XACT_CLOG_REL, HS_FORK_MAIN, block, HS_READ_NORMAL, NULL, out, NULL);
@@ -127,6 +124,7 @@ hs_status xact_open(hs_pool *pool, xact_mgr **out) {
   m->pool = pool;
   m->xids_per_page = (hs_pool_page_size(pool) - DATA_AT) * 4;
   pthread_mutex_init(&m->mu, NULL);
+  pthread_mutex_init(&m->extend_mu, NULL);
   hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), XACT_CLOG_REL, HS_FORK_MAIN, NULL);
   hs_xid r = 0;
   if (st == HS_OK) st = reservation_get(m, &r);
@@ -147,6 +145,7 @@ hs_status xact_open(hs_pool *pool, xact_mgr **out) {
 void xact_close(xact_mgr *m) {
   if (!m) return;
   pthread_mutex_destroy(&m->mu);
+  pthread_mutex_destroy(&m->extend_mu);
   free(m);
 }
 

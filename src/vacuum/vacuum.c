@@ -14,8 +14,10 @@
 #include "vacuum/vacuum.h"
 
 #include "core/error.h"
+#include "heap/fsm.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,6 +27,22 @@ void vacuum_options_init(vacuum_options *o) {
   o->cost_page_miss = 2;
   o->cost_page_dirty = 20;
   o->cost_limit = 200;
+  o->fsm_every = 8;
+}
+
+/* Pages pruned whose room the free-space map has not been told yet. */
+typedef struct fsm_batch {
+  hs_blockno *block;
+  uint32_t *room, n, cap;
+} fsm_batch;
+
+static hs_status fsm_flush(heap *h, fsm_batch *fb, vacuum_stats *st) {
+  hs_status rc = HS_OK;
+  for (uint32_t i = 0; i < fb->n && rc == HS_OK; i++)
+    rc = fsm_set(heap_fsm(h), fb->block[i], fb->room[i]);
+  if (rc == HS_OK) st->fsm_updates += fb->n;
+  fb->n = 0;
+  return rc;
 }
 
 typedef struct vacuum_run {
@@ -82,6 +100,15 @@ hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_sta
   hs_status st = hs_smgr_nblocks(hs_pool_smgr(pool), heap_rel(h), HS_FORK_MAIN, &n);
   vacuum_run run = {ix, out};
   uint64_t balance = 0;
+  /* fsm_every 0: every page's room held until the end. */
+  fsm_batch fb = {.cap = o->fsm_every ? o->fsm_every : (n ? n : 1)};
+  fb.block = malloc(fb.cap * sizeof *fb.block);
+  fb.room = malloc(fb.cap * sizeof *fb.room);
+  if (!fb.block || !fb.room) {
+    free(fb.block);
+    free(fb.room);
+    return hs_fail(HS_ERR_NOMEM, 0, "vacuum: no memory for %u free-space entries", fb.cap);
+  }
   for (hs_blockno blk = 0; st == HS_OK && blk < n; blk++) {
     hs_buf b;
     bool hit;
@@ -109,8 +136,17 @@ hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_sta
     out->freed_bytes += c.freed_bytes;
     out->cost_total += cost;
     balance += cost;
+    if (st == HS_OK) {
+      fb.block[fb.n] = blk;
+      fb.room[fb.n++] = c.free_now;
+      if (fb.n == fb.cap) st = fsm_flush(h, &fb, out);
+    }
     delay_point(o, &balance, out);
+    if (st == HS_OK && o->after_page) o->after_page(o->after_page_ctx, blk);
   }
+  if (st == HS_OK) st = fsm_flush(h, &fb, out);
+  free(fb.block);
+  free(fb.room);
   out->seconds = (now_ms() - t0) / 1e3;
   return st;
 }

@@ -31,6 +31,15 @@ typedef struct vacuum_options {
   uint32_t cost_page_dirty; /* 20 */
   uint32_t cost_limit;      /* 200 */
   double cost_delay_ms;     /* 0: no sleeping */
+  /* The free-space map learns each page's room every fsm_every pages
+   * during the run (default 8), not only at its end: inserts during a long
+   * vacuum can use what it has freed so far (the 2017 finding). 0: at the
+   * end only, as PostgreSQL before 11 did for big tables. */
+  uint32_t fsm_every;
+  /* Called after each page with its number (progress reports; tests act
+   * in the middle of a run with it). NULL: none. */
+  void (*after_page)(void *ctx, hs_blockno block);
+  void *after_page_ctx;
 } vacuum_options;
 
 void vacuum_options_init(vacuum_options *o);
@@ -39,6 +48,7 @@ typedef struct vacuum_stats {
   uint64_t pages_scanned, pages_dirtied, page_hits, page_misses;
   uint64_t removed, frozen, live, freed_bytes, index_moves;
   uint64_t cost_total, cost_sleeps;
+  uint64_t fsm_updates; /* pages whose room the free-space map was told */
   double sleep_ms, seconds;
 } vacuum_stats;
 

@@ -1,0 +1,125 @@
+/*
+ * heap/fsm.c — the free-space map (heap/fsm.h).
+ */
+#include "heap/fsm.h"
+
+#include "core/error.h"
+#include "heap/fork_extend.h"
+#include "hotset/durability.h"
+#include "hotset/page.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fsm {
+  hs_pool *pool;
+  hs_relid rel;
+  uint32_t per_page, unit;
+  pthread_mutex_t extend_mu;
+  _Atomic hs_blockno next; /* where the next search starts (a heap block) */
+};
+
+hs_status fsm_open(hs_pool *pool, hs_relid rel, fsm **out) {
+  *out = NULL;
+  hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), rel, HS_FORK_FSM, NULL);
+  if (st != HS_OK) return st;
+  fsm *f = calloc(1, sizeof *f);
+  if (!f) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a free-space map");
+  f->pool = pool;
+  f->rel = rel;
+  f->per_page = hs_pool_page_size(pool) - HS_PAGE_HEADER_SIZE;
+  f->unit = hs_pool_page_size(pool) / 256;
+  pthread_mutex_init(&f->extend_mu, NULL);
+  atomic_init(&f->next, 0);
+  *out = f;
+  return HS_OK;
+}
+
+void fsm_close(fsm *f) {
+  if (!f) return;
+  pthread_mutex_destroy(&f->extend_mu);
+  free(f);
+}
+
+static hs_status fsm_blocks(fsm *f, hs_blockno *n) {
+  return hs_smgr_nblocks(hs_pool_smgr(f->pool), f->rel, HS_FORK_FSM, n);
+}
+
+hs_status fsm_set(fsm *f, hs_blockno block, uint32_t free_bytes) {
+  hs_blockno fblock = block / f->per_page, n;
+  uint32_t at = HS_PAGE_HEADER_SIZE + block % f->per_page;
+  hs_status st = fsm_blocks(f, &n);
+  if (st == HS_OK && n <= fblock) {
+    pthread_mutex_lock(&f->extend_mu);
+    st = fork_extend_to(f->pool, f->rel, HS_FORK_FSM, fblock);
+    pthread_mutex_unlock(&f->extend_mu);
+  }
+  hs_buf b;
+  if (st == HS_OK)
+    st = hs_pool_read(f->pool, f->rel, HS_FORK_FSM, fblock, HS_READ_NORMAL, NULL, &b, NULL);
+  if (st != HS_OK) return st;
+  hs_buf_lock(f->pool, b, HS_LOCK_EXCLUSIVE);
+  unsigned char *p = (unsigned char *)hs_buf_page(f->pool, b) + at;
+  uint32_t cat = free_bytes / f->unit;
+  unsigned char v = (unsigned char)(cat > 255 ? 255 : cat);
+  if (*p != v) {
+    *p = v;
+    hs_wal_range r = {at, 1};
+    st = hs_buf_log_change(f->pool, b, &r, 1, NULL);
+  }
+  hs_buf_unlock(f->pool, b);
+  hs_buf_release(f->pool, b);
+  return st;
+}
+
+hs_status fsm_get(fsm *f, hs_blockno block, uint32_t *free_bytes) {
+  *free_bytes = 0;
+  hs_blockno fblock = block / f->per_page, n;
+  hs_status st = fsm_blocks(f, &n);
+  if (st != HS_OK || n <= fblock) return st;
+  hs_buf b;
+  st = hs_pool_read(f->pool, f->rel, HS_FORK_FSM, fblock, HS_READ_NORMAL, NULL, &b, NULL);
+  if (st != HS_OK) return st;
+  hs_buf_lock(f->pool, b, HS_LOCK_SHARE);
+  *free_bytes = (uint32_t)((unsigned char *)hs_buf_page(
+                    f->pool, b))[HS_PAGE_HEADER_SIZE + block % f->per_page] *
+                f->unit;
+  hs_buf_unlock(f->pool, b);
+  hs_buf_release(f->pool, b);
+  return HS_OK;
+}
+
+hs_status fsm_find(fsm *f, uint32_t need, hs_blockno *block) {
+  *block = HS_INVALID_BLOCK;
+  /* Categories round down: a page recorded at category c has at least
+   * c * unit bytes, so ask for the category that guarantees `need`. */
+  uint32_t want = (need + f->unit - 1) / f->unit;
+  if (want > 255) return HS_OK;
+  hs_blockno n;
+  hs_status st = fsm_blocks(f, &n);
+  if (st != HS_OK || n == 0) return st;
+  uint64_t total = (uint64_t)n * f->per_page;
+  hs_blockno start = atomic_load(&f->next) % (hs_blockno)total;
+  /* Every FSM page once, starting with the one holding `start`. */
+  for (hs_blockno k = 0; k <= n && *block == HS_INVALID_BLOCK && st == HS_OK; k++) {
+    hs_blockno fblock = (start / f->per_page + k) % n;
+    hs_buf b;
+    st = hs_pool_read(f->pool, f->rel, HS_FORK_FSM, fblock, HS_READ_NORMAL, NULL, &b, NULL);
+    if (st != HS_OK) break;
+    hs_buf_lock(f->pool, b, HS_LOCK_SHARE);
+    const unsigned char *p = (const unsigned char *)hs_buf_page(f->pool, b) + HS_PAGE_HEADER_SIZE;
+    uint32_t from = k == 0 ? start % f->per_page : 0;
+    uint32_t to = k == n ? start % f->per_page : f->per_page; /* the wrap's rest */
+    for (uint32_t i = from; i < to; i++)
+      if (p[i] >= want) {
+        *block = fblock * f->per_page + i;
+        break;
+      }
+    hs_buf_unlock(f->pool, b);
+    hs_buf_release(f->pool, b);
+  }
+  if (*block != HS_INVALID_BLOCK) atomic_store(&f->next, *block + 1);
+  return st;
+}

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "heap/fsm.h"
 #include "heap/heap_page.h"
+#include "heap/vm.h"
 #include "hotset/durability.h"
 #include "wal/wal_durable.h"
 
@@ -28,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { REC_INSERT = 1, REC_DELETE = 2, REC_UPDATE = 3, REC_PRUNE = 4 };
+enum { REC_INSERT = 1, REC_DELETE = 2, REC_UPDATE = 3, REC_PRUNE = 4, REC_VISIBLE = 5 };
 
 struct heap {
   hs_pool *pool;
@@ -38,6 +39,7 @@ struct heap {
   pthread_mutex_t extend_mu;
   _Atomic hs_blockno target; /* where the last insert went */
   fsm *fsm;                  /* the free-space map: pages vacuum freed */
+  vmap *vm;                  /* the visibility map: pages vacuum may skip */
 };
 
 /* ---- tuple header ---- */
@@ -73,9 +75,16 @@ static hs_status redo_corrupt(const hs_wal_read_record *rec, const char *why) {
 }
 
 /* Puts the record's tuple at `slot` of `page` (initialized first if new). */
+/* A change to a page makes it not all-visible (the map's bit was cleared
+ * by a record before this one). */
+static void redo_not_visible(void *page) {
+  heap_page_set_flags(page, (uint16_t)(heap_page_flags(page) & ~HEAP_PAGE_ALL_VISIBLE));
+}
+
 static hs_status redo_put(void *page, uint32_t page_size, uint16_t slot, const void *tuple,
                           uint32_t len) {
   if (heap_page_is_new(page)) heap_page_init(page, page_size);
+  redo_not_visible(page);
   return heap_page_put(page, page_size, slot, tuple, len);
 }
 
@@ -83,6 +92,7 @@ static hs_status redo_xmax(void *page, uint32_t page_size, uint16_t slot, hs_xid
                            hs_tid next) {
   void *t;
   uint32_t len;
+  redo_not_visible(page);
   hs_status st = heap_page_get(page, page_size, slot, &t, &len);
   if (st == HS_OK && len < HEAP_TUPLE_HEADER)
     st = hs_fail(HS_ERR_CORRUPT, 0, "heap: slot %u holds %u bytes, less than a header", slot, len);
@@ -93,7 +103,8 @@ static hs_status redo_xmax(void *page, uint32_t page_size, uint16_t slot, hs_xid
 /* Frees the removed slots, compacts, and freezes the frozen ones: what a
  * prune did, and what its redo does again. */
 static hs_status apply_prune(void *page, uint32_t page_size, const void *removed_list,
-                             uint16_t nremoved, const void *frozen_list, uint16_t nfrozen) {
+                             uint16_t nremoved, const void *frozen_list, uint16_t nfrozen,
+                             const void *cleared_list, uint16_t ncleared) {
   hs_status st = HS_OK;
   for (uint16_t i = 0; i < nremoved && st == HS_OK; i++) {
     uint16_t slot;
@@ -113,6 +124,17 @@ static hs_status apply_prune(void *page, uint32_t page_size, const void *removed
       hs_xid frozen = XACT_FROZEN;
       memcpy(t, &frozen, 8);
     }
+  }
+  /* Deleted by a transaction that aborted: not deleted (PostgreSQL clears
+   * such an xmax when it freezes; here every prune does, so the page can
+   * become all-visible). */
+  for (uint16_t i = 0; i < ncleared && st == HS_OK; i++) {
+    uint16_t slot;
+    memcpy(&slot, (const unsigned char *)cleared_list + 2 * i, 2);
+    void *t;
+    uint32_t len;
+    st = heap_page_get(page, page_size, slot, &t, &len);
+    if (st == HS_OK) tuple_set_xmax(t, XACT_INVALID, (hs_tid){0, 0});
   }
   return st;
 }
@@ -151,16 +173,23 @@ static hs_status heap_redo(void *ctx, const hs_wal_read_record *rec, void *const
     return st;
   }
   case REC_PRUNE: {
-    uint16_t nremoved, nfrozen;
-    if (rec->npages != 1 || rec->len < 4) return redo_corrupt(rec, "a prune must name one page");
+    uint16_t nremoved, nfrozen, ncleared;
+    if (rec->npages != 1 || rec->len < 6) return redo_corrupt(rec, "a prune must name one page");
     memcpy(&nremoved, d, 2);
     memcpy(&nfrozen, d + 2, 2);
-    if (rec->len != 4u + 2u * (nremoved + nfrozen))
+    memcpy(&ncleared, d + 4, 2);
+    if (rec->len != 6u + 2u * (nremoved + nfrozen + ncleared))
       return redo_corrupt(rec, "a prune's slot lists do not match its length");
-    return pages[0] ? apply_prune(pages[0], page_size, (const uint16_t *)(const void *)(d + 4),
-                                  nremoved, d + 4 + 2 * nremoved, nfrozen)
+    const unsigned char *lists = d + 6;
+    return pages[0] ? apply_prune(pages[0], page_size, lists, nremoved, lists + 2 * nremoved,
+                                  nfrozen, lists + 2 * (nremoved + nfrozen), ncleared)
                     : HS_OK;
   }
+  case REC_VISIBLE:
+    if (rec->npages != 1 || rec->len != 0)
+      return redo_corrupt(rec, "an all-visible mark names one page and carries nothing");
+    if (pages[0]) heap_page_set_flags(pages[0], heap_page_flags(pages[0]) | HEAP_PAGE_ALL_VISIBLE);
+    return HS_OK;
   default:
     return redo_corrupt(rec, "an unknown type");
   }
@@ -189,6 +218,7 @@ hs_status heap_open(hs_pool *pool, xact_mgr *xact, hs_relid rel, heap **out) {
   pthread_mutex_init(&h->extend_mu, NULL);
   atomic_init(&h->target, n ? n - 1 : HS_INVALID_BLOCK);
   st = fsm_open(pool, rel, &h->fsm);
+  if (st == HS_OK) st = vm_open(pool, rel, &h->vm);
   if (st != HS_OK) {
     heap_close(h);
     return st;
@@ -211,9 +241,14 @@ fsm *heap_fsm(const heap *h) {
   return h->fsm;
 }
 
+vmap *heap_vm(const heap *h) {
+  return h->vm;
+}
+
 void heap_close(heap *h) {
   if (!h) return;
   fsm_close(h->fsm);
+  vm_close(h->vm);
   pthread_mutex_destroy(&h->extend_mu);
   free(h);
 }
@@ -298,6 +333,18 @@ static hs_status check_data(const heap *h, const char *call, const void *data, u
                  max_data(h), h->page_size);
 }
 
+/* Before a change to the locked page in b: if it was all-visible, its map
+ * bit is cleared (logged before the change's own record) and its flag too
+ * (the change's redo clears the flag again). */
+static hs_status clear_visible(heap *h, hs_buf b) {
+  void *page = hs_buf_page(h->pool, b);
+  uint16_t flags = heap_page_flags(page);
+  if (heap_page_is_new(page) || !(flags & HEAP_PAGE_ALL_VISIBLE)) return HS_OK;
+  hs_status st = vm_set(h->vm, hs_buf_block(h->pool, b), false);
+  if (st == HS_OK) heap_page_set_flags(page, (uint16_t)(flags & ~HEAP_PAGE_ALL_VISIBLE));
+  return st;
+}
+
 /* A record's buffer: `head` bytes the caller fills in, then a new tuple
  * (header with xmin = xid, then the data). Freed by the caller. */
 static hs_status record_with_tuple(const heap *h, const char *call, uint32_t head, hs_xid xid,
@@ -319,6 +366,7 @@ hs_status heap_insert(heap *h, hs_xid xid, const void *data, uint32_t len, hs_ti
   uint32_t total = HEAP_TUPLE_HEADER + len;
   hs_buf b;
   st = page_with_room(h, total, &b);
+  if (st == HS_OK && (st = clear_visible(h, b)) != HS_OK) unlock_release(h, b);
   if (st == HS_OK) {
     uint16_t slot;
     st = heap_page_add(hs_buf_page(h->pool, b), h->page_size, rec + 2, total, &slot);
@@ -410,6 +458,7 @@ hs_status heap_delete(heap *h, hs_xid xid, hs_tid tid) {
   uint32_t len;
   st = tuple_at(h, b, tid, &t, &len);
   if (st == HS_OK) st = may_delete(h, t, xid, tid);
+  if (st == HS_OK) st = clear_visible(h, b);
   if (st == HS_OK) {
     tuple_set_xmax(t, xid, (hs_tid){0, 0});
     unsigned char rec[10];
@@ -460,6 +509,7 @@ hs_status heap_update(heap *h, hs_xid xid, hs_tid tid, const void *data, uint32_
       if (st == HS_OK) npages = 2;
     }
   }
+  for (uint16_t i = 0; i < npages && st == HS_OK; i++) st = clear_visible(h, bufs[i]);
   if (st == HS_OK) {
     hs_buf dest = bufs[npages - 1];
     uint16_t slot;
@@ -512,15 +562,18 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
   if (st != HS_OK) return st;
   uint32_t n = heap_page_slots(page);
   /* The record: u16 nremoved, u16 nfrozen, removed slots, frozen slots. */
-  uint16_t *removed = malloc((n + 1) * sizeof *removed), *frozen = malloc((n + 1) * sizeof *frozen);
-  unsigned char *rec = malloc(4 + 4 * (size_t)(n + 1));
-  if (!removed || !frozen || !rec) {
+  uint16_t *removed = malloc((n + 1) * sizeof *removed), *frozen = malloc((n + 1) * sizeof *frozen),
+           *cleared = malloc((n + 1) * sizeof *cleared);
+  unsigned char *rec = malloc(6 + 6 * (size_t)(n + 1));
+  if (!removed || !frozen || !cleared || !rec) {
     free(removed);
     free(frozen);
+    free(cleared);
     free(rec);
     return hs_fail(HS_ERR_NOMEM, 0, "heap_prune: no memory");
   }
-  uint16_t nremoved = 0, nfrozen = 0;
+  uint16_t nremoved = 0, nfrozen = 0, ncleared = 0;
+  bool all_visible = true; /* every version left is visible to everyone */
   hs_blockno block = hs_buf_block(h->pool, b);
   for (uint32_t s = 1; s <= n && st == HS_OK; s++) {
     if (heap_page_state(page, (uint16_t)s) != HEAP_LP_NORMAL) continue;
@@ -546,26 +599,44 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
       continue;
     }
     out->live++;
+    if (xmax != XACT_INVALID && smax == XACT_ABORTED) {
+      cleared[ncleared++] = (uint16_t)s;
+      xmax = XACT_INVALID;
+    }
+    bool settled = smin == XACT_COMMITTED && (xmin == XACT_FROZEN || xmin < horizon);
+    if (!settled || xmax != XACT_INVALID) all_visible = false;
     if (freeze && xmin != XACT_FROZEN && smin == XACT_COMMITTED && xmin < horizon)
       frozen[nfrozen++] = (uint16_t)s;
   }
-  if (st == HS_OK && (nremoved || nfrozen)) {
+  if (st == HS_OK && (nremoved || nfrozen || ncleared)) {
     uint32_t before = heap_page_free(page);
-    st = apply_prune(page, h->page_size, removed, nremoved, frozen, nfrozen);
+    st = apply_prune(page, h->page_size, removed, nremoved, frozen, nfrozen, cleared, ncleared);
     if (st == HS_OK) {
       memcpy(rec, &nremoved, 2);
       memcpy(rec + 2, &nfrozen, 2);
-      memcpy(rec + 4, removed, 2 * (size_t)nremoved);
-      memcpy(rec + 4 + 2 * (size_t)nremoved, frozen, 2 * (size_t)nfrozen);
-      st = log_record(h, REC_PRUNE, &b, 1, rec, 4 + 2 * (uint32_t)(nremoved + nfrozen));
+      memcpy(rec + 4, &ncleared, 2);
+      unsigned char *lists = rec + 6;
+      memcpy(lists, removed, 2 * (size_t)nremoved);
+      memcpy(lists + 2 * (size_t)nremoved, frozen, 2 * (size_t)nfrozen);
+      memcpy(lists + 2 * (size_t)(nremoved + nfrozen), cleared, 2 * (size_t)ncleared);
+      st = log_record(h, REC_PRUNE, &b, 1, rec, 6 + 2 * (uint32_t)(nremoved + nfrozen + ncleared));
     }
     out->removed = nremoved;
     out->frozen = nfrozen;
     out->freed_bytes = heap_page_free(page) - before;
     out->changed = st == HS_OK;
   }
+  /* All visible: the page's flag (logged), then the map's bit. */
+  if (st == HS_OK && all_visible && !(heap_page_flags(page) & HEAP_PAGE_ALL_VISIBLE)) {
+    heap_page_set_flags(page, heap_page_flags(page) | HEAP_PAGE_ALL_VISIBLE);
+    st = log_record(h, REC_VISIBLE, &b, 1, NULL, 0);
+    if (st == HS_OK) st = vm_set(h->vm, block, true);
+    if (st == HS_OK) out->set_visible = out->changed = true;
+  }
+  out->all_visible = all_visible;
   out->free_now = heap_page_free(page);
   free(removed);
+  free(cleared);
   free(frozen);
   free(rec);
   return st;

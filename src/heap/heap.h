@@ -18,8 +18,12 @@
  *   DELETE  one page: u16 slot, u64 xmax
  *   UPDATE  the old page and the new (one page if the same): u16 old slot,
  *           u64 xmax, u16 new slot, the new tuple
- *   PRUNE   one page: u16 removed, u16 frozen, then the removed slots and
- *           the frozen slots (u16 each); redo frees, compacts and freezes
+ *   PRUNE   one page: u16 removed, u16 frozen, u16 cleared, then the
+ *           removed, frozen and cleared slots (u16 each); redo frees,
+ *           compacts, freezes, and clears the xmax of versions whose
+ *           deleter aborted
+ *   VISIBLE one page, nothing: the page is all-visible (its flag set); every
+ *           other record's redo clears that flag on the pages it changes
  * A page whose first change since the checkpoint carried its image is
  * restored from it and not redone (hotset/durability.h).
  *
@@ -57,6 +61,8 @@ hs_relid heap_rel(const heap *h);
 xact_mgr *heap_xact(const heap *h);
 /* The heap's free-space map (heap/fsm.h): vacuum records what it freed. */
 struct fsm *heap_fsm(const heap *h);
+/* Its visibility map (heap/vm.h): pages vacuum may skip. */
+struct vmap *heap_vm(const heap *h);
 
 hs_status heap_insert(heap *h, hs_xid xid, const void *data, uint32_t len, hs_tid *tid);
 /* Copies the version at `tid` into out (up to cap bytes; *len its length)
@@ -78,6 +84,8 @@ typedef struct heap_prune_counts {
   uint32_t freed_bytes;
   uint32_t free_now; /* the page's room afterwards (for the free-space map) */
   bool changed;      /* the page changed (and was logged) */
+  bool all_visible;  /* every version left is visible to every snapshot */
+  bool set_visible;  /* ... and this prune marked it so (flag and map) */
 } heap_prune_counts;
 
 /* Called for each version about to be removed, with its tid, its data (a

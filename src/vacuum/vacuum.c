@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "heap/fsm.h"
+#include "heap/vm.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@ void vacuum_options_init(vacuum_options *o) {
   o->cost_page_dirty = 20;
   o->cost_limit = 200;
   o->fsm_every = 8;
+  o->skip_all_visible = true;
 }
 
 /* Pages pruned whose room the free-space map has not been told yet. */
@@ -110,6 +112,14 @@ hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_sta
     return hs_fail(HS_ERR_NOMEM, 0, "vacuum: no memory for %u free-space entries", fb.cap);
   }
   for (hs_blockno blk = 0; st == HS_OK && blk < n; blk++) {
+    /* A page the visibility map calls all-visible has nothing to prune:
+     * skipped without being read, unless freezing (which rewrites it). */
+    bool skip = false;
+    if (o->skip_all_visible && !o->freeze && (st = vm_get(heap_vm(h), blk, &skip)) != HS_OK) break;
+    if (skip) {
+      out->pages_skipped++;
+      continue;
+    }
     hs_buf b;
     bool hit;
     st = hs_pool_read(pool, heap_rel(h), HS_FORK_MAIN, blk, HS_READ_NORMAL, o->strategy, &b, &hit);
@@ -134,6 +144,7 @@ hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_sta
     out->frozen += c.frozen;
     out->live += c.live;
     out->freed_bytes += c.freed_bytes;
+    if (c.set_visible) out->pages_marked_visible++;
     out->cost_total += cost;
     balance += cost;
     if (st == HS_OK) {

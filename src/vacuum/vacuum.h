@@ -3,7 +3,8 @@
  * cost-based delay.
  *
  * One pass over the heap's pages, read through a strategy (the vacuum ring,
- * hotset/strategy.h, or none): each page is pruned (heap_prune: versions
+ * hotset/strategy.h, or none), skipping those the visibility map calls
+ * all-visible (unless freezing): each page is pruned (heap_prune: versions
  * whose deleter committed below the oldest-running horizon, and those whose
  * creator aborted, are removed, the page compacted; with `freeze`, live
  * versions get the frozen creator), the index entries of removed chain
@@ -36,6 +37,9 @@ typedef struct vacuum_options {
    * vacuum can use what it has freed so far (the 2017 finding). 0: at the
    * end only, as PostgreSQL before 11 did for big tables. */
   uint32_t fsm_every;
+  /* Skip pages the visibility map calls all-visible (default true;
+   * PostgreSQL's DISABLE_PAGE_SKIPPING is false). Freezing never skips. */
+  bool skip_all_visible;
   /* Called after each page with its number (progress reports; tests act
    * in the middle of a run with it). NULL: none. */
   void (*after_page)(void *ctx, hs_blockno block);
@@ -46,6 +50,8 @@ void vacuum_options_init(vacuum_options *o);
 
 typedef struct vacuum_stats {
   uint64_t pages_scanned, pages_dirtied, page_hits, page_misses;
+  uint64_t pages_skipped;        /* all-visible in the visibility map: not read */
+  uint64_t pages_marked_visible; /* found all-visible and marked so */
   uint64_t removed, frozen, live, freed_bytes, index_moves;
   uint64_t cost_total, cost_sleeps;
   uint64_t fsm_updates; /* pages whose room the free-space map was told */

@@ -48,47 +48,18 @@ static hs_status fsm_blocks(fsm *f, hs_blockno *n) {
 }
 
 hs_status fsm_set(fsm *f, hs_blockno block, uint32_t free_bytes) {
-  hs_blockno fblock = block / f->per_page, n;
-  uint32_t at = HS_PAGE_HEADER_SIZE + block % f->per_page;
-  hs_status st = fsm_blocks(f, &n);
-  if (st == HS_OK && n <= fblock) {
-    pthread_mutex_lock(&f->extend_mu);
-    st = fork_extend_to(f->pool, f->rel, HS_FORK_FSM, fblock);
-    pthread_mutex_unlock(&f->extend_mu);
-  }
-  hs_buf b;
-  if (st == HS_OK)
-    st = hs_pool_read(f->pool, f->rel, HS_FORK_FSM, fblock, HS_READ_NORMAL, NULL, &b, NULL);
-  if (st != HS_OK) return st;
-  hs_buf_lock(f->pool, b, HS_LOCK_EXCLUSIVE);
-  unsigned char *p = (unsigned char *)hs_buf_page(f->pool, b) + at;
   uint32_t cat = free_bytes / f->unit;
-  unsigned char v = (unsigned char)(cat > 255 ? 255 : cat);
-  if (*p != v) {
-    *p = v;
-    hs_wal_range r = {at, 1};
-    st = hs_buf_log_change(f->pool, b, &r, 1, NULL);
-  }
-  hs_buf_unlock(f->pool, b);
-  hs_buf_release(f->pool, b);
-  return st;
+  return fork_byte_update(f->pool, f->rel, HS_FORK_FSM, &f->extend_mu, block / f->per_page,
+                          HS_PAGE_HEADER_SIZE + block % f->per_page, 0,
+                          (unsigned char)(cat > 255 ? 255 : cat));
 }
 
 hs_status fsm_get(fsm *f, hs_blockno block, uint32_t *free_bytes) {
-  *free_bytes = 0;
-  hs_blockno fblock = block / f->per_page, n;
-  hs_status st = fsm_blocks(f, &n);
-  if (st != HS_OK || n <= fblock) return st;
-  hs_buf b;
-  st = hs_pool_read(f->pool, f->rel, HS_FORK_FSM, fblock, HS_READ_NORMAL, NULL, &b, NULL);
-  if (st != HS_OK) return st;
-  hs_buf_lock(f->pool, b, HS_LOCK_SHARE);
-  *free_bytes = (uint32_t)((unsigned char *)hs_buf_page(
-                    f->pool, b))[HS_PAGE_HEADER_SIZE + block % f->per_page] *
-                f->unit;
-  hs_buf_unlock(f->pool, b);
-  hs_buf_release(f->pool, b);
-  return HS_OK;
+  unsigned char cat;
+  hs_status st = fork_byte_get(f->pool, f->rel, HS_FORK_FSM, block / f->per_page,
+                               HS_PAGE_HEADER_SIZE + block % f->per_page, &cat);
+  *free_bytes = (uint32_t)cat * f->unit;
+  return st;
 }
 
 hs_status fsm_find(fsm *f, uint32_t need, hs_blockno *block) {

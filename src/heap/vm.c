@@ -40,46 +40,18 @@ void vm_close(vmap *v) {
 }
 
 hs_status vm_set(vmap *v, hs_blockno block, bool all_visible) {
-  hs_blockno vblock = block / v->per_page, n;
-  uint32_t bit = block % v->per_page, at = HS_PAGE_HEADER_SIZE + bit / 8;
-  hs_status st = hs_smgr_nblocks(hs_pool_smgr(v->pool), v->rel, HS_FORK_VM, &n);
-  if (st == HS_OK && n <= vblock) {
-    if (!all_visible) return HS_OK; /* no page: no bit to clear */
-    pthread_mutex_lock(&v->extend_mu);
-    st = fork_extend_to(v->pool, v->rel, HS_FORK_VM, vblock);
-    pthread_mutex_unlock(&v->extend_mu);
-  }
-  hs_buf b;
-  if (st == HS_OK)
-    st = hs_pool_read(v->pool, v->rel, HS_FORK_VM, vblock, HS_READ_NORMAL, NULL, &b, NULL);
-  if (st != HS_OK) return st;
-  hs_buf_lock(v->pool, b, HS_LOCK_EXCLUSIVE);
-  unsigned char *p = (unsigned char *)hs_buf_page(v->pool, b) + at;
+  uint32_t bit = block % v->per_page;
   unsigned char mask = (unsigned char)(1u << (bit % 8));
-  unsigned char want = all_visible ? (unsigned char)(*p | mask) : (unsigned char)(*p & ~mask);
-  if (want != *p) {
-    *p = want;
-    hs_wal_range r = {at, 1};
-    st = hs_buf_log_change(v->pool, b, &r, 1, NULL);
-  }
-  hs_buf_unlock(v->pool, b);
-  hs_buf_release(v->pool, b);
-  return st;
+  return fork_byte_update(v->pool, v->rel, HS_FORK_VM, &v->extend_mu, block / v->per_page,
+                          HS_PAGE_HEADER_SIZE + bit / 8, all_visible ? 0xFF : (unsigned char)~mask,
+                          all_visible ? mask : 0);
 }
 
 hs_status vm_get(vmap *v, hs_blockno block, bool *all_visible) {
-  *all_visible = false;
-  hs_blockno vblock = block / v->per_page, n;
   uint32_t bit = block % v->per_page;
-  hs_status st = hs_smgr_nblocks(hs_pool_smgr(v->pool), v->rel, HS_FORK_VM, &n);
-  if (st != HS_OK || n <= vblock) return st;
-  hs_buf b;
-  st = hs_pool_read(v->pool, v->rel, HS_FORK_VM, vblock, HS_READ_NORMAL, NULL, &b, NULL);
-  if (st != HS_OK) return st;
-  hs_buf_lock(v->pool, b, HS_LOCK_SHARE);
-  unsigned char byte = ((unsigned char *)hs_buf_page(v->pool, b))[HS_PAGE_HEADER_SIZE + bit / 8];
-  *all_visible = byte & (1u << (bit % 8));
-  hs_buf_unlock(v->pool, b);
-  hs_buf_release(v->pool, b);
-  return HS_OK;
+  unsigned char byte;
+  hs_status st = fork_byte_get(v->pool, v->rel, HS_FORK_VM, block / v->per_page,
+                               HS_PAGE_HEADER_SIZE + bit / 8, &byte);
+  *all_visible = st == HS_OK && (byte & (1u << (bit % 8)));
+  return st;
 }

@@ -14,10 +14,8 @@
 #include <string.h>
 
 struct fsm {
-  hs_pool *pool;
-  hs_relid rel;
+  fork_pages pages; /* the FSM fork */
   uint32_t per_page, unit;
-  pthread_mutex_t extend_mu;
   _Atomic hs_blockno next; /* where the next search starts (a heap block) */
 };
 
@@ -27,11 +25,9 @@ hs_status fsm_open(hs_pool *pool, hs_relid rel, fsm **out) {
   if (st != HS_OK) return st;
   fsm *f = calloc(1, sizeof *f);
   if (!f) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a free-space map");
-  f->pool = pool;
-  f->rel = rel;
+  fork_pages_init(&f->pages, pool, rel, HS_FORK_FSM);
   f->per_page = hs_pool_page_size(pool) - HS_PAGE_HEADER_SIZE;
   f->unit = hs_pool_page_size(pool) / 256;
-  pthread_mutex_init(&f->extend_mu, NULL);
   atomic_init(&f->next, 0);
   *out = f;
   return HS_OK;
@@ -39,24 +35,19 @@ hs_status fsm_open(hs_pool *pool, hs_relid rel, fsm **out) {
 
 void fsm_close(fsm *f) {
   if (!f) return;
-  pthread_mutex_destroy(&f->extend_mu);
+  fork_pages_destroy(&f->pages);
   free(f);
-}
-
-static hs_status fsm_blocks(fsm *f, hs_blockno *n) {
-  return hs_smgr_nblocks(hs_pool_smgr(f->pool), f->rel, HS_FORK_FSM, n);
 }
 
 hs_status fsm_set(fsm *f, hs_blockno block, uint32_t free_bytes) {
   uint32_t cat = free_bytes / f->unit;
-  return fork_byte_update(f->pool, f->rel, HS_FORK_FSM, &f->extend_mu, block / f->per_page,
-                          HS_PAGE_HEADER_SIZE + block % f->per_page, 0,
-                          (unsigned char)(cat > 255 ? 255 : cat));
+  return fork_byte_update(&f->pages, block / f->per_page, HS_PAGE_HEADER_SIZE + block % f->per_page,
+                          0, (unsigned char)(cat > 255 ? 255 : cat));
 }
 
 hs_status fsm_get(fsm *f, hs_blockno block, uint32_t *free_bytes) {
   unsigned char cat;
-  hs_status st = fork_byte_get(f->pool, f->rel, HS_FORK_FSM, block / f->per_page,
+  hs_status st = fork_byte_get(&f->pages, block / f->per_page,
                                HS_PAGE_HEADER_SIZE + block % f->per_page, &cat);
   *free_bytes = (uint32_t)cat * f->unit;
   return st;
@@ -69,18 +60,18 @@ hs_status fsm_find(fsm *f, uint32_t need, hs_blockno *block) {
   uint32_t want = (need + f->unit - 1) / f->unit;
   if (want > 255) return HS_OK;
   hs_blockno n;
-  hs_status st = fsm_blocks(f, &n);
+  hs_status st = fork_pages_count(&f->pages, &n);
   if (st != HS_OK || n == 0) return st;
   uint64_t total = (uint64_t)n * f->per_page;
-  hs_blockno start = atomic_load(&f->next) % (hs_blockno)total;
+  hs_blockno start = (hs_blockno)(atomic_load(&f->next) % total);
   /* Every FSM page once, starting with the one holding `start`. */
   for (hs_blockno k = 0; k <= n && *block == HS_INVALID_BLOCK && st == HS_OK; k++) {
     hs_blockno fblock = (start / f->per_page + k) % n;
     hs_buf b;
-    st = hs_pool_read(f->pool, f->rel, HS_FORK_FSM, fblock, HS_READ_NORMAL, NULL, &b, NULL);
-    if (st != HS_OK) break;
-    hs_buf_lock(f->pool, b, HS_LOCK_SHARE);
-    const unsigned char *p = (const unsigned char *)hs_buf_page(f->pool, b) + HS_PAGE_HEADER_SIZE;
+    st = fork_pages_pin(&f->pages, fblock, false, HS_LOCK_SHARE, &b);
+    if (st != HS_OK || b == HS_INVALID_BUF) break;
+    const unsigned char *p =
+        (const unsigned char *)hs_buf_page(f->pages.pool, b) + HS_PAGE_HEADER_SIZE;
     uint32_t from = k == 0 ? start % f->per_page : 0;
     uint32_t to = k == n ? start % f->per_page : f->per_page; /* the wrap's rest */
     for (uint32_t i = from; i < to; i++)
@@ -88,8 +79,7 @@ hs_status fsm_find(fsm *f, uint32_t need, hs_blockno *block) {
         *block = fblock * f->per_page + i;
         break;
       }
-    hs_buf_unlock(f->pool, b);
-    hs_buf_release(f->pool, b);
+    fork_pages_unpin(&f->pages, b);
   }
   if (*block != HS_INVALID_BLOCK) atomic_store(&f->next, *block + 1);
   return st;

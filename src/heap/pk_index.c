@@ -17,9 +17,8 @@
 
 struct pk_index {
   hs_pool *pool;
-  hs_relid rel;
+  fork_pages pages; /* the index relation's main fork */
   uint32_t per_page;
-  pthread_mutex_t extend_mu;
 };
 
 hs_status pk_index_open(hs_pool *pool, hs_relid rel, pk_index **out) {
@@ -31,16 +30,15 @@ hs_status pk_index_open(hs_pool *pool, hs_relid rel, pk_index **out) {
   pk_index *ix = calloc(1, sizeof *ix);
   if (!ix) return hs_fail(HS_ERR_NOMEM, 0, "no memory for an index");
   ix->pool = pool;
-  ix->rel = rel;
+  fork_pages_init(&ix->pages, pool, rel, HS_FORK_MAIN);
   ix->per_page = (hs_pool_page_size(pool) - HS_PAGE_HEADER_SIZE) / ENTRY;
-  pthread_mutex_init(&ix->extend_mu, NULL);
   *out = ix;
   return HS_OK;
 }
 
 void pk_index_close(pk_index *ix) {
   if (!ix) return;
-  pthread_mutex_destroy(&ix->extend_mu);
+  fork_pages_destroy(&ix->pages);
   free(ix);
 }
 
@@ -54,19 +52,7 @@ static hs_status entry_page(pk_index *ix, uint64_t key, hs_lock_mode mode, bool 
   if (block >= HS_INVALID_BLOCK)
     return hs_fail(HS_ERR_INVALID, 0, "pk index: key %" PRIu64 " is past the index's reach", key);
   *at = HS_PAGE_HEADER_SIZE + (uint32_t)(key % ix->per_page) * ENTRY;
-  hs_blockno n;
-  hs_status st = hs_smgr_nblocks(hs_pool_smgr(ix->pool), ix->rel, HS_FORK_MAIN, &n);
-  if (st == HS_OK && n <= block) {
-    if (!create) return HS_OK;
-    pthread_mutex_lock(&ix->extend_mu);
-    st = fork_extend_to(ix->pool, ix->rel, HS_FORK_MAIN, (hs_blockno)block);
-    pthread_mutex_unlock(&ix->extend_mu);
-  }
-  if (st == HS_OK)
-    st = hs_pool_read(ix->pool, ix->rel, HS_FORK_MAIN, (hs_blockno)block, HS_READ_NORMAL, NULL, b,
-                      NULL);
-  if (st == HS_OK) hs_buf_lock(ix->pool, *b, mode);
-  return st;
+  return fork_pages_pin(&ix->pages, (hs_blockno)block, create, mode, b);
 }
 
 static void entry_get(const unsigned char *page, uint32_t at, hs_tid *tid, bool *found) {
@@ -89,9 +75,7 @@ static hs_status entry_set(pk_index *ix, hs_buf b, uint32_t at, hs_tid tid, bool
 }
 
 static void unlock_release(pk_index *ix, hs_buf b) {
-  if (b == HS_INVALID_BUF) return;
-  hs_buf_unlock(ix->pool, b);
-  hs_buf_release(ix->pool, b);
+  fork_pages_unpin(&ix->pages, b);
 }
 
 hs_status pk_index_insert(pk_index *ix, uint64_t key, hs_tid tid) {

@@ -29,27 +29,13 @@ struct xact_mgr {
   hs_pool *pool;
   uint32_t xids_per_page;
   pthread_mutex_t mu;
-  pthread_mutex_t extend_mu; /* one extension of the commit log at a time */
+  fork_pages clog; /* the commit log's pages, added as ids reach them */
   hs_xid next, reserved, first_of_start;
   uint32_t nrunning;
   hs_xid running[XACT_MAX_RUNNING];
   uint32_t nheld;
   hs_xid held[MAX_SNAPSHOTS]; /* xmins of snapshots not released */
 };
-
-/* Pins block `block` of the commit log, adding blocks up to it if needed
- * (their zeros say "in progress", which is right for ids not given yet). */
-static hs_status clog_read(xact_mgr *m, hs_blockno block, hs_buf *out) {
-  hs_blockno n;
-  hs_status st = hs_smgr_nblocks(hs_pool_smgr(m->pool), XACT_CLOG_REL, HS_FORK_MAIN, &n);
-  if (st == HS_OK && n <= block) {
-    pthread_mutex_lock(&m->extend_mu);
-    st = fork_extend_to(m->pool, XACT_CLOG_REL, HS_FORK_MAIN, block);
-    pthread_mutex_unlock(&m->extend_mu);
-  }
-  if (st != HS_OK) return st;
-  return hs_pool_read(m->pool, XACT_CLOG_REL, HS_FORK_MAIN, block, HS_READ_NORMAL, NULL, out, NULL);
-}
 
 /* Where xid's two bits are: block, byte, shift. */
 static void clog_place(const xact_mgr *m, hs_xid xid, hs_blockno *block, uint32_t *byte,
@@ -66,14 +52,14 @@ static hs_status clog_pin(xact_mgr *m, hs_xid xid, hs_lock_mode mode, hs_buf *b,
                           unsigned *shift) {
   hs_blockno block;
   clog_place(m, xid, &block, byte, shift);
-  hs_status st = clog_read(m, block, b);
-  if (st == HS_OK) hs_buf_lock(m->pool, *b, mode);
+  /* Pages are added as ids reach them: their zeros say "in progress",
+   * which is right for ids not given yet. */
+  hs_status st = fork_pages_pin(&m->clog, block, true, mode, b);
   return st;
 }
 
 static void clog_unpin(xact_mgr *m, hs_buf b) {
-  hs_buf_unlock(m->pool, b);
-  hs_buf_release(m->pool, b);
+  fork_pages_unpin(&m->clog, b);
 }
 
 static hs_status clog_set(xact_mgr *m, hs_xid xid, xact_status status, hs_lsn *lsn) {
@@ -93,25 +79,21 @@ static hs_status clog_set(xact_mgr *m, hs_xid xid, xact_status status, hs_lsn *l
 /* Page 0 of the commit log: "ids are given below R". */
 static hs_status reservation_get(xact_mgr *m, hs_xid *r) {
   hs_buf b;
-  hs_status st = clog_read(m, 0, &b);
+  hs_status st = fork_pages_pin(&m->clog, 0, true, HS_LOCK_SHARE, &b);
   if (st != HS_OK) return st;
-  hs_buf_lock(m->pool, b, HS_LOCK_SHARE);
   memcpy(r, (unsigned char *)hs_buf_page(m->pool, b) + DATA_AT, sizeof *r);
-  hs_buf_unlock(m->pool, b);
-  hs_buf_release(m->pool, b);
+  clog_unpin(m, b);
   return HS_OK;
 }
 
 static hs_status reservation_set(xact_mgr *m, hs_xid r) {
   hs_buf b;
-  hs_status st = clog_read(m, 0, &b);
+  hs_status st = fork_pages_pin(&m->clog, 0, true, HS_LOCK_EXCLUSIVE, &b);
   if (st != HS_OK) return st;
-  hs_buf_lock(m->pool, b, HS_LOCK_EXCLUSIVE);
   memcpy((unsigned char *)hs_buf_page(m->pool, b) + DATA_AT, &r, sizeof r);
   hs_wal_range range = {DATA_AT, sizeof r};
   st = hs_buf_log_change(m->pool, b, &range, 1, NULL);
-  hs_buf_unlock(m->pool, b);
-  hs_buf_release(m->pool, b);
+  clog_unpin(m, b);
   return st;
 }
 
@@ -124,7 +106,7 @@ hs_status xact_open(hs_pool *pool, xact_mgr **out) {
   m->pool = pool;
   m->xids_per_page = (hs_pool_page_size(pool) - DATA_AT) * 4;
   pthread_mutex_init(&m->mu, NULL);
-  pthread_mutex_init(&m->extend_mu, NULL);
+  fork_pages_init(&m->clog, pool, XACT_CLOG_REL, HS_FORK_MAIN);
   hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), XACT_CLOG_REL, HS_FORK_MAIN, NULL);
   hs_xid r = 0;
   if (st == HS_OK) st = reservation_get(m, &r);
@@ -145,7 +127,7 @@ hs_status xact_open(hs_pool *pool, xact_mgr **out) {
 void xact_close(xact_mgr *m) {
   if (!m) return;
   pthread_mutex_destroy(&m->mu);
-  pthread_mutex_destroy(&m->extend_mu);
+  fork_pages_destroy(&m->clog);
   free(m);
 }
 

@@ -44,12 +44,25 @@ struct heap {
 
 /* ---- tuple header ---- */
 
-static void tuple_header(unsigned char *t, hs_xid xmin, hs_xid xmax, hs_tid next) {
+/* Header layout: u64 xmin, u64 xmax, u32 next block, u16 next slot, u16 0. */
+static void tuple_set_xmin(unsigned char *t, hs_xid xmin) {
   memcpy(t, &xmin, 8);
+}
+static void tuple_set_xmax(unsigned char *t, hs_xid xmax, hs_tid next) {
   memcpy(t + 8, &xmax, 8);
   memcpy(t + 16, &next.block, 4);
   memcpy(t + 20, &next.slot, 2);
+}
+static void tuple_header(unsigned char *t, hs_xid xmin, hs_xid xmax, hs_tid next) {
+  tuple_set_xmin(t, xmin);
+  tuple_set_xmax(t, xmax, next);
   memset(t + 22, 0, 2);
+}
+static hs_tid tuple_next(const unsigned char *t) {
+  hs_tid next;
+  memcpy(&next.block, t + 16, 4);
+  memcpy(&next.slot, t + 20, 2);
+  return next;
 }
 static hs_xid tuple_xmin(const unsigned char *t) {
   hs_xid v;
@@ -60,11 +73,6 @@ static hs_xid tuple_xmax(const unsigned char *t) {
   hs_xid v;
   memcpy(&v, t + 8, 8);
   return v;
-}
-static void tuple_set_xmax(unsigned char *t, hs_xid xmax, hs_tid next) {
-  memcpy(t + 8, &xmax, 8);
-  memcpy(t + 16, &next.block, 4);
-  memcpy(t + 20, &next.slot, 2);
 }
 
 /* ---- redo ---- */
@@ -102,38 +110,35 @@ static hs_status redo_xmax(void *page, uint32_t page_size, uint16_t slot, hs_xid
 
 /* Frees the removed slots, compacts, and freezes the frozen ones: what a
  * prune did, and what its redo does again. */
+/* The i-th slot of a record's slot list (u16 each, unaligned). */
+static uint16_t listed_slot(const void *list, uint16_t i) {
+  uint16_t slot;
+  memcpy(&slot, (const unsigned char *)list + 2 * i, 2);
+  return slot;
+}
+
 static hs_status apply_prune(void *page, uint32_t page_size, const void *removed_list,
                              uint16_t nremoved, const void *frozen_list, uint16_t nfrozen,
                              const void *cleared_list, uint16_t ncleared) {
   hs_status st = HS_OK;
   for (uint16_t i = 0; i < nremoved && st == HS_OK; i++) {
-    uint16_t slot;
-    memcpy(&slot, (const unsigned char *)removed_list + 2 * i, 2);
+    uint16_t slot = listed_slot(removed_list, i);
     if (heap_page_state(page, slot) == HEAP_LP_NORMAL)
       st = heap_page_set_dead(page, page_size, slot);
     if (st == HS_OK) st = heap_page_set_unused(page, page_size, slot);
   }
   if (st == HS_OK && nremoved) heap_page_compact(page, page_size);
+  void *t;
+  uint32_t len;
   for (uint16_t i = 0; i < nfrozen && st == HS_OK; i++) {
-    uint16_t slot;
-    memcpy(&slot, (const unsigned char *)frozen_list + 2 * i, 2);
-    void *t;
-    uint32_t len;
-    st = heap_page_get(page, page_size, slot, &t, &len);
-    if (st == HS_OK) {
-      hs_xid frozen = XACT_FROZEN;
-      memcpy(t, &frozen, 8);
-    }
+    st = heap_page_get(page, page_size, listed_slot(frozen_list, i), &t, &len);
+    if (st == HS_OK) tuple_set_xmin(t, XACT_FROZEN);
   }
   /* Deleted by a transaction that aborted: not deleted (PostgreSQL clears
    * such an xmax when it freezes; here every prune does, so the page can
    * become all-visible). */
   for (uint16_t i = 0; i < ncleared && st == HS_OK; i++) {
-    uint16_t slot;
-    memcpy(&slot, (const unsigned char *)cleared_list + 2 * i, 2);
-    void *t;
-    uint32_t len;
-    st = heap_page_get(page, page_size, slot, &t, &len);
+    st = heap_page_get(page, page_size, listed_slot(cleared_list, i), &t, &len);
     if (st == HS_OK) tuple_set_xmax(t, XACT_INVALID, (hs_tid){0, 0});
   }
   return st;
@@ -541,8 +546,7 @@ hs_status heap_tuple_info_get(heap *h, hs_tid tid, heap_tuple_info *out) {
   if (st == HS_OK) {
     out->xmin = tuple_xmin(t);
     out->xmax = tuple_xmax(t);
-    memcpy(&out->next.block, t + 16, 4);
-    memcpy(&out->next.slot, t + 20, 2);
+    out->next = tuple_next(t);
   }
   unlock_release(h, b);
   return st;
@@ -588,9 +592,7 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
     bool dead = smin == XACT_ABORTED || (xmax != XACT_INVALID && xmax < horizon &&
                                          smax == XACT_COMMITTED && smin == XACT_COMMITTED);
     if (dead) {
-      hs_tid next;
-      memcpy(&next.block, t + 16, 4);
-      memcpy(&next.slot, t + 20, 2);
+      hs_tid next = tuple_next(t);
       /* An aborted update's new version has no successor; an aborted
        * creator's version is not what its predecessor's xmax means. */
       if (smin == XACT_ABORTED) next = (hs_tid){0, 0};

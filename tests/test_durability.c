@@ -17,17 +17,16 @@
 #include "hotset/pool.h"
 #include "hotset/stream.h"
 #include "hotset/wal.h"
+#include "killed_child.h"
 #include "testdir.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -375,22 +374,20 @@ static hs_status counter_redo(void *ctx, const hs_wal_read_record *rec, void *co
   return HS_OK;
 }
 
-/* Runs `child` in a forked process that ends by SIGKILL; returns whether
- * it was killed that way (the child reports failure by exiting). */
+/* A child that sends nothing back, through run_killed_child
+ * (killed_child.h). */
+typedef struct plain_child {
+  void (*body)(void);
+} plain_child;
+
+static void run_plain(void *ctx, int out) {
+  (void)out;
+  ((plain_child *)ctx)->body();
+}
+
 static bool run_killed(void (*child)(void)) {
-  fflush(stderr);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    child();
-    raise(SIGKILL);
-    _exit(3);
-  }
-  int status;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-    fprintf(stderr, "child ended with status %d\n", status);
-  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  plain_child c = {child};
+  return run_killed_child(run_plain, &c, NULL, 0);
 }
 
 static void fail_child(const char *what) {

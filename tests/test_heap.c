@@ -11,13 +11,12 @@
  */
 #include "check.h"
 #include "heap_env.h"
+#include "killed_child.h"
 #include "testdir.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define REL 20u
@@ -160,54 +159,44 @@ static void test_many_rows(void) {
   testdir_remove(dir);
 }
 
+#define CRASH_ROWS 500
+
+/* The child: rows committed, then updated by a committed transaction and
+ * by one left running; it sends the rows' tids (now, then as inserted) and
+ * dies. */
+static void crash_child(void *ctx, int out) {
+  (void)ctx;
+  enum { N = CRASH_ROWS };
+  env e;
+  if (env_open(&e, 16) != HS_OK) _exit(2);
+  static hs_tid tid[2 * N];
+  hs_xid x;
+  if (xact_begin(e.x, &x) != HS_OK) _exit(3);
+  for (int i = 0; i < N; i++)
+    if (put(&e, x, i, &tid[i]) != HS_OK) _exit(4);
+  if (xact_commit(e.x, x) != HS_OK) _exit(5);
+  memcpy(tid + N, tid, N * sizeof *tid);
+  if (hs_checkpoint(e.pool) != HS_OK) _exit(6);
+  /* Committed updates of the even rows, after the checkpoint. */
+  if (xact_begin(e.x, &x) != HS_OK) _exit(7);
+  for (int i = 0; i < N; i += 2)
+    if (change(&e, x, tid[i], i + 5000, &tid[i]) != HS_OK) _exit(8);
+  if (xact_commit(e.x, x) != HS_OK) _exit(9);
+  /* Uncommitted updates of rows 1, 3: must not show after the crash. */
+  if (xact_begin(e.x, &x) != HS_OK) _exit(10);
+  hs_tid lost;
+  for (int i = 1; i < 5; i += 2)
+    if (change(&e, x, tid[i], -7, &lost) != HS_OK) _exit(11);
+  hs_wal_flush(e.wal, hs_wal_insert_lsn(e.wal), HS_WAL_CAUSE_COMMIT, NULL);
+  killed_child_send(out, tid, sizeof tid, 12);
+}
+
 /* A child changes rows and dies; recovery replays the heap's records. */
 static void test_crash(void) {
   testdir_make(dir, sizeof dir, "heap-crash");
-  enum { N = 500 };
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    env e;
-    if (env_open(&e, 16) != HS_OK) _exit(2);
-    static hs_tid tid[2 * N]; /* the rows now, then as first inserted */
-    hs_xid x;
-    if (xact_begin(e.x, &x) != HS_OK) _exit(3);
-    for (int i = 0; i < N; i++)
-      if (put(&e, x, i, &tid[i]) != HS_OK) _exit(4);
-    if (xact_commit(e.x, x) != HS_OK) _exit(5);
-    memcpy(tid + N, tid, N * sizeof *tid);
-    if (hs_checkpoint(e.pool) != HS_OK) _exit(6);
-    /* Committed updates of the even rows, after the checkpoint. */
-    if (xact_begin(e.x, &x) != HS_OK) _exit(7);
-    for (int i = 0; i < N; i += 2)
-      if (change(&e, x, tid[i], i + 5000, &tid[i]) != HS_OK) _exit(8);
-    if (xact_commit(e.x, x) != HS_OK) _exit(9);
-    /* Uncommitted updates of rows 1, 3: must not show after the crash. */
-    if (xact_begin(e.x, &x) != HS_OK) _exit(10);
-    hs_tid lost;
-    for (int i = 1; i < 5; i += 2)
-      if (change(&e, x, tid[i], -7, &lost) != HS_OK) _exit(11);
-    hs_wal_flush(e.wal, hs_wal_insert_lsn(e.wal), HS_WAL_CAUSE_COMMIT, NULL);
-    if (write(fds[1], tid, sizeof tid) != (ssize_t)sizeof tid) _exit(12);
-    raise(SIGKILL);
-  }
-  close(fds[1]);
+  enum { N = CRASH_ROWS };
   static hs_tid tid[2 * N];
-  size_t got = 0;
-  while (got < sizeof tid) {
-    ssize_t n = read(fds[0], (char *)tid + got, sizeof tid - got);
-    if (n <= 0) break;
-    got += (size_t)n;
-  }
-  close(fds[0]);
-  int wst;
-  REQUIRE(waitpid(pid, &wst, 0) == pid);
-  REQUIRE(got == sizeof tid);
-  CHECK(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+  REQUIRE(run_killed_child(crash_child, NULL, tid, sizeof tid));
   env e;
   REQUIRE(env_open(&e, 16) == HS_OK);
   hs_recovery_report rep;

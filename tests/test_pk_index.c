@@ -9,11 +9,10 @@
  */
 #include "check.h"
 #include "heap_env.h"
+#include "killed_child.h"
 #include "testdir.h"
 
-#include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define HEAP_REL  30u
@@ -121,32 +120,34 @@ static void test_lookups_and_chains(void) {
   testdir_remove(dir);
 }
 
+#define CRASH_KEYS 1500
+
+/* The child: keys committed, every 5th updated and committed, others
+ * updated by a transaction left running; then it dies. */
+static void crash_child(void *ctx, int out) {
+  (void)ctx;
+  (void)out;
+  enum { N = CRASH_KEYS };
+  env e;
+  if (env_open(&e) != HS_OK) _exit(2);
+  hs_xid x;
+  if (xact_begin(e.x, &x) != HS_OK) _exit(3);
+  for (uint64_t k = 1; k <= N; k++)
+    if (add(&e, x, k, (int64_t)k) != HS_OK) _exit(4);
+  if (xact_commit(e.x, x) != HS_OK || hs_checkpoint(e.pool) != HS_OK) _exit(5);
+  if (xact_begin(e.x, &x) != HS_OK) _exit(6);
+  for (uint64_t k = 1; k <= N; k += 5)
+    if (set(&e, x, k, (int64_t)k + 100000) != HS_OK) _exit(7);
+  if (xact_commit(e.x, x) != HS_OK) _exit(8);
+  if (xact_begin(e.x, &x) != HS_OK) _exit(9); /* left running: lost */
+  for (uint64_t k = 2; k <= N; k += 5)
+    if (set(&e, x, k, -5) != HS_OK) _exit(10);
+}
+
 static void test_crash(void) {
   testdir_make(dir, sizeof dir, "pk-crash");
-  enum { N = 1500 };
-  fflush(NULL);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    env e;
-    if (env_open(&e) != HS_OK) _exit(2);
-    hs_xid x;
-    if (xact_begin(e.x, &x) != HS_OK) _exit(3);
-    for (uint64_t k = 1; k <= N; k++)
-      if (add(&e, x, k, (int64_t)k) != HS_OK) _exit(4);
-    if (xact_commit(e.x, x) != HS_OK || hs_checkpoint(e.pool) != HS_OK) _exit(5);
-    if (xact_begin(e.x, &x) != HS_OK) _exit(6);
-    for (uint64_t k = 1; k <= N; k += 5)
-      if (set(&e, x, k, (int64_t)k + 100000) != HS_OK) _exit(7);
-    if (xact_commit(e.x, x) != HS_OK) _exit(8);
-    if (xact_begin(e.x, &x) != HS_OK) _exit(9); /* left running: lost */
-    for (uint64_t k = 2; k <= N; k += 5)
-      if (set(&e, x, k, -5) != HS_OK) _exit(10);
-    raise(SIGKILL);
-  }
-  int wst;
-  REQUIRE(waitpid(pid, &wst, 0) == pid);
-  REQUIRE(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+  enum { N = CRASH_KEYS };
+  REQUIRE(run_killed_child(crash_child, NULL, NULL, 0));
   env e;
   REQUIRE(env_open(&e) == HS_OK);
   uint32_t wrong = 0;

@@ -9,12 +9,11 @@
  */
 #include "check.h"
 #include "heap_env.h"
+#include "killed_child.h"
 #include "testdir.h"
 #include "vacuum/vacuum.h"
 
-#include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define HEAP_REL  40u
@@ -93,6 +92,15 @@ static void churn(heap_env *e) {
   REQUIRE(xact_abort(e->x, x) == HS_OK);
 }
 
+/* A fresh directory named after `name`, the stack opened over it with a
+ * pool of `pages`, the rows loaded and churned. */
+static void churned_heap(heap_env *e, const char *name, uint32_t pages) {
+  testdir_make(dir, sizeof dir, name);
+  REQUIRE(heap_env_open(e, dir, pages, HEAP_REL, INDEX_REL) == HS_OK);
+  load(e);
+  churn(e);
+}
+
 static uint32_t wrong_values(heap_env *e) {
   uint32_t wrong = 0;
   for (uint64_t k = 1; k <= N; k++)
@@ -163,11 +171,8 @@ static void test_removes_exactly_the_dead(void) {
  * second pass finds them all (hits); the pages a pass prunes for the first
  * time are dirtied. */
 static void test_cost_accounting(void) {
-  testdir_make(dir, sizeof dir, "vac-cost");
   heap_env e;
-  REQUIRE(heap_env_open(&e, dir, 256, HEAP_REL, INDEX_REL) == HS_OK);
-  load(&e);
-  churn(&e);
+  churned_heap(&e, "vac-cost", 256);
   heap_env_close(&e); /* a checkpoint: every page clean, none cached after */
   REQUIRE(heap_env_open(&e, dir, 256, HEAP_REL, INDEX_REL) == HS_OK);
   vacuum_options o;
@@ -194,25 +199,24 @@ static void test_cost_accounting(void) {
   testdir_remove(dir);
 }
 
+/* The child: rows loaded, checkpointed, churned, vacuumed; the log
+ * flushed; then it dies. */
+static void vacuum_child(void *ctx, int out) {
+  (void)ctx;
+  (void)out;
+  heap_env e;
+  if (heap_env_open(&e, dir, 32, HEAP_REL, INDEX_REL) != HS_OK) _exit(2);
+  load(&e);
+  if (hs_checkpoint(e.pool) != HS_OK) _exit(3);
+  churn(&e);
+  vacuum_stats vs;
+  if (vacuum_heap(e.h, e.ix, NULL, &vs) != HS_OK || vs.removed == 0) _exit(4);
+  if (hs_wal_flush(e.wal, hs_wal_insert_lsn(e.wal), HS_WAL_CAUSE_COMMIT, NULL) != HS_OK) _exit(5);
+}
+
 static void test_crash_after_vacuum(void) {
   testdir_make(dir, sizeof dir, "vac-crash");
-  fflush(NULL);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    heap_env e;
-    if (heap_env_open(&e, dir, 32, HEAP_REL, INDEX_REL) != HS_OK) _exit(2);
-    load(&e);
-    if (hs_checkpoint(e.pool) != HS_OK) _exit(3);
-    churn(&e);
-    vacuum_stats vs;
-    if (vacuum_heap(e.h, e.ix, NULL, &vs) != HS_OK || vs.removed == 0) _exit(4);
-    if (hs_wal_flush(e.wal, hs_wal_insert_lsn(e.wal), HS_WAL_CAUSE_COMMIT, NULL) != HS_OK) _exit(5);
-    raise(SIGKILL);
-  }
-  int wst;
-  REQUIRE(waitpid(pid, &wst, 0) == pid);
-  REQUIRE(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+  REQUIRE(run_killed_child(vacuum_child, NULL, NULL, 0));
   heap_env e;
   REQUIRE(heap_env_open(&e, dir, 32, HEAP_REL, INDEX_REL) == HS_OK);
   CHECK_EQ(wrong_values(&e), 0);
@@ -259,11 +263,8 @@ static void insert_mid_run(void *ctx, hs_blockno block) {
 }
 
 static void test_fsm_during_the_run(uint32_t fsm_every, bool expect_reuse) {
-  testdir_make(dir, sizeof dir, "vac-fsm");
   heap_env e;
-  REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
-  load(&e);
-  churn(&e);
+  churned_heap(&e, "vac-fsm", 64);
   hs_blockno n;
   REQUIRE(hs_smgr_nblocks(hs_pool_smgr(e.pool), HEAP_REL, HS_FORK_MAIN, &n) == HS_OK);
   mid_run m = {&e, n / 2, 10 * N, 0, 0, n};
@@ -301,11 +302,8 @@ static void test_fsm_during_the_run(uint32_t fsm_every, bool expect_reuse) {
  * next skips them unread; a change to a page clears its bit, so the next
  * pass reads exactly that page; and the bits survive a crash. */
 static void test_visibility_map(void) {
-  testdir_make(dir, sizeof dir, "vac-vm");
   heap_env e;
-  REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
-  load(&e);
-  churn(&e);
+  churned_heap(&e, "vac-vm", 64);
   hs_blockno n;
   REQUIRE(hs_smgr_nblocks(hs_pool_smgr(e.pool), HEAP_REL, HS_FORK_MAIN, &n) == HS_OK);
   vacuum_stats vs;

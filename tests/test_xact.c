@@ -9,12 +9,11 @@
  */
 #include "check.h"
 #include "heap_env.h"
+#include "killed_child.h"
 #include "testdir.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[4096];
@@ -119,38 +118,27 @@ static void test_many_across_pages(void) {
   testdir_remove(dir);
 }
 
-/* The child: commits, aborts, leaves some running, then dies. The parent
- * learns the ids from a pipe. */
+/* The child: commits, aborts, leaves some running, sends the ids, dies. */
+static void crash_child(void *ctx, int out) {
+  (void)ctx;
+  env e;
+  if (env_open(&e) != HS_OK) _exit(2);
+  hs_xid ids[30];
+  for (int i = 0; i < 30; i++)
+    if (xact_begin(e.x, &ids[i]) != HS_OK) _exit(3);
+  for (int i = 0; i < 30; i++) {
+    hs_status st = HS_OK;
+    if (i % 3 == 0) st = xact_commit(e.x, ids[i]);
+    if (i % 3 == 1) st = xact_abort(e.x, ids[i]);
+    if (st != HS_OK) _exit(4);
+  }
+  killed_child_send(out, ids, sizeof ids, 5);
+}
+
 static void test_crash(void) {
   testdir_make(dir, sizeof dir, "xact-crash");
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    env e;
-    if (env_open(&e) != HS_OK) _exit(2);
-    hs_xid ids[30];
-    for (int i = 0; i < 30; i++)
-      if (xact_begin(e.x, &ids[i]) != HS_OK) _exit(3);
-    for (int i = 0; i < 30; i++) {
-      hs_status st = HS_OK;
-      if (i % 3 == 0) st = xact_commit(e.x, ids[i]);
-      if (i % 3 == 1) st = xact_abort(e.x, ids[i]);
-      if (st != HS_OK) _exit(4);
-    }
-    if (write(fds[1], ids, sizeof ids) != (ssize_t)sizeof ids) _exit(5);
-    raise(SIGKILL);
-  }
-  close(fds[1]);
   hs_xid ids[30];
-  REQUIRE(read(fds[0], ids, sizeof ids) == (ssize_t)sizeof ids);
-  close(fds[0]);
-  int wst;
-  REQUIRE(waitpid(pid, &wst, 0) == pid);
-  CHECK(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+  REQUIRE(run_killed_child(crash_child, NULL, ids, sizeof ids));
   env e;
   REQUIRE(env_open(&e) == HS_OK);
   for (int i = 0; i < 30; i++) {

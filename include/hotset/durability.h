@@ -89,6 +89,11 @@ typedef struct hs_checkpoint_stats {
   hs_lsn last_checkpoint;     /* where its record starts */
   uint64_t failed;            /* the checkpointer thread's checkpoints that failed */
   char last_error[256];       /* ... the last failure's message ("" if none) */
+  /* The checkpoint writing now, if any: the share of its pages written, and
+   * the share its schedule says should be written by now (1 for an
+   * immediate one). progress < due: it runs behind. */
+  bool in_progress;
+  double progress, due;
 } hs_checkpoint_stats;
 void hs_checkpoint_stats_get(hs_pool *pool, hs_checkpoint_stats *out);
 

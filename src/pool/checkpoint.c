@@ -70,20 +70,40 @@ static void ckpt_wait(hs_pool *pool, uint64_t ms) {
   pthread_cond_timedwait(&pool->ckpt_cv, &pool->ckpt_mu, &until);
 }
 
-/* Whether a spread checkpoint that has written `done` of `total` pages is
- * ahead of its schedule: of time (the interval × target) and of log (the
- * log written since its redo point against max_wal_size × target). */
-static bool ahead_of_schedule(hs_pool *pool, uint64_t t0_ns, hs_lsn redo, uint32_t done,
-                              uint32_t total) {
-  double progress = (double)done / total;
+/* The share of its pages a spread checkpoint should have written by now,
+ * by time (the interval × target) or by log (the log written since its redo
+ * point against max_wal_size × target), whichever is further along. Without
+ * a timeout there is no time schedule: it is due at once (and so never
+ * ahead), as it always was — pacing by log alone would stall a checkpoint
+ * while nothing writes log. */
+static double schedule_due(hs_pool *pool, uint64_t t0_ns, hs_lsn redo) {
+  if (!pool->ckpt_timeout_ms && !pool->max_wal_size) return 1.0;
   double target = pool->ckpt_target;
   double by_time =
       pool->ckpt_timeout_ms ? (double)ms_since(t0_ns) / (pool->ckpt_timeout_ms * target) : 1.0;
   double by_log = pool->max_wal_size ? (double)(hs_wal_insert_lsn(pool->wal) - redo) /
                                            ((double)pool->max_wal_size * target)
                                      : 0.0;
+  double due = by_time > by_log ? by_time : by_log;
+  return due < 1.0 ? due : 1.0;
+}
+
+/* Whether a spread checkpoint that has written `done` of `total` pages is
+ * ahead of its schedule. */
+static bool ahead_of_schedule(hs_pool *pool, uint64_t t0_ns, hs_lsn redo, uint32_t done,
+                              uint32_t total) {
   if (!pool->ckpt_timeout_ms && !pool->max_wal_size) return false;
-  return progress > by_time && progress > by_log;
+  return (double)done / total > schedule_due(pool, t0_ns, redo);
+}
+
+/* What hs_checkpoint_stats says of the checkpoint under way (a throttled
+ * vacuum slows its dirtying while it runs behind). */
+static void note_progress(hs_pool *pool, bool running, uint32_t done, uint32_t total, double due) {
+  pthread_mutex_lock(&pool->ckpt_stats_lock);
+  pool->ckpt_stats.in_progress = running;
+  pool->ckpt_stats.progress = total ? (double)done / total : 1.0;
+  pool->ckpt_stats.due = due;
+  pthread_mutex_unlock(&pool->ckpt_stats_lock);
 }
 
 /* Writes the collected pages; a spread checkpoint sleeps while it is ahead
@@ -110,6 +130,7 @@ static hs_status write_pages(hs_pool *pool, dirty_page *pages, uint32_t n, bool 
       }
     }
     pool_unpin(pool, b);
+    note_progress(pool, true, i + 1, n, spread ? schedule_due(pool, t0_ns, redo) : 1.0);
     if (!spread) continue;
     pthread_mutex_lock(&pool->ckpt_mu);
     while (!pool->ckpt_hurry && ahead_of_schedule(pool, t0_ns, redo, i + 1, n)) ckpt_wait(pool, 10);
@@ -141,6 +162,7 @@ static hs_status run_checkpoint(hs_pool *pool, bool spread, bool timed) {
   uint64_t written = 0;
   st = write_pages(pool, pages, n, spread, t0, redo, &written);
   free(pages);
+  note_progress(pool, false, 0, 0, 0);
   uint64_t t_sync = pool_now_ns();
   if (st == HS_OK) st = hs_smgr_sync_all(pool->smgr);
   uint64_t sync_ms = ms_since(t_sync);

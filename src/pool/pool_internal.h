@@ -87,9 +87,9 @@ struct hs_pool {
   int ckpt_hurry;
   bool ckpt_stop, ckpt_running;
   pthread_t ckpt_thread;
-  hs_checkpoint_stats ckpt_stats;
-  uint64_t ckpt_failures;    /* the thread's checkpoints that failed */
-  char ckpt_last_error[256]; /* ... and the last one's message */
+  hs_checkpoint_stats ckpt_stats; /* in_progress, progress, due: the running one's */
+  uint64_t ckpt_failures;         /* the thread's checkpoints that failed */
+  char ckpt_last_error[256];      /* ... and the last one's message */
   hs_recovery_report recovery;
 
   /* White-box tests only: called by hs_buf_log_change / hs_buf_log_record

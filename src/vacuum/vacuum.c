@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "heap/fsm.h"
 #include "heap/vm.h"
+#include "hotset/durability.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -69,6 +70,12 @@ static hs_status move_index_entry(void *ctx, hs_tid tid, const void *data, uint3
   return st;
 }
 
+static bool checkpoint_behind(void *ctx) {
+  hs_checkpoint_stats cs;
+  hs_checkpoint_stats_get(ctx, &cs);
+  return cs.in_progress && cs.progress < cs.due;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -110,6 +117,15 @@ hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_sta
     free(fb.block);
     free(fb.room);
     return hs_fail(HS_ERR_NOMEM, 0, "vacuum: no memory for %u free-space entries", fb.cap);
+  }
+  /* Last, so that every later exit passes the restore below. */
+  throttle *t = o->throttle;
+  throttle_priority prio = {0};
+  if (st == HS_OK && t) {
+    t->checkpoint_behind = hs_pool_wal(pool) ? checkpoint_behind : NULL;
+    t->checkpoint_ctx = pool;
+    st = throttle_start(t);
+    if (st == HS_OK && t->opt.idle_priority) out->idle_priority = throttle_priority_lower(&prio);
   }
   for (hs_blockno blk = 0; st == HS_OK && blk < n; blk++) {
     /* A page the visibility map calls all-visible has nothing to prune:
@@ -153,11 +169,15 @@ hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_sta
       if (fb.n == fb.cap) st = fsm_flush(h, &fb, out);
     }
     delay_point(o, &balance, out);
+    if (t) throttle_point(t, c.changed && !was_dirty);
     if (st == HS_OK && o->after_page) o->after_page(o->after_page_ctx, blk);
   }
   if (st == HS_OK) st = fsm_flush(h, &fb, out);
   free(fb.block);
   free(fb.room);
+  throttle_priority_restore(&prio);
+  out->throttle_sleep_ms = t ? t->sleep_ms : 0;
+  out->throttle_mean_duty = t ? throttle_mean_duty(t) : 1;
   out->seconds = (now_ms() - t0) / 1e3;
   return st;
 }

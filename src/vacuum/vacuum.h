@@ -23,6 +23,7 @@
 
 #include "heap/pk_index.h"
 #include "hotset/strategy.h"
+#include "vacuum/throttle.h"
 
 typedef struct vacuum_options {
   hs_strategy *strategy; /* NULL: through the normal policy */
@@ -32,6 +33,11 @@ typedef struct vacuum_options {
   uint32_t cost_page_dirty; /* 20 */
   uint32_t cost_limit;      /* 200 */
   double cost_delay_ms;     /* 0: no sleeping */
+  /* `--throttle auto` (vacuum/throttle.h): started when the run starts
+   * (what the foreground reported so far is its baseline), asked after
+   * every page; the costs above are still counted, and still slept on if
+   * cost_delay_ms is set. NULL: no throttle. */
+  throttle *throttle;
   /* The free-space map learns each page's room every fsm_every pages
    * during the run (default 8), not only at its end: inserts during a long
    * vacuum can use what it has freed so far (the 2017 finding). 0: at the
@@ -54,8 +60,11 @@ typedef struct vacuum_stats {
   uint64_t pages_marked_visible; /* found all-visible and marked so */
   uint64_t removed, frozen, live, freed_bytes, index_moves;
   uint64_t cost_total, cost_sleeps;
-  uint64_t fsm_updates; /* pages whose room the free-space map was told */
-  double sleep_ms, seconds;
+  uint64_t fsm_updates;      /* pages whose room the free-space map was told */
+  double sleep_ms, seconds;  /* sleep_ms: cost-based delay's */
+  double throttle_sleep_ms;  /* the throttle's sleeps */
+  double throttle_mean_duty; /* its mean duty cycle (1 without one) */
+  bool idle_priority;        /* the run had SCHED_IDLE (throttle's idle_priority) */
 } vacuum_stats;
 
 /* Vacuums the heap (and moves `ix`'s entries, if given). */

@@ -1,0 +1,191 @@
+/*
+ * vacuum/throttle.c — the foreground-watching throttle (vacuum/throttle.h):
+ * the controller, the foreground's reports, and vacuum's pauses.
+ */
+
+#include "vacuum/throttle.h"
+
+#include "core/error.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
+void throttle_options_init(throttle_options *o) {
+  memset(o, 0, sizeof *o);
+  o->budget = 0.05;
+  o->window_ms = 25;
+  o->min_samples = 64;
+  o->gain = 0.1;
+  o->min_duty = 0.02;
+  o->start_duty = 0.25;
+  o->slice_ms = 2;
+  o->checkpoint_aware = true;
+  o->idle_priority = true;
+}
+
+hs_status throttle_options_check(const throttle_options *o) {
+  if (!(o->budget > 0 && o->budget <= 10))
+    return hs_fail(HS_ERR_INVALID, 0, "throttle: budget %g is not in (0, 10]", o->budget);
+  if (!(o->window_ms >= 1 && o->window_ms <= 60000))
+    return hs_fail(HS_ERR_INVALID, 0, "throttle: window %g ms is not in [1, 60000]", o->window_ms);
+  if (!(o->gain > 0 && o->gain <= 2))
+    return hs_fail(HS_ERR_INVALID, 0, "throttle: gain %g is not in (0, 2]", o->gain);
+  if (!(o->min_duty > 0 && o->min_duty <= 1))
+    return hs_fail(HS_ERR_INVALID, 0, "throttle: min_duty %g is not in (0, 1]", o->min_duty);
+  if (!(o->start_duty >= o->min_duty && o->start_duty <= 1))
+    return hs_fail(HS_ERR_INVALID, 0, "throttle: start_duty %g is not in [min_duty %g, 1]",
+                   o->start_duty, o->min_duty);
+  if (!(o->slice_ms > 0 && o->slice_ms <= o->window_ms))
+    return hs_fail(HS_ERR_INVALID, 0, "throttle: slice %g ms is not in (0, window %g ms]",
+                   o->slice_ms, o->window_ms);
+  return HS_OK;
+}
+
+void throttle_state_init(throttle_state *s, const throttle_options *o) {
+  memset(s, 0, sizeof *s);
+  s->duty = o->start_duty;
+  s->ceiling = 1;
+}
+
+static double clamp(double v, double lo, double hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* A factor that is to exp(x) what 1 + x is near 0, and that makes a step
+ * down undo a step up of the same size (1 + x, or 1 / (1 − x)): the
+ * library stays on libc alone, without libm. */
+static double growth(double x) {
+  return x >= 0 ? 1 + x : 1 / (1 - x);
+}
+
+double throttle_step(throttle_state *s, const throttle_options *o, double baseline_ns,
+                     const throttle_window *w) {
+  s->windows++;
+  if (o->checkpoint_aware && w->vacuum_dirtied) {
+    if (w->checkpoint_behind) {
+      s->ceiling = clamp(s->ceiling / 2, o->min_duty, 1);
+      s->ckpt_slowdowns++;
+    } else {
+      s->ceiling = clamp(s->ceiling * 1.25, o->min_duty, 1);
+    }
+  } else if (o->checkpoint_aware && !w->checkpoint_behind) {
+    s->ceiling = clamp(s->ceiling * 1.25, o->min_duty, 1);
+  }
+  if (w->fg_samples < o->min_samples || baseline_ns <= 0) {
+    /* Nothing to protect in this window: use the idle capacity, slowly. */
+    s->quiet_windows++;
+    s->duty = clamp(s->duty * growth(o->gain / 4), o->min_duty, s->ceiling);
+    return s->duty;
+  }
+  double excess = w->fg_mean_ns / baseline_ns - 1;
+  s->excess = s->have_excess ? 0.75 * s->excess + 0.25 * excess : excess;
+  s->have_excess = true;
+  /* Clamped so one terrible window cannot take vacuum to the floor at once,
+   * nor one lucky window double it. */
+  double error = clamp((o->budget - s->excess) / o->budget, -4, 2);
+  s->duty = clamp(s->duty * growth(o->gain * error), o->min_duty, s->ceiling);
+  return s->duty;
+}
+
+hs_status throttle_init(throttle *t, const throttle_options *o) {
+  memset(t, 0, sizeof *t);
+  if (o)
+    t->opt = *o;
+  else
+    throttle_options_init(&t->opt);
+  hs_status st = throttle_options_check(&t->opt);
+  if (st != HS_OK) return st;
+  atomic_init(&t->fg_ops, 0);
+  atomic_init(&t->fg_ns, 0);
+  throttle_state_init(&t->state, &t->opt);
+  return HS_OK;
+}
+
+void throttle_observe(throttle *t, uint64_t ns) {
+  atomic_fetch_add_explicit(&t->fg_ns, ns, memory_order_relaxed);
+  atomic_fetch_add_explicit(&t->fg_ops, 1, memory_order_relaxed);
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+hs_status throttle_start(throttle *t) {
+  uint64_t ops = atomic_load_explicit(&t->fg_ops, memory_order_relaxed);
+  uint64_t ns = atomic_load_explicit(&t->fg_ns, memory_order_relaxed);
+  if (!ops)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "throttle: the foreground reported no operations before vacuum started, "
+                   "so there is no baseline to hold it to");
+  t->baseline_ns = (double)ns / (double)ops;
+  t->base_ops = ops;
+  t->base_ns = ns;
+  t->window_start_ns = t->slice_start_ns = now_ns();
+  t->started = true;
+  return HS_OK;
+}
+
+static void sleep_ns(uint64_t ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+void throttle_point(throttle *t, bool dirtied) {
+  if (!t->started) return;
+  t->dirtied_in_window |= dirtied;
+  uint64_t now = now_ns();
+  if ((double)(now - t->window_start_ns) >= t->opt.window_ms * 1e6) {
+    uint64_t ops = atomic_load_explicit(&t->fg_ops, memory_order_relaxed);
+    uint64_t ns = atomic_load_explicit(&t->fg_ns, memory_order_relaxed);
+    throttle_window w = {
+        .fg_samples = ops - t->base_ops,
+        .fg_mean_ns = ops > t->base_ops ? (double)(ns - t->base_ns) / (double)(ops - t->base_ops)
+                                        : 0,
+        .checkpoint_behind = t->checkpoint_behind && t->checkpoint_behind(t->checkpoint_ctx),
+        .vacuum_dirtied = t->dirtied_in_window,
+    };
+    t->base_ops = ops;
+    t->base_ns = ns;
+    t->dirtied_in_window = false;
+    t->window_start_ns = now;
+    t->duty_sum += throttle_step(&t->state, &t->opt, t->baseline_ns, &w);
+  }
+  /* Work a slice, then sleep so that work / (work + sleep) = duty. */
+  uint64_t worked = now - t->slice_start_ns;
+  if ((double)worked < t->opt.slice_ms * 1e6) return;
+  double duty = t->state.duty;
+  if (duty < 1) {
+    uint64_t pause = (uint64_t)((double)worked * (1 - duty) / duty);
+    sleep_ns(pause);
+    t->sleeps++;
+    t->sleep_ms += (double)pause / 1e6;
+  }
+  t->slice_start_ns = now_ns();
+}
+
+double throttle_mean_duty(const throttle *t) {
+  return t->state.windows ? t->duty_sum / (double)t->state.windows : t->state.duty;
+}
+
+bool throttle_priority_lower(throttle_priority *saved) {
+  memset(saved, 0, sizeof *saved);
+#ifdef SCHED_IDLE
+  struct sched_param p;
+  if (pthread_getschedparam(pthread_self(), &saved->policy, &p) != 0) return false;
+  saved->priority = p.sched_priority;
+  struct sched_param idle = {.sched_priority = 0};
+  saved->lowered = pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) == 0;
+#endif
+  return saved->lowered;
+}
+
+void throttle_priority_restore(const throttle_priority *saved) {
+  if (!saved->lowered) return;
+  struct sched_param p = {.sched_priority = saved->priority};
+  pthread_setschedparam(pthread_self(), saved->policy, &p);
+}

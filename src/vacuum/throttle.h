@@ -1,0 +1,142 @@
+/*
+ * vacuum/throttle.h — `--throttle auto`: a vacuum that watches the
+ * foreground instead of sleeping blindly.
+ *
+ * PostgreSQL's cost-based delay sleeps the same whether the foreground is
+ * busy or idle: set it low and vacuum halves a saturated foreground's
+ * throughput, set it high and vacuum is 12–49× slower even when nobody is
+ * waiting. This throttle closes the loop instead. The foreground reports
+ * the latency of each of its operations (throttle_observe, any thread, a
+ * few atomic adds); what it reported before vacuum started is the baseline.
+ * Every window vacuum asks the controller (throttle_step, a pure function
+ * of its state and the window's measurements) for its duty cycle: the share
+ * of wall time it may work, the rest spent sleeping in short slices. The
+ * controller holds the foreground's mean latency within `budget` (5 %) of
+ * its baseline:
+ *
+ *   excess = window mean / baseline − 1, smoothed (an exponential average
+ *            over ~4 windows: one window's mean of a heavy-tailed latency
+ *            is noisy, and a controller chasing noise oscillates);
+ *   duty  ← duty × e^(gain × (budget − excess) / budget), clamped to
+ *           [min_duty, ceiling]: multiplicative, so it moves as fast from
+ *           1 % to 2 % as from 50 % to 100 %, and proportional to the
+ *           error, so near the budget it barely moves (it settles instead
+ *           of hunting);
+ *   a window with too few foreground operations says nothing about the
+ *   foreground (idle, or not started): duty creeps up by `gain` / 4 — idle
+ *   capacity is vacuum's to use.
+ *
+ * Checkpoints. A vacuum that dirties pages while a spread checkpoint is
+ * writing makes the checkpoint chase a moving target and finish late (the
+ * 2017 thread asked for a throttle that knows about them). While a
+ * checkpoint runs behind its schedule, the ceiling on vacuum's duty halves
+ * each window (down to min_duty); while it runs on schedule or none runs,
+ * the ceiling recovers by a quarter per window. Only vacuum's dirtying
+ * matters to the checkpoint, so a window in which vacuum dirtied nothing
+ * leaves the ceiling where it is.
+ *
+ * CPU priority. On a machine whose CPUs the foreground does not fill, the
+ * cheapest way to take only the capacity it leaves idle is to tell the
+ * scheduler: with `idle_priority` the vacuuming thread runs under Linux's
+ * SCHED_IDLE for the run (restored after), so a foreground thread waking
+ * up preempts it at once rather than waiting out a time slice — the
+ * difference between a p99 that stays put and one that grows by a
+ * scheduler tick. The duty cycle still bounds what vacuum takes of what
+ * the scheduler cannot see (memory bandwidth, the log, the pool's locks).
+ */
+#ifndef HOTSET_VACUUM_THROTTLE_H
+#define HOTSET_VACUUM_THROTTLE_H
+
+#include "hotset/status.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct throttle_options {
+  double budget;         /* the foreground may be this much slower: 0.05 */
+  double window_ms;      /* how often the controller decides: 25 */
+  uint32_t min_samples;  /* foreground operations a window needs to count: 64 */
+  double gain;           /* 0.1 */
+  double min_duty;       /* vacuum never drops below this share: 0.02 */
+  double start_duty;     /* 0.25 */
+  double slice_ms;       /* vacuum works in slices about this long: 2 */
+  bool checkpoint_aware; /* true */
+  bool idle_priority;    /* true: SCHED_IDLE while vacuuming (Linux) */
+} throttle_options;
+
+void throttle_options_init(throttle_options *o);
+/* Checks the options' ranges; fails (hs_fail) naming the bad one. */
+hs_status throttle_options_check(const throttle_options *o);
+
+/* ---- the controller: pure, deterministic ---- */
+
+typedef struct throttle_state {
+  double duty;           /* the share of wall time vacuum may work now */
+  double ceiling;        /* the checkpoint's cap on duty */
+  double excess;         /* smoothed foreground excess over its baseline */
+  bool have_excess;      /* excess has seen a window */
+  uint64_t windows, quiet_windows, ckpt_slowdowns;
+} throttle_state;
+
+/* One window's measurements. */
+typedef struct throttle_window {
+  double fg_mean_ns;          /* the foreground's mean latency in the window */
+  uint64_t fg_samples;        /* ... over this many operations */
+  bool checkpoint_behind;     /* a checkpoint runs behind its schedule */
+  bool vacuum_dirtied;        /* vacuum dirtied pages in the window */
+} throttle_window;
+
+void throttle_state_init(throttle_state *s, const throttle_options *o);
+/* The duty cycle for the next window, given the baseline mean latency (ns,
+ * > 0) and the last window. */
+double throttle_step(throttle_state *s, const throttle_options *o, double baseline_ns,
+                     const throttle_window *w);
+
+/* ---- the running throttle: the foreground's reports, vacuum's pauses ---- */
+
+typedef struct throttle {
+  throttle_options opt;
+  /* The foreground's reports, from any thread. */
+  _Atomic uint64_t fg_ops, fg_ns;
+  /* Vacuum's side (one thread). */
+  bool started;
+  double baseline_ns;
+  uint64_t base_ops;                      /* fg_ops at the last window's end */
+  uint64_t base_ns;                       /* fg_ns at the last window's end */
+  uint64_t window_start_ns, slice_start_ns;
+  bool dirtied_in_window;
+  /* Asked at each window's end whether a checkpoint runs behind its
+   * schedule (NULL: never). */
+  bool (*checkpoint_behind)(void *ctx);
+  void *checkpoint_ctx;
+  throttle_state state;
+  uint64_t sleeps;
+  double sleep_ms;
+  double duty_sum; /* for the mean duty over the run */
+} throttle;
+
+hs_status throttle_init(throttle *t, const throttle_options *o);
+/* The foreground: one operation took `ns`. Thread-safe, lock-free. */
+void throttle_observe(throttle *t, uint64_t ns);
+/* Vacuum begins: what the foreground reported so far is its baseline.
+ * Fails when it reported nothing (there is nothing to hold it to). */
+hs_status throttle_start(throttle *t);
+/* Vacuum's pause point, after each page: `dirtied` says whether the page
+ * went clean → dirty. Runs the controller at window ends, and sleeps when
+ * the slice's work is done. */
+void throttle_point(throttle *t, bool dirtied);
+/* The vacuuming thread's scheduling, lowered to SCHED_IDLE for a run and
+ * put back after (idle_priority). */
+typedef struct throttle_priority {
+  bool lowered;
+  int policy, priority;
+} throttle_priority;
+/* Lowers the calling thread's priority; false (nothing changed) where the
+ * system refuses or has no SCHED_IDLE. */
+bool throttle_priority_lower(throttle_priority *saved);
+void throttle_priority_restore(const throttle_priority *saved);
+/* The mean duty cycle over the windows so far. */
+double throttle_mean_duty(const throttle *t);
+
+#endif

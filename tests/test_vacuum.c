@@ -13,6 +13,9 @@
 #include "testdir.h"
 #include "vacuum/vacuum.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -345,6 +348,82 @@ static void test_visibility_map(void) {
   testdir_remove(dir);
 }
 
+/* ---- lookups racing vacuum ---- */
+
+typedef struct racing {
+  heap_env *e;
+  int round; /* every 3rd live row has been updated `round` times */
+  _Atomic uint64_t lookups, wrong;
+  _Atomic bool stop;
+} racing;
+
+static int64_t expected_in_round(uint64_t k, int round) {
+  if (k % 7 && k % 3 == 0 && round > 0) return (int64_t)k + round * 10000000;
+  return expected(k);
+}
+
+static void *lookup_loop(void *arg) {
+  racing *r = arg;
+  for (uint64_t k = 1; !atomic_load(&r->stop); k = k % N + 1) {
+    if (value_of(r->e, k, NULL, 0, NULL) != expected_in_round(k, r->round))
+      atomic_fetch_add(&r->wrong, 1);
+    atomic_fetch_add(&r->lookups, 1);
+  }
+  return NULL;
+}
+
+/* After each page vacuum waits for the readers to do a few lookups, so
+ * that they run in the middle of its run whatever the scheduler does. */
+static void let_readers_in(void *ctx, hs_blockno block) {
+  (void)block;
+  racing *r = ctx;
+  uint64_t until = atomic_load(&r->lookups) + 64;
+  while (atomic_load(&r->lookups) < until) sched_yield();
+}
+
+/* Readers look every key up, over and over, while vacuum removes versions
+ * and moves index entries under them: each must find exactly the version
+ * it should (a lookup that lands on a slot vacuum just emptied, or on a
+ * version vacuum prunes before the lookup reads its successor, must follow
+ * the moved entry, not report the row missing). Four rounds of updates
+ * make chains that cross pages; a pool of 48 pages makes both sides read
+ * from disk. */
+static void test_lookups_racing_vacuum(void) {
+  heap_env e;
+  churned_heap(&e, "vacrace", 48);
+  racing r = {.e = &e};
+  for (int round = 0; round <= 4; round++) {
+    if (round > 0) {
+      hs_xid x;
+      REQUIRE(xact_begin(e.x, &x) == HS_OK);
+      for (uint64_t k = 3; k <= N; k += 3)
+        if (k % 7) REQUIRE(set(&e, x, k, (int64_t)k + round * 10000000) == HS_OK);
+      REQUIRE(xact_commit(e.x, x) == HS_OK);
+    }
+    r.round = round;
+    atomic_store(&r.stop, false);
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) REQUIRE(pthread_create(&th[i], NULL, lookup_loop, &r) == 0);
+    vacuum_options o;
+    vacuum_options_init(&o);
+    o.after_page = let_readers_in;
+    o.after_page_ctx = &r;
+    vacuum_stats st;
+    CHECK_OK(vacuum_heap(e.h, e.ix, &o, &st));
+    CHECK(st.removed > 0);
+    atomic_store(&r.stop, true);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  }
+  CHECK_EQ(atomic_load(&r.wrong), 0);
+  CHECK(atomic_load(&r.lookups) > 1000);
+  uint32_t wrong_after = 0;
+  for (uint64_t k = 1; k <= N; k++)
+    if (value_of(&e, k, NULL, 0, NULL) != expected_in_round(k, 4)) wrong_after++;
+  CHECK_EQ(wrong_after, 0);
+  heap_env_close(&e);
+  testdir_remove(dir);
+}
+
 int main(void) {
   test_removes_exactly_the_dead();
   test_cost_accounting();
@@ -352,5 +431,6 @@ int main(void) {
   test_fsm_during_the_run(1, true);
   test_fsm_during_the_run(0, false);
   test_visibility_map();
+  test_lookups_racing_vacuum();
   return check_finish();
 }

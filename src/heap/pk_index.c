@@ -125,22 +125,28 @@ hs_status pk_index_move(pk_index *ix, uint64_t key, hs_tid from, hs_tid to) {
   return st;
 }
 
+#define PK_LOOKUP_ATTEMPTS 16
+
 hs_status pk_lookup(pk_index *ix, heap *h, uint64_t key, const xact_snapshot *snap, hs_xid self,
                     hs_tid *tid, void *out, uint32_t cap, uint32_t *len, bool *found) {
   *found = false;
   unsigned char *buf = malloc(HEAP_MAX_TUPLE);
   if (!buf) return hs_fail(HS_ERR_NOMEM, 0, "pk_lookup: no memory");
   hs_status st = HS_OK;
-  /* A second look at the index after landing on a slot vacuum emptied (or
-   * emptied and gave another key): the entry has moved by then. */
-  for (int attempt = 0; attempt < 2 && st == HS_OK && !*found; attempt++) {
+  /* Another look at the index after landing on a slot vacuum emptied (or
+   * emptied and gave another key): the entry has moved by then — though
+   * vacuum may have moved it again by the next look, if the version it
+   * moved to died too (each such look means vacuum went a version further
+   * down a finite chain). */
+  bool stale = false;
+  for (int attempt = 0; attempt < PK_LOOKUP_ATTEMPTS && st == HS_OK && !*found; attempt++) {
     hs_tid at;
     bool present;
     st = pk_index_get(ix, key, &at, &present);
     if (st != HS_OK || !present) break;
     /* Walk the update chain from its root to the version the snapshot
      * sees; slot 0 (never a slot) ends it. */
-    bool stale = false;
+    stale = false;
     while (st == HS_OK && !*found && !stale) {
       uint32_t l = 0;
       bool visible = false;
@@ -164,13 +170,24 @@ hs_status pk_lookup(pk_index *ix, heap *h, uint64_t key, const xact_snapshot *sn
         *found = true;
         break;
       }
+      /* Vacuum may prune the version between the fetch above and this
+       * look at its successor: then the index entry has moved. */
       heap_tuple_info info;
       st = heap_tuple_info_get(h, at, &info);
+      if (st == HS_ERR_NOENT) {
+        stale = true;
+        st = HS_OK;
+        break;
+      }
       if (st != HS_OK || info.next.slot == 0) break; /* no newer version */
       at = info.next;
     }
     if (!stale) break;
   }
   free(buf);
+  if (st == HS_OK && stale)
+    return hs_fail(HS_ERR_BUSY, 0,
+                   "pk_lookup: key %" PRIu64 "'s entry moved %d times while it was looked up", key,
+                   PK_LOOKUP_ATTEMPTS);
   return st;
 }

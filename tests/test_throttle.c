@@ -170,10 +170,9 @@ static void test_options(void) {
   CHECK_OK(throttle_options_check(&o));
   struct {
     double *field, value;
-  } bad[] = {{&o.budget, 0},       {&o.budget, -1},    {&o.window_ms, 0.5},
-             {&o.gain, 0},         {&o.gain, 3},       {&o.min_duty, 0},
-             {&o.min_duty, 1.5},   {&o.start_duty, 0}, {&o.start_duty, 1.01},
-             {&o.slice_ms, 0},     {&o.slice_ms, 26},  {&o.budget, 0.0 / 0.0}};
+  } bad[] = {{&o.budget, 0},        {&o.budget, -1},  {&o.window_ms, 0.5}, {&o.gain, 0},
+             {&o.gain, 3},          {&o.min_duty, 0}, {&o.min_duty, 1.5},  {&o.start_duty, 0},
+             {&o.start_duty, 1.01}, {&o.slice_ms, 0}, {&o.slice_ms, 26},   {&o.budget, 0.0 / 0.0}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     double keep = *bad[i].field;
     *bad[i].field = bad[i].value;

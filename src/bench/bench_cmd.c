@@ -12,6 +12,7 @@
 
 #include "bench/bench_recovery.h"
 #include "bench/bench_scan.h"
+#include "bench/bench_vacuum.h"
 #include "bench/bench_wal.h"
 
 #include <stdio.h>
@@ -29,6 +30,8 @@ static const experiment experiments[] = {
     {"wal", "commit throughput of the write-ahead log, with and without group commit",
      bench_wal_main},
     {"recovery", "crash recovery's replay speed (MB of log per second)", bench_recovery_main},
+    {"vacuum", "vacuum beside a foreground: ring size, cost delay, and the auto throttle",
+     bench_vacuum_main},
 };
 
 #define NEXPERIMENTS (sizeof experiments / sizeof experiments[0])

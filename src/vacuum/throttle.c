@@ -144,8 +144,8 @@ void throttle_point(throttle *t, bool dirtied) {
     uint64_t ns = atomic_load_explicit(&t->fg_ns, memory_order_relaxed);
     throttle_window w = {
         .fg_samples = ops - t->base_ops,
-        .fg_mean_ns = ops > t->base_ops ? (double)(ns - t->base_ns) / (double)(ops - t->base_ops)
-                                        : 0,
+        .fg_mean_ns =
+            ops > t->base_ops ? (double)(ns - t->base_ns) / (double)(ops - t->base_ops) : 0,
         .checkpoint_behind = t->checkpoint_behind && t->checkpoint_behind(t->checkpoint_ctx),
         .vacuum_dirtied = t->dirtied_in_window,
     };

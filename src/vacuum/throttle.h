@@ -72,19 +72,19 @@ hs_status throttle_options_check(const throttle_options *o);
 /* ---- the controller: pure, deterministic ---- */
 
 typedef struct throttle_state {
-  double duty;           /* the share of wall time vacuum may work now */
-  double ceiling;        /* the checkpoint's cap on duty */
-  double excess;         /* smoothed foreground excess over its baseline */
-  bool have_excess;      /* excess has seen a window */
+  double duty;      /* the share of wall time vacuum may work now */
+  double ceiling;   /* the checkpoint's cap on duty */
+  double excess;    /* smoothed foreground excess over its baseline */
+  bool have_excess; /* excess has seen a window */
   uint64_t windows, quiet_windows, ckpt_slowdowns;
 } throttle_state;
 
 /* One window's measurements. */
 typedef struct throttle_window {
-  double fg_mean_ns;          /* the foreground's mean latency in the window */
-  uint64_t fg_samples;        /* ... over this many operations */
-  bool checkpoint_behind;     /* a checkpoint runs behind its schedule */
-  bool vacuum_dirtied;        /* vacuum dirtied pages in the window */
+  double fg_mean_ns;      /* the foreground's mean latency in the window */
+  uint64_t fg_samples;    /* ... over this many operations */
+  bool checkpoint_behind; /* a checkpoint runs behind its schedule */
+  bool vacuum_dirtied;    /* vacuum dirtied pages in the window */
 } throttle_window;
 
 void throttle_state_init(throttle_state *s, const throttle_options *o);
@@ -102,8 +102,8 @@ typedef struct throttle {
   /* Vacuum's side (one thread). */
   bool started;
   double baseline_ns;
-  uint64_t base_ops;                      /* fg_ops at the last window's end */
-  uint64_t base_ns;                       /* fg_ns at the last window's end */
+  uint64_t base_ops; /* fg_ops at the last window's end */
+  uint64_t base_ns;  /* fg_ns at the last window's end */
   uint64_t window_start_ns, slice_start_ns;
   bool dirtied_in_window;
   /* Asked at each window's end whether a checkpoint runs behind its

@@ -1,0 +1,538 @@
+/*
+ * bench/bench_vacuum.c — `hotset bench vacuum`: vacuum beside a foreground,
+ * on a real log, per ring size, cost delay and throttle.
+ *
+ * The three vacuum questions the PostgreSQL lists argued over, asked of
+ * this machine: how the vacuum ring's size changes the WAL flushes its
+ * recycling forces (2007) and vacuum's speed (2017); what cost-based delay
+ * trades between vacuum time and the foreground (2003–2004); and whether a
+ * throttle that watches the foreground (`auto`, vacuum/throttle.h) with the
+ * adaptive ring can do what no cost delay does — cost a paced foreground
+ * nothing and still finish.
+ *
+ * The run: a pgbench-like table (a u64 key and ~90 bytes per row, a
+ * primary-key index) is loaded to --table bytes, vacuumed once (as pgbench
+ * -i does), and checkpointed. The foreground's unpaced rate is measured
+ * once; a paced foreground offers half of it. Then per cell: --dead of the
+ * rows are updated at random (dead versions for vacuum), a checkpoint (so
+ * vacuum's first change to each page logs its image, as on a real
+ * system), the foreground alone for --baseline seconds, then vacuum beside
+ * the same clients, which stop when it returns. Vacuum reads through a
+ * ring of the cell's size; the log is hotset's, with fdatasync; the pool's
+ * per-context counters and the log's own say what the ring cost.
+ */
+#include "bench/bench_vacuum.h"
+
+#include "bench/bench_vacuum_internal.h"
+#include "cli/args.h"
+#include "core/error.h"
+#include "hotset/durability.h"
+#include "hotset/stats.h"
+#include "vacuum/vacuum.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG       "hotset bench vacuum"
+#define HEAP_REL   1u
+#define INDEX_REL  2u
+#define PAGE_BYTES 8192u
+#define WARMUP_S   0.3
+#define UPDATE_TX  100u /* updates per transaction when making dead rows */
+
+static const args_command command = {
+    .cmd = {.prog = PROG},
+    .about =
+        "Vacuum beside a select-only foreground (pgbench -S), on a real log with fdatasync:\n"
+        "loads a pgbench-like table (u64 key, ~100-byte rows, primary-key index), then per\n"
+        "cell updates --dead of the rows, checkpoints, measures the foreground alone, and\n"
+        "runs vacuum beside the same clients. Cells: a ring-size sweep (first --fg mode,\n"
+        "no delay), PostgreSQL's 256 KiB ring at each --cost-delay (each --fg mode), and\n"
+        "with --throttle auto the adaptive ring under the foreground-watching throttle\n"
+        "(each --fg mode).\n",
+    .notes =
+        ARGS_SIZE_NOTE
+        "Paced clients offer a fixed rate (--fg-rate, or half the unpaced rate measured\n"
+        "at the start) with pgbench -R's exponential gaps; their latency counts from when\n"
+        "each lookup was due. fg_tps_loss is 1 - fg_tps_during / fg_tps_baseline;\n"
+        "flushes_per_recycle is WAL flushes the vacuum ring's recycling forced per buffer\n"
+        "it recycled; syncs_per_page_written is the log's fdatasyncs during vacuum per\n"
+        "page vacuum wrote. The Pareto view after the table puts vacuum time against\n"
+        "foreground loss, one point per cell.\n",
+};
+static const args_cmd *const cmd = &command.cmd;
+
+static void parse_flags(vac_bench *b, int argc, char **argv) {
+  const args_opt opts[] = {
+      {.name = "pool", .kind = ARGS_SIZE, .dest = &b->pool_bytes, .min = 4 << 20,
+       .def = "128MiB", .help = "the buffer pool (PostgreSQL's shared_buffers)"},
+      {.name = "table", .kind = ARGS_SIZE, .dest = &b->table_bytes, .min = 1 << 20,
+       .help = "the table's heap (default 5 x --pool)"},
+      {.name = "dead", .kind = ARGS_DOUBLE, .dest = &b->dead, .dmin = 0.0001, .dmax = 1,
+       .def = "0.02", .help = "fraction of rows updated before each vacuum"},
+      {.name = "freeze", .kind = ARGS_FLAG, .dest = &b->freeze,
+       .help = "VACUUM FREEZE: every page rewritten"},
+      {.name = "clients", .kind = ARGS_UINT, .dest = &b->clients, .min = 1,
+       .max = VAC_MAX_CLIENTS, .def = "2", .help = "foreground clients"},
+      {.name = "fg", .kind = ARGS_STRING, .dest = &b->fg_flag, .def = "paced,unpaced",
+       .help = "foreground modes: paced (a fixed rate), unpaced (saturating), or both"},
+      {.name = "fg-rate", .kind = ARGS_DOUBLE, .dest = &b->fg_rate, .dmin = 0, .dmax = 1e9,
+       .def = "0", .help = "paced clients' total rate per second (0: half the unpaced rate)"},
+      {.name = "fg-ops", .kind = ARGS_STRING, .dest = &b->fg_ops_flag, .def = "select",
+       .help = "select (lookups by key) or update (one row per transaction)"},
+      {.name = "ring-size", .kind = ARGS_STRING, .dest = &b->ring_flag,
+       .def = "8KiB,256KiB,1MiB,16MiB,adaptive",
+       .help = "vacuum ring sizes to sweep: sizes, adaptive, workers:N, fraction:X, off"},
+      {.name = "recycle-first", .kind = ARGS_FLAG, .dest = &b->recycle_first,
+       .help = "vacuum's pages go to the victim end (needs --policy lru; the 2003 experiment)"},
+      {.name = "cost-delay", .kind = ARGS_STRING, .dest = &b->cost_delay_flag, .def = "0,2,10",
+       .help = "vacuum_cost_delay values in ms (cost limit 200, hit 1, miss 2, dirty 20)"},
+      {.name = "throttle", .kind = ARGS_STRING, .dest = &b->throttle_flag, .def = "off,auto",
+       .help = "off: the sweeps above; auto: also the adaptive ring under the throttle"},
+      {.name = "budget", .kind = ARGS_DOUBLE, .dest = &b->budget, .dmin = 0.001, .dmax = 10,
+       .def = "0.05", .help = "auto: the foreground's allowed slowdown"},
+      {.name = "baseline", .kind = ARGS_DOUBLE, .dest = &b->baseline_seconds, .dmin = 0.1,
+       .dmax = 3600, .def = "1.5", .help = "seconds of foreground alone before each vacuum"},
+      {.name = "policy", .kind = ARGS_STRING, .dest = &b->policy, .def = "clock-sweep",
+       .help = "the pool's replacement policy"},
+      {.name = "seed", .kind = ARGS_UINT, .dest = &b->seed, .def = "1", .help = "random seed"},
+      BENCH_OPT_DIR(&b->dir_flag),
+      {.name = "json", .kind = ARGS_FLAG, .dest = &b->json, .help = "JSON lines only"},
+      {.name = "plot", .kind = ARGS_PATH, .dest = &b->plot_file, .arg = "FILE",
+       .help = "draw the Pareto view with gnuplot (.png or .svg)"},
+  };
+  args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  if (!b->table_bytes) b->table_bytes = 5 * b->pool_bytes;
+  if (strcmp(b->fg_ops_flag, "select") && strcmp(b->fg_ops_flag, "update"))
+    args_usage_error(cmd, "--fg-ops: \"%s\": want select or update", b->fg_ops_flag);
+  b->fg_updates = !strcmp(b->fg_ops_flag, "update");
+}
+
+/* ---- the cells ------------------------------------------------------------ */
+
+typedef struct cell_list {
+  vac_cell c[VAC_MAX_CELLS];
+  size_t n;
+} cell_list;
+
+/* Splits a list flag into its items (at most `max`, each under 48 bytes). */
+static size_t split(const char *flag, const char *value, char items[][48], size_t max) {
+  size_t n = 0;
+  const char *p = value;
+  while (*p) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (!len || len >= 48 || n == max)
+      args_usage_error(cmd, "--%s: \"%s\": %s", flag, value,
+                       n == max ? "too many items" : "an item is empty or too long");
+    memcpy(items[n], p, len);
+    items[n++][len] = 0;
+    p += len + (e ? 1 : 0);
+    if (e && !*p) args_usage_error(cmd, "--%s: \"%s\": ends with a comma", flag, value);
+  }
+  if (!n) args_usage_error(cmd, "--%s: missing value", flag);
+  return n;
+}
+
+/* A ring as the flag gives it: a bare size is a fixed ring of that size. */
+static void parse_ring(const vac_bench *b, const char *item, hs_ring_config *out) {
+  char spec[64];
+  uint64_t bytes;
+  if (args_parse_size(item, &bytes))
+    snprintf(spec, sizeof spec, "fixed:%s", item);
+  else
+    snprintf(spec, sizeof spec, "%s", item);
+  if (hs_ring_config_parse(spec, out) != HS_OK)
+    args_usage_error(cmd, "--ring-size: %s", hs_last_error());
+  out->recycle_first = b->recycle_first;
+}
+
+static void add_cell(cell_list *l, const vac_bench *b, vac_fg_mode fg, const char *ring,
+                     double delay, bool autothrottle) {
+  for (size_t i = 0; i < l->n; i++)
+    if (l->c[i].fg == fg && !strcmp(l->c[i].ring, ring) && l->c[i].cost_delay_ms == delay &&
+        l->c[i].throttle_auto == autothrottle)
+      return;
+  if (l->n == VAC_MAX_CELLS) args_usage_error(cmd, "more than %d cells", VAC_MAX_CELLS);
+  vac_cell *c = &l->c[l->n++];
+  memset(c, 0, sizeof *c);
+  c->fg = fg;
+  snprintf(c->ring, sizeof c->ring, "%s", ring);
+  parse_ring(b, ring, &c->ring_config);
+  c->cost_delay_ms = delay;
+  c->throttle_auto = autothrottle;
+}
+
+static void build_cells(const vac_bench *b, cell_list *l) {
+  char fg[2][48], rings[ARGS_LIST_MAX][48], delays[ARGS_LIST_MAX][48], thr[2][48];
+  size_t nfg = split("fg", b->fg_flag, fg, 2);
+  size_t nring = split("ring-size", b->ring_flag, rings, ARGS_LIST_MAX);
+  size_t ndelay = split("cost-delay", b->cost_delay_flag, delays, ARGS_LIST_MAX);
+  size_t nthr = split("throttle", b->throttle_flag, thr, 2);
+  vac_fg_mode modes[2];
+  for (size_t i = 0; i < nfg; i++) {
+    if (!strcmp(fg[i], "paced"))
+      modes[i] = VAC_FG_PACED;
+    else if (!strcmp(fg[i], "unpaced"))
+      modes[i] = VAC_FG_UNPACED;
+    else
+      args_usage_error(cmd, "--fg: \"%s\": want paced, unpaced or both", fg[i]);
+  }
+  double delay_ms[ARGS_LIST_MAX];
+  for (size_t i = 0; i < ndelay; i++)
+    if (!args_parse_double(delays[i], &delay_ms[i]) || delay_ms[i] < 0 || delay_ms[i] > 1000)
+      args_usage_error(cmd, "--cost-delay: \"%s\" is not a delay of 0 to 1000 ms", delays[i]);
+  bool off = false, autothrottle = false;
+  for (size_t i = 0; i < nthr; i++) {
+    if (!strcmp(thr[i], "off"))
+      off = true;
+    else if (!strcmp(thr[i], "auto"))
+      autothrottle = true;
+    else
+      args_usage_error(cmd, "--throttle: \"%s\": want off, auto or both", thr[i]);
+  }
+  hs_ring_config check;
+  for (size_t i = 0; i < nring; i++) parse_ring(b, rings[i], &check);
+  if (off) {
+    for (size_t i = 0; i < nring; i++) add_cell(l, b, modes[0], rings[i], 0, false);
+    for (size_t f = 0; f < nfg; f++)
+      for (size_t i = 0; i < ndelay; i++) add_cell(l, b, modes[f], "256KiB", delay_ms[i], false);
+  }
+  if (autothrottle)
+    for (size_t f = 0; f < nfg; f++) add_cell(l, b, modes[f], "adaptive", 0, true);
+}
+
+/* ---- the table and its rows ------------------------------------------------ */
+
+typedef struct lab {
+  hs_wal *wal;
+  hs_pool *pool;
+  xact_mgr *x;
+  heap *h;
+  pk_index *ix;
+  uint64_t rows;
+  bench_rng rng;
+} lab;
+
+static hs_status lab_open(const vac_bench *b, const char *base, lab *l) {
+  char waldir[BENCH_DIR_MAX + 16];
+  snprintf(waldir, sizeof waldir, "%s/wal", base);
+  hs_wal_options wo;
+  hs_wal_options_init(&wo);
+  wo.dir = waldir;
+  hs_status st = hs_wal_open(&wo, &l->wal);
+  if (st == HS_OK) st = heap_register_redo(l->wal);
+  if (st != HS_OK) return st;
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = base;
+  po.page_size = PAGE_BYTES;
+  po.pool_bytes = b->pool_bytes;
+  po.policy = b->policy;
+  po.wal = l->wal;
+  po.checksums = true;
+  st = hs_pool_open(&po, &l->pool);
+  if (st == HS_OK) st = xact_open(l->pool, &l->x);
+  if (st == HS_OK) st = heap_open(l->pool, l->x, HEAP_REL, &l->h);
+  if (st == HS_OK) st = pk_index_open(l->pool, INDEX_REL, &l->ix);
+  return st;
+}
+
+static void lab_close(lab *l) {
+  pk_index_close(l->ix);
+  heap_close(l->h);
+  xact_close(l->x);
+  if (l->pool) hs_pool_close(l->pool);
+  if (l->wal) hs_wal_close(l->wal);
+}
+
+static hs_status heap_blocks(lab *l, hs_blockno *n) {
+  return hs_smgr_nblocks(hs_pool_smgr(l->pool), HEAP_REL, HS_FORK_MAIN, n);
+}
+
+/* Rows until the heap holds --table bytes, keys 0, 1, 2, ... each in the
+ * index; committed every 10,000 rows. */
+static hs_status load(const vac_bench *b, lab *l) {
+  char row[VAC_ROW_BYTES];
+  memset(row, 'x', sizeof row);
+  uint64_t want_blocks = b->table_bytes / PAGE_BYTES;
+  hs_status st = HS_OK;
+  hs_xid xid = XACT_INVALID;
+  for (uint64_t key = 0; st == HS_OK; key++) {
+    if (key % 10000 == 0) {
+      if (xid != XACT_INVALID && (st = xact_commit(l->x, xid)) != HS_OK) break;
+      xid = XACT_INVALID;
+      hs_blockno n;
+      if ((st = heap_blocks(l, &n)) != HS_OK) break;
+      if (n >= want_blocks) break;
+      if (bench_interrupted()) return hs_fail(HS_ERR_INVALID, 0, "interrupted while loading");
+      if ((st = xact_begin(l->x, &xid)) != HS_OK) break;
+    }
+    memcpy(row, &key, 8);
+    memset(row + 8, 0, 8); /* the balance */
+    hs_tid tid;
+    st = heap_insert(l->h, xid, row, sizeof row, &tid);
+    if (st == HS_OK) st = pk_index_insert(l->ix, key, tid);
+    l->rows = key + 1;
+  }
+  return st;
+}
+
+/* Updates `count` random rows (their balance), UPDATE_TX per transaction:
+ * each leaves a dead version behind for vacuum. */
+static hs_status make_dead(lab *l, uint64_t count) {
+  xact_snapshot *snap = malloc(sizeof *snap);
+  if (!snap) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a snapshot");
+  hs_status st = HS_OK;
+  for (uint64_t done = 0; st == HS_OK && done < count;) {
+    hs_xid xid;
+    if ((st = xact_begin(l->x, &xid)) != HS_OK) break;
+    for (uint32_t i = 0; st == HS_OK && i < UPDATE_TX && done < count; i++, done++) {
+      uint64_t key = bench_rng_below(&l->rng, (uint32_t)l->rows);
+      char row[VAC_ROW_BYTES];
+      uint32_t len;
+      bool found;
+      hs_tid tid, new_tid;
+      st = xact_take_snapshot(l->x, snap);
+      if (st != HS_OK) break;
+      st = pk_lookup(l->ix, l->h, key, snap, xid, &tid, row, sizeof row, &len, &found);
+      xact_release_snapshot(l->x, snap);
+      if (st == HS_OK && !found)
+        st = hs_fail(HS_ERR_CORRUPT, 0, "key %" PRIu64 " not found while updating", key);
+      if (st == HS_OK) st = heap_update(l->h, xid, tid, row, len, &new_tid);
+      if (st == HS_ERR_INVALID) st = HS_OK; /* this transaction updated it already */
+    }
+    hs_status end = st == HS_OK ? xact_commit(l->x, xid) : xact_abort(l->x, xid);
+    if (st == HS_OK) st = end;
+  }
+  free(snap);
+  return st;
+}
+
+/* ---- one cell ------------------------------------------------------------- */
+
+/* The ring's size after each page, to see whether the adaptive ring
+ * settles. */
+typedef struct ring_trace {
+  hs_strategy *s;
+  uint64_t *t_ns;
+  uint32_t *size;
+  uint32_t n, cap;
+} ring_trace;
+
+static void trace_ring(void *ctx, hs_blockno block) {
+  (void)block;
+  ring_trace *r = ctx;
+  if (r->n == r->cap) return;
+  r->t_ns[r->n] = bench_now_ns();
+  r->size[r->n++] = r->s ? hs_strategy_ring_size(r->s) : 0;
+}
+
+/* (max − min) / max of the ring's size over the last quarter of the run. */
+static double last_quarter_change(const ring_trace *r) {
+  if (r->n < 2) return 0;
+  uint64_t from = r->t_ns[0] + (r->t_ns[r->n - 1] - r->t_ns[0]) / 4 * 3;
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (uint32_t i = 0; i < r->n; i++) {
+    if (r->t_ns[i] < from) continue;
+    if (r->size[i] < lo) lo = r->size[i];
+    if (r->size[i] > hi) hi = r->size[i];
+  }
+  return hi ? (double)(hi - lo) / hi : 0;
+}
+
+static void wait_seconds(double s) {
+  bench_sleep(s);
+}
+
+static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t index,
+                          vac_cell *c) {
+  hs_status st = make_dead(l, (uint64_t)(b->dead * (double)l->rows + 0.5));
+  if (st == HS_OK) st = hs_checkpoint(l->pool);
+  if (st != HS_OK) return st;
+  hs_blockno nblocks;
+  if ((st = heap_blocks(l, &nblocks)) != HS_OK) return st;
+
+  fg_group g = {.h = l->h,
+                .ix = l->ix,
+                .x = l->x,
+                .rows = l->rows,
+                .seed = b->seed * 1000003u + index,
+                .updates = b->fg_updates,
+                .rate_per_client = c->fg == VAC_FG_PACED ? paced_rate / (double)b->clients : 0};
+  atomic_init(&g.throttle, NULL);
+  throttle th;
+  throttle_options to;
+  throttle_options_init(&to);
+  to.budget = b->budget;
+  if ((st = throttle_init(&th, &to)) != HS_OK) return st;
+  if ((st = fg_start(&g, (uint32_t)b->clients)) != HS_OK) return st;
+  wait_seconds(WARMUP_S);
+  if (c->throttle_auto) atomic_store(&g.throttle, &th);
+  uint64_t t0 = bench_now_ns();
+  atomic_store(&g.epoch, FG_BASELINE);
+  wait_seconds(b->baseline_seconds);
+  atomic_store(&g.epoch, FG_BETWEEN);
+  uint64_t t1 = bench_now_ns();
+
+  hs_strategy *ring = NULL;
+  ring_trace rt = {.cap = nblocks};
+  rt.t_ns = malloc(sizeof *rt.t_ns * (nblocks ? nblocks : 1));
+  rt.size = malloc(sizeof *rt.size * (nblocks ? nblocks : 1));
+  if (!rt.t_ns || !rt.size) st = hs_fail(HS_ERR_NOMEM, 0, "no memory for the ring's trace");
+  if (st == HS_OK) st = hs_strategy_create(l->pool, HS_STRATEGY_VACUUM, &c->ring_config, &ring);
+  rt.s = ring;
+  vacuum_options vo;
+  vacuum_options_init(&vo);
+  vo.strategy = ring;
+  vo.freeze = b->freeze;
+  vo.cost_delay_ms = c->cost_delay_ms;
+  vo.throttle = c->throttle_auto ? &th : NULL;
+  vo.after_page = trace_ring;
+  vo.after_page_ctx = &rt;
+  hs_io_stats io0, io1;
+  hs_wal_stats w0, w1;
+  hs_pool_stats(l->pool, &io0);
+  hs_wal_stats_get(l->wal, &w0);
+  vacuum_stats vs = {0};
+  uint64_t t2 = bench_now_ns(), t3 = t2;
+  if (st == HS_OK && !g.err[0]) {
+    atomic_store(&g.epoch, FG_DURING);
+    t2 = bench_now_ns();
+    st = vacuum_heap(l->h, l->ix, &vo, &vs);
+    t3 = bench_now_ns();
+    atomic_store(&g.epoch, FG_BETWEEN);
+  }
+  hs_pool_stats(l->pool, &io1);
+  hs_wal_stats_get(l->wal, &w1);
+  fg_stop(&g);
+  if (st == HS_OK && g.err[0]) st = hs_fail(HS_ERR_INVALID, 0, "foreground: %s", g.err);
+
+  fg_tally base, during;
+  fg_collect(&g, FG_BASELINE, &base);
+  fg_collect(&g, FG_DURING, &during);
+  free(g.clients);
+  pthread_mutex_destroy(&g.err_lock);
+  c->vacuum_seconds = (double)(t3 - t2) / 1e9;
+  c->pages_scanned = vs.pages_scanned;
+  c->pages_dirtied = vs.pages_dirtied;
+  c->removed = vs.removed;
+  c->cost_sleeps = vs.cost_sleeps;
+#define DELTA(ctx, stat) (io1.count[ctx][stat] - io0.count[ctx][stat])
+  c->pages_written = DELTA(HS_IOCTX_VACUUM, HS_STAT_WRITES);
+  c->ring_recycles = DELTA(HS_IOCTX_VACUUM, HS_STAT_REUSES);
+  c->wal_flushes_forced = DELTA(HS_IOCTX_VACUUM, HS_STAT_WAL_FLUSHES);
+  uint64_t fg_hits = DELTA(HS_IOCTX_NORMAL, HS_STAT_HITS);
+  uint64_t fg_reads = DELTA(HS_IOCTX_NORMAL, HS_STAT_READS);
+#undef DELTA
+  c->fg_hit_ratio_during = fg_hits + fg_reads ? (double)fg_hits / (double)(fg_hits + fg_reads) : 0;
+  c->wal_syncs = w1.syncs - w0.syncs;
+  c->wal_sync_seconds = (double)(w1.sync_ns - w0.sync_ns) / 1e9;
+  c->ring_buffers_end = ring ? hs_strategy_ring_size(ring) : 0;
+  c->ring_change_last_quarter = last_quarter_change(&rt);
+  c->throttle_mean_duty = vs.throttle_mean_duty;
+  c->idle_priority = vs.idle_priority;
+  double base_s = (double)(t1 - t0) / 1e9, during_s = (double)(t3 - t2) / 1e9;
+  c->fg_tps_baseline = base_s > 0 ? (double)base.ops / base_s : 0;
+  c->fg_tps_during = during_s > 0 ? (double)during.ops / during_s : 0;
+  c->fg_p99_us_baseline = latency_hist_quantile_us(&base.hist, 0.99);
+  c->fg_p99_us_during = latency_hist_quantile_us(&during.hist, 0.99);
+  c->fg_mean_us_baseline = base.ops ? (double)base.sum_ns / (double)base.ops / 1e3 : 0;
+  c->fg_mean_us_during = during.ops ? (double)during.sum_ns / (double)during.ops / 1e3 : 0;
+  hs_strategy_free(ring);
+  free(rt.t_ns);
+  free(rt.size);
+  return st;
+}
+
+/* The unpaced foreground's rate, for the paced clients' offer. */
+static hs_status measure_unpaced(const vac_bench *b, lab *l, double *rate) {
+  fg_group g = {.h = l->h, .ix = l->ix, .x = l->x, .rows = l->rows, .seed = b->seed,
+                .updates = b->fg_updates};
+  atomic_init(&g.throttle, NULL);
+  hs_status st = fg_start(&g, (uint32_t)b->clients);
+  if (st != HS_OK) return st;
+  wait_seconds(WARMUP_S);
+  uint64_t t0 = bench_now_ns();
+  atomic_store(&g.epoch, FG_BASELINE);
+  wait_seconds(b->baseline_seconds);
+  atomic_store(&g.epoch, FG_BETWEEN);
+  uint64_t t1 = bench_now_ns();
+  fg_stop(&g);
+  fg_tally t;
+  fg_collect(&g, FG_BASELINE, &t);
+  if (g.err[0]) st = hs_fail(HS_ERR_INVALID, 0, "foreground: %s", g.err);
+  free(g.clients);
+  pthread_mutex_destroy(&g.err_lock);
+  *rate = (double)t.ops / ((double)(t1 - t0) / 1e9);
+  return st;
+}
+
+int bench_vacuum_main(int argc, char **argv) {
+  vac_bench b = {0};
+  parse_flags(&b, argc, argv);
+  static cell_list cells;
+  build_cells(&b, &cells);
+  if (!cells.n) args_usage_error(cmd, "no cells to run");
+  bench_signals_install();
+
+  char tmp[BENCH_DIR_MAX];
+  const char *base;
+  hs_status st = bench_base_dir(b.dir_flag, "vacuum", tmp, sizeof tmp, &base);
+  if (st == HS_OK) st = bench_check_memory(b.pool_bytes, "the pool");
+  if (st == HS_OK) st = bench_check_space(base, b.table_bytes * 3, "the table, its index and log");
+  if (st != HS_OK) {
+    fprintf(stderr, PROG ": %s\n", hs_last_error());
+    return 1;
+  }
+  lab l = {0};
+  bench_rng_seed(&l.rng, b.seed, 0xdead);
+  double paced = b.fg_rate;
+  uint64_t t_load = bench_now_ns();
+  st = lab_open(&b, base, &l);
+  if (st == HS_OK) st = load(&b, &l);
+  vacuum_stats first;
+  if (st == HS_OK) st = vacuum_heap(l.h, l.ix, NULL, &first);
+  if (st == HS_OK) st = hs_checkpoint(l.pool);
+  double load_s = (double)(bench_now_ns() - t_load) / 1e9;
+  double unpaced = 0;
+  if (st == HS_OK) st = measure_unpaced(&b, &l, &unpaced);
+  if (st == HS_OK && paced <= 0) paced = unpaced / 2;
+  if (st == HS_OK && !b.json) {
+    hs_blockno nb = 0;
+    heap_blocks(&l, &nb);
+    char pool_s[32], table_s[32];
+    printf("table: %" PRIu64 " rows, %u pages (%s) loaded in %.1f s; pool %s; %" PRIu64
+           " clients, unpaced %.0f lookups/s, paced at %.0f/s\n",
+           l.rows, nb, bench_format_bytes((uint64_t)nb * PAGE_BYTES, table_s, sizeof table_s),
+           load_s, bench_format_bytes(b.pool_bytes, pool_s, sizeof pool_s), b.clients, unpaced,
+           paced);
+    fflush(stdout);
+  }
+  size_t done = 0;
+  for (; st == HS_OK && done < cells.n; done++) {
+    if (bench_interrupted()) break;
+    st = run_cell(&b, &l, paced, done, &cells.c[done]);
+    if (st != HS_OK) break;
+    if (b.json) vac_print_json(&b, &cells.c[done]);
+    else {
+      fprintf(stderr, "  cell %zu/%zu done: %s fg, ring %s, delay %g ms, throttle %s\n", done + 1,
+              cells.n, vac_fg_name(cells.c[done].fg), cells.c[done].ring,
+              cells.c[done].cost_delay_ms, cells.c[done].throttle_auto ? "auto" : "off");
+    }
+    fflush(stdout);
+  }
+  if (st != HS_OK) fprintf(stderr, PROG ": %s\n", hs_last_error());
+  lab_close(&l);
+  if (!b.dir_flag) bench_tempdir_remove(tmp);
+  if (bench_interrupted()) bench_exit_interrupted(PROG);
+  if (st != HS_OK) return 1;
+  if (!b.json) {
+    vac_print_table(&b, cells.c, done);
+    vac_print_pareto(cells.c, done);
+  }
+  if (b.plot_file && vac_plot(b.plot_file, cells.c, done) != 0) return 1;
+  return 0;
+}

@@ -1,0 +1,120 @@
+/*
+ * bench/bench_vacuum_internal.h — what the vacuum lab's files share: the
+ * run's settings, one cell's settings and figures, and the foreground
+ * clients (bench_vacuum_fg.c) the cells run vacuum beside.
+ */
+#ifndef HOTSET_BENCH_BENCH_VACUUM_INTERNAL_H
+#define HOTSET_BENCH_BENCH_VACUUM_INTERNAL_H
+
+#include "bench/bench_util.h"
+#include "bench/latency_hist.h"
+#include "heap/pk_index.h"
+#include "hotset/strategy.h"
+#include "vacuum/throttle.h"
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+
+#define VAC_ROW_BYTES 100u /* pgbench_accounts' rows: a key and ~90 bytes */
+#define VAC_MAX_CELLS 64
+#define VAC_MAX_CLIENTS 64
+
+typedef enum vac_fg_mode { VAC_FG_PACED = 0, VAC_FG_UNPACED } vac_fg_mode;
+
+/* One cell: how vacuum ran, and what it and the foreground measured. */
+typedef struct vac_cell {
+  /* settings */
+  vac_fg_mode fg;
+  char ring[48];  /* as given: "256KiB", "adaptive", "off" */
+  hs_ring_config ring_config;
+  double cost_delay_ms;
+  bool throttle_auto;
+  /* vacuum */
+  double vacuum_seconds;
+  uint64_t pages_scanned, pages_dirtied, pages_written, removed;
+  uint64_t ring_recycles, wal_flushes_forced, wal_syncs;
+  double wal_sync_seconds;
+  uint32_t ring_buffers_end;
+  double ring_change_last_quarter; /* (max − min) / max of the ring's size */
+  double throttle_mean_duty;
+  bool idle_priority;
+  uint64_t cost_sleeps;
+  /* the foreground */
+  double fg_tps_baseline, fg_tps_during;
+  double fg_p99_us_baseline, fg_p99_us_during;
+  double fg_mean_us_baseline, fg_mean_us_during;
+  double fg_hit_ratio_during;
+} vac_cell;
+
+/* The run's settings (flags). */
+typedef struct vac_bench {
+  uint64_t pool_bytes, table_bytes;
+  double dead, baseline_seconds, fg_rate;
+  uint64_t clients, seed;
+  bool freeze, json, fg_updates, recycle_first;
+  const char *ring_flag, *cost_delay_flag, *throttle_flag, *fg_flag, *fg_ops_flag;
+  const char *policy, *plot_file, *dir_flag;
+  double budget;
+} vac_bench;
+
+/* ---- the foreground ---- */
+
+/* The epochs a client files its figures under: the main thread moves them
+ * on; a client reads the epoch before each operation. */
+enum { FG_WARMUP = 0, FG_BASELINE, FG_BETWEEN, FG_DURING, FG_EPOCHS };
+
+typedef struct fg_tally {
+  uint64_t ops, errors, sum_ns;
+  latency_hist hist;
+} fg_tally;
+
+typedef struct fg_group fg_group;
+
+typedef struct fg_client {
+  alignas(64) fg_group *g;
+  uint32_t id;
+  pthread_t tid;
+  bool started;
+  fg_tally tally[FG_EPOCHS];
+} fg_client;
+
+struct fg_group {
+  heap *h;
+  pk_index *ix;
+  xact_mgr *x;
+  uint64_t rows;
+  uint64_t seed;
+  bool updates;
+  double rate_per_client; /* operations per second; 0: unpaced */
+  _Atomic(throttle *) throttle; /* told each operation's latency, or NULL */
+  _Atomic int epoch;
+  _Atomic bool stop;
+  uint32_t nclients;
+  fg_client *clients;
+  pthread_mutex_t err_lock;
+  char err[512]; /* the first error */
+};
+
+/* Starts `n` clients on the heap (keys 0 .. rows−1). */
+hs_status fg_start(fg_group *g, uint32_t n);
+/* Stops and joins them. */
+void fg_stop(fg_group *g);
+/* The clients' figures for one epoch, merged; *seconds is the epoch's
+ * length as the caller measured it. */
+void fg_collect(const fg_group *g, int epoch, fg_tally *out);
+
+/* ---- the report (bench_vacuum_report.c) ---- */
+
+const char *vac_fg_name(vac_fg_mode m);
+void vac_print_json(const vac_bench *b, const vac_cell *c);
+void vac_print_table(const vac_bench *b, const vac_cell *cells, size_t n);
+/* The Pareto view (vacuum time against foreground loss) and the targets'
+ * checks, after the table. */
+void vac_print_pareto(const vac_cell *cells, size_t n);
+int vac_plot(const char *file, const vac_cell *cells, size_t n);
+double vac_tps_loss(const vac_cell *c);
+/* The cost-delay curve's loss at vacuum time t (see the report). */
+double vac_curve_loss(const vac_cell *cells, size_t n, vac_fg_mode fg, double t);
+
+#endif

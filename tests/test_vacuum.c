@@ -348,6 +348,53 @@ static void test_visibility_map(void) {
   testdir_remove(dir);
 }
 
+/* An update chain that runs back to lower slots of its page: the row's
+ * root in slot 50, its newer versions in slots 1 and 2 (which a vacuum
+ * emptied). Removing the dead middle version first, in slot order, and then
+ * the root would move the index entry onto the empty slot 1 — which an
+ * insert then fills with another row. The middle version must wait until
+ * the root has gone and it is the entry's version (the same prune, a round
+ * later). */
+static void test_chain_into_lower_slots(void) {
+  testdir_make(dir, sizeof dir, "vacback");
+  heap_env e;
+  REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
+  load(&e);
+  hs_tid root;
+  REQUIRE(value_of(&e, 50, NULL, 0, &root) == 50);
+  REQUIRE(root.block == 0 && root.slot == 50);
+  hs_xid x;
+  REQUIRE(xact_begin(e.x, &x) == HS_OK);
+  for (uint64_t k = 1; k <= 5; k++) REQUIRE(del(&e, x, k) == HS_OK);
+  REQUIRE(xact_commit(e.x, x) == HS_OK);
+  vacuum_stats st;
+  REQUIRE(vacuum_heap(e.h, e.ix, NULL, &st) == HS_OK);
+  hs_tid at[3];
+  for (int v = 1; v <= 2; v++) {
+    REQUIRE(xact_begin(e.x, &x) == HS_OK);
+    REQUIRE(set(&e, x, 50, 50 + v) == HS_OK);
+    REQUIRE(xact_commit(e.x, x) == HS_OK);
+    REQUIRE(value_of(&e, 50, NULL, 0, &at[v]) == 50 + v);
+  }
+  REQUIRE(at[1].block == 0 && at[1].slot < 50); /* the chain runs back */
+  REQUIRE(at[2].block == 0 && at[2].slot < 50);
+
+  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &st));
+  CHECK_EQ(st.kept, 0);
+  CHECK_EQ(st.removed, 2);
+  CHECK_EQ(value_of(&e, 50, NULL, 0, NULL), 52);
+  /* Fill every free slot with new rows: none may land under the chain. */
+  REQUIRE(xact_begin(e.x, &x) == HS_OK);
+  for (uint64_t k = N + 1; k <= N + 200; k++) REQUIRE(add(&e, x, k, (int64_t)k) == HS_OK);
+  REQUIRE(xact_commit(e.x, x) == HS_OK);
+  uint32_t wrong = 0;
+  for (uint64_t k = 6; k <= N + 200; k++)
+    if (value_of(&e, k, NULL, 0, NULL) != (k == 50 ? 52 : (int64_t)k)) wrong++;
+  CHECK_EQ(wrong, 0);
+  heap_env_close(&e);
+  testdir_remove(dir);
+}
+
 /* ---- lookups racing vacuum ---- */
 
 typedef struct racing {
@@ -431,6 +478,7 @@ int main(void) {
   test_fsm_during_the_run(1, true);
   test_fsm_during_the_run(0, false);
   test_visibility_map();
+  test_chain_into_lower_slots();
   test_lookups_racing_vacuum();
   return check_finish();
 }

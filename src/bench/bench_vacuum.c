@@ -44,63 +44,117 @@
 
 static const args_command command = {
     .cmd = {.prog = PROG},
-    .about =
-        "Vacuum beside a select-only foreground (pgbench -S), on a real log with fdatasync:\n"
-        "loads a pgbench-like table (u64 key, ~100-byte rows, primary-key index), then per\n"
-        "cell updates --dead of the rows, checkpoints, measures the foreground alone, and\n"
-        "runs vacuum beside the same clients. Cells: a ring-size sweep (first --fg mode,\n"
-        "no delay), PostgreSQL's 256 KiB ring at each --cost-delay (each --fg mode), and\n"
-        "with --throttle auto the adaptive ring under the foreground-watching throttle\n"
-        "(each --fg mode).\n",
-    .notes =
-        ARGS_SIZE_NOTE
-        "Paced clients offer a fixed rate (--fg-rate, or half the unpaced rate measured\n"
-        "at the start) with pgbench -R's exponential gaps; their latency counts from when\n"
-        "each lookup was due. fg_tps_loss is 1 - fg_tps_during / fg_tps_baseline;\n"
-        "flushes_per_recycle is WAL flushes the vacuum ring's recycling forced per buffer\n"
-        "it recycled; syncs_per_page_written is the log's fdatasyncs during vacuum per\n"
-        "page vacuum wrote. The Pareto view after the table puts vacuum time against\n"
-        "foreground loss, one point per cell.\n",
+    .about = "Vacuum beside a select-only foreground (pgbench -S), on a real log with fdatasync:\n"
+             "loads a pgbench-like table (u64 key, ~100-byte rows, primary-key index), then per\n"
+             "cell updates --dead of the rows, checkpoints, measures the foreground alone, and\n"
+             "runs vacuum beside the same clients. Cells: a ring-size sweep (first --fg mode,\n"
+             "no delay), PostgreSQL's 256 KiB ring at each --cost-delay (each --fg mode), and\n"
+             "with --throttle auto the adaptive ring under the foreground-watching throttle\n"
+             "(each --fg mode).\n",
+    .notes = ARGS_SIZE_NOTE
+    "Paced clients offer a fixed rate (--fg-rate, or half the unpaced rate measured\n"
+    "at the start) with pgbench -R's exponential gaps; their latency counts from when\n"
+    "each lookup was due. fg_tps_loss is 1 - fg_tps_during / fg_tps_baseline;\n"
+    "flushes_per_recycle is WAL flushes the vacuum ring's recycling forced per buffer\n"
+    "it recycled; syncs_per_page_written is the log's fdatasyncs during vacuum per\n"
+    "page vacuum wrote. The Pareto view after the table puts vacuum time against\n"
+    "foreground loss, one point per cell.\n",
 };
 static const args_cmd *const cmd = &command.cmd;
 
 static void parse_flags(vac_bench *b, int argc, char **argv) {
   const args_opt opts[] = {
-      {.name = "pool", .kind = ARGS_SIZE, .dest = &b->pool_bytes, .min = 4 << 20,
-       .def = "128MiB", .help = "the buffer pool (PostgreSQL's shared_buffers)"},
-      {.name = "table", .kind = ARGS_SIZE, .dest = &b->table_bytes, .min = 1 << 20,
+      {.name = "pool",
+       .kind = ARGS_SIZE,
+       .dest = &b->pool_bytes,
+       .min = 4 << 20,
+       .def = "128MiB",
+       .help = "the buffer pool (PostgreSQL's shared_buffers)"},
+      {.name = "table",
+       .kind = ARGS_SIZE,
+       .dest = &b->table_bytes,
+       .min = 1 << 20,
        .help = "the table's heap (default 5 x --pool)"},
-      {.name = "dead", .kind = ARGS_DOUBLE, .dest = &b->dead, .dmin = 0.0001, .dmax = 1,
-       .def = "0.02", .help = "fraction of rows updated before each vacuum"},
-      {.name = "freeze", .kind = ARGS_FLAG, .dest = &b->freeze,
+      {.name = "dead",
+       .kind = ARGS_DOUBLE,
+       .dest = &b->dead,
+       .dmin = 0.0001,
+       .dmax = 1,
+       .def = "0.02",
+       .help = "fraction of rows updated before each vacuum"},
+      {.name = "freeze",
+       .kind = ARGS_FLAG,
+       .dest = &b->freeze,
        .help = "VACUUM FREEZE: every page rewritten"},
-      {.name = "clients", .kind = ARGS_UINT, .dest = &b->clients, .min = 1,
-       .max = VAC_MAX_CLIENTS, .def = "2", .help = "foreground clients"},
-      {.name = "fg", .kind = ARGS_STRING, .dest = &b->fg_flag, .def = "paced,unpaced",
+      {.name = "clients",
+       .kind = ARGS_UINT,
+       .dest = &b->clients,
+       .min = 1,
+       .max = VAC_MAX_CLIENTS,
+       .def = "2",
+       .help = "foreground clients"},
+      {.name = "fg",
+       .kind = ARGS_STRING,
+       .dest = &b->fg_flag,
+       .def = "paced,unpaced",
        .help = "foreground modes: paced (a fixed rate), unpaced (saturating), or both"},
-      {.name = "fg-rate", .kind = ARGS_DOUBLE, .dest = &b->fg_rate, .dmin = 0, .dmax = 1e9,
-       .def = "0", .help = "paced clients' total rate per second (0: half the unpaced rate)"},
-      {.name = "fg-ops", .kind = ARGS_STRING, .dest = &b->fg_ops_flag, .def = "select",
+      {.name = "fg-rate",
+       .kind = ARGS_DOUBLE,
+       .dest = &b->fg_rate,
+       .dmin = 0,
+       .dmax = 1e9,
+       .def = "0",
+       .help = "paced clients' total rate per second (0: half the unpaced rate)"},
+      {.name = "fg-ops",
+       .kind = ARGS_STRING,
+       .dest = &b->fg_ops_flag,
+       .def = "select",
        .help = "select (lookups by key) or update (one row per transaction)"},
-      {.name = "ring-size", .kind = ARGS_STRING, .dest = &b->ring_flag,
+      {.name = "ring-size",
+       .kind = ARGS_STRING,
+       .dest = &b->ring_flag,
        .def = "8KiB,256KiB,1MiB,16MiB,adaptive",
        .help = "vacuum ring sizes to sweep: sizes, adaptive, workers:N, fraction:X, off"},
-      {.name = "recycle-first", .kind = ARGS_FLAG, .dest = &b->recycle_first,
+      {.name = "recycle-first",
+       .kind = ARGS_FLAG,
+       .dest = &b->recycle_first,
        .help = "vacuum's pages go to the victim end (needs --policy lru; the 2003 experiment)"},
-      {.name = "cost-delay", .kind = ARGS_STRING, .dest = &b->cost_delay_flag, .def = "0,2,10",
+      {.name = "cost-delay",
+       .kind = ARGS_STRING,
+       .dest = &b->cost_delay_flag,
+       .def = "0,2,10",
        .help = "vacuum_cost_delay values in ms (cost limit 200, hit 1, miss 2, dirty 20)"},
-      {.name = "throttle", .kind = ARGS_STRING, .dest = &b->throttle_flag, .def = "off,auto",
+      {.name = "throttle",
+       .kind = ARGS_STRING,
+       .dest = &b->throttle_flag,
+       .def = "off,auto",
        .help = "off: the sweeps above; auto: also the adaptive ring under the throttle"},
-      {.name = "budget", .kind = ARGS_DOUBLE, .dest = &b->budget, .dmin = 0.001, .dmax = 10,
-       .def = "0.05", .help = "auto: the foreground's allowed slowdown"},
-      {.name = "baseline", .kind = ARGS_DOUBLE, .dest = &b->baseline_seconds, .dmin = 0.1,
-       .dmax = 3600, .def = "1.5", .help = "seconds of foreground alone before each vacuum"},
-      {.name = "policy", .kind = ARGS_STRING, .dest = &b->policy, .def = "clock-sweep",
+      {.name = "budget",
+       .kind = ARGS_DOUBLE,
+       .dest = &b->budget,
+       .dmin = 0.001,
+       .dmax = 10,
+       .def = "0.05",
+       .help = "auto: the foreground's allowed slowdown"},
+      {.name = "baseline",
+       .kind = ARGS_DOUBLE,
+       .dest = &b->baseline_seconds,
+       .dmin = 0.1,
+       .dmax = 3600,
+       .def = "1.5",
+       .help = "seconds of foreground alone before each vacuum"},
+      {.name = "policy",
+       .kind = ARGS_STRING,
+       .dest = &b->policy,
+       .def = "clock-sweep",
        .help = "the pool's replacement policy"},
       {.name = "seed", .kind = ARGS_UINT, .dest = &b->seed, .def = "1", .help = "random seed"},
       BENCH_OPT_DIR(&b->dir_flag),
       {.name = "json", .kind = ARGS_FLAG, .dest = &b->json, .help = "JSON lines only"},
-      {.name = "plot", .kind = ARGS_PATH, .dest = &b->plot_file, .arg = "FILE",
+      {.name = "plot",
+       .kind = ARGS_PATH,
+       .dest = &b->plot_file,
+       .arg = "FILE",
        .help = "draw the Pareto view with gnuplot (.png or .svg)"},
   };
   args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
@@ -449,7 +503,11 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
 
 /* The unpaced foreground's rate, for the paced clients' offer. */
 static hs_status measure_unpaced(const vac_bench *b, lab *l, double *rate) {
-  fg_group g = {.h = l->h, .ix = l->ix, .x = l->x, .rows = l->rows, .seed = b->seed,
+  fg_group g = {.h = l->h,
+                .ix = l->ix,
+                .x = l->x,
+                .rows = l->rows,
+                .seed = b->seed,
                 .updates = b->fg_updates};
   atomic_init(&g.throttle, NULL);
   hs_status st = fg_start(&g, (uint32_t)b->clients);
@@ -516,7 +574,8 @@ int bench_vacuum_main(int argc, char **argv) {
     if (bench_interrupted()) break;
     st = run_cell(&b, &l, paced, done, &cells.c[done]);
     if (st != HS_OK) break;
-    if (b.json) vac_print_json(&b, &cells.c[done]);
+    if (b.json)
+      vac_print_json(&b, &cells.c[done]);
     else {
       fprintf(stderr, "  cell %zu/%zu done: %s fg, ring %s, delay %g ms, throttle %s\n", done + 1,
               cells.n, vac_fg_name(cells.c[done].fg), cells.c[done].ring,

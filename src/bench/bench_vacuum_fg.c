@@ -15,7 +15,6 @@
  */
 
 #include "bench/bench_vacuum_internal.h"
-
 #include "core/error.h"
 
 #include <errno.h>
@@ -43,8 +42,8 @@ static bool one_select(fg_group *g, bench_rng *rng, xact_snapshot *snap) {
   uint32_t len;
   bool found;
   hs_tid tid;
-  hs_status st = pk_lookup(g->ix, g->h, key, snap, XACT_INVALID, &tid, row, sizeof row, &len,
-                           &found);
+  hs_status st =
+      pk_lookup(g->ix, g->h, key, snap, XACT_INVALID, &tid, row, sizeof row, &len, &found);
   xact_release_snapshot(g->x, snap);
   if (st != HS_OK || !found) {
     char what[96];

@@ -16,8 +16,8 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 
-#define VAC_ROW_BYTES 100u /* pgbench_accounts' rows: a key and ~90 bytes */
-#define VAC_MAX_CELLS 64
+#define VAC_ROW_BYTES   100u /* pgbench_accounts' rows: a key and ~90 bytes */
+#define VAC_MAX_CELLS   64
 #define VAC_MAX_CLIENTS 64
 
 typedef enum vac_fg_mode { VAC_FG_PACED = 0, VAC_FG_UNPACED } vac_fg_mode;
@@ -26,7 +26,7 @@ typedef enum vac_fg_mode { VAC_FG_PACED = 0, VAC_FG_UNPACED } vac_fg_mode;
 typedef struct vac_cell {
   /* settings */
   vac_fg_mode fg;
-  char ring[48];  /* as given: "256KiB", "adaptive", "off" */
+  char ring[48]; /* as given: "256KiB", "adaptive", "off" */
   hs_ring_config ring_config;
   double cost_delay_ms;
   bool throttle_auto;
@@ -86,7 +86,7 @@ struct fg_group {
   uint64_t rows;
   uint64_t seed;
   bool updates;
-  double rate_per_client; /* operations per second; 0: unpaced */
+  double rate_per_client;       /* operations per second; 0: unpaced */
   _Atomic(throttle *) throttle; /* told each operation's latency, or NULL */
   _Atomic int epoch;
   _Atomic bool stop;

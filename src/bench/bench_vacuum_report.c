@@ -9,7 +9,6 @@
  * whose cells the run did not have says so rather than guessing.
  */
 #include "bench/bench_vacuum_internal.h"
-
 #include "cli/gnuplot.h"
 #include "cli/json.h"
 
@@ -48,8 +47,8 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_u64(&j, "ring_recycles", c->ring_recycles);
   json_u64(&j, "wal_flushes_forced", c->wal_flushes_forced);
   json_u64(&j, "wal_syncs", c->wal_syncs);
-  json_double(&j, "flushes_per_recycle", "%.4f", ratio((double)c->wal_flushes_forced,
-                                                       (double)c->ring_recycles));
+  json_double(&j, "flushes_per_recycle", "%.4f",
+              ratio((double)c->wal_flushes_forced, (double)c->ring_recycles));
   json_double(&j, "syncs_per_page_written", "%.4f",
               ratio((double)c->wal_syncs, (double)c->pages_written));
   json_double(&j, "wal_sync_seconds", "%.4f", c->wal_sync_seconds);
@@ -71,18 +70,18 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
 
 void vac_print_table(const vac_bench *b, const vac_cell *cells, size_t n) {
   printf("\nvacuum%s beside %s clients (%s): one row per cell\n", b->freeze ? " freeze" : "",
-         b->fg_updates ? "update" : "select-only", b->fg_updates ? "--fg-ops update" : "pgbench -S");
+         b->fg_updates ? "update" : "select-only",
+         b->fg_updates ? "--fg-ops update" : "pgbench -S");
   printf("%-7s %-9s %6s %5s %4s %8s %7s %7s %7s %7s %6s %6s %6s %9s %9s %6s %8s %8s %5s\n", "fg",
          "ring", "bufs", "delay", "thr", "vacuum_s", "scanned", "dirtied", "written", "recycl",
-         "forced", "fl/rec", "syncs", "tps_base", "tps_dur", "loss", "p99_base", "p99_dur",
-         "hit");
+         "forced", "fl/rec", "syncs", "tps_base", "tps_dur", "loss", "p99_base", "p99_dur", "hit");
   for (size_t i = 0; i < n; i++) {
     const vac_cell *c = &cells[i];
     printf("%-7s %-9s %6u %5g %4s %8.2f %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64
            " %6" PRIu64 " %6.3f %6" PRIu64 " %9.0f %9.0f %6.3f %8.1f %8.1f %5.3f\n",
            vac_fg_name(c->fg), c->ring, c->ring_buffers_end, c->cost_delay_ms,
-           c->throttle_auto ? "auto" : "off", c->vacuum_seconds, c->pages_scanned,
-           c->pages_dirtied, c->pages_written, c->ring_recycles, c->wal_flushes_forced,
+           c->throttle_auto ? "auto" : "off", c->vacuum_seconds, c->pages_scanned, c->pages_dirtied,
+           c->pages_written, c->ring_recycles, c->wal_flushes_forced,
            ratio((double)c->wal_flushes_forced, (double)c->ring_recycles), c->wal_syncs,
            c->fg_tps_baseline, c->fg_tps_during, vac_tps_loss(c), c->fg_p99_us_baseline,
            c->fg_p99_us_during, c->fg_hit_ratio_during);
@@ -211,8 +210,7 @@ void vac_print_pareto(const vac_cell *cells, size_t n) {
     printf("\nPareto view, %s foreground: vacuum time against foreground loss "
            "(* no other cell is both faster and gentler)\n",
            vac_fg_name((vac_fg_mode)fg));
-    printf("  %-9s %5s %4s %9s %7s %9s\n", "ring", "delay", "thr", "vacuum_s", "loss",
-           "p99_ratio");
+    printf("  %-9s %5s %4s %9s %7s %9s\n", "ring", "delay", "thr", "vacuum_s", "loss", "p99_ratio");
     for (size_t i = 0; i < k; i++) {
       bool dominated = false;
       for (size_t o = 0; o < k; o++)
@@ -222,9 +220,8 @@ void vac_print_pareto(const vac_cell *cells, size_t n) {
              vac_tps_loss(pts[o]) < vac_tps_loss(pts[i])))
           dominated = true;
       printf("%c %-9s %5g %4s %9.2f %7.3f %9.2f\n", dominated ? ' ' : '*', pts[i]->ring,
-             pts[i]->cost_delay_ms, pts[i]->throttle_auto ? "auto" : "off",
-             pts[i]->vacuum_seconds, vac_tps_loss(pts[i]),
-             ratio(pts[i]->fg_p99_us_during, pts[i]->fg_p99_us_baseline));
+             pts[i]->cost_delay_ms, pts[i]->throttle_auto ? "auto" : "off", pts[i]->vacuum_seconds,
+             vac_tps_loss(pts[i]), ratio(pts[i]->fg_p99_us_during, pts[i]->fg_p99_us_baseline));
     }
   }
   print_checks(cells, n);

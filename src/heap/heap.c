@@ -567,16 +567,18 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
   uint32_t n = heap_page_slots(page);
   /* The record: u16 nremoved, u16 nfrozen, removed slots, frozen slots. */
   uint16_t *removed = malloc((n + 1) * sizeof *removed), *frozen = malloc((n + 1) * sizeof *frozen),
-           *cleared = malloc((n + 1) * sizeof *cleared);
+           *cleared = malloc((n + 1) * sizeof *cleared),
+           *pending = malloc((n + 1) * sizeof *pending);
   unsigned char *rec = malloc(6 + 6 * (size_t)(n + 1));
-  if (!removed || !frozen || !cleared || !rec) {
+  if (!removed || !frozen || !cleared || !pending || !rec) {
+    free(pending);
     free(removed);
     free(frozen);
     free(cleared);
     free(rec);
     return hs_fail(HS_ERR_NOMEM, 0, "heap_prune: no memory");
   }
-  uint16_t nremoved = 0, nfrozen = 0, ncleared = 0;
+  uint16_t nremoved = 0, nfrozen = 0, ncleared = 0, npending = 0;
   bool all_visible = true; /* every version left is visible to everyone */
   hs_blockno block = hs_buf_block(h->pool, b);
   for (uint32_t s = 1; s <= n && st == HS_OK; s++) {
@@ -592,12 +594,17 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
     bool dead = smin == XACT_ABORTED || (xmax != XACT_INVALID && xmax < horizon &&
                                          smax == XACT_COMMITTED && smin == XACT_COMMITTED);
     if (dead) {
-      hs_tid next = tuple_next(t);
-      /* An aborted update's new version has no successor; an aborted
-       * creator's version is not what its predecessor's xmax means. */
-      if (smin == XACT_ABORTED) next = (hs_tid){0, 0};
-      if (on_dead) st = on_dead(ctx, tid, t + HEAP_TUPLE_HEADER, len - HEAP_TUPLE_HEADER, next);
-      if (st == HS_OK) removed[nremoved++] = (uint16_t)s;
+      if (smin == XACT_ABORTED) {
+        /* An aborted creator's version goes whatever the callback says, and
+         * has no successor: it is not what its predecessor's xmax means. */
+        bool ignored = true;
+        if (on_dead)
+          st = on_dead(ctx, tid, t + HEAP_TUPLE_HEADER, len - HEAP_TUPLE_HEADER, (hs_tid){0, 0},
+                       &ignored);
+        if (st == HS_OK) removed[nremoved++] = (uint16_t)s;
+      } else {
+        pending[npending++] = (uint16_t)s;
+      }
       continue;
     }
     out->live++;
@@ -609,6 +616,37 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
     if (!settled || xmax != XACT_INVALID) all_visible = false;
     if (freeze && xmin != XACT_FROZEN && smin == XACT_COMMITTED && xmin < horizon)
       frozen[nfrozen++] = (uint16_t)s;
+  }
+  /* The committed dead, in rounds: a version the callback keeps (further
+   * down its chain than the index entry) may become the entry's version
+   * once an older one on this page goes — an update's new version can sit
+   * in a lower slot than its predecessor — so each round retries the kept
+   * ones until a round removes none. */
+  for (bool progress = true; st == HS_OK && progress && npending;) {
+    progress = false;
+    uint16_t left = 0;
+    for (uint16_t i = 0; i < npending && st == HS_OK; i++) {
+      hs_tid tid = {block, pending[i]};
+      unsigned char *t;
+      uint32_t len;
+      bool remove = true;
+      st = tuple_at(h, b, tid, &t, &len);
+      if (st == HS_OK && on_dead)
+        st = on_dead(ctx, tid, t + HEAP_TUPLE_HEADER, len - HEAP_TUPLE_HEADER, tuple_next(t),
+                     &remove);
+      if (st != HS_OK) break;
+      if (remove) {
+        removed[nremoved++] = pending[i];
+        progress = true;
+      } else {
+        pending[left++] = pending[i];
+      }
+    }
+    if (st == HS_OK) npending = left;
+  }
+  if (st == HS_OK && npending) {
+    out->kept = npending;
+    all_visible = false;
   }
   if (st == HS_OK && (nremoved || nfrozen || ncleared)) {
     uint32_t before = heap_page_free(page);
@@ -640,6 +678,7 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
   free(removed);
   free(cleared);
   free(frozen);
+  free(pending);
   free(rec);
   return st;
 }

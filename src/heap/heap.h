@@ -81,6 +81,7 @@ typedef struct heap_prune_counts {
   uint32_t removed; /* dead versions whose slots were freed */
   uint32_t frozen;  /* live versions whose creator became XACT_FROZEN */
   uint32_t live;    /* versions left */
+  uint32_t kept;    /* dead versions kept for a later prune (heap_dead_fn) */
   uint32_t freed_bytes;
   uint32_t free_now; /* the page's room afterwards (for the free-space map) */
   bool changed;      /* the page changed (and was logged) */
@@ -88,11 +89,17 @@ typedef struct heap_prune_counts {
   bool set_visible;  /* ... and this prune marked it so (flag and map) */
 } heap_prune_counts;
 
-/* Called for each version about to be removed, with its tid, its data (a
- * keyed heap's key first) and its newer version's tid ({0, 0}: none), before
- * anything changes — the index moves its entries off it (pk_index_move). */
+/* Called for each dead version before anything changes, with its tid, its
+ * data (a keyed heap's key first) and its newer version's tid ({0, 0}:
+ * none): the index moves its entry off it (pk_index_move). *remove comes in
+ * true; the callback clears it to keep a version it cannot let go yet — one
+ * in the middle of an update chain whose older versions still exist (on a
+ * page not pruned yet): removing it would leave them pointing at an empty
+ * slot that a later insert may fill. A version whose creator aborted is
+ * removed whatever the callback says (nothing reaches it: its predecessor's
+ * aborted xmax ends the walk there). */
 typedef hs_status (*heap_dead_fn)(void *ctx, hs_tid tid, const void *data, uint32_t len,
-                                  hs_tid next);
+                                  hs_tid next, bool *remove);
 
 /* Prunes the page in buffer `b`, which the caller has pinned and locked
  * exclusively: a version is dead when its deleter committed below

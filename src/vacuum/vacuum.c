@@ -53,10 +53,15 @@ typedef struct vacuum_run {
   vacuum_stats *st;
 } vacuum_run;
 
-/* A removed version that is its key's index entry: the entry moves to the
- * version after it (or goes, if none). */
+/* Dead versions leave their update chain from its root, the version the
+ * index entry names: the root is removed and the entry moves to the version
+ * after it (or goes, if none). A dead version further down the chain waits
+ * (*remove false) until it is the root: its older versions are dead too,
+ * but one on a page vacuum has not reached (or already passed) would be
+ * left pointing at an empty slot. A chain that runs from a later page back
+ * to an earlier one so takes a pass per backward hop to clear. */
 static hs_status move_index_entry(void *ctx, hs_tid tid, const void *data, uint32_t len,
-                                  hs_tid next) {
+                                  hs_tid next, bool *remove) {
   vacuum_run *run = ctx;
   if (!run->ix || len < 8) return HS_OK;
   uint64_t key;
@@ -64,7 +69,11 @@ static hs_status move_index_entry(void *ctx, hs_tid tid, const void *data, uint3
   hs_tid entry;
   bool found;
   hs_status st = pk_index_get(run->ix, key, &entry, &found);
-  if (st != HS_OK || !found || entry.block != tid.block || entry.slot != tid.slot) return st;
+  if (st != HS_OK || !found) return st; /* no entry reaches its key's versions */
+  if (entry.block != tid.block || entry.slot != tid.slot) {
+    *remove = false;
+    return HS_OK;
+  }
   st = pk_index_move(run->ix, key, tid, next);
   if (st == HS_OK) run->st->index_moves++;
   return st;
@@ -159,6 +168,7 @@ hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_sta
     out->removed += c.removed;
     out->frozen += c.frozen;
     out->live += c.live;
+    out->kept += c.kept;
     out->freed_bytes += c.freed_bytes;
     if (c.set_visible) out->pages_marked_visible++;
     out->cost_total += cost;

@@ -59,6 +59,7 @@ typedef struct vacuum_stats {
   uint64_t pages_skipped;        /* all-visible in the visibility map: not read */
   uint64_t pages_marked_visible; /* found all-visible and marked so */
   uint64_t removed, frozen, live, freed_bytes, index_moves;
+  uint64_t kept; /* dead but further down an update chain: left for the next pass */
   uint64_t cost_total, cost_sleeps;
   uint64_t fsm_updates;      /* pages whose room the free-space map was told */
   double sleep_ms, seconds;  /* sleep_ms: cost-based delay's */

@@ -2,18 +2,20 @@
  * test_strategy — rings (buffer access strategies): sizing rules and the
  * 1/8 cap, reuse of a ring's own buffers, no reuse once someone else used a
  * buffer, bulkread rejecting dirty buffers whose WAL is not durable while
- * bulkwrite/vacuum flush it, the adaptive ring's exact size step by step
- * (one buffer per WAL flush a reuse forces, up to its cap; halved, not
- * below 16, when the foreground hit ratio falls more than a point below its
- * running average), "off", recycle-first under lru (the scan's pages are
- * the next victims), and per-context counters that add up.
+ * bulkwrite/vacuum flush it, the adaptive ring (its exact size step by step
+ * while every reuse forces a WAL flush; growth stopping once forced flushes
+ * fall below 1 % of recycles; a constant-probability foreground leaving it
+ * whole while a sustained, significant drop takes a quarter and caps it
+ * there; and, with grow pressure and real harm together, a size that
+ * settles), "off", recycle-first under lru (the scan's pages are the next
+ * victims), and per-context and per-ring counters that add up.
  */
 #include "hotset/strategy.h"
 #include "pool_util.h"
 
 #include <errno.h>
 
-static const hs_relid HOT = 1, BIG = 2;
+static const hs_relid HOT = 1, BIG = 2, COLD = 3;
 
 /* Like a real log, a flush makes everything inserted so far durable, not
  * just up to the LSN asked for. */
@@ -292,8 +294,9 @@ static uint32_t adaptive_size_after(uint32_t r) {
 }
 
 /* Growth: exactly one slot per WAL flush a reuse forces, from 16 up to the
- * cap, never past it. No foreground reads, so the hit-ratio check (every 64
- * ring allocations) never halves it. */
+ * cap, never past it (every recycle forcing a flush is far above the 1 %
+ * at which growth stops). No foreground reads, so no window is ever judged
+ * and nothing shrinks it. */
 static void test_adaptive_growth(const char *dir) {
   fake_wal w = {0}; /* inserted stays 0: each flush goes exactly to its LSN */
   hs_pool *pool = open_wal_pool(dir, 512, NULL, &w);
@@ -323,76 +326,219 @@ static void test_adaptive_growth(const char *dir) {
   CHECK_OK(hs_pool_close(pool));
 }
 
-/* Halving. The ring is grown to its cap of 64 as above (three windows of 64
- * ring allocations, reads 0-191, no foreground work); then, in each later
- * window of 64 clean ring reads, the foreground (normal context) makes
- * `hits` hits on resident pages and `misses` misses on pages read for the
- * first time, all before the window's first ring read. The check at the
- * window's 64th allocation compares the window's hit ratio with the running
- * average (first: the ratio itself; then 0.9 avg + 0.1 ratio) and halves the
- * ring, not below 16, when the ratio is more than 0.01 below it. Clean pages
- * need no WAL flush, so nothing grows the ring back. */
-static void test_adaptive_halving(const char *dir) {
-  static const hs_relid COLD = 3;
-  static const struct {
-    uint32_t hits, misses, size; /* the window's foreground; the size after its check */
-    bool reset;                  /* the statistics are reset in the middle of it */
-  } windows[] = {
-      {100, 0, 64, false}, /* ratio 1: the first average, 1 */
-      {199, 1, 64, false}, /* 0.995, half a point below 1: kept; avg 0.9995 */
-      {49, 1, 32, false},  /* 0.98 < 0.9995 - 0.01: halved; avg 0.99755 */
-      {50, 0, 32, false},  /* 1: kept (a recovered ratio does not halve again) */
-      {50, 0, 32, true},   /* counters went back: the window is unknown, skipped */
-      {0, 0, 32, false},   /* no foreground work: nothing to compare */
-      {1, 1, 16, false},   /* 0.5: halved */
-      {0, 1, 16, false},   /* 0: halved, but 16 is the floor */
-  };
-  const uint32_t nwin = sizeof windows / sizeof windows[0];
-  fake_wal w = {0};
-  hs_pool *pool = open_wal_pool(dir, 512, NULL, &w);
-  make_relation(pool, HOT, 100);
-  make_relation(pool, COLD, 8);
-  make_relation(pool, BIG, 192 + 64 * nwin);
-  for (hs_blockno b = 0; b < 100; b++) hs_buf_release(pool, must_read(pool, HOT, b, NULL));
-  /* The ring's first window starts when it is created: the warming reads
-   * above (100 misses) are not in it. */
+/* The adaptive ring beside a foreground, all through the public API: a pool
+ * with a WAL; a vacuum pass under an adaptive vacuum ring that dirties every
+ * page of BIG (1024 blocks, read round and round), each at a new LSN with
+ * the log's flush taking everything inserted, so reusing a slot forces one
+ * flush per lap of the ring; and a foreground whose hit ratio the test sets:
+ * a hit reads one of 64 resident HOT pages, a miss the next of 2048 COLD
+ * pages, read in turn (each checked to really hit or miss). A seeded LCG
+ * decides each foreground access. */
+enum { LAB_HOT = 64, LAB_COLD = 2048, LAB_BIG = 1024 };
+
+typedef struct ring_lab {
+  fake_wal w;
+  hs_pool *pool;
+  hs_strategy *s;
+  hs_blockno big, cold; /* the next BIG and COLD reads, counting up */
+  hs_lsn lsn;
+  uint64_t rng;
+} ring_lab;
+
+static void lab_open(ring_lab *lab, const char *dir, uint32_t pool_pages) {
+  *lab = (ring_lab){.rng = 20170410};
+  lab->pool = open_wal_pool(dir, pool_pages, NULL, &lab->w);
+  hs_smgr *smgr = hs_pool_smgr(lab->pool);
+  static const hs_relid rels[] = {HOT, BIG, COLD};
+  for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++)
+    if (hs_smgr_exists(smgr, rels[i], HS_FORK_MAIN))
+      REQUIRE(hs_smgr_unlink(smgr, rels[i], HS_FORK_MAIN) == HS_OK);
+  make_relation(lab->pool, HOT, LAB_HOT);
+  make_relation(lab->pool, COLD, LAB_COLD);
+  make_relation(lab->pool, BIG, LAB_BIG);
+  for (hs_blockno b = 0; b < LAB_HOT; b++)
+    hs_buf_release(lab->pool, must_read(lab->pool, HOT, b, NULL));
   hs_ring_config c;
   REQUIRE(hs_ring_config_parse("adaptive", &c) == HS_OK);
-  hs_strategy *s;
-  REQUIRE(hs_strategy_create(pool, HS_STRATEGY_VACUUM, &c, &s) == HS_OK);
-  hs_blockno next = 0;
-  for (; next < 192; next++) ring_read(pool, s, next, next + 1);
-  REQUIRE(hs_strategy_ring_size(s) == 64);
+  REQUIRE(hs_strategy_create(lab->pool, HS_STRATEGY_VACUUM, &c, &lab->s) == HS_OK);
+}
 
-  hs_blockno cold = 0;
-  for (uint32_t i = 0; i < nwin; i++) {
-    uint32_t before = hs_strategy_ring_size(s);
-    for (uint32_t h = 0; h < windows[i].hits; h++) {
-      if (windows[i].reset && h == windows[i].hits / 2) hs_pool_stats_reset(pool);
-      bool hit = false;
-      hs_buf_release(pool, must_read(pool, HOT, h % 100, &hit));
-      REQUIRE(hit);
-    }
-    for (uint32_t m = 0; m < windows[i].misses; m++) {
-      bool hit = true;
-      hs_buf_release(pool, must_read(pool, COLD, cold++, &hit));
-      REQUIRE(!hit);
-    }
-    /* The size changes only at the check, on the window's last read. */
-    for (uint32_t r = 0; r < 63; r++) ring_read(pool, s, next++, 0);
-    CHECK_EQ(hs_strategy_ring_size(s), before);
-    ring_read(pool, s, next++, 0);
-    if (hs_strategy_ring_size(s) != windows[i].size)
-      fprintf(stderr, "window %u (%u hits, %u misses): ring of %u buffers, want %u\n", i,
-              windows[i].hits, windows[i].misses, hs_strategy_ring_size(s), windows[i].size);
-    CHECK_EQ(hs_strategy_ring_size(s), windows[i].size);
-  }
+static void lab_close(ring_lab *lab) {
+  hs_strategy_free(lab->s);
+  CHECK_OK(hs_pool_close(lab->pool));
+}
+
+static uint32_t lab_rand(ring_lab *lab, uint32_t n) {
+  lab->rng = lab->rng * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)((lab->rng >> 33) % n);
+}
+
+/* One page of the vacuum pass, dirtied at the next LSN. */
+static void lab_vacuum(ring_lab *lab) {
+  lab->w.inserted = ++lab->lsn;
+  ring_read(lab->pool, lab->s, lab->big++ % LAB_BIG, lab->lsn);
+}
+
+/* One foreground access that hits with probability `p` (in 1/10000). */
+static void lab_foreground(ring_lab *lab, uint32_t p) {
+  bool hit = lab_rand(lab, 10000) < p, was_hit;
+  if (hit)
+    hs_buf_release(lab->pool, must_read(lab->pool, HOT, lab_rand(lab, LAB_HOT), &was_hit));
+  else
+    hs_buf_release(lab->pool, must_read(lab->pool, COLD, lab->cold++ % LAB_COLD, &was_hit));
+  REQUIRE(was_hit == hit);
+}
+
+/* The vacuum and the foreground side by side: two vacuum pages per
+ * foreground access, until the ring has judged one more foreground window.
+ * The smallest size seen goes to *min_size (when not NULL). */
+static void lab_window(ring_lab *lab, uint32_t p, uint32_t *min_size) {
+  hs_ring_stats before, now;
+  hs_strategy_stats(lab->s, &before);
+  do {
+    lab_foreground(lab, p);
+    lab_vacuum(lab);
+    lab_vacuum(lab);
+    hs_strategy_stats(lab->s, &now);
+    if (min_size && now.size < *min_size) *min_size = now.size;
+  } while (now.windows == before.windows);
+}
+
+/* Growth: one buffer per forced flush while those come at least once per
+ * 100 recycles. With every page dirtied, a ring of n buffers forces one
+ * flush per n recycles, so it grows to about 100 buffers and stops, well
+ * under its cap of 256 (2048 buffers / 8); the old rule grew to the cap.
+ * Then something else keeps the WAL flushed (a WAL writer): no reuse
+ * forces a flush, and nothing grows. The ring's own counts agree with the
+ * pool's vacuum context (it is the only vacuum strategy). */
+static void test_adaptive_growth_stops(const char *dir) {
+  ring_lab lab;
+  lab_open(&lab, dir, 2048);
+  for (int i = 0; i < 20000; i++) lab_vacuum(&lab);
+  hs_ring_stats mid, end;
+  hs_strategy_stats(lab.s, &mid);
+  for (int i = 0; i < 10000; i++) lab_vacuum(&lab);
+  hs_strategy_stats(lab.s, &end);
+  if (end.size < 100 || end.size > 110)
+    fprintf(stderr, "adaptive ring grew to %u buffers, want 100-110\n", end.size);
+  CHECK(end.size >= 100 && end.size <= 110);
+  CHECK_EQ(end.size, mid.size); /* stopped: no growth in the last 10000 pages */
+  CHECK_EQ(end.ceiling, 256);
+  CHECK_EQ(end.grows, end.size - 16);
+  CHECK_EQ(end.shrinks, 0);
+  CHECK_EQ(end.windows, 0); /* 64 HOT reads before the ring existed: no window */
+  /* What stopping means: fewer than 1 % of the last recycles forced a flush. */
+  uint64_t flushes = end.wal_flushes - mid.wal_flushes, reuses = end.reuses - mid.reuses;
+  CHECK(reuses == 10000);
+  CHECK(flushes * 100 < reuses && flushes * end.size >= reuses - end.size);
   hs_io_stats st;
-  hs_pool_stats(pool, &st);
-  CHECK_EQ(st.count[HS_IOCTX_NORMAL][HS_STAT_HITS], 25 + 1); /* since the reset */
-  CHECK_EQ(st.count[HS_IOCTX_NORMAL][HS_STAT_READS], 2);
-  hs_strategy_free(s);
-  CHECK_OK(hs_pool_close(pool));
+  hs_pool_stats(lab.pool, &st);
+  CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_REUSES], end.reuses);
+  CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_WAL_FLUSHES], end.wal_flushes);
+  CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_READS], end.allocations); /* every page a miss */
+  CHECK_EQ(end.allocations, 30000);
+
+  /* A WAL writer flushes the log after every page: the ring's reuses find
+   * their WAL durable, force nothing, and the ring keeps its size. */
+  for (int i = 0; i < 5000; i++) {
+    lab_vacuum(&lab);
+    lab.w.flushed = lab.w.inserted;
+  }
+  hs_ring_stats quiet;
+  hs_strategy_stats(lab.s, &quiet);
+  CHECK_EQ(quiet.wal_flushes, end.wal_flushes);
+  CHECK_EQ(quiet.size, end.size);
+  lab_close(&lab);
+}
+
+/* Shrinking. The ring first grows to its cap (64: 512 buffers / 8). Then
+ * 40 windows of a foreground hitting 95 % of the time, by chance more or
+ * less in each window (a standard error of 0.7 points for 1024 accesses):
+ * noise, never harm — the ring keeps all 64 buffers throughout (the old
+ * rule, judging 32 foreground reads per 64 allocations, halved again and
+ * again). One window at 80 % is harm but not sustained: kept. Two windows
+ * running at 80 %: a quarter goes, 64 -> 48, and 48 becomes the ceiling
+ * that flush pressure no longer grows past. */
+static void test_adaptive_shrink(const char *dir) {
+  ring_lab lab;
+  lab_open(&lab, dir, 512);
+  while (hs_strategy_ring_size(lab.s) < 64) lab_vacuum(&lab);
+  uint32_t min_size = 64;
+  for (int i = 0; i < 40; i++) lab_window(&lab, 9500, &min_size);
+  hs_ring_stats st;
+  hs_strategy_stats(lab.s, &st);
+  if (min_size != 64) fprintf(stderr, "noise shrank the adaptive ring to %u buffers\n", min_size);
+  CHECK_EQ(min_size, 64);
+  CHECK_EQ(st.windows, 40);
+  CHECK_EQ(st.shrinks, 0);
+  /* Each window waited for 1024 foreground accesses, not 64 allocations. */
+  hs_io_stats io;
+  hs_pool_stats(lab.pool, &io);
+  CHECK(io.count[HS_IOCTX_NORMAL][HS_STAT_HITS] + io.count[HS_IOCTX_NORMAL][HS_STAT_READS] >=
+        40 * 1024);
+  CHECK(st.harm_windows <= 1);
+
+  uint64_t harm_before = st.harm_windows;
+  lab_window(&lab, 8000, &min_size); /* one bad window */
+  lab_window(&lab, 9500, &min_size);
+  lab_window(&lab, 9500, &min_size);
+  hs_strategy_stats(lab.s, &st);
+  CHECK_EQ(st.harm_windows, harm_before + 1);
+  CHECK_EQ(min_size, 64);
+
+  lab_window(&lab, 8000, NULL); /* sustained */
+  CHECK_EQ(hs_strategy_ring_size(lab.s), 64);
+  lab_window(&lab, 8000, NULL);
+  hs_strategy_stats(lab.s, &st);
+  CHECK_EQ(st.size, 48);
+  CHECK_EQ(st.ceiling, 48);
+  CHECK_EQ(st.shrinks, 1);
+
+  /* The foreground recovers; the vacuum still forces a flush per lap, but
+   * the ring stays below the size at which harm was seen. */
+  uint64_t grows = st.grows, flushes = st.wal_flushes;
+  for (int i = 0; i < 10; i++) lab_window(&lab, 9500, NULL);
+  hs_strategy_stats(lab.s, &st);
+  CHECK_EQ(st.size, 48);
+  CHECK_EQ(st.shrinks, 1);
+  CHECK_EQ(st.grows, grows);
+  CHECK(st.wal_flushes > flushes + 100);
+  lab_close(&lab);
+}
+
+/* Settling: the vacuum forces a flush every lap (grow pressure) and the
+ * foreground really suffers once the ring passes 40 buffers: 99 % hits up
+ * to 40, 90 % beyond. Over 60 windows (61440 foreground accesses, twice as
+ * many vacuum pages) the ring grows into the harm, gives back quarters
+ * until it is out of it, and stays: over the last quarter of the run its
+ * size moves by at most 10 %. The old rule halved into the harmless range,
+ * regrew one buffer per lap, and halved again, without end. */
+static void test_adaptive_settles(const char *dir) {
+  ring_lab lab;
+  lab_open(&lab, dir, 512);
+  enum { STEPS = 60 * 1024 };
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (uint32_t i = 0; i < STEPS; i++) {
+    lab_foreground(&lab, hs_strategy_ring_size(lab.s) > 40 ? 9000 : 9900);
+    lab_vacuum(&lab);
+    lab_vacuum(&lab);
+    uint32_t size = hs_strategy_ring_size(lab.s);
+    if (i >= STEPS - STEPS / 4) {
+      if (size < lo) lo = size;
+      if (size > hi) hi = size;
+    }
+  }
+  hs_ring_stats st;
+  hs_strategy_stats(lab.s, &st);
+  if ((hi - lo) * 10 > hi)
+    fprintf(stderr, "adaptive ring: %u to %u buffers over the last quarter (%llu shrinks)\n", lo,
+            hi, (unsigned long long)st.shrinks);
+  CHECK((hi - lo) * 10 <= hi);
+  CHECK(hi <= 40); /* out of the harm */
+  CHECK(lo >= 16);
+  CHECK(st.shrinks >= 1);
+  CHECK(st.size <= st.ceiling);
+  lab_close(&lab);
 }
 
 /* "off" counts in the strategy's context but reads through the policy: the
@@ -463,9 +609,14 @@ int main(void) {
   /* Each group in a fresh data directory (test_sizes and test_ring_reuse
    * share one). */
   static void (*const groups[][2])(const char *dir) = {
-      {test_sizes, test_ring_reuse}, {test_dirty, NULL},
-      {test_adaptive, NULL},         {test_adaptive_growth, NULL},
-      {test_adaptive_halving, NULL}, {test_off, NULL},
+      {test_sizes, test_ring_reuse},
+      {test_dirty, NULL},
+      {test_adaptive, NULL},
+      {test_adaptive_growth, NULL},
+      {test_adaptive_growth_stops, NULL},
+      {test_adaptive_shrink, NULL},
+      {test_adaptive_settles, NULL},
+      {test_off, NULL},
       {test_recycle_first, NULL},
   };
   for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {

@@ -22,9 +22,14 @@
  * Ring sizes (hs_ring_config): a fixed size (defaults 256 KiB bulkread,
  * 16 MiB bulkwrite, 2 MiB vacuum), min(pool/8/workers, 16 MiB), a fraction
  * of the pool, off (no ring: the access goes through the normal policy), or
- * adaptive (starts at 16 buffers, grows by one each time it has to flush the
- * WAL, up to 16 MiB, and halves when the pool's foreground hit ratio drops).
- * Every ring is capped at 1/8 of the pool.
+ * adaptive, for vacuum: it starts at 16 buffers and grows by one each time
+ * reusing a slot forces a WAL flush, while such flushes come at least once
+ * per 100 recycles (up to 16 MiB); when the foreground (normal-context)
+ * hit ratio falls significantly below its running average — by more than a
+ * point and more than three standard errors of a window of at least 1024
+ * foreground accesses — in two windows running, it gives back a quarter of
+ * its buffers and never grows past that size again. So it settles instead of
+ * halving and regrowing. Every ring is capped at 1/8 of the pool.
  */
 #ifndef HOTSET_STRATEGY_H
 #define HOTSET_STRATEGY_H
@@ -55,7 +60,8 @@ typedef enum hs_ring_rule {
   HS_RING_WORKERS,   /* min(pool / 8 / workers, 16 MiB) */
   HS_RING_FRACTION,  /* fraction * pool */
   HS_RING_OFF,       /* no ring */
-  HS_RING_ADAPTIVE   /* grows on WAL flushes, shrinks when hits suffer */
+  HS_RING_ADAPTIVE   /* grows on forced WAL flushes, shrinks for good when
+                        the foreground's hits suffer */
 } hs_ring_rule;
 
 typedef struct hs_ring_config {
@@ -86,6 +92,30 @@ hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring
 void hs_strategy_free(hs_strategy *s);
 /* Buffers the ring may hold now (0 when off). */
 uint32_t hs_strategy_ring_size(const hs_strategy *s);
+
+/* What one ring did. The pool counts per I/O context (hotset/stats.h), which
+ * adds up every strategy of a kind; these are this ring's own. All zero for
+ * a strategy that is off (it has no ring). */
+typedef struct hs_ring_stats {
+  uint32_t size;         /* buffers the ring may hold now */
+  uint32_t ceiling;      /* the most it may grow to: its size under the
+                            fixed rules; for adaptive, its cap (16 MiB, at
+                            most 1/8 of the pool), lowered when it shrank
+                            because the foreground suffered */
+  uint64_t allocations;  /* buffers taken under the ring: reuses, plus
+                            buffers from the free list or the policy */
+  uint64_t reuses;       /* its own slots recycled */
+  uint64_t wal_flushes;  /* WAL flushes those reuses forced */
+  uint64_t grows;        /* adaptive: buffers added, one per forced flush */
+  uint64_t shrinks;      /* adaptive: quarters given back */
+  uint64_t windows;      /* adaptive: foreground windows judged */
+  uint64_t harm_windows; /* adaptive: of which the hit ratio had dropped
+                            significantly */
+} hs_ring_stats;
+
+/* The ring's counts and sizes; the owner's thread reads them, as it uses
+ * the strategy (one thread at a time). */
+void hs_strategy_stats(const hs_strategy *s, hs_ring_stats *out);
 hs_strategy_kind hs_strategy_kind_of(const hs_strategy *s);
 
 /* PostgreSQL's rule for when a scan uses a ring: the relation is larger than

@@ -230,5 +230,5 @@ void pool_note_victim(hs_pool *pool, hs_io_context ctx, hs_strategy *ring, hs_bu
     if (evicted) stat_add(&pool->stats, ctx, HS_STAT_EVICTIONS, 1);
     if (ring) strategy_add_buffer(ring, v); /* the buffer joins the ring */
   }
-  if (ring) strategy_note_allocation(ring);
+  if (ring) strategy_note_allocation(ring, reused);
 }

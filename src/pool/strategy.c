@@ -27,11 +27,42 @@
  * The adaptive ring. A small ring makes vacuum flush the WAL for almost every
  * page it dirties (82 % of recycles with a 1-page ring, 1.4 % with 128 pages,
  * as measured on the list); a big one protects the WAL but takes buffers from
- * the foreground. So: start at 16 buffers; every time reusing a slot forces a
- * WAL flush, grow by one buffer (up to 16 MiB, capped at pool/8); every 64
- * ring allocations, compare the foreground (normal-context) hit ratio of the
- * last window with its running average and, if it fell by more than one
- * point, halve the ring (not below 16 buffers).
+ * the foreground. The first rule — grow by one buffer per forced flush, and
+ * halve whenever the foreground (normal-context) hit ratio of the last 64
+ * ring allocations fell a point below its running average — never settled:
+ * 64 allocations see a few dozen foreground reads, whose hit ratio moves by
+ * several points by chance alone, so it halved on noise, regrew one buffer
+ * per lap, halved again. The rule now:
+ *
+ *   - grow by one buffer per forced flush, as before, but only while the
+ *     last 8 forced flushes came at least once per 100 recycles (1 %).
+ *     With every page dirtied a flush makes a whole lap durable, so a ring
+ *     of n buffers forces one flush per n recycles: growth stops near 100
+ *     buffers, where the next doubling would save one flush per 200 pages
+ *     at the price of 100 more buffers taken from the foreground; and it
+ *     stops at once when something else (a WAL writer) keeps the log
+ *     flushed, since growth then buys nothing;
+ *   - judge the foreground per window of at least 1024 foreground accesses
+ *     (looked for every 64 ring allocations), not per 64 allocations: a
+ *     window is harmful when its hit ratio is below the running average
+ *     (weight 1/10 per window) by more than a point *and* by more than
+ *     three binomial standard errors for its size, sqrt(p(1-p)/n) — a
+ *     constant-probability foreground trips that once in ~700 windows;
+ *   - shrink only when two windows running were harmful (a sustained drop;
+ *     by chance about once in half a million windows), and then by a
+ *     quarter, not a half, never below 16 buffers;
+ *   - remember the size it shrank to as a ceiling that growth never crosses
+ *     again. The harm appeared somewhere between the baseline's size and
+ *     this one; the size after the cut is the biggest with no evidence
+ *     against it. Without a ceiling the WAL pressure would grow the ring
+ *     straight back into the harm and the cycle would return, only slower.
+ *
+ * Sizes only grow up to a fixed point (the 1 % target or the ceiling) and
+ * each shrink lowers the ceiling, so after at most log4/3(cap / 16) shrinks
+ * the size stops moving: it settles. The price is that a ceiling is never
+ * raised: if the foreground goes quiet later in the pass, the ring stays
+ * where harm was once seen. A strategy lives for one pass of one vacuum;
+ * the next pass starts afresh.
  */
 #include "core/error.h"
 #include "core/size.h"
@@ -45,8 +76,12 @@
 
 #define MIB                  (1024ull * 1024ull)
 #define ADAPTIVE_MIN_BUFFERS 16u
-#define ADAPTIVE_CHECK_EVERY 64u
-#define ADAPTIVE_DROP        0.01
+#define ADAPTIVE_CHECK_EVERY 64u   /* ring allocations between looks at the counters */
+#define ADAPTIVE_WINDOW      1024u /* foreground accesses a window needs */
+#define ADAPTIVE_DROP        0.01  /* a drop smaller than a point is no harm */
+#define ADAPTIVE_SIGMAS      3.0   /* ... nor one within 3 standard errors */
+#define ADAPTIVE_SUSTAINED   2u    /* harmful windows in a row before a shrink */
+#define ADAPTIVE_FLUSH_EVERY 100u  /* grow while forced flushes come at least this often */
 
 static const char *const kind_names[HS_STRATEGY_KIND_COUNT] = {"bulkread", "bulkwrite", "vacuum"};
 static const hs_io_context kind_ctx[HS_STRATEGY_KIND_COUNT] = {HS_IOCTX_BULKREAD,
@@ -165,6 +200,8 @@ hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring
   s->size = ring_buffers(pool, kind, &c, &adaptive_max);
   s->max_size = c.rule == HS_RING_ADAPTIVE ? adaptive_max : s->size;
   s->current = 0;
+  s->floor_size = ADAPTIVE_MIN_BUFFERS < s->max_size ? ADAPTIVE_MIN_BUFFERS : s->max_size;
+  s->ceiling = s->max_size;
   s->hit_ratio_avg = -1;
   if (s->config.rule == HS_RING_ADAPTIVE) {
     /* The first window starts now, not when the pool opened. */
@@ -194,6 +231,23 @@ void hs_strategy_free(hs_strategy *s) {
 
 uint32_t hs_strategy_ring_size(const hs_strategy *s) {
   return s ? s->size : 0;
+}
+
+void hs_strategy_stats(const hs_strategy *s, hs_ring_stats *out) {
+  if (!out) return;
+  if (!s) {
+    *out = (hs_ring_stats){0};
+    return;
+  }
+  *out = (hs_ring_stats){.size = s->size,
+                         .ceiling = s->ceiling,
+                         .allocations = s->allocations,
+                         .reuses = s->reuses,
+                         .wal_flushes = s->wal_flushes,
+                         .grows = s->grows,
+                         .shrinks = s->shrinks,
+                         .windows = s->windows,
+                         .harm_windows = s->harm_windows};
 }
 
 hs_strategy_kind hs_strategy_kind_of(const hs_strategy *s) {
@@ -232,11 +286,73 @@ void strategy_add_buffer(hs_strategy *ring, hs_buf b) {
   ring->bufs[ring->current] = b;
 }
 
-void strategy_note_wal_flush(hs_strategy *s) {
-  if (s->config.rule == HS_RING_ADAPTIVE && s->size < s->max_size) s->size++;
+/* Whether the forced flushes are still frequent enough for growth to pay:
+ * at least one per ADAPTIVE_FLUSH_EVERY recycles over the last few flushes
+ * (this one included). */
+static bool flushes_frequent(hs_strategy *s) {
+  uint64_t gap = s->reuses + 1 - s->reuses_at_flush; /* the reuse being made counts */
+  s->reuses_at_flush = s->reuses + 1;
+  if (s->nflush_gaps == STRATEGY_FLUSH_GAPS)
+    memmove(s->flush_gaps, s->flush_gaps + 1, sizeof s->flush_gaps - sizeof(uint64_t));
+  else
+    s->nflush_gaps++;
+  s->flush_gaps[s->nflush_gaps - 1] = gap;
+  uint64_t recycles = 0;
+  for (uint32_t i = 0; i < s->nflush_gaps; i++) recycles += s->flush_gaps[i];
+  return (uint64_t)s->nflush_gaps * ADAPTIVE_FLUSH_EVERY >= recycles;
 }
 
-void strategy_note_allocation(hs_strategy *s) {
+void strategy_note_wal_flush(hs_strategy *s) {
+  s->wal_flushes++;
+  if (s->config.rule != HS_RING_ADAPTIVE) return;
+  if (flushes_frequent(s) && s->size < s->ceiling) {
+    s->size++;
+    s->grows++;
+  }
+}
+
+/* The foreground suffered: give back a quarter of the ring, and never grow
+ * past what is left. */
+static void shrink(hs_strategy *s) {
+  uint32_t to = s->size - s->size / 4;
+  if (to < s->floor_size) to = s->floor_size;
+  s->ceiling = to;
+  if (to == s->size) return;
+  s->size = to;
+  s->shrinks++;
+  if (s->current >= s->size) s->current = 0;
+}
+
+/* One window of the foreground: `hits` of `n` accesses. */
+static void judge_window(hs_strategy *s, uint64_t hits, uint64_t n) {
+  s->windows++;
+  double ratio = (double)hits / (double)n, avg = s->hit_ratio_avg;
+  if (avg < 0) {
+    s->hit_ratio_avg = ratio;
+    return;
+  }
+  /* drop > 3 standard errors, squared: no sqrt, no libm. With a baseline
+   * of 1 the error is 0 and the one-point rule alone decides. */
+  double drop = avg - ratio;
+  bool harmful = drop > ADAPTIVE_DROP &&
+                 drop * drop > ADAPTIVE_SIGMAS * ADAPTIVE_SIGMAS * avg * (1 - avg) / (double)n;
+  if (!harmful) {
+    /* Only harmless windows make the baseline: harm folded into it would
+     * soon look normal, and the ring would stop giving buffers back while
+     * the foreground still suffered. */
+    s->hit_ratio_avg = 0.9 * avg + 0.1 * ratio;
+    s->harm_streak = 0;
+    return;
+  }
+  s->harm_windows++;
+  if (++s->harm_streak < ADAPTIVE_SUSTAINED) return;
+  s->harm_streak = 0;
+  shrink(s);
+}
+
+void strategy_note_allocation(hs_strategy *s, bool reused) {
+  s->allocations++;
+  if (reused) s->reuses++;
   if (s->config.rule != HS_RING_ADAPTIVE || ++s->since_check < ADAPTIVE_CHECK_EVERY) return;
   s->since_check = 0;
   uint64_t c[HS_IOCTX_COUNT][HS_STAT_COUNT];
@@ -245,18 +361,14 @@ void strategy_note_allocation(hs_strategy *s) {
   uint64_t reads = c[HS_IOCTX_NORMAL][HS_STAT_READS];
   /* The counters go back when hs_pool_stats_reset runs: that window is
    * unknown, start a new one from here rather than read a wrapped delta. */
-  bool was_reset = hits < s->last_hits || reads < s->last_reads;
+  if (hits < s->last_hits || reads < s->last_reads) {
+    s->last_hits = hits;
+    s->last_reads = reads;
+    return;
+  }
   uint64_t dh = hits - s->last_hits, dr = reads - s->last_reads;
+  if (dh + dr < ADAPTIVE_WINDOW) return; /* too few to tell a drop from chance */
   s->last_hits = hits;
   s->last_reads = reads;
-  if (was_reset) return;
-  if (dh + dr == 0) return; /* no foreground work to protect */
-  double ratio = (double)dh / (double)(dh + dr);
-  if (s->hit_ratio_avg >= 0 && ratio < s->hit_ratio_avg - ADAPTIVE_DROP) {
-    uint32_t half = s->size / 2;
-    uint32_t floor_size = ADAPTIVE_MIN_BUFFERS < s->max_size ? ADAPTIVE_MIN_BUFFERS : s->max_size;
-    s->size = half > floor_size ? half : floor_size;
-    if (s->current >= s->size) s->current = 0;
-  }
-  s->hit_ratio_avg = s->hit_ratio_avg < 0 ? ratio : 0.9 * s->hit_ratio_avg + 0.1 * ratio;
+  judge_window(s, dh, dh + dr);
 }

@@ -8,20 +8,32 @@
 #include "hotset/stats.h"
 #include "hotset/strategy.h"
 
+/* Forced WAL flushes the adaptive ring's growth rule looks back over. */
+#define STRATEGY_FLUSH_GAPS 8u
+
 struct hs_strategy {
   hs_pool *pool;
   hs_strategy_kind kind;
   hs_io_context ctx;
   hs_ring_config config;
-  uint32_t size;     /* slots in use now */
-  uint32_t max_size; /* slots allocated (the adaptive ring's ceiling) */
-  uint32_t current;  /* the slot used last */
-  hs_buf *bufs;      /* max_size slots; HS_INVALID_BUF = empty */
-  /* Adaptive sizing: the foreground hit ratio, watched every few dozen ring
-   * allocations. */
+  uint32_t size;       /* slots in use now */
+  uint32_t max_size;   /* slots allocated (the adaptive ring's cap) */
+  uint32_t current;    /* the slot used last */
+  hs_buf *bufs;        /* max_size slots; HS_INVALID_BUF = empty */
+  uint32_t floor_size; /* the adaptive ring never shrinks below this */
+  uint32_t ceiling;    /* nor grows past this: max_size, lowered where harm was seen */
+  /* What the ring did (hs_strategy_stats). */
+  uint64_t allocations, reuses, wal_flushes, grows, shrinks, windows, harm_windows;
+  /* Growth: the recycles between each of the last few forced WAL flushes. */
+  uint64_t flush_gaps[STRATEGY_FLUSH_GAPS];
+  uint32_t nflush_gaps;     /* filled entries */
+  uint64_t reuses_at_flush; /* reuses counted at the last forced flush */
+  /* Harm: the foreground (normal-context) window, looked at every few
+   * dozen ring allocations, judged once it holds enough accesses. */
   uint32_t since_check;
-  uint64_t last_hits, last_reads;
-  double hit_ratio_avg; /* < 0: no baseline yet */
+  uint64_t last_hits, last_reads; /* the counters when the window began */
+  double hit_ratio_avg;           /* < 0: no baseline yet */
+  uint32_t harm_streak;           /* harmful windows in a row */
 };
 
 /* The ring's next slot, pinned by us in its state word (*state: its state
@@ -32,8 +44,11 @@ hs_buf strategy_get_buffer(hs_strategy *ring, uint32_t *state);
  * the slot strategy_get_buffer last looked at. */
 void strategy_add_buffer(hs_strategy *ring, hs_buf b);
 
-/* The adaptive ring's hooks, called by victim choice (freelist.c). */
+/* What victim choice (freelist.c) tells the ring: counted for every ring,
+ * and the adaptive ring's inputs. */
 void strategy_note_wal_flush(hs_strategy *s);
-void strategy_note_allocation(hs_strategy *s);
+/* A buffer was taken under the ring: its own slot's (reused) or one from
+ * the free list or the policy. */
+void strategy_note_allocation(hs_strategy *s, bool reused);
 
 #endif

@@ -2,9 +2,10 @@
  * test_strategy — rings (buffer access strategies): sizing rules and the
  * 1/8 cap, reuse of a ring's own buffers, no reuse once someone else used a
  * buffer, bulkread rejecting dirty buffers whose WAL is not durable while
- * bulkwrite/vacuum flush it, the adaptive ring (its exact size step by step
- * while every reuse forces a WAL flush; growth stopping once forced flushes
- * fall below 1 % of recycles; a constant-probability foreground leaving it
+ * bulkwrite/vacuum flush it, the adaptive ring (growing a buffer per forced
+ * WAL flush, but not when every reuse forces one whatever its size, and
+ * stopping once they fall below 1 % of recycles; a constant-probability
+ * foreground, or one wandering by more than sampling explains, leaving it
  * whole while a sustained, significant drop takes a quarter and caps it
  * there; and, with grow pressure and real harm together, a size that
  * settles), "off", recycle-first under lru (the scan's pages are the next
@@ -270,34 +271,12 @@ static void ring_read(hs_pool *pool, hs_strategy *s, hs_blockno b, hs_lsn lsn) {
   hs_buf_release(pool, buf);
 }
 
-/* The adaptive ring's size after read number `r` (from 0) of a scan that
- * dirties every page, when every reuse forces a WAL flush (the log flushes
- * exactly what is asked, and each page's LSN is past the last flush). The
- * ring is 16 slots; the hand steps to the next slot (from slot 1) before
- * each read; an empty slot gets a fresh buffer, a full one is reused, which
- * flushes the WAL and adds one slot (cap 64: 512 buffers / 8):
- *   reads   0-15  fill slots 1-15, 0                       16
- *   reads  16-30  reuse slots 1-15                         17 .. 31
- *   reads  31-45  fill the new slots 16-30                 31
- *   reads  46-76  reuse slots 0-30                         32 .. 62
- *   reads  77-107 fill the new slots 31-61                 62
- *   reads 108-109 reuse slots 0-1                          63, 64
- *   after that every read is a reuse and the size stays at the cap. */
-static uint32_t adaptive_size_after(uint32_t r) {
-  if (r < 16) return 16;
-  if (r < 31) return 17 + (r - 16);
-  if (r < 46) return 31;
-  if (r < 77) return 32 + (r - 46);
-  if (r < 108) return 62;
-  if (r == 108) return 63;
-  return 64;
-}
-
-/* Growth: exactly one slot per WAL flush a reuse forces, from 16 up to the
- * cap, never past it (every recycle forcing a flush is far above the 1 %
- * at which growth stops). No foreground reads, so no window is ever judged
- * and nothing shrinks it. */
-static void test_adaptive_growth(const char *dir) {
+/* A log that syncs only up to the LSN asked for: every reuse of a dirtied
+ * page forces a flush however long the ring's lap, so growth would buy
+ * nothing, and the adaptive ring stays at 16 buffers (the old rule grew one
+ * buffer per flush, to its cap of 64). Each of its 200 - 16 reuses forces
+ * its own flush. */
+static void test_adaptive_growth_unpaid(const char *dir) {
   fake_wal w = {0}; /* inserted stays 0: each flush goes exactly to its LSN */
   hs_pool *pool = open_wal_pool(dir, 512, NULL, &w);
   make_relation(pool, BIG, 200);
@@ -305,23 +284,15 @@ static void test_adaptive_growth(const char *dir) {
   REQUIRE(hs_ring_config_parse("adaptive", &c) == HS_OK);
   hs_strategy *s;
   REQUIRE(hs_strategy_create(pool, HS_STRATEGY_VACUUM, &c, &s) == HS_OK);
-  CHECK_EQ(hs_strategy_ring_size(s), 16);
-  unsigned wrong = 0;
-  for (uint32_t r = 0; r < 200; r++) {
-    ring_read(pool, s, r, r + 1);
-    if (hs_strategy_ring_size(s) != adaptive_size_after(r) && wrong++ < 3)
-      fprintf(stderr, "adaptive ring: %u buffers after read %u, want %u\n",
-              hs_strategy_ring_size(s), r, adaptive_size_after(r));
-  }
-  CHECK_EQ(wrong, 0);
-  CHECK_EQ(hs_strategy_ring_size(s), 64);
-  hs_io_stats st;
-  hs_pool_stats(pool, &st);
-  /* 64 slots filled once; every other read a reuse, each with its flush. */
-  CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_REUSES], 200 - 64);
-  CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_WAL_FLUSHES], 200 - 64);
-  CHECK_EQ(w.flushes, 200 - 64);
-  CHECK_EQ(resident_of(pool, BIG), 64);
+  for (uint32_t r = 0; r < 200; r++) ring_read(pool, s, r, r + 1);
+  hs_ring_stats rs;
+  hs_strategy_stats(s, &rs);
+  CHECK_EQ(rs.size, 16);
+  CHECK_EQ(rs.grows, 0);
+  CHECK_EQ(rs.reuses, 200 - 16);
+  CHECK_EQ(rs.wal_flushes, 200 - 16);
+  CHECK_EQ(w.flushes, 200 - 16);
+  CHECK_EQ(resident_of(pool, BIG), 16);
   hs_strategy_free(s);
   CHECK_OK(hs_pool_close(pool));
 }
@@ -405,17 +376,23 @@ static void lab_window(ring_lab *lab, uint32_t p, uint32_t *min_size) {
 }
 
 /* Growth: one buffer per forced flush while those come at least once per
- * 100 recycles. With every page dirtied, a ring of n buffers forces one
- * flush per n recycles, so it grows to about 100 buffers and stops, well
- * under its cap of 256 (2048 buffers / 8); the old rule grew to the cap.
+ * 100 recycles. With every page dirtied and a log whose flush takes all
+ * that was inserted, a ring of n buffers forces one flush per lap of n
+ * recycles, so it grows to about 100 buffers and stops, well under its cap
+ * of 256 (2048 buffers / 8); the old rule grew to the cap.
  * Then something else keeps the WAL flushed (a WAL writer): no reuse
  * forces a flush, and nothing grows. The ring's own counts agree with the
  * pool's vacuum context (it is the only vacuum strategy). */
 static void test_adaptive_growth_stops(const char *dir) {
   ring_lab lab;
   lab_open(&lab, dir, 2048);
-  for (int i = 0; i < 20000; i++) lab_vacuum(&lab);
-  hs_ring_stats mid, end;
+  hs_ring_stats early, mid, end;
+  for (int i = 0; i < 2000; i++) lab_vacuum(&lab);
+  hs_strategy_stats(lab.s, &early);
+  /* Every forced flush but the first (no gap to judge by) grew it. */
+  CHECK(early.size > 16 && early.size < 100);
+  CHECK_EQ(early.grows, early.wal_flushes - 1);
+  for (int i = 2000; i < 20000; i++) lab_vacuum(&lab);
   hs_strategy_stats(lab.s, &mid);
   for (int i = 0; i < 10000; i++) lab_vacuum(&lab);
   hs_strategy_stats(lab.s, &end);
@@ -430,7 +407,7 @@ static void test_adaptive_growth_stops(const char *dir) {
   /* What stopping means: fewer than 1 % of the last recycles forced a flush. */
   uint64_t flushes = end.wal_flushes - mid.wal_flushes, reuses = end.reuses - mid.reuses;
   CHECK(reuses == 10000);
-  CHECK(flushes * 100 < reuses && flushes * end.size >= reuses - end.size);
+  CHECK(flushes * 100 < reuses && (flushes + 2) * end.size >= reuses); /* about one a lap */
   hs_io_stats st;
   hs_pool_stats(lab.pool, &st);
   CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_REUSES], end.reuses);
@@ -503,6 +480,33 @@ static void test_adaptive_shrink(const char *dir) {
   CHECK_EQ(st.shrinks, 1);
   CHECK_EQ(st.grows, grows);
   CHECK(st.wal_flushes > flushes + 100);
+  lab_close(&lab);
+}
+
+/* A foreground whose hit ratio wanders by more than sampling explains, as
+ * real lookups do (they are not independent draws): each window's hit
+ * probability is 91 % or 97 %, at random. A drop of 3 points below the
+ * 94 % mean is 4 binomial standard errors of a 1024-access window, so a
+ * binomial test alone would shrink the ring whenever two low windows came
+ * in a row (one pair in four); measured against the spread the baseline's
+ * windows showed, they are noise, and the ring keeps its 64 buffers over
+ * 60 windows. A sustained drop to 75 % is still seen: a quarter goes. */
+static void test_adaptive_wandering(const char *dir) {
+  ring_lab lab;
+  lab_open(&lab, dir, 512);
+  while (hs_strategy_ring_size(lab.s) < 64) lab_vacuum(&lab);
+  uint32_t min_size = 64;
+  for (int i = 0; i < 60; i++) lab_window(&lab, lab_rand(&lab, 2) ? 9700 : 9100, &min_size);
+  hs_ring_stats st;
+  hs_strategy_stats(lab.s, &st);
+  if (min_size != 64) fprintf(stderr, "wandering foreground shrank the ring to %u\n", min_size);
+  CHECK_EQ(min_size, 64);
+  CHECK_EQ(st.shrinks, 0);
+  lab_window(&lab, 7500, NULL);
+  lab_window(&lab, 7500, NULL);
+  hs_strategy_stats(lab.s, &st);
+  CHECK_EQ(st.size, 48);
+  CHECK_EQ(st.shrinks, 1);
   lab_close(&lab);
 }
 
@@ -612,9 +616,10 @@ int main(void) {
       {test_sizes, test_ring_reuse},
       {test_dirty, NULL},
       {test_adaptive, NULL},
-      {test_adaptive_growth, NULL},
+      {test_adaptive_growth_unpaid, NULL},
       {test_adaptive_growth_stops, NULL},
       {test_adaptive_shrink, NULL},
+      {test_adaptive_wandering, NULL},
       {test_adaptive_settles, NULL},
       {test_off, NULL},
       {test_recycle_first, NULL},

@@ -23,13 +23,16 @@
  * 16 MiB bulkwrite, 2 MiB vacuum), min(pool/8/workers, 16 MiB), a fraction
  * of the pool, off (no ring: the access goes through the normal policy), or
  * adaptive, for vacuum: it starts at 16 buffers and grows by one each time
- * reusing a slot forces a WAL flush, while such flushes come at least once
- * per 100 recycles (up to 16 MiB); when the foreground (normal-context)
- * hit ratio falls significantly below its running average — by more than a
- * point and more than three standard errors of a window of at least 1024
- * foreground accesses — in two windows running, it gives back a quarter of
- * its buffers and never grows past that size again. So it settles instead of
- * halving and regrowing. Every ring is capped at 1/8 of the pool.
+ * reusing a slot forces a WAL flush, while that pays — such flushes come at
+ * least once per 100 recycles, and about once per lap of the ring, so a
+ * longer lap spaces them out (up to 16 MiB; with a foreground about, only
+ * once 8 windows of it have given a baseline); when the foreground
+ * (normal-context) hit ratio falls below its baseline by more than a point
+ * and more than three times the noise (a window's binomial error, or the
+ * spread the baseline's windows showed) in two windows of at least 1024
+ * foreground accesses running, it gives back a quarter of its buffers and
+ * never grows past that size again. So it settles instead of halving and
+ * regrowing. Every ring is capped at 1/8 of the pool.
  */
 #ifndef HOTSET_STRATEGY_H
 #define HOTSET_STRATEGY_H

@@ -34,35 +34,51 @@
  * several points by chance alone, so it halved on noise, regrew one buffer
  * per lap, halved again. The rule now:
  *
- *   - grow by one buffer per forced flush, as before, but only while the
- *     last 8 forced flushes came at least once per 100 recycles (1 %).
- *     With every page dirtied a flush makes a whole lap durable, so a ring
- *     of n buffers forces one flush per n recycles: growth stops near 100
- *     buffers, where the next doubling would save one flush per 200 pages
- *     at the price of 100 more buffers taken from the foreground; and it
- *     stops at once when something else (a WAL writer) keeps the log
- *     flushed, since growth then buys nothing;
+ *   - grow by one buffer per forced flush, as before, but only while that
+ *     pays (growth_pays): the last 8 forced flushes came at least once per
+ *     100 recycles (1 %), and at the ring's pace — gaps of at least a third
+ *     of the ring. With a log whose flush takes everything inserted, a ring
+ *     of n buffers dirtying every page forces one flush per lap of n
+ *     recycles: growth stops near 100 buffers, where the next doubling
+ *     would save one flush per 200 pages at the price of 100 more buffers
+ *     taken from the foreground. Flushes far more often than once a lap are
+ *     paced by something else (a log that syncs only what was asked, a WAL
+ *     writer's rhythm): in bench vacuum, on hotset's log, one came every
+ *     40-50 recycles at 100 buffers and at 240 alike, and without this
+ *     test the ring grew for as long as the pass ran. When a WAL writer
+ *     keeps up, nothing is forced and nothing grows;
+ *   - with a foreground about, grow only once its baseline exists (8
+ *     windows): a baseline taken while the ring already hurt would make
+ *     the hurt look normal;
  *   - judge the foreground per window of at least 1024 foreground accesses
  *     (looked for every 64 ring allocations), not per 64 allocations: a
- *     window is harmful when its hit ratio is below the running average
- *     (weight 1/10 per window) by more than a point *and* by more than
- *     three binomial standard errors for its size, sqrt(p(1-p)/n) — a
- *     constant-probability foreground trips that once in ~700 windows;
+ *     window is harmful when its hit ratio is below the baseline's mean by
+ *     more than a point *and* by more than three times the noise — the
+ *     binomial standard error of the window, sqrt(p(1-p)/n), or the spread
+ *     the baseline's windows really showed, whichever is larger. Binomial
+ *     alone was not enough in bench vacuum: windows of ~7000 lookups have
+ *     an error of 0.3 points, yet their hit ratios wandered between 90 and
+ *     96 % whatever the ring's size (lookups are not independent draws),
+ *     and a first version of this rule cut the ring to 16 on that noise.
+ *     Only harmless windows join the baseline (a plain mean for the first
+ *     10, then weight 1/10): harm folded in would soon look normal;
  *   - shrink only when two windows running were harmful (a sustained drop;
- *     by chance about once in half a million windows), and then by a
- *     quarter, not a half, never below 16 buffers;
+ *     by chance, with Gaussian noise, once in half a million windows), and
+ *     then by a quarter, not a half, never below 16 buffers;
  *   - remember the size it shrank to as a ceiling that growth never crosses
  *     again. The harm appeared somewhere between the baseline's size and
  *     this one; the size after the cut is the biggest with no evidence
  *     against it. Without a ceiling the WAL pressure would grow the ring
  *     straight back into the harm and the cycle would return, only slower.
  *
- * Sizes only grow up to a fixed point (the 1 % target or the ceiling) and
- * each shrink lowers the ceiling, so after at most log4/3(cap / 16) shrinks
- * the size stops moving: it settles. The price is that a ceiling is never
- * raised: if the foreground goes quiet later in the pass, the ring stays
- * where harm was once seen. A strategy lives for one pass of one vacuum;
- * the next pass starts afresh.
+ * Sizes only grow up to a fixed point (where growth stops paying, or the
+ * ceiling) and each shrink lowers the ceiling, so after at most
+ * log4/3(cap / 16) shrinks the size stops moving: it settles. The price:
+ * a ceiling is never raised, so if the foreground goes quiet later in the
+ * pass the ring stays where harm was once seen; and a foreground that gets
+ * worse on its own (a new query mix) is taken for harm, down to 16 buffers
+ * at most — the rule errs on the foreground's side. A strategy lives for
+ * one pass of one vacuum; the next pass starts afresh.
  */
 #include "core/error.h"
 #include "core/size.h"
@@ -81,6 +97,7 @@
 #define ADAPTIVE_DROP        0.01  /* a drop smaller than a point is no harm */
 #define ADAPTIVE_SIGMAS      3.0   /* ... nor one within 3 standard errors */
 #define ADAPTIVE_SUSTAINED   2u    /* harmful windows in a row before a shrink */
+#define ADAPTIVE_BASELINE    8u    /* windows that make the first baseline */
 #define ADAPTIVE_FLUSH_EVERY 100u  /* grow while forced flushes come at least this often */
 
 static const char *const kind_names[HS_STRATEGY_KIND_COUNT] = {"bulkread", "bulkwrite", "vacuum"};
@@ -202,7 +219,6 @@ hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring
   s->current = 0;
   s->floor_size = ADAPTIVE_MIN_BUFFERS < s->max_size ? ADAPTIVE_MIN_BUFFERS : s->max_size;
   s->ceiling = s->max_size;
-  s->hit_ratio_avg = -1;
   if (s->config.rule == HS_RING_ADAPTIVE) {
     /* The first window starts now, not when the pool opened. */
     uint64_t counts[HS_IOCTX_COUNT][HS_STAT_COUNT];
@@ -286,26 +302,39 @@ void strategy_add_buffer(hs_strategy *ring, hs_buf b) {
   ring->bufs[ring->current] = b;
 }
 
-/* Whether the forced flushes are still frequent enough for growth to pay:
- * at least one per ADAPTIVE_FLUSH_EVERY recycles over the last few flushes
- * (this one included). */
-static bool flushes_frequent(hs_strategy *s) {
-  uint64_t gap = s->reuses + 1 - s->reuses_at_flush; /* the reuse being made counts */
-  s->reuses_at_flush = s->reuses + 1;
+/* Whether one more buffer would space the forced flushes out. A flush makes
+ * every page dirtied before it durable, so the next is due when the ring
+ * comes round to a page dirtied after it: one flush per lap, and a longer
+ * lap means fewer. So growth pays while, over the last few flushes, they
+ * came often (at least one per ADAPTIVE_FLUSH_EVERY recycles) and at the
+ * ring's pace (gaps of at least a third of the ring; the look-ahead of a
+ * read stream takes up to half a small ring off a lap). Flushes far more
+ * often than once a lap are paced by something else — a log that syncs
+ * only what was asked, a WAL writer's rhythm — and a longer lap does not
+ * spread them. The first forced flush has no gap to judge by. */
+static bool growth_pays(hs_strategy *s) {
+  uint64_t now = s->reuses + 1; /* the reuse being made counts */
+  bool first = s->reuses_at_flush == 0;
+  uint64_t gap = now - s->reuses_at_flush;
+  s->reuses_at_flush = now;
+  if (first) return false;
   if (s->nflush_gaps == STRATEGY_FLUSH_GAPS)
     memmove(s->flush_gaps, s->flush_gaps + 1, sizeof s->flush_gaps - sizeof(uint64_t));
   else
     s->nflush_gaps++;
   s->flush_gaps[s->nflush_gaps - 1] = gap;
-  uint64_t recycles = 0;
-  for (uint32_t i = 0; i < s->nflush_gaps; i++) recycles += s->flush_gaps[i];
-  return (uint64_t)s->nflush_gaps * ADAPTIVE_FLUSH_EVERY >= recycles;
+  uint64_t recycles = 0, n = s->nflush_gaps;
+  for (uint32_t i = 0; i < n; i++) recycles += s->flush_gaps[i];
+  return n * ADAPTIVE_FLUSH_EVERY >= recycles && 3 * recycles >= n * s->size;
 }
 
 void strategy_note_wal_flush(hs_strategy *s) {
   s->wal_flushes++;
   if (s->config.rule != HS_RING_ADAPTIVE) return;
-  if (flushes_frequent(s) && s->size < s->ceiling) {
+  /* With a foreground about, growth waits for its baseline: taken while
+   * the ring already hurt, the hurt would look normal. */
+  bool judged = !s->foreground_seen || s->baseline_windows >= ADAPTIVE_BASELINE;
+  if (growth_pays(s) && judged && s->size < s->ceiling) {
     s->size++;
     s->grows++;
   }
@@ -323,31 +352,42 @@ static void shrink(hs_strategy *s) {
   if (s->current >= s->size) s->current = 0;
 }
 
+/* A harmless window joins the baseline: a plain mean and variance over the
+ * first windows (the first sets the mean: weight 1), then moving averages
+ * weighting each new window 1/10. */
+static void baseline_add(hs_strategy *s, double ratio) {
+  uint32_t k = s->baseline_windows;
+  double w = k < 10 ? 1.0 / (k + 1) : 0.1, d = ratio - s->hit_ratio_avg;
+  s->hit_ratio_avg += w * d;
+  s->hit_ratio_var = (1 - w) * (s->hit_ratio_var + w * d * d);
+  if (k < UINT32_MAX) s->baseline_windows++;
+}
+
 /* One window of the foreground: `hits` of `n` accesses. */
 static void judge_window(hs_strategy *s, uint64_t hits, uint64_t n) {
   s->windows++;
   double ratio = (double)hits / (double)n, avg = s->hit_ratio_avg;
-  if (avg < 0) {
-    s->hit_ratio_avg = ratio;
-    return;
-  }
-  /* drop > 3 standard errors, squared: no sqrt, no libm. With a baseline
-   * of 1 the error is 0 and the one-point rule alone decides. */
-  double drop = avg - ratio;
-  bool harmful = drop > ADAPTIVE_DROP &&
-                 drop * drop > ADAPTIVE_SIGMAS * ADAPTIVE_SIGMAS * avg * (1 - avg) / (double)n;
-  if (!harmful) {
-    /* Only harmless windows make the baseline: harm folded into it would
-     * soon look normal, and the ring would stop giving buffers back while
-     * the foreground still suffered. */
-    s->hit_ratio_avg = 0.9 * avg + 0.1 * ratio;
+  if (s->baseline_windows >= ADAPTIVE_BASELINE) {
+    /* The noise: the binomial variance of a window of n accesses, or the
+     * spread the baseline's windows really showed if that is larger (a
+     * foreground's accesses are not independent draws: its hit ratio
+     * wanders by more than sampling alone explains). Compared squared:
+     * no sqrt, no libm. */
+    double noise = avg * (1 - avg) / (double)n, drop = avg - ratio;
+    if (s->hit_ratio_var > noise) noise = s->hit_ratio_var;
+    if (drop > ADAPTIVE_DROP && drop * drop > ADAPTIVE_SIGMAS * ADAPTIVE_SIGMAS * noise) {
+      /* Harm stays out of the baseline: folded in, it would soon look
+       * normal, and the ring would stop giving buffers back while the
+       * foreground still suffered. */
+      s->harm_windows++;
+      if (++s->harm_streak < ADAPTIVE_SUSTAINED) return;
+      s->harm_streak = 0;
+      shrink(s);
+      return;
+    }
     s->harm_streak = 0;
-    return;
   }
-  s->harm_windows++;
-  if (++s->harm_streak < ADAPTIVE_SUSTAINED) return;
-  s->harm_streak = 0;
-  shrink(s);
+  baseline_add(s, ratio);
 }
 
 void strategy_note_allocation(hs_strategy *s, bool reused) {
@@ -367,6 +407,7 @@ void strategy_note_allocation(hs_strategy *s, bool reused) {
     return;
   }
   uint64_t dh = hits - s->last_hits, dr = reads - s->last_reads;
+  if (dh + dr > 0) s->foreground_seen = true;
   if (dh + dr < ADAPTIVE_WINDOW) return; /* too few to tell a drop from chance */
   s->last_hits = hits;
   s->last_reads = reads;

@@ -31,9 +31,11 @@ struct hs_strategy {
   /* Harm: the foreground (normal-context) window, looked at every few
    * dozen ring allocations, judged once it holds enough accesses. */
   uint32_t since_check;
-  uint64_t last_hits, last_reads; /* the counters when the window began */
-  double hit_ratio_avg;           /* < 0: no baseline yet */
-  uint32_t harm_streak;           /* harmful windows in a row */
+  uint64_t last_hits, last_reads;      /* the counters when the window began */
+  bool foreground_seen;                /* some window had foreground accesses */
+  uint32_t baseline_windows;           /* harmless windows in the baseline */
+  double hit_ratio_avg, hit_ratio_var; /* the baseline: their mean and spread */
+  uint32_t harm_streak;                /* harmful windows in a row */
 };
 
 /* The ring's next slot, pinned by us in its state word (*state: its state

@@ -108,6 +108,12 @@ void throttle_observe(throttle *t, uint64_t ns) {
   atomic_fetch_add_explicit(&t->fg_ops, 1, memory_order_relaxed);
 }
 
+static uint64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -124,7 +130,8 @@ hs_status throttle_start(throttle *t) {
   t->baseline_ns = (double)ns / (double)ops;
   t->base_ops = ops;
   t->base_ns = ns;
-  t->window_start_ns = t->slice_start_ns = now_ns();
+  t->window_start_ns = now_ns();
+  t->slice_start_ns = thread_cpu_ns();
   t->started = true;
   return HS_OK;
 }
@@ -155,17 +162,23 @@ void throttle_point(throttle *t, bool dirtied) {
     t->window_start_ns = now;
     t->duty_sum += throttle_step(&t->state, &t->opt, t->baseline_ns, &w);
   }
-  /* Work a slice, then sleep so that work / (work + sleep) = duty. */
-  uint64_t worked = now - t->slice_start_ns;
+  /* Work a slice, then sleep so that work / (work + sleep) = duty. Work is
+   * the thread's CPU time, not the wall time since the last pause: a vacuum
+   * the scheduler held off (SCHED_IDLE under a busy foreground) took
+   * nothing in the meantime and owes no sleep for it. A pause never runs
+   * past a few windows, so the controller's next word is not long in
+   * coming. */
+  uint64_t worked = thread_cpu_ns() - t->slice_start_ns;
   if ((double)worked < t->opt.slice_ms * 1e6) return;
   double duty = t->state.duty;
   if (duty < 1) {
-    uint64_t pause = (uint64_t)((double)worked * (1 - duty) / duty);
-    sleep_ns(pause);
+    double pause = (double)worked * (1 - duty) / duty;
+    if (pause > 4 * t->opt.window_ms * 1e6) pause = 4 * t->opt.window_ms * 1e6;
+    sleep_ns((uint64_t)pause);
     t->sleeps++;
-    t->sleep_ms += (double)pause / 1e6;
+    t->sleep_ms += pause / 1e6;
   }
-  t->slice_start_ns = now_ns();
+  t->slice_start_ns = thread_cpu_ns();
 }
 
 double throttle_mean_duty(const throttle *t) {

@@ -10,7 +10,8 @@
  * few atomic adds); what it reported before vacuum started is the baseline.
  * Every window vacuum asks the controller (throttle_step, a pure function
  * of its state and the window's measurements) for its duty cycle: the share
- * of wall time it may work, the rest spent sleeping in short slices. The
+ * of wall time it may work (CPU time it takes), the rest spent sleeping in
+ * short slices. The
  * controller holds the foreground's mean latency within `budget` (5 %) of
  * its baseline:
  *
@@ -102,9 +103,10 @@ typedef struct throttle {
   /* Vacuum's side (one thread). */
   bool started;
   double baseline_ns;
-  uint64_t base_ops; /* fg_ops at the last window's end */
-  uint64_t base_ns;  /* fg_ns at the last window's end */
-  uint64_t window_start_ns, slice_start_ns;
+  uint64_t base_ops;        /* fg_ops at the last window's end */
+  uint64_t base_ns;         /* fg_ns at the last window's end */
+  uint64_t window_start_ns; /* wall clock */
+  uint64_t slice_start_ns;  /* the vacuuming thread's CPU clock */
   bool dirtied_in_window;
   /* Asked at each window's end whether a checkpoint runs behind its
    * schedule (NULL: never). */

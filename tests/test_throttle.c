@@ -35,6 +35,12 @@ typedef struct sim {
   bool behind, dirtied;
 } sim;
 
+/* The defaults, with a floor low enough for the duties these tests reach. */
+static void controller_options(throttle_options *o) {
+  throttle_options_init(o);
+  o->min_duty = 0.01;
+}
+
 static double run_windows(throttle_state *s, const throttle_options *o, const sim *fg, int n,
                           double *lo, double *hi) {
   double sum = 0;
@@ -59,7 +65,7 @@ static double run_windows(throttle_state *s, const throttle_options *o, const si
  * of the run it moves by at most 15 % with 2 % window noise. */
 static void test_converges_and_settles(void) {
   throttle_options o;
-  throttle_options_init(&o);
+  controller_options(&o);
   throttle_state s;
   throttle_state_init(&s, &o);
   sim fg = {.sensitivity = 0.5, .noise = 0.02, .samples = 1000};
@@ -81,7 +87,7 @@ static void test_converges_and_settles(void) {
  * foreground went quiet but still runs): it climbs back. */
 static void test_follows_the_foreground(void) {
   throttle_options o;
-  throttle_options_init(&o);
+  controller_options(&o);
   throttle_state s;
   throttle_state_init(&s, &o);
   sim fg = {.sensitivity = 0.5, .noise = 0.01, .samples = 1000};
@@ -100,7 +106,7 @@ static void test_follows_the_foreground(void) {
  * idle capacity, up to all of it, never more. */
 static void test_idle_foreground(void) {
   throttle_options o;
-  throttle_options_init(&o);
+  controller_options(&o);
   throttle_state s;
   throttle_state_init(&s, &o);
   sim fg = {.sensitivity = 10, .samples = o.min_samples - 1};
@@ -115,7 +121,7 @@ static void test_idle_foreground(void) {
  * half the duty, not all of it. */
 static void test_one_bad_window(void) {
   throttle_options o;
-  throttle_options_init(&o);
+  controller_options(&o);
   throttle_state s;
   throttle_state_init(&s, &o);
   sim fg = {.sensitivity = 0.5, .samples = 1000};
@@ -134,7 +140,7 @@ static void test_one_bad_window(void) {
  * dirtying anything (a plain prune that found nothing): no slowdown. */
 static void test_checkpoint_behind(void) {
   throttle_options o;
-  throttle_options_init(&o);
+  controller_options(&o);
   throttle_state s;
   throttle_state_init(&s, &o);
   sim fg = {.sensitivity = 0.01, .samples = 1000}; /* lets vacuum run flat out */

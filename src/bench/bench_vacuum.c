@@ -136,6 +136,11 @@ static void parse_flags(vac_bench *b, int argc, char **argv) {
        .dmax = 10,
        .def = "0.05",
        .help = "auto: the foreground's allowed slowdown"},
+      {.name = "idle-priority",
+       .kind = ARGS_FLAG,
+       .dest = &b->idle_priority,
+       .def = "true",
+       .help = "auto: vacuum runs at SCHED_IDLE until the foreground starves it"},
       {.name = "baseline",
        .kind = ARGS_DOUBLE,
        .dest = &b->baseline_seconds,
@@ -251,8 +256,10 @@ static void build_cells(const vac_bench *b, cell_list *l) {
   for (size_t i = 0; i < nring; i++) parse_ring(b, rings[i], &check);
   if (off) {
     for (size_t i = 0; i < nring; i++) add_cell(l, b, modes[0], rings[i], 0, false);
-    for (size_t f = 0; f < nfg; f++)
-      for (size_t i = 0; i < ndelay; i++) add_cell(l, b, modes[f], "256KiB", delay_ms[i], false);
+    /* The cost-delay sweep against the last --fg mode: unpaced by default,
+     * as the PostgreSQL runs it is compared with. */
+    for (size_t i = 0; i < ndelay; i++)
+      add_cell(l, b, modes[nfg - 1], "256KiB", delay_ms[i], false);
   }
   if (autothrottle)
     for (size_t f = 0; f < nfg; f++) add_cell(l, b, modes[f], "adaptive", 0, true);
@@ -421,6 +428,7 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   throttle_options to;
   throttle_options_init(&to);
   to.budget = b->budget;
+  to.idle_priority = b->idle_priority;
   if ((st = throttle_init(&th, &to)) != HS_OK) return st;
   if ((st = fg_start(&g, (uint32_t)b->clients)) != HS_OK) return st;
   wait_seconds(WARMUP_S);
@@ -488,11 +496,16 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   c->ring_change_last_quarter = last_quarter_change(&rt);
   c->throttle_mean_duty = vs.throttle_mean_duty;
   c->idle_priority = vs.idle_priority;
+  c->idle_priority_dropped = vs.idle_priority_dropped;
   double base_s = (double)(t1 - t0) / 1e9, during_s = (double)(t3 - t2) / 1e9;
   c->fg_tps_baseline = base_s > 0 ? (double)base.ops / base_s : 0;
   c->fg_tps_during = during_s > 0 ? (double)during.ops / during_s : 0;
   c->fg_p99_us_baseline = latency_hist_quantile_us(&base.hist, 0.99);
   c->fg_p99_us_during = latency_hist_quantile_us(&during.hist, 0.99);
+  c->fg_p50_us_baseline = latency_hist_quantile_us(&base.hist, 0.5);
+  c->fg_p50_us_during = latency_hist_quantile_us(&during.hist, 0.5);
+  c->fg_service_p99_us_baseline = latency_hist_quantile_us(&base.service, 0.99);
+  c->fg_service_p99_us_during = latency_hist_quantile_us(&during.service, 0.99);
   c->fg_mean_us_baseline = base.ops ? (double)base.sum_ns / (double)base.ops / 1e3 : 0;
   c->fg_mean_us_during = during.ops ? (double)during.sum_ns / (double)during.ops / 1e3 : 0;
   hs_strategy_free(ring);

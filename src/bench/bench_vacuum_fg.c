@@ -122,9 +122,10 @@ static void *client_main(void *arg) {
       if (due > bench_now_ns()) sleep_until(due);
     }
     int epoch = atomic_load_explicit(&g->epoch, memory_order_relaxed);
-    uint64_t start = mean_gap_ns > 0 ? due : bench_now_ns();
+    uint64_t began = bench_now_ns();
+    uint64_t start = mean_gap_ns > 0 && due < began ? due : began;
     bool ok = g->updates ? one_update(g, &rng, snap) : one_select(g, &rng, snap);
-    uint64_t ns = bench_now_ns() - start;
+    uint64_t end = bench_now_ns(), ns = end - start;
     fg_tally *t = &c->tally[epoch];
     if (!ok) {
       t->errors++;
@@ -133,6 +134,7 @@ static void *client_main(void *arg) {
     t->ops++;
     t->sum_ns += ns;
     latency_hist_add(&t->hist, ns);
+    latency_hist_add(&t->service, end - began);
     throttle *th = atomic_load_explicit(&g->throttle, memory_order_acquire);
     if (th) throttle_observe(th, ns);
   }
@@ -152,7 +154,10 @@ hs_status fg_start(fg_group *g, uint32_t n) {
     fg_client *c = &g->clients[i];
     c->g = g;
     c->id = i;
-    for (int e = 0; e < FG_EPOCHS; e++) latency_hist_reset(&c->tally[e].hist);
+    for (int e = 0; e < FG_EPOCHS; e++) {
+      latency_hist_reset(&c->tally[e].hist);
+      latency_hist_reset(&c->tally[e].service);
+    }
     int rc = pthread_create(&c->tid, NULL, client_main, c);
     if (rc != 0) {
       fg_stop(g);
@@ -172,10 +177,13 @@ void fg_stop(fg_group *g) {
 void fg_collect(const fg_group *g, int epoch, fg_tally *out) {
   memset(out, 0, sizeof *out);
   latency_hist_reset(&out->hist);
+  latency_hist_reset(&out->service);
   for (uint32_t i = 0; i < g->nclients; i++) {
     const fg_tally *t = &g->clients[i].tally[epoch];
     out->ops += t->ops;
     out->errors += t->errors;
+    out->sum_ns += t->sum_ns;
     latency_hist_merge(&out->hist, &t->hist);
+    latency_hist_merge(&out->service, &t->service);
   }
 }

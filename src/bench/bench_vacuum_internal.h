@@ -38,12 +38,14 @@ typedef struct vac_cell {
   uint32_t ring_buffers_end;
   double ring_change_last_quarter; /* (max − min) / max of the ring's size */
   double throttle_mean_duty;
-  bool idle_priority;
+  bool idle_priority, idle_priority_dropped;
   uint64_t cost_sleeps;
   /* the foreground */
   double fg_tps_baseline, fg_tps_during;
   double fg_p99_us_baseline, fg_p99_us_during;
   double fg_mean_us_baseline, fg_mean_us_during;
+  double fg_p50_us_baseline, fg_p50_us_during;
+  double fg_service_p99_us_baseline, fg_service_p99_us_during;
   double fg_hit_ratio_during;
 } vac_cell;
 
@@ -52,7 +54,7 @@ typedef struct vac_bench {
   uint64_t pool_bytes, table_bytes;
   double dead, baseline_seconds, fg_rate;
   uint64_t clients, seed;
-  bool freeze, json, fg_updates, recycle_first;
+  bool freeze, json, fg_updates, recycle_first, idle_priority;
   const char *ring_flag, *cost_delay_flag, *throttle_flag, *fg_flag, *fg_ops_flag;
   const char *policy, *plot_file, *dir_flag;
   double budget;
@@ -66,7 +68,8 @@ enum { FG_WARMUP = 0, FG_BASELINE, FG_BETWEEN, FG_DURING, FG_EPOCHS };
 
 typedef struct fg_tally {
   uint64_t ops, errors, sum_ns;
-  latency_hist hist;
+  latency_hist hist;    /* from when each operation was due (paced) or began */
+  latency_hist service; /* from when it began: its own time, without lag */
 } fg_tally;
 
 typedef struct fg_group fg_group;

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -18,11 +19,12 @@ void throttle_options_init(throttle_options *o) {
   o->window_ms = 25;
   o->min_samples = 64;
   o->gain = 0.1;
-  o->min_duty = 0.02;
+  o->min_duty = 0.1;
   o->start_duty = 0.25;
   o->slice_ms = 2;
   o->checkpoint_aware = true;
   o->idle_priority = true;
+  o->yield_each_page = true;
 }
 
 hs_status throttle_options_check(const throttle_options *o) {
@@ -48,6 +50,9 @@ void throttle_state_init(throttle_state *s, const throttle_options *o) {
   s->duty = o->start_duty;
   s->ceiling = 1;
 }
+
+static bool priority_lower(struct throttle_priority *saved);
+static void priority_restore(struct throttle_priority *saved);
 
 static double clamp(double v, double lo, double hi) {
   return v < lo ? lo : v > hi ? hi : v;
@@ -114,6 +119,18 @@ static uint64_t thread_cpu_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Nanoseconds the calling thread has spent runnable but waiting for a CPU
+ * (the second field of Linux's /proc/thread-self/schedstat), or UINT64_MAX
+ * where the system does not say. */
+static uint64_t run_delay_ns(void) {
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  if (!f) return UINT64_MAX;
+  unsigned long long ran, waited;
+  int n = fscanf(f, "%llu %llu", &ran, &waited);
+  fclose(f);
+  return n == 2 ? (uint64_t)waited : UINT64_MAX;
+}
+
 static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -132,7 +149,9 @@ hs_status throttle_start(throttle *t) {
   t->base_ns = ns;
   t->window_start_ns = now_ns();
   t->slice_start_ns = thread_cpu_ns();
+  t->window_wait_ns = run_delay_ns();
   t->started = true;
+  if (t->opt.idle_priority) t->idle_priority = priority_lower(&t->priority);
   return HS_OK;
 }
 
@@ -144,6 +163,7 @@ static void sleep_ns(uint64_t ns) {
 
 void throttle_point(throttle *t, bool dirtied) {
   if (!t->started) return;
+  if (t->opt.yield_each_page) sched_yield();
   t->dirtied_in_window |= dirtied;
   uint64_t now = now_ns();
   if ((double)(now - t->window_start_ns) >= t->opt.window_ms * 1e6) {
@@ -156,6 +176,23 @@ void throttle_point(throttle *t, bool dirtied) {
         .checkpoint_behind = t->checkpoint_behind && t->checkpoint_behind(t->checkpoint_ctx),
         .vacuum_dirtied = t->dirtied_in_window,
     };
+    /* Starved at idle priority: of the window less its pauses, over 90 %
+     * spent waiting for a CPU (runnable, not run; the kernel's schedstat:
+     * time blocked on the log's fdatasync is not starvation). */
+    uint64_t wait = run_delay_ns();
+    uint64_t wall = now - t->window_start_ns;
+    uint64_t wanted = wall > t->window_pause_ns ? wall - t->window_pause_ns : 0;
+    bool starved = wait != UINT64_MAX && t->window_wait_ns != UINT64_MAX && wanted > 0 &&
+                   (double)(wait - t->window_wait_ns) > 0.9 * (double)wanted;
+    t->window_pause_ns = 0;
+    t->window_wait_ns = wait;
+    if (t->priority.lowered) {
+      t->starved_windows = starved ? t->starved_windows + 1 : 0;
+      if (t->starved_windows >= 4) {
+        priority_restore(&t->priority);
+        t->idle_priority_dropped = true;
+      }
+    }
     t->base_ops = ops;
     t->base_ns = ns;
     t->dirtied_in_window = false;
@@ -174,7 +211,9 @@ void throttle_point(throttle *t, bool dirtied) {
   if (duty < 1) {
     double pause = (double)worked * (1 - duty) / duty;
     if (pause > 4 * t->opt.window_ms * 1e6) pause = 4 * t->opt.window_ms * 1e6;
+    uint64_t before = now_ns();
     sleep_ns((uint64_t)pause);
+    t->window_pause_ns += now_ns() - before;
     t->sleeps++;
     t->sleep_ms += pause / 1e6;
   }
@@ -185,7 +224,9 @@ double throttle_mean_duty(const throttle *t) {
   return t->state.windows ? t->duty_sum / (double)t->state.windows : t->state.duty;
 }
 
-bool throttle_priority_lower(throttle_priority *saved) {
+/* Lowers the calling thread's priority; false (nothing changed) where the
+ * system refuses or has no SCHED_IDLE. */
+static bool priority_lower(struct throttle_priority *saved) {
   memset(saved, 0, sizeof *saved);
 #ifdef SCHED_IDLE
   struct sched_param p;
@@ -197,8 +238,13 @@ bool throttle_priority_lower(throttle_priority *saved) {
   return saved->lowered;
 }
 
-void throttle_priority_restore(const throttle_priority *saved) {
+static void priority_restore(struct throttle_priority *saved) {
   if (!saved->lowered) return;
   struct sched_param p = {.sched_priority = saved->priority};
   pthread_setschedparam(pthread_self(), saved->policy, &p);
+  saved->lowered = false;
+}
+
+void throttle_finish(throttle *t) {
+  priority_restore(&t->priority);
 }

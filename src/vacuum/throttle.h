@@ -39,11 +39,26 @@
  * CPU priority. On a machine whose CPUs the foreground does not fill, the
  * cheapest way to take only the capacity it leaves idle is to tell the
  * scheduler: with `idle_priority` the vacuuming thread runs under Linux's
- * SCHED_IDLE for the run (restored after), so a foreground thread waking
- * up preempts it at once rather than waiting out a time slice — the
+ * SCHED_IDLE (restored at the end), so a foreground thread waking up
+ * preempts it at once rather than waiting out a time slice — the
  * difference between a p99 that stays put and one that grows by a
  * scheduler tick. The duty cycle still bounds what vacuum takes of what
  * the scheduler cannot see (memory bandwidth, the log, the pool's locks).
+ * Priority decides who runs when a thread wakes, not how long a thread
+ * that is already running keeps the CPU: once the scheduler picks vacuum
+ * (its fair share, however small, or a CPU that fell idle), it runs its
+ * time slice — milliseconds — while a foreground thread that became
+ * runnable meanwhile waits, unless it woke up. So vacuum gives the CPU up
+ * after every page (`yield_each_page`, one sched_yield, about a
+ * microsecond): a foreground thread waits behind it for one page's work at
+ * most, tens of microseconds.
+ * But a foreground that fills every CPU leaves an idle-priority vacuum
+ * nothing at all: it would never finish. So when vacuum spends over 90 % of
+ * its working time (the window less its pauses) waiting for a CPU, four
+ * windows running — Linux's schedstat says how long a thread was runnable
+ * but not run — the scheduler is starving it, and it returns to normal
+ * priority for the rest of the run, where the duty cycle alone rations what
+ * it takes.
  */
 #ifndef HOTSET_VACUUM_THROTTLE_H
 #define HOTSET_VACUUM_THROTTLE_H
@@ -59,11 +74,13 @@ typedef struct throttle_options {
   double window_ms;      /* how often the controller decides: 25 */
   uint32_t min_samples;  /* foreground operations a window needs to count: 64 */
   double gain;           /* 0.1 */
-  double min_duty;       /* vacuum never drops below this share: 0.02 */
+  double min_duty;       /* vacuum never drops below this share: 0.1 (a vacuum
+                            that never finishes fails the foreground too) */
   double start_duty;     /* 0.25 */
   double slice_ms;       /* vacuum works in slices about this long: 2 */
   bool checkpoint_aware; /* true */
   bool idle_priority;    /* true: SCHED_IDLE while vacuuming (Linux) */
+  bool yield_each_page;  /* true: give the CPU up after each page */
 } throttle_options;
 
 void throttle_options_init(throttle_options *o);
@@ -113,6 +130,14 @@ typedef struct throttle {
   bool (*checkpoint_behind)(void *ctx);
   void *checkpoint_ctx;
   throttle_state state;
+  uint64_t window_wait_ns;  /* its time waiting for a CPU, at the window's start */
+  uint64_t window_pause_ns; /* time paused in the window */
+  uint32_t starved_windows;
+  struct throttle_priority {
+    bool lowered;
+    int policy, priority;
+  } priority;
+  bool idle_priority, idle_priority_dropped; /* began at SCHED_IDLE; left it, starved */
   uint64_t sleeps;
   double sleep_ms;
   double duty_sum; /* for the mean duty over the run */
@@ -122,22 +147,17 @@ hs_status throttle_init(throttle *t, const throttle_options *o);
 /* The foreground: one operation took `ns`. Thread-safe, lock-free. */
 void throttle_observe(throttle *t, uint64_t ns);
 /* Vacuum begins: what the foreground reported so far is its baseline.
- * Fails when it reported nothing (there is nothing to hold it to). */
+ * Fails when it reported nothing (there is nothing to hold it to). With
+ * idle_priority, the calling thread (the vacuuming one) goes to SCHED_IDLE
+ * where the system allows. */
 hs_status throttle_start(throttle *t);
+/* Vacuum ends: the calling thread's priority is put back. */
+void throttle_finish(throttle *t);
 /* Vacuum's pause point, after each page: `dirtied` says whether the page
  * went clean → dirty. Runs the controller at window ends, and sleeps when
  * the slice's work is done. */
 void throttle_point(throttle *t, bool dirtied);
-/* The vacuuming thread's scheduling, lowered to SCHED_IDLE for a run and
- * put back after (idle_priority). */
-typedef struct throttle_priority {
-  bool lowered;
-  int policy, priority;
-} throttle_priority;
-/* Lowers the calling thread's priority; false (nothing changed) where the
- * system refuses or has no SCHED_IDLE. */
-bool throttle_priority_lower(throttle_priority *saved);
-void throttle_priority_restore(const throttle_priority *saved);
+
 /* The mean duty cycle over the windows so far. */
 double throttle_mean_duty(const throttle *t);
 

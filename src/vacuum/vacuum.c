@@ -129,12 +129,10 @@ hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_sta
   }
   /* Last, so that every later exit passes the restore below. */
   throttle *t = o->throttle;
-  throttle_priority prio = {0};
   if (st == HS_OK && t) {
     t->checkpoint_behind = hs_pool_wal(pool) ? checkpoint_behind : NULL;
     t->checkpoint_ctx = pool;
     st = throttle_start(t);
-    if (st == HS_OK && t->opt.idle_priority) out->idle_priority = throttle_priority_lower(&prio);
   }
   for (hs_blockno blk = 0; st == HS_OK && blk < n; blk++) {
     /* A page the visibility map calls all-visible has nothing to prune:
@@ -185,7 +183,11 @@ hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_sta
   if (st == HS_OK) st = fsm_flush(h, &fb, out);
   free(fb.block);
   free(fb.room);
-  throttle_priority_restore(&prio);
+  if (t) {
+    throttle_finish(t);
+    out->idle_priority = t->idle_priority;
+    out->idle_priority_dropped = t->idle_priority_dropped;
+  }
   out->throttle_sleep_ms = t ? t->sleep_ms : 0;
   out->throttle_mean_duty = t ? throttle_mean_duty(t) : 1;
   out->seconds = (now_ms() - t0) / 1e3;

@@ -61,11 +61,12 @@ typedef struct vacuum_stats {
   uint64_t removed, frozen, live, freed_bytes, index_moves;
   uint64_t kept; /* dead but further down an update chain: left for the next pass */
   uint64_t cost_total, cost_sleeps;
-  uint64_t fsm_updates;      /* pages whose room the free-space map was told */
-  double sleep_ms, seconds;  /* sleep_ms: cost-based delay's */
-  double throttle_sleep_ms;  /* the throttle's sleeps */
-  double throttle_mean_duty; /* its mean duty cycle (1 without one) */
-  bool idle_priority;        /* the run had SCHED_IDLE (throttle's idle_priority) */
+  uint64_t fsm_updates;       /* pages whose room the free-space map was told */
+  double sleep_ms, seconds;   /* sleep_ms: cost-based delay's */
+  double throttle_sleep_ms;   /* the throttle's sleeps */
+  double throttle_mean_duty;  /* its mean duty cycle (1 without one) */
+  bool idle_priority;         /* the run began at SCHED_IDLE (throttle's idle_priority) */
+  bool idle_priority_dropped; /* ... and left it, starved by a busy foreground */
 } vacuum_stats;
 
 /* Vacuums the heap (and moves `ix`'s entries, if given). */

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+#
+# tests/test_bench_vacuum.sh — `hotset bench vacuum` end to end on a small
+# run: every cell's JSON line has the fields, the cells are the ones the
+# flags ask for, vacuum removed the dead rows in each, the ring sizes are
+# what the sweep says (1 buffer for 8KiB), the cost-delay cell slept, the
+# auto cell ran under the throttle, the temporary directory is removed, and
+# usage errors are one line with a hint. No speed is asserted
+# (docs/results.md has the figures).
+#
+# Usage: test_bench_vacuum.sh PATH/TO/hotset
+# Prints "N passed, N failed" last and exits non-zero if anything failed.
+
+set -u
+
+HOTSET=${1:?usage: test_bench_vacuum.sh PATH/TO/hotset}
+source "$(dirname "$0")/cli_lib.sh"
+cli_setup bench-vacuum
+
+run bench --help
+if grep -q '^  vacuum ' "$out"; then ok; else bad "hotset bench --help does not list vacuum"; fi
+run bench vacuum --fg sometimes
+expect_usage_error --fg "bench vacuum --fg sometimes" "hotset bench vacuum"
+run bench vacuum --throttle manual
+expect_usage_error --throttle "bench vacuum --throttle manual" "hotset bench vacuum"
+run bench vacuum --ring-size 256KB
+expect_usage_error --ring-size "bench vacuum --ring-size 256KB" "hotset bench vacuum"
+run bench vacuum --cost-delay 2,x
+expect_usage_error --cost-delay "bench vacuum --cost-delay 2,x" "hotset bench vacuum"
+run bench vacuum --fg-ops delete
+expect_usage_error --fg-ops "bench vacuum --fg-ops delete" "hotset bench vacuum"
+run bench vacuum --dead 0
+expect_usage_error --dead "bench vacuum --dead 0" "hotset bench vacuum"
+
+tmp=$scratch/tmp
+mkdir "$tmp"
+json=$scratch/run.json
+# A 4 MiB pool and a 16 MiB table: a ring sweep of two sizes, one cost-delay
+# cell, and the auto throttle, all against a paced foreground.
+TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --table 16MiB --baseline 0.2 --fg paced \
+  --ring-size 8KiB,256KiB --cost-delay 1 --throttle off,auto --json >"$json" 2>"$err"
+status=$?
+expect_status 0 "bench vacuum --json"
+if [[ -z $(ls -A "$tmp") ]]; then ok; else bad "bench vacuum left $(ls -A "$tmp") in \$TMPDIR"; fi
+lines=$(wc -l <"$json")
+if [[ $lines -eq 4 ]]; then ok; else bad "$lines JSON lines, want 4 (2 rings, 1 delay, 1 auto)"; fi
+for n in 1 2 3 4; do
+  for f in fg ring ring_buffers_end cost_delay_ms throttle vacuum_seconds pages_scanned \
+    pages_dirtied pages_written ring_recycles wal_flushes_forced wal_syncs flushes_per_recycle \
+    syncs_per_page_written fg_tps_baseline fg_tps_during fg_tps_loss fg_p99_us_baseline \
+    fg_p99_us_during fg_hit_ratio_during; do
+    if [[ -n $(json_line_field "$json" $n $f) ]]; then ok; else bad "line $n has no $f"; fi
+  done
+  if [[ $(json_line_field "$json" $n removed) -gt 0 ]]; then ok; else bad "line $n removed nothing"; fi
+  if [[ $(json_line_field "$json" $n pages_scanned) -gt 0 ]]; then ok; else bad "line $n scanned nothing"; fi
+done
+f() { json_line_field "$json" "$1" "$2"; }
+if [[ $(f 1 ring) == 8KiB && $(f 1 ring_buffers_end) -eq 1 ]]; then ok; else
+  bad "cell 1: ring $(f 1 ring) of $(f 1 ring_buffers_end) buffers, want 8KiB of 1"
+fi
+if [[ $(f 2 ring_buffers_end) -eq 32 ]]; then ok; else bad "256KiB ring has $(f 2 ring_buffers_end) buffers"; fi
+if [[ $(f 3 cost_delay_ms) == 1 && $(f 3 cost_sleeps) -gt 0 ]]; then ok; else
+  bad "cost-delay cell: delay $(f 3 cost_delay_ms), $(f 3 cost_sleeps) sleeps"
+fi
+if [[ $(f 4 throttle) == auto && $(f 4 ring) == adaptive ]]; then ok; else
+  bad "cell 4 is $(f 4 ring) under throttle $(f 4 throttle), want adaptive under auto"
+fi
+# A 1-buffer ring recycles its one buffer for nearly every page it dirties.
+if [[ $(f 1 ring_recycles) -gt 0 && $(f 1 wal_flushes_forced) -gt 0 ]]; then ok; else
+  bad "1-buffer ring: $(f 1 ring_recycles) recycles, $(f 1 wal_flushes_forced) forced flushes"
+fi
+
+# The human table, its Pareto view and the target checks.
+TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --table 16MiB --baseline 0.2 --fg unpaced \
+  --ring-size 256KiB --cost-delay 0,1 --throttle off >"$out" 2>"$err"
+status=$?
+expect_status 0 "bench vacuum (table)"
+if grep -q '^Pareto view, unpaced foreground' "$out"; then ok; else bad "no Pareto view"; fi
+if grep -q '^targets' "$out"; then ok; else bad "no targets section"; fi
+if grep -q '^table: .* rows' "$out"; then ok; else bad "no table line"; fi
+
+cli_finish

@@ -173,6 +173,40 @@ static void test_removes_exactly_the_dead(void) {
 /* Exact charges: after a reopen no heap page is in the pool (misses); a
  * second pass finds them all (hits); the pages a pass prunes for the first
  * time are dirtied. */
+/* A running transaction (no snapshot of its own held apart from it: its
+ * xid alone) holds the horizon too: rows deleted and updated by a
+ * transaction that committed after it began stay, and it still reads the
+ * versions it saw; once it commits, the next pass removes them. */
+static void test_running_transaction_holds_the_horizon(void) {
+  testdir_make(dir, sizeof dir, "vacrun");
+  heap_env e;
+  REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
+  load(&e);
+  hs_xid reader;
+  REQUIRE(xact_begin(e.x, &reader) == HS_OK);
+  xact_snapshot *snap = malloc(sizeof *snap);
+  REQUIRE(snap && xact_take_snapshot(e.x, snap) == HS_OK);
+  xact_release_snapshot(e.x, snap); /* kept as data: only the xid holds */
+  hs_xid w;
+  REQUIRE(xact_begin(e.x, &w) == HS_OK);
+  for (uint64_t k = 2; k <= N; k += 2) REQUIRE(set(&e, w, k, -(int64_t)k) == HS_OK);
+  for (uint64_t k = 3; k <= N; k += 6) REQUIRE(del(&e, w, k) == HS_OK);
+  REQUIRE(xact_commit(e.x, w) == HS_OK);
+  vacuum_stats vs;
+  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  CHECK_EQ(vs.removed, 0);
+  uint32_t wrong = 0;
+  for (uint64_t k = 1; k <= N; k++)
+    if (value_of(&e, k, snap, reader, NULL) != (int64_t)k) wrong++;
+  CHECK_EQ(wrong, 0);
+  REQUIRE(xact_commit(e.x, reader) == HS_OK);
+  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  CHECK_EQ(vs.removed, N / 2 + (N - 3) / 6 + 1);
+  free(snap);
+  heap_env_close(&e);
+  testdir_remove(dir);
+}
+
 static void test_cost_accounting(void) {
   heap_env e;
   churned_heap(&e, "vac-cost", 256);
@@ -473,6 +507,7 @@ static void test_lookups_racing_vacuum(void) {
 
 int main(void) {
   test_removes_exactly_the_dead();
+  test_running_transaction_holds_the_horizon();
   test_cost_accounting();
   test_crash_after_vacuum();
   test_fsm_during_the_run(1, true);

@@ -404,10 +404,6 @@ static double last_quarter_change(const ring_trace *r) {
   return hi ? (double)(hi - lo) / hi : 0;
 }
 
-static void wait_seconds(double s) {
-  bench_sleep(s);
-}
-
 static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t index,
                           vac_cell *c) {
   hs_status st = make_dead(l, (uint64_t)(b->dead * (double)l->rows + 0.5));
@@ -431,11 +427,11 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   to.idle_priority = b->idle_priority;
   if ((st = throttle_init(&th, &to)) != HS_OK) return st;
   if ((st = fg_start(&g, (uint32_t)b->clients)) != HS_OK) return st;
-  wait_seconds(WARMUP_S);
+  bench_sleep(WARMUP_S);
   if (c->throttle_auto) atomic_store(&g.throttle, &th);
   uint64_t t0 = bench_now_ns();
   atomic_store(&g.epoch, FG_BASELINE);
-  wait_seconds(b->baseline_seconds);
+  bench_sleep(b->baseline_seconds);
   atomic_store(&g.epoch, FG_BETWEEN);
   uint64_t t1 = bench_now_ns();
 
@@ -525,10 +521,10 @@ static hs_status measure_unpaced(const vac_bench *b, lab *l, double *rate) {
   atomic_init(&g.throttle, NULL);
   hs_status st = fg_start(&g, (uint32_t)b->clients);
   if (st != HS_OK) return st;
-  wait_seconds(WARMUP_S);
+  bench_sleep(WARMUP_S);
   uint64_t t0 = bench_now_ns();
   atomic_store(&g.epoch, FG_BASELINE);
-  wait_seconds(b->baseline_seconds);
+  bench_sleep(b->baseline_seconds);
   atomic_store(&g.epoch, FG_BETWEEN);
   uint64_t t1 = bench_now_ns();
   fg_stop(&g);

@@ -161,6 +161,9 @@ hs_status fg_start(fg_group *g, uint32_t n) {
     int rc = pthread_create(&c->tid, NULL, client_main, c);
     if (rc != 0) {
       fg_stop(g);
+      free(g->clients);
+      g->clients = NULL;
+      pthread_mutex_destroy(&g->err_lock);
       return hs_fail(HS_ERR_IO, rc, "starting foreground client %u: %s", i, strerror(rc));
     }
     c->started = true;

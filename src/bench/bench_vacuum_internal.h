@@ -99,7 +99,8 @@ struct fg_group {
   char err[512]; /* the first error */
 };
 
-/* Starts `n` clients on the heap (keys 0 .. rows−1). */
+/* Starts `n` clients on the heap (keys 0 .. rows−1). On failure nothing is
+ * left running or allocated. */
 hs_status fg_start(fg_group *g, uint32_t n);
 /* Stops and joins them. */
 void fg_stop(fg_group *g);

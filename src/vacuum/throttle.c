@@ -9,7 +9,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -119,18 +118,6 @@ static uint64_t thread_cpu_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Nanoseconds the calling thread has spent runnable but waiting for a CPU
- * (the second field of Linux's /proc/thread-self/schedstat), or UINT64_MAX
- * where the system does not say. */
-static uint64_t run_delay_ns(void) {
-  FILE *f = fopen("/proc/thread-self/schedstat", "r");
-  if (!f) return UINT64_MAX;
-  unsigned long long ran, waited;
-  int n = fscanf(f, "%llu %llu", &ran, &waited);
-  fclose(f);
-  return n == 2 ? (uint64_t)waited : UINT64_MAX;
-}
-
 static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -148,8 +135,7 @@ hs_status throttle_start(throttle *t) {
   t->base_ops = ops;
   t->base_ns = ns;
   t->window_start_ns = now_ns();
-  t->slice_start_ns = thread_cpu_ns();
-  t->window_wait_ns = run_delay_ns();
+  t->slice_start_ns = t->window_cpu_ns = thread_cpu_ns();
   t->started = true;
   if (t->opt.idle_priority) t->idle_priority = priority_lower(&t->priority);
   return HS_OK;
@@ -176,16 +162,16 @@ void throttle_point(throttle *t, bool dirtied) {
         .checkpoint_behind = t->checkpoint_behind && t->checkpoint_behind(t->checkpoint_ctx),
         .vacuum_dirtied = t->dirtied_in_window,
     };
-    /* Starved at idle priority: of the window less its pauses, over 90 %
-     * spent waiting for a CPU (runnable, not run; the kernel's schedstat:
-     * time blocked on the log's fdatasync is not starvation). */
-    uint64_t wait = run_delay_ns();
+    /* Starved at idle priority: of the window less its pauses, the CPU it
+     * got was under 5 % (an idle-priority thread under a foreground that
+     * fills every CPU gets a few tenths of a percent; one that only waits
+     * for a foreground's short bursts gets most of its time). */
+    uint64_t cpu = thread_cpu_ns();
     uint64_t wall = now - t->window_start_ns;
     uint64_t wanted = wall > t->window_pause_ns ? wall - t->window_pause_ns : 0;
-    bool starved = wait != UINT64_MAX && t->window_wait_ns != UINT64_MAX && wanted > 0 &&
-                   (double)(wait - t->window_wait_ns) > 0.9 * (double)wanted;
+    bool starved = wanted > 0 && (double)(cpu - t->window_cpu_ns) < 0.05 * (double)wanted;
     t->window_pause_ns = 0;
-    t->window_wait_ns = wait;
+    t->window_cpu_ns = cpu;
     if (t->priority.lowered) {
       t->starved_windows = starved ? t->starved_windows + 1 : 0;
       if (t->starved_windows >= 4) {

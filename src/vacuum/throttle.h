@@ -53,12 +53,12 @@
  * microsecond): a foreground thread waits behind it for one page's work at
  * most, tens of microseconds.
  * But a foreground that fills every CPU leaves an idle-priority vacuum
- * nothing at all: it would never finish. So when vacuum spends over 90 % of
- * its working time (the window less its pauses) waiting for a CPU, four
- * windows running — Linux's schedstat says how long a thread was runnable
- * but not run — the scheduler is starving it, and it returns to normal
- * priority for the rest of the run, where the duty cycle alone rations what
- * it takes.
+ * nothing at all: it would never finish. So when vacuum gets under 5 % of
+ * its working time (the window less its pauses) on a CPU, four windows
+ * running, the scheduler is starving it, and it returns to normal priority
+ * for the rest of the run, where the duty cycle alone rations what it
+ * takes. (Idle priority under a foreground that fills every CPU gets a few
+ * tenths of a percent; under one that leaves CPU idle, most of it.)
  */
 #ifndef HOTSET_VACUUM_THROTTLE_H
 #define HOTSET_VACUUM_THROTTLE_H
@@ -130,7 +130,7 @@ typedef struct throttle {
   bool (*checkpoint_behind)(void *ctx);
   void *checkpoint_ctx;
   throttle_state state;
-  uint64_t window_wait_ns;  /* its time waiting for a CPU, at the window's start */
+  uint64_t window_cpu_ns;   /* its CPU clock at the window's start */
   uint64_t window_pause_ns; /* time paused in the window */
   uint32_t starved_windows;
   struct throttle_priority {

@@ -456,7 +456,10 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   hs_wal_stats_get(l->wal, &w0);
   vacuum_stats vs = {0};
   uint64_t t2 = bench_now_ns(), t3 = t2;
-  if (st == HS_OK && !g.err[0]) {
+  pthread_mutex_lock(&g.err_lock);
+  bool fg_failed = g.err[0] != 0;
+  pthread_mutex_unlock(&g.err_lock);
+  if (st == HS_OK && !fg_failed) {
     atomic_store(&g.epoch, FG_DURING);
     t2 = bench_now_ns();
     st = vacuum_heap(l->h, l->ix, &vo, &vs);

@@ -268,6 +268,65 @@ static void test_checksum_on_read(void) {
 
 /* ---- full-page writes and checkpoints ------------------------------------ */
 
+/* A miss takes a clean buffer over a dirty one whose write would first
+ * force a WAL flush (a lookup landing on a page vacuum just dirtied must
+ * not wait for an fdatasync while clean buffers are there); with every
+ * buffer dirty and unflushed, it pays the flush. Pool of 8: blocks 0..3
+ * dirtied and logged (not flushed), 4..7 clean and used more often; reading
+ * 8..11 must evict the clean ones and sync nothing. Then everything dirty: reading one more
+ * block syncs once, and the page it evicted is on disk. */
+static void test_victims_avoid_wal_flushes(void) {
+  testdir_make(dir, sizeof dir, "dur-victim");
+  env e;
+  REQUIRE(env_open(&e, false, 8, 1 << 20, NULL) == HS_OK);
+  make_relation(&e, 16);
+  CHECK_OK(hs_checkpoint(e.pool)); /* everything clean and on disk */
+  for (hs_blockno blk = 0; blk < 8; blk++) {
+    hs_buf b;
+    REQUIRE(hs_pool_read(e.pool, REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, NULL) == HS_OK);
+    hs_buf_release(e.pool, b);
+  }
+  for (hs_blockno blk = 0; blk < 4; blk++) CHECK_OK(bump(&e, blk, 1, NULL));
+  /* The clean pages hotter than the dirty ones: the policy's own order
+   * would evict the dirty ones first. */
+  for (int round = 0; round < 4; round++)
+    for (hs_blockno blk = 4; blk < 8; blk++) {
+      hs_buf b;
+      REQUIRE(hs_pool_read(e.pool, REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, NULL) ==
+              HS_OK);
+      hs_buf_release(e.pool, b);
+    }
+  hs_wal_stats ws0, ws1;
+  hs_wal_stats_get(e.wal, &ws0);
+  for (hs_blockno blk = 8; blk < 12; blk++) {
+    hs_buf b;
+    REQUIRE(hs_pool_read(e.pool, REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, NULL) == HS_OK);
+    hs_buf_release(e.pool, b);
+  }
+  hs_wal_stats_get(e.wal, &ws1);
+  CHECK_EQ(ws1.syncs - ws0.syncs, 0);
+  CHECK_EQ(ws1.flush_syncs[HS_WAL_CAUSE_EVICT_NORMAL] - ws0.flush_syncs[HS_WAL_CAUSE_EVICT_NORMAL],
+           0);
+  for (hs_blockno blk = 0; blk < 4; blk++) { /* still resident, still dirty */
+    hs_buf b;
+    bool hit = false;
+    REQUIRE(hs_pool_read(e.pool, REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, &hit) == HS_OK);
+    CHECK(hit);
+    CHECK(hs_buf_is_dirty(e.pool, b));
+    hs_buf_release(e.pool, b);
+  }
+  for (hs_blockno blk = 8; blk < 12; blk++) CHECK_OK(bump(&e, blk, 1, NULL));
+  hs_wal_stats_get(e.wal, &ws0);
+  hs_buf b;
+  CHECK_OK(hs_pool_read(e.pool, REL, HS_FORK_MAIN, 12, HS_READ_NORMAL, NULL, &b, NULL));
+  hs_buf_release(e.pool, b);
+  hs_wal_stats_get(e.wal, &ws1);
+  CHECK_EQ(ws1.flush_syncs[HS_WAL_CAUSE_EVICT_NORMAL] - ws0.flush_syncs[HS_WAL_CAUSE_EVICT_NORMAL],
+           1);
+  env_close(&e);
+  testdir_remove(dir);
+}
+
 static void test_full_page_writes(void) {
   testdir_make(dir, sizeof dir, "dur-fpw");
   env e;
@@ -690,6 +749,7 @@ static void test_refusals(void) {
 }
 
 int main(void) {
+  test_victims_avoid_wal_flushes();
   test_page_functions();
   test_checksum_on_read();
   test_full_page_writes();

@@ -93,14 +93,34 @@ static bool pop_free(hs_pool *pool, hs_buf *out, uint32_t *locked_state) {
 }
 
 /* The policy's skip callback: pinned buffers (a quick look without the
- * header lock), and the buffers this search found it could not write. */
-static bool policy_must_skip(void *ctx, uint32_t slot) {
-  victim_search *vs = ctx;
+ * header lock), the buffers this search found it could not write, and —
+ * up to VICTIM_FLUSH_AVOID of them per search — dirty buffers whose write
+ * would first force a WAL flush. The last is not PostgreSQL's rule, whose
+ * backends write whatever the clock hand finds: a vacuum or bulk load
+ * dirties pages faster than the log is synced, and a lookup that lands on
+ * one as its victim waits for an fdatasync — milliseconds, when the device
+ * is busy with the writer's own pages — where a clean buffer a few places
+ * further on costs nothing. The budget keeps a pool that is all dirty (a
+ * bulk load) from searching forever: then the flush is paid. */
+static bool must_skip_hard(const victim_search *vs, uint32_t slot) {
   for (unsigned i = 0; i < vs->nunwritable; i++)
     if (vs->unwritable[i] == (hs_buf)slot) return true;
   uint32_t s =
       atomic_load_explicit(&pool_desc(vs->pool, (hs_buf)slot)->state, memory_order_relaxed);
   return pool_pin_count(vs->pool, (hs_buf)slot, s) > 0;
+}
+
+static bool policy_must_skip(void *ctx, uint32_t slot) {
+  victim_search *vs = ctx;
+  if (must_skip_hard(vs, slot)) return true;
+  hs_bufdesc *d = pool_desc(vs->pool, (hs_buf)slot);
+  uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+  if ((s & BM_DIRTY) && vs->flush_avoided < VICTIM_FLUSH_AVOID &&
+      pool_needs_wal_flush(vs->pool, d)) {
+    vs->flush_avoided++;
+    return true;
+  }
+  return false;
 }
 
 /* A buffer to put a new page in, pinned by us (the shared way), with its
@@ -152,6 +172,12 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strate
       *state = s;
       return HS_OK;
     }
+    /* Nothing found but buffers passed over for their WAL flush: take one
+     * of those after all. */
+    if (vs->flush_avoided > 0 && vs->flush_avoided < VICTIM_FLUSH_AVOID) {
+      vs->flush_avoided = VICTIM_FLUSH_AVOID;
+      continue;
+    }
     /* Nothing found. A drop in progress, or buffers back on the free list,
      * mean there is (or soon will be) a buffer: wait for it. */
     if (atomic_load(&pool->drops_in_progress) > 0 ||
@@ -162,7 +188,7 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strate
     }
     uint32_t pinned = 0;
     for (uint32_t b = 0; b < pool->nbuffers; b++)
-      if (policy_must_skip(vs, b)) pinned++;
+      if (must_skip_hard(vs, b)) pinned++;
     if (pinned < pool->nbuffers && ++unpinned_retries < 1000) {
       sched_yield(); /* a pin went away after the policy looked */
       continue;

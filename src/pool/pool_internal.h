@@ -187,8 +187,16 @@ bool pool_needs_wal_flush(hs_pool *pool, hs_bufdesc *d);
 
 /* One search for a victim: what the policy is told to skip besides pinned
  * buffers — the ones this search could not write back. */
+/* A victim search passes over up to this many dirty buffers whose write
+ * would force a WAL flush, looking for one it can take without: see
+ * policy_must_skip. */
+#define VICTIM_FLUSH_AVOID 64u
+
 typedef struct victim_search {
   hs_pool *pool;
+  /* Dirty buffers whose write would first force a WAL flush passed over so
+   * far (at most VICTIM_FLUSH_AVOID per search: after that, one is taken). */
+  unsigned flush_avoided;
   hs_buf unwritable[MAX_VICTIM_WRITE_FAILURES];
   unsigned nunwritable;
   hs_status write_status; /* the last victim write's failure */

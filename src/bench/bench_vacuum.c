@@ -429,11 +429,19 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   if ((st = fg_start(&g, (uint32_t)b->clients)) != HS_OK) return st;
   bench_sleep(WARMUP_S);
   if (c->throttle_auto) atomic_store(&g.throttle, &th);
+  hs_io_stats base0, base1;
+  hs_pool_stats(l->pool, &base0);
   uint64_t t0 = bench_now_ns();
   atomic_store(&g.epoch, FG_BASELINE);
   bench_sleep(b->baseline_seconds);
   atomic_store(&g.epoch, FG_BETWEEN);
   uint64_t t1 = bench_now_ns();
+  hs_pool_stats(l->pool, &base1);
+  uint64_t bh =
+      base1.count[HS_IOCTX_NORMAL][HS_STAT_HITS] - base0.count[HS_IOCTX_NORMAL][HS_STAT_HITS];
+  uint64_t br =
+      base1.count[HS_IOCTX_NORMAL][HS_STAT_READS] - base0.count[HS_IOCTX_NORMAL][HS_STAT_READS];
+  c->fg_hit_ratio_baseline = bh + br ? (double)bh / (double)(bh + br) : 0;
 
   hs_strategy *ring = NULL;
   ring_trace rt = {.cap = nblocks};

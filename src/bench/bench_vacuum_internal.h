@@ -46,7 +46,7 @@ typedef struct vac_cell {
   double fg_mean_us_baseline, fg_mean_us_during;
   double fg_p50_us_baseline, fg_p50_us_during;
   double fg_service_p99_us_baseline, fg_service_p99_us_during;
-  double fg_hit_ratio_during;
+  double fg_hit_ratio_baseline, fg_hit_ratio_during;
 } vac_cell;
 
 /* The run's settings (flags). */

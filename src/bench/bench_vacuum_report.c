@@ -63,6 +63,7 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_double(&j, "fg_p50_us_during", "%.2f", c->fg_p50_us_during);
   json_double(&j, "fg_mean_us_baseline", "%.2f", c->fg_mean_us_baseline);
   json_double(&j, "fg_mean_us_during", "%.2f", c->fg_mean_us_during);
+  json_double(&j, "fg_hit_ratio_baseline", "%.4f", c->fg_hit_ratio_baseline);
   json_double(&j, "fg_hit_ratio_during", "%.4f", c->fg_hit_ratio_during);
   json_double(&j, "ring_change_last_quarter", "%.4f", c->ring_change_last_quarter);
   json_double(&j, "throttle_mean_duty", "%.4f", c->throttle_mean_duty);

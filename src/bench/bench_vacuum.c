@@ -498,6 +498,8 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
 #undef DELTA
   c->fg_hit_ratio_during = fg_hits + fg_reads ? (double)fg_hits / (double)(fg_hits + fg_reads) : 0;
   c->wal_syncs = w1.syncs - w0.syncs;
+  for (int cause = 0; cause < HS_WAL_CAUSE_COUNT; cause++)
+    c->wal_syncs_by_cause[cause] = w1.flush_syncs[cause] - w0.flush_syncs[cause];
   c->wal_sync_seconds = (double)(w1.sync_ns - w0.sync_ns) / 1e9;
   c->ring_buffers_end = ring ? hs_strategy_ring_size(ring) : 0;
   c->ring_change_last_quarter = last_quarter_change(&rt);

@@ -34,6 +34,7 @@ typedef struct vac_cell {
   double vacuum_seconds;
   uint64_t pages_scanned, pages_dirtied, pages_written, removed;
   uint64_t ring_recycles, wal_flushes_forced, wal_syncs;
+  uint64_t wal_syncs_by_cause[HS_WAL_CAUSE_COUNT];
   double wal_sync_seconds;
   uint32_t ring_buffers_end;
   double ring_change_last_quarter; /* (max − min) / max of the ring's size */

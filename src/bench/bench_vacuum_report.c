@@ -47,6 +47,11 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_u64(&j, "ring_recycles", c->ring_recycles);
   json_u64(&j, "wal_flushes_forced", c->wal_flushes_forced);
   json_u64(&j, "wal_syncs", c->wal_syncs);
+  /* Who ran them: the vacuum ring's recycles, other evictions (the
+   * foreground's, and vacuum's outside its ring), the WAL writer. */
+  json_u64(&j, "wal_syncs_ring", c->wal_syncs_by_cause[HS_WAL_CAUSE_EVICT_VACUUM]);
+  json_u64(&j, "wal_syncs_evict_normal", c->wal_syncs_by_cause[HS_WAL_CAUSE_EVICT_NORMAL]);
+  json_u64(&j, "wal_syncs_writer", c->wal_syncs_by_cause[HS_WAL_CAUSE_WRITER]);
   json_double(&j, "flushes_per_recycle", "%.4f",
               ratio((double)c->wal_flushes_forced, (double)c->ring_recycles));
   json_double(&j, "syncs_per_page_written", "%.4f",
@@ -158,8 +163,14 @@ static void print_checks(const vac_cell *cells, size_t n) {
   else
     absent("128-buffer ring (1MiB)");
   if (r256k && r16m) {
-    double s = ratio((double)r16m->wal_syncs, (double)r256k->wal_syncs);
-    check_line("16MiB ring's WAL syncs / 256KiB ring's", s, "<=", 0.1, s <= 0.1);
+    /* The syncs the ring forces (its recycles' WAL flushes); the log's
+     * total also counts the WAL writer's, which a vacuum writing page
+     * images after a checkpoint makes sync every writer_flush_after. */
+    double s = ratio((double)r16m->wal_syncs_by_cause[HS_WAL_CAUSE_EVICT_VACUUM],
+                     (double)r256k->wal_syncs_by_cause[HS_WAL_CAUSE_EVICT_VACUUM]);
+    check_line("16MiB ring's forced WAL syncs / 256KiB ring's", s, "<=", 0.1, s <= 0.1);
+    printf("  (all the log's syncs, the WAL writer's included: %" PRIu64 " / %" PRIu64 ")\n",
+           r16m->wal_syncs, r256k->wal_syncs);
     double t = ratio(r16m->vacuum_seconds, r256k->vacuum_seconds);
     check_line("16MiB ring's vacuum time / 256KiB ring's", t, "<=", 0.85, t <= 0.85);
   } else {

@@ -96,11 +96,16 @@ static void churn(heap_env *e) {
 }
 
 /* A fresh directory named after `name`, the stack opened over it with a
- * pool of `pages`, the rows loaded and churned. */
-static void churned_heap(heap_env *e, const char *name, uint32_t pages) {
+ * pool of `pages`, the rows loaded. */
+static void loaded_heap(heap_env *e, const char *name, uint32_t pages) {
   testdir_make(dir, sizeof dir, name);
   REQUIRE(heap_env_open(e, dir, pages, HEAP_REL, INDEX_REL) == HS_OK);
   load(e);
+}
+
+/* ... and churned. */
+static void churned_heap(heap_env *e, const char *name, uint32_t pages) {
+  loaded_heap(e, name, pages);
   churn(e);
 }
 
@@ -124,10 +129,8 @@ static uint64_t dead_versions(void) {
 }
 
 static void test_removes_exactly_the_dead(void) {
-  testdir_make(dir, sizeof dir, "vac");
   heap_env e;
-  REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
-  load(&e);
+  loaded_heap(&e, "vac", 64);
   xact_snapshot *old = malloc(sizeof *old);
   REQUIRE(xact_take_snapshot(e.x, old) == HS_OK); /* sees every row as loaded */
   churn(&e);
@@ -170,18 +173,13 @@ static void test_removes_exactly_the_dead(void) {
   testdir_remove(dir);
 }
 
-/* Exact charges: after a reopen no heap page is in the pool (misses); a
- * second pass finds them all (hits); the pages a pass prunes for the first
- * time are dirtied. */
 /* A running transaction (no snapshot of its own held apart from it: its
  * xid alone) holds the horizon too: rows deleted and updated by a
  * transaction that committed after it began stay, and it still reads the
  * versions it saw; once it commits, the next pass removes them. */
 static void test_running_transaction_holds_the_horizon(void) {
-  testdir_make(dir, sizeof dir, "vacrun");
   heap_env e;
-  REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
-  load(&e);
+  loaded_heap(&e, "vacrun", 64);
   hs_xid reader;
   REQUIRE(xact_begin(e.x, &reader) == HS_OK);
   xact_snapshot *snap = malloc(sizeof *snap);
@@ -207,6 +205,9 @@ static void test_running_transaction_holds_the_horizon(void) {
   testdir_remove(dir);
 }
 
+/* Exact charges: after a reopen no heap page is in the pool (misses); a
+ * second pass finds them all (hits); the pages a pass prunes for the first
+ * time are dirtied. */
 static void test_cost_accounting(void) {
   heap_env e;
   churned_heap(&e, "vac-cost", 256);
@@ -390,10 +391,8 @@ static void test_visibility_map(void) {
  * the root has gone and it is the entry's version (the same prune, a round
  * later). */
 static void test_chain_into_lower_slots(void) {
-  testdir_make(dir, sizeof dir, "vacback");
   heap_env e;
-  REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
-  load(&e);
+  loaded_heap(&e, "vacback", 64);
   hs_tid root;
   REQUIRE(value_of(&e, 50, NULL, 0, &root) == 50);
   REQUIRE(root.block == 0 && root.slot == 50);

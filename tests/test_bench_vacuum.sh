@@ -31,6 +31,8 @@ run bench vacuum --fg-ops delete
 expect_usage_error --fg-ops "bench vacuum --fg-ops delete" "hotset bench vacuum"
 run bench vacuum --dead 0
 expect_usage_error --dead "bench vacuum --dead 0" "hotset bench vacuum"
+run bench vacuum --plot chart.jpg
+expect_usage_error --plot "bench vacuum --plot chart.jpg" "hotset bench vacuum"
 
 tmp=$scratch/tmp
 mkdir "$tmp"

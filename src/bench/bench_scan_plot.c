@@ -117,13 +117,10 @@ int bench_scan_plot(const char *file, const char *title, const scan_plot_cell *c
     fprintf(stderr, PLOT_PROG ": writing %s: %s\n", script, strerror(errno));
     goto out;
   }
-  const char *dot = strrchr(file, '.');
-  bool svg = dot && strcmp(dot, ".svg") == 0;
   int width = 300 + 90 * ngroups * (nbars + 1);
   if (width < 900) width = 900;
-  fprintf(s, "set terminal %s size %d,%d\nset output ", svg ? "svg" : "png", width, 300 * NPANELS);
-  gnuplot_quote(s, file);
-  fputs("\nset multiplot layout " /* panels stacked */, s);
+  gnuplot_terminal(s, file, width, 300 * NPANELS);
+  fputs("set multiplot layout " /* panels stacked */, s);
   fprintf(s, "%d,1 title ", NPANELS);
   gnuplot_quote(s, title);
   fputs("\nset style data histograms\nset style histogram clustered gap 1\n"

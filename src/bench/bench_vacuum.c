@@ -25,6 +25,7 @@
 
 #include "bench/bench_vacuum_internal.h"
 #include "cli/args.h"
+#include "cli/gnuplot.h"
 #include "core/error.h"
 #include "hotset/durability.h"
 #include "hotset/stats.h"
@@ -556,6 +557,17 @@ int bench_vacuum_main(int argc, char **argv) {
   static cell_list cells;
   build_cells(&b, &cells);
   if (!cells.n) args_usage_error(cmd, "no cells to run");
+  /* Find out now, not after minutes of measuring, that no chart can be
+   * drawn (as bench scan does). */
+  if (b.plot_file) {
+    const char *dot = strrchr(b.plot_file, '.');
+    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+      args_usage_error(cmd, "--plot: \"%s\" must end in .png or .svg", b.plot_file);
+    if (!gnuplot_installed()) {
+      fprintf(stderr, PROG ": --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n");
+      return 1;
+    }
+  }
   bench_signals_install();
 
   char tmp[BENCH_DIR_MAX];

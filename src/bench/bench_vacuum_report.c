@@ -286,11 +286,8 @@ int vac_plot(const char *file, const vac_cell *cells, size_t n) {
     fprintf(stderr, PLOT_PROG ": writing %s: %s\n", script, strerror(errno));
     goto out;
   }
-  const char *dot = strrchr(file, '.');
-  bool svg = dot && strcmp(dot, ".svg") == 0;
-  fprintf(s, "set terminal %s size 1000,700\nset output ", svg ? "svg" : "png");
-  gnuplot_quote(s, file);
-  fputs("\nset title 'hotset bench vacuum: vacuum time against foreground loss'\n"
+  gnuplot_terminal(s, file, 1000, 700);
+  fputs("set title 'hotset bench vacuum: vacuum time against foreground loss'\n"
         "set xlabel 'vacuum seconds'\nset ylabel 'foreground tps loss'\nset logscale x\n"
         "set grid\nset key top right\nplot ",
         s);

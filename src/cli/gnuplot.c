@@ -34,6 +34,14 @@ void gnuplot_quote(FILE *f, const char *s) {
   fputc('\'', f);
 }
 
+void gnuplot_terminal(FILE *script, const char *output, int width, int height) {
+  const char *dot = strrchr(output, '.');
+  bool svg = dot && strcmp(dot, ".svg") == 0;
+  fprintf(script, "set terminal %s size %d,%d\nset output ", svg ? "svg" : "png", width, height);
+  gnuplot_quote(script, output);
+  fputc('\n', script);
+}
+
 int gnuplot_workdir(const char *prog, char *dir, size_t len) {
   const char *tmp = getenv("TMPDIR");
   snprintf(dir, len, "%s/hotset-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");

@@ -17,6 +17,9 @@
 bool gnuplot_installed(void);
 /* Writes s as a gnuplot string literal (single quotes, a quote doubled). */
 void gnuplot_quote(FILE *f, const char *s);
+/* Writes the terminal line for `output` (svg when it ends in .svg, else
+ * png) at width × height, then "set output" and the quoted name. */
+void gnuplot_terminal(FILE *script, const char *output, int width, int height);
 /* Creates a fresh temporary directory into dir. 0, or -1 after printing one
  * line starting with `prog`. */
 int gnuplot_workdir(const char *prog, char *dir, size_t len);

@@ -44,12 +44,8 @@ int sim_plot_write(const char *file, const char *title, bool objects, const sim_
     }
     fprintf(d, "%" PRIu64 " %.8f\n", pts[i].size, pts[i].miss_ratio);
   }
-  const char *dot = strrchr(file, '.');
-  bool svg = dot && strcmp(dot, ".svg") == 0;
-  fprintf(s, "set terminal %s size 900,600\n", svg ? "svg" : "png");
-  fputs("set output ", s);
-  gnuplot_quote(s, file);
-  fputs("\nset title ", s);
+  gnuplot_terminal(s, file, 900, 600);
+  fputs("set title ", s);
   gnuplot_quote(s, title);
   fprintf(s,
           "\nset logscale x\nset xlabel 'cache size (%s)'\nset ylabel 'miss ratio'\n"

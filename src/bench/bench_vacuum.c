@@ -211,10 +211,7 @@ static void parse_ring(const vac_bench *b, const char *item, hs_ring_config *out
 
 static void add_cell(cell_list *l, const vac_bench *b, vac_fg_mode fg, const char *ring,
                      double delay, bool autothrottle) {
-  for (size_t i = 0; i < l->n; i++)
-    if (l->c[i].fg == fg && !strcmp(l->c[i].ring, ring) && l->c[i].cost_delay_ms == delay &&
-        l->c[i].throttle_auto == autothrottle)
-      return;
+  if (vac_find_cell(l->c, l->n, fg, ring, delay, autothrottle)) return; /* asked twice */
   if (l->n == VAC_MAX_CELLS) args_usage_error(cmd, "more than %d cells", VAC_MAX_CELLS);
   vac_cell *c = &l->c[l->n++];
   memset(c, 0, sizeof *c);
@@ -405,6 +402,50 @@ static double last_quarter_change(const ring_trace *r) {
   return hi ? (double)(hi - lo) / hi : 0;
 }
 
+/* The clients over the lab's table: `rate_per_client` lookups a second
+ * each (0: unpaced). */
+static void fg_group_init(fg_group *g, const vac_bench *b, const lab *l, uint64_t seed,
+                          double rate_per_client) {
+  *g = (fg_group){.h = l->h,
+                  .ix = l->ix,
+                  .x = l->x,
+                  .rows = l->rows,
+                  .seed = seed,
+                  .updates = b->fg_updates,
+                  .rate_per_client = rate_per_client};
+  atomic_init(&g->throttle, NULL);
+}
+
+/* The pool's normal-context (foreground) hit ratio between two readings. */
+static double normal_hit_ratio(const hs_io_stats *from, const hs_io_stats *to) {
+  uint64_t hits =
+      to->count[HS_IOCTX_NORMAL][HS_STAT_HITS] - from->count[HS_IOCTX_NORMAL][HS_STAT_HITS];
+  uint64_t reads =
+      to->count[HS_IOCTX_NORMAL][HS_STAT_READS] - from->count[HS_IOCTX_NORMAL][HS_STAT_READS];
+  return hits + reads ? (double)hits / (double)(hits + reads) : 0;
+}
+
+/* Warms the started clients up, then measures them alone for --baseline
+ * seconds (epoch FG_BASELINE). Returns the window's length in seconds;
+ * *hit_ratio (if asked) is the pool's foreground hit ratio over it. With
+ * `th`, the clients report to the throttle from the baseline on: what they
+ * report before vacuum starts is its baseline too. */
+static double measure_alone(const vac_bench *b, lab *l, fg_group *g, throttle *th,
+                            double *hit_ratio) {
+  bench_sleep(WARMUP_S);
+  if (th) atomic_store(&g->throttle, th);
+  hs_io_stats before, after;
+  hs_pool_stats(l->pool, &before);
+  uint64_t t0 = bench_now_ns();
+  atomic_store(&g->epoch, FG_BASELINE);
+  bench_sleep(b->baseline_seconds);
+  atomic_store(&g->epoch, FG_BETWEEN);
+  uint64_t t1 = bench_now_ns();
+  hs_pool_stats(l->pool, &after);
+  if (hit_ratio) *hit_ratio = normal_hit_ratio(&before, &after);
+  return (double)(t1 - t0) / 1e9;
+}
+
 static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t index,
                           vac_cell *c) {
   hs_status st = make_dead(l, (uint64_t)(b->dead * (double)l->rows + 0.5));
@@ -413,14 +454,9 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   hs_blockno nblocks;
   if ((st = heap_blocks(l, &nblocks)) != HS_OK) return st;
 
-  fg_group g = {.h = l->h,
-                .ix = l->ix,
-                .x = l->x,
-                .rows = l->rows,
-                .seed = b->seed * 1000003u + index,
-                .updates = b->fg_updates,
-                .rate_per_client = c->fg == VAC_FG_PACED ? paced_rate / (double)b->clients : 0};
-  atomic_init(&g.throttle, NULL);
+  fg_group g;
+  fg_group_init(&g, b, l, b->seed * 1000003u + index,
+                c->fg == VAC_FG_PACED ? paced_rate / (double)b->clients : 0);
   throttle th;
   throttle_options to;
   throttle_options_init(&to);
@@ -428,21 +464,7 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   to.idle_priority = b->idle_priority;
   if ((st = throttle_init(&th, &to)) != HS_OK) return st;
   if ((st = fg_start(&g, (uint32_t)b->clients)) != HS_OK) return st;
-  bench_sleep(WARMUP_S);
-  if (c->throttle_auto) atomic_store(&g.throttle, &th);
-  hs_io_stats base0, base1;
-  hs_pool_stats(l->pool, &base0);
-  uint64_t t0 = bench_now_ns();
-  atomic_store(&g.epoch, FG_BASELINE);
-  bench_sleep(b->baseline_seconds);
-  atomic_store(&g.epoch, FG_BETWEEN);
-  uint64_t t1 = bench_now_ns();
-  hs_pool_stats(l->pool, &base1);
-  uint64_t bh =
-      base1.count[HS_IOCTX_NORMAL][HS_STAT_HITS] - base0.count[HS_IOCTX_NORMAL][HS_STAT_HITS];
-  uint64_t br =
-      base1.count[HS_IOCTX_NORMAL][HS_STAT_READS] - base0.count[HS_IOCTX_NORMAL][HS_STAT_READS];
-  c->fg_hit_ratio_baseline = bh + br ? (double)bh / (double)(bh + br) : 0;
+  double base_s = measure_alone(b, l, &g, c->throttle_auto ? &th : NULL, &c->fg_hit_ratio_baseline);
 
   hs_strategy *ring = NULL;
   ring_trace rt = {.cap = nblocks};
@@ -483,8 +505,7 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   fg_tally base, during;
   fg_collect(&g, FG_BASELINE, &base);
   fg_collect(&g, FG_DURING, &during);
-  free(g.clients);
-  pthread_mutex_destroy(&g.err_lock);
+  fg_release(&g);
   c->vacuum_seconds = (double)(t3 - t2) / 1e9;
   c->pages_scanned = vs.pages_scanned;
   c->pages_dirtied = vs.pages_dirtied;
@@ -494,10 +515,8 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   c->pages_written = DELTA(HS_IOCTX_VACUUM, HS_STAT_WRITES);
   c->ring_recycles = DELTA(HS_IOCTX_VACUUM, HS_STAT_REUSES);
   c->wal_flushes_forced = DELTA(HS_IOCTX_VACUUM, HS_STAT_WAL_FLUSHES);
-  uint64_t fg_hits = DELTA(HS_IOCTX_NORMAL, HS_STAT_HITS);
-  uint64_t fg_reads = DELTA(HS_IOCTX_NORMAL, HS_STAT_READS);
 #undef DELTA
-  c->fg_hit_ratio_during = fg_hits + fg_reads ? (double)fg_hits / (double)(fg_hits + fg_reads) : 0;
+  c->fg_hit_ratio_during = normal_hit_ratio(&io0, &io1);
   c->wal_syncs = w1.syncs - w0.syncs;
   for (int cause = 0; cause < HS_WAL_CAUSE_COUNT; cause++)
     c->wal_syncs_by_cause[cause] = w1.flush_syncs[cause] - w0.flush_syncs[cause];
@@ -507,7 +526,7 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   c->throttle_mean_duty = vs.throttle_mean_duty;
   c->idle_priority = vs.idle_priority;
   c->idle_priority_dropped = vs.idle_priority_dropped;
-  double base_s = (double)(t1 - t0) / 1e9, during_s = (double)(t3 - t2) / 1e9;
+  double during_s = (double)(t3 - t2) / 1e9;
   c->fg_tps_baseline = base_s > 0 ? (double)base.ops / base_s : 0;
   c->fg_tps_during = during_s > 0 ? (double)during.ops / during_s : 0;
   c->fg_p99_us_baseline = latency_hist_quantile_us(&base.hist, 0.99);
@@ -526,28 +545,17 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
 
 /* The unpaced foreground's rate, for the paced clients' offer. */
 static hs_status measure_unpaced(const vac_bench *b, lab *l, double *rate) {
-  fg_group g = {.h = l->h,
-                .ix = l->ix,
-                .x = l->x,
-                .rows = l->rows,
-                .seed = b->seed,
-                .updates = b->fg_updates};
-  atomic_init(&g.throttle, NULL);
+  fg_group g;
+  fg_group_init(&g, b, l, b->seed, 0);
   hs_status st = fg_start(&g, (uint32_t)b->clients);
   if (st != HS_OK) return st;
-  bench_sleep(WARMUP_S);
-  uint64_t t0 = bench_now_ns();
-  atomic_store(&g.epoch, FG_BASELINE);
-  bench_sleep(b->baseline_seconds);
-  atomic_store(&g.epoch, FG_BETWEEN);
-  uint64_t t1 = bench_now_ns();
+  double seconds = measure_alone(b, l, &g, NULL, NULL);
   fg_stop(&g);
   fg_tally t;
   fg_collect(&g, FG_BASELINE, &t);
   if (g.err[0]) st = hs_fail(HS_ERR_INVALID, 0, "foreground: %s", g.err);
-  free(g.clients);
-  pthread_mutex_destroy(&g.err_lock);
-  *rate = (double)t.ops / ((double)(t1 - t0) / 1e9);
+  fg_release(&g);
+  *rate = (double)t.ops / seconds;
   return st;
 }
 

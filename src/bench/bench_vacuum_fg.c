@@ -161,9 +161,7 @@ hs_status fg_start(fg_group *g, uint32_t n) {
     int rc = pthread_create(&c->tid, NULL, client_main, c);
     if (rc != 0) {
       fg_stop(g);
-      free(g->clients);
-      g->clients = NULL;
-      pthread_mutex_destroy(&g->err_lock);
+      fg_release(g);
       return hs_fail(HS_ERR_IO, rc, "starting foreground client %u: %s", i, strerror(rc));
     }
     c->started = true;
@@ -175,6 +173,13 @@ void fg_stop(fg_group *g) {
   atomic_store(&g->stop, true);
   for (uint32_t i = 0; i < g->nclients; i++)
     if (g->clients[i].started) pthread_join(g->clients[i].tid, NULL);
+}
+
+void fg_release(fg_group *g) {
+  free(g->clients);
+  g->clients = NULL;
+  g->nclients = 0;
+  pthread_mutex_destroy(&g->err_lock);
 }
 
 void fg_collect(const fg_group *g, int epoch, fg_tally *out) {

@@ -105,6 +105,8 @@ struct fg_group {
 hs_status fg_start(fg_group *g, uint32_t n);
 /* Stops and joins them. */
 void fg_stop(fg_group *g);
+/* Frees what fg_start made (after fg_stop, and after fg_collect). */
+void fg_release(fg_group *g);
 /* The clients' figures for one epoch, merged; *seconds is the epoch's
  * length as the caller measured it. */
 void fg_collect(const fg_group *g, int epoch, fg_tally *out);
@@ -112,6 +114,9 @@ void fg_collect(const fg_group *g, int epoch, fg_tally *out);
 /* ---- the report (bench_vacuum_report.c) ---- */
 
 const char *vac_fg_name(vac_fg_mode m);
+/* The cell with these settings, or NULL. */
+const vac_cell *vac_find_cell(const vac_cell *cells, size_t n, vac_fg_mode fg, const char *ring,
+                              double delay, bool autothrottle);
 void vac_print_json(const vac_bench *b, const vac_cell *c);
 void vac_print_table(const vac_bench *b, const vac_cell *cells, size_t n);
 /* The Pareto view (vacuum time against foreground loss) and the targets'

@@ -99,14 +99,19 @@ void vac_print_table(const vac_bench *b, const vac_cell *cells, size_t n) {
   }
 }
 
-/* A cell without a throttle, by fg mode, ring and delay; NULL if absent. */
-static const vac_cell *find(const vac_cell *cells, size_t n, vac_fg_mode fg, const char *ring,
-                            double delay, bool autothrottle) {
+const vac_cell *vac_find_cell(const vac_cell *cells, size_t n, vac_fg_mode fg, const char *ring,
+                              double delay, bool autothrottle) {
   for (size_t i = 0; i < n; i++)
     if (cells[i].fg == fg && !strcmp(cells[i].ring, ring) && cells[i].cost_delay_ms == delay &&
         cells[i].throttle_auto == autothrottle)
       return &cells[i];
   return NULL;
+}
+
+static int by_vacuum_time(const void *a, const void *b) {
+  double x = (*(const vac_cell *const *)a)->vacuum_seconds;
+  double y = (*(const vac_cell *const *)b)->vacuum_seconds;
+  return x < y ? -1 : x > y;
 }
 
 /* The loss the cost-delay cells' curve (PostgreSQL's 256 KiB ring, no
@@ -119,12 +124,7 @@ double vac_curve_loss(const vac_cell *cells, size_t n, vac_fg_mode fg, double t)
     if (cells[i].fg == fg && !cells[i].throttle_auto && !strcmp(cells[i].ring, "256KiB"))
       pts[k++] = &cells[i];
   if (k < 2) return -1;
-  for (size_t i = 1; i < k; i++) /* by vacuum time */
-    for (size_t j = i; j > 0 && pts[j]->vacuum_seconds < pts[j - 1]->vacuum_seconds; j--) {
-      const vac_cell *tmp = pts[j];
-      pts[j] = pts[j - 1];
-      pts[j - 1] = tmp;
-    }
+  qsort(pts, k, sizeof *pts, by_vacuum_time);
   if (t <= pts[0]->vacuum_seconds) return vac_tps_loss(pts[0]);
   for (size_t i = 1; i < k; i++) {
     if (t > pts[i]->vacuum_seconds) continue;
@@ -146,10 +146,10 @@ static void absent(const char *what) {
 static void print_checks(const vac_cell *cells, size_t n) {
   printf("\ntargets\n");
   vac_fg_mode fg0 = n ? cells[0].fg : VAC_FG_PACED;
-  const vac_cell *one = find(cells, n, fg0, "8KiB", 0, false);
-  const vac_cell *r128 = find(cells, n, fg0, "1MiB", 0, false);
-  const vac_cell *r256k = find(cells, n, fg0, "256KiB", 0, false);
-  const vac_cell *r16m = find(cells, n, fg0, "16MiB", 0, false);
+  const vac_cell *one = vac_find_cell(cells, n, fg0, "8KiB", 0, false);
+  const vac_cell *r128 = vac_find_cell(cells, n, fg0, "1MiB", 0, false);
+  const vac_cell *r256k = vac_find_cell(cells, n, fg0, "256KiB", 0, false);
+  const vac_cell *r16m = vac_find_cell(cells, n, fg0, "16MiB", 0, false);
   if (one)
     check_line("1-buffer ring: WAL flushes forced per recycle",
                ratio((double)one->wal_flushes_forced, (double)one->ring_recycles), ">=", 0.5,
@@ -176,8 +176,8 @@ static void print_checks(const vac_cell *cells, size_t n) {
   } else {
     absent("16MiB against 256KiB ring");
   }
-  const vac_cell *pa = find(cells, n, VAC_FG_PACED, "adaptive", 0, true);
-  const vac_cell *p16 = find(cells, n, VAC_FG_PACED, "16MiB", 0, false);
+  const vac_cell *pa = vac_find_cell(cells, n, VAC_FG_PACED, "adaptive", 0, true);
+  const vac_cell *p16 = vac_find_cell(cells, n, VAC_FG_PACED, "16MiB", 0, false);
   if (pa) {
     double p = ratio(pa->fg_p99_us_during, pa->fg_p99_us_baseline);
     check_line("paced, adaptive+auto: fg p99 during / baseline", p, "<=", 1.2, p <= 1.2);
@@ -194,7 +194,7 @@ static void print_checks(const vac_cell *cells, size_t n) {
   } else {
     absent("paced adaptive ring under --throttle auto");
   }
-  const vac_cell *ua = find(cells, n, VAC_FG_UNPACED, "adaptive", 0, true);
+  const vac_cell *ua = vac_find_cell(cells, n, VAC_FG_UNPACED, "adaptive", 0, true);
   if (ua) {
     double curve = vac_curve_loss(cells, n, VAC_FG_UNPACED, ua->vacuum_seconds);
     if (curve < 0) {
@@ -218,12 +218,7 @@ void vac_print_pareto(const vac_cell *cells, size_t n) {
     for (size_t i = 0; i < n; i++)
       if (cells[i].fg == (vac_fg_mode)fg) pts[k++] = &cells[i];
     if (!k) continue;
-    for (size_t i = 1; i < k; i++)
-      for (size_t j = i; j > 0 && pts[j]->vacuum_seconds < pts[j - 1]->vacuum_seconds; j--) {
-        const vac_cell *tmp = pts[j];
-        pts[j] = pts[j - 1];
-        pts[j - 1] = tmp;
-      }
+    qsort(pts, k, sizeof *pts, by_vacuum_time);
     printf("\nPareto view, %s foreground: vacuum time against foreground loss "
            "(* no other cell is both faster and gentler)\n",
            vac_fg_name((vac_fg_mode)fg));

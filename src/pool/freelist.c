@@ -92,6 +92,14 @@ static bool pop_free(hs_pool *pool, hs_buf *out, uint32_t *locked_state) {
   return false;
 }
 
+/* Pinned (by the state word `s` read without the header lock), or found
+ * unwritable by this search: never a victim. */
+static bool must_skip_hard(const victim_search *vs, uint32_t slot, uint32_t s) {
+  for (unsigned i = 0; i < vs->nunwritable; i++)
+    if (vs->unwritable[i] == (hs_buf)slot) return true;
+  return pool_pin_count(vs->pool, (hs_buf)slot, s) > 0;
+}
+
 /* The policy's skip callback: pinned buffers (a quick look without the
  * header lock), the buffers this search found it could not write, and —
  * up to VICTIM_FLUSH_AVOID of them per search — dirty buffers whose write
@@ -102,19 +110,11 @@ static bool pop_free(hs_pool *pool, hs_buf *out, uint32_t *locked_state) {
  * is busy with the writer's own pages — where a clean buffer a few places
  * further on costs nothing. The budget keeps a pool that is all dirty (a
  * bulk load) from searching forever: then the flush is paid. */
-static bool must_skip_hard(const victim_search *vs, uint32_t slot) {
-  for (unsigned i = 0; i < vs->nunwritable; i++)
-    if (vs->unwritable[i] == (hs_buf)slot) return true;
-  uint32_t s =
-      atomic_load_explicit(&pool_desc(vs->pool, (hs_buf)slot)->state, memory_order_relaxed);
-  return pool_pin_count(vs->pool, (hs_buf)slot, s) > 0;
-}
-
 static bool policy_must_skip(void *ctx, uint32_t slot) {
   victim_search *vs = ctx;
-  if (must_skip_hard(vs, slot)) return true;
   hs_bufdesc *d = pool_desc(vs->pool, (hs_buf)slot);
   uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+  if (must_skip_hard(vs, slot, s)) return true;
   if ((s & BM_DIRTY) && vs->flush_avoided < VICTIM_FLUSH_AVOID &&
       pool_needs_wal_flush(vs->pool, d)) {
     vs->flush_avoided++;
@@ -188,7 +188,9 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strate
     }
     uint32_t pinned = 0;
     for (uint32_t b = 0; b < pool->nbuffers; b++)
-      if (must_skip_hard(vs, b)) pinned++;
+      if (must_skip_hard(vs, b,
+                         atomic_load_explicit(&pool_desc(pool, b)->state, memory_order_relaxed)))
+        pinned++;
     if (pinned < pool->nbuffers && ++unpinned_retries < 1000) {
       sched_yield(); /* a pin went away after the policy looked */
       continue;

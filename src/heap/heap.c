@@ -354,6 +354,7 @@ static hs_status clear_visible(heap *h, hs_buf b) {
  * (header with xmin = xid, then the data). Freed by the caller. */
 static hs_status record_with_tuple(const heap *h, const char *call, uint32_t head, hs_xid xid,
                                    const void *data, uint32_t len, unsigned char **out) {
+  *out = NULL; /* set on every path: gcc -O3 cannot see the callers return on failure */
   hs_status st = check_data(h, call, data, len);
   if (st != HS_OK) return st;
   unsigned char *rec = malloc(head + HEAP_TUPLE_HEADER + len);

@@ -48,6 +48,7 @@ void pk_index_close(pk_index *ix) {
 static hs_status entry_page(pk_index *ix, uint64_t key, hs_lock_mode mode, bool create, hs_buf *b,
                             uint32_t *at) {
   *b = HS_INVALID_BUF;
+  *at = 0;
   uint64_t block = key / ix->per_page;
   if (block >= HS_INVALID_BLOCK)
     return hs_fail(HS_ERR_INVALID, 0, "pk index: key %" PRIu64 " is past the index's reach", key);

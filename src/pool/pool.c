@@ -644,13 +644,15 @@ static hs_status read_slow(hs_pool *pool, const hs_buftag *tag, uint64_t hash, h
  * does not change how buffers are chosen) go to *ctx and *ring. */
 static hs_status strategy_checks(hs_pool *pool, hs_strategy *strategy, bool lock, const char *call,
                                  hs_io_context *ctx, hs_strategy **ring) {
+  /* Set before the checks, so no caller's path leaves them unset (gcc -O3
+   * cannot see that the callers return on failure). */
+  *ctx = strategy ? strategy->ctx : HS_IOCTX_NORMAL;
+  *ring = strategy && strategy->size ? strategy : NULL;
   if (strategy && strategy->pool != pool)
     return hs_fail(HS_ERR_INVALID, 0, "%s: the strategy belongs to another pool", call);
   if (lock && held_count == MAX_HELD_LOCKS)
     return hs_fail(HS_ERR_INVALID, 0, "%s: this thread holds %d content locks already (the most)",
                    call, MAX_HELD_LOCKS);
-  *ctx = strategy ? strategy->ctx : HS_IOCTX_NORMAL;
-  *ring = strategy && strategy->size ? strategy : NULL;
   return HS_OK;
 }
 

@@ -9,7 +9,10 @@
  * whole while a sustained, significant drop takes a quarter and caps it
  * there; and, with grow pressure and real harm together, a size that
  * settles), "off", recycle-first under lru (the scan's pages are the next
- * victims), and per-context and per-ring counters that add up.
+ * victims), own-writes (a vacuum ring's dirty pages are passed over by
+ * other readers' victim searches until nothing else is left, and are
+ * anyone's again once the ring is freed), and per-context and per-ring
+ * counters that add up.
  */
 #include "hotset/strategy.h"
 #include "pool_util.h"
@@ -609,6 +612,73 @@ static void test_recycle_first(const char *dir) {
   CHECK_EQ(big_read, 4);
 }
 
+/* Reads `n` blocks of COLD from `from` through the normal policy and
+ * returns the foreground's page writes meanwhile. */
+static uint64_t normal_sweep(hs_pool *pool, hs_blockno from, hs_blockno n) {
+  hs_io_stats st;
+  hs_pool_stats_reset(pool);
+  for (hs_blockno b = from; b < from + n; b++) hs_buf_release(pool, must_read(pool, COLD, b, NULL));
+  hs_pool_stats(pool, &st);
+  return st.count[HS_IOCTX_NORMAL][HS_STAT_WRITES];
+}
+
+/* A 64-buffer pool of clean hot pages; a 4-buffer vacuum ring dirties 4
+ * pages; a normal reader then sweeps 200 cold pages, three laps of the
+ * clock, with the log durable. PostgreSQL's rule makes the reader write
+ * the ring's 4 pages; with own-writes it passes over them and writes
+ * nothing. */
+static void test_own_writes(const char *dir) {
+  for (int own = 0; own < 2; own++) {
+    fake_wal w = {0};
+    hs_pool *pool = open_wal_pool(dir, 64, NULL, &w);
+    if (!own) {
+      make_relation(pool, HOT, 64);
+      make_relation(pool, BIG, 8);
+      make_relation(pool, COLD, 300);
+    }
+    for (hs_blockno b = 0; b < 64; b++) hs_buf_release(pool, must_read(pool, HOT, b, NULL));
+    hs_ring_config c;
+    REQUIRE(hs_ring_config_parse(own ? "fixed:4KiB,own-writes" : "fixed:4KiB", &c) == HS_OK);
+    CHECK_EQ(c.own_writes, own);
+    hs_strategy *s;
+    REQUIRE(hs_strategy_create(pool, HS_STRATEGY_VACUUM, &c, &s) == HS_OK);
+    for (hs_blockno b = 0; b < 4; b++) ring_read(pool, s, b, w.inserted = 10 + b);
+    /* The log durable: no victim search passes them over for a flush. */
+    w.flushed = w.inserted;
+    uint64_t writes = normal_sweep(pool, 0, 200);
+    if (!own) {
+      CHECK_EQ(writes, 4);
+      CHECK_EQ(resident_of(pool, BIG), 0);
+      hs_strategy_free(s);
+      CHECK_OK(hs_pool_close(pool));
+      continue;
+    }
+    CHECK_EQ(writes, 0);
+    CHECK_EQ(resident_of(pool, BIG), 4);
+
+    /* Every other buffer pinned: a read takes one of the ring's pages
+     * (writing it) rather than fail. */
+    hs_buf pins[60];
+    for (hs_blockno b = 0; b < 60; b++) pins[b] = must_read(pool, COLD, 200 + b, NULL);
+    CHECK_EQ(normal_sweep(pool, 260, 1), 1);
+    CHECK_EQ(resident_of(pool, BIG), 3);
+    for (int i = 0; i < 60; i++) hs_buf_release(pool, pins[i]);
+
+    /* The ring freed, its other three pages are anyone's to write. */
+    hs_strategy_free(s);
+    CHECK_EQ(normal_sweep(pool, 0, 200), 3);
+    CHECK_EQ(resident_of(pool, BIG), 0);
+    CHECK_OK(hs_pool_close(pool));
+  }
+  hs_ring_config c;
+  CHECK_OK(hs_ring_config_parse("adaptive,own-writes,recycle-first", &c));
+  CHECK(c.rule == HS_RING_ADAPTIVE && c.own_writes && c.recycle_first);
+  CHECK_OK(hs_ring_config_parse("fixed:8KiB,recycle-first,own-writes", &c));
+  CHECK(c.bytes == 8192 && c.own_writes && c.recycle_first);
+  CHECK_ST(hs_ring_config_parse("fixed:8KiB,own-write", &c), HS_ERR_INVALID);
+  CHECK_ST(hs_ring_config_parse("fixed:8KiB,", &c), HS_ERR_INVALID);
+}
+
 int main(void) {
   /* Each group in a fresh data directory (test_sizes and test_ring_reuse
    * share one). */
@@ -623,6 +693,7 @@ int main(void) {
       {test_adaptive_settles, NULL},
       {test_off, NULL},
       {test_recycle_first, NULL},
+      {test_own_writes, NULL},
   };
   for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
     char dir[256];

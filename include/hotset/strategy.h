@@ -75,10 +75,19 @@ typedef struct hs_ring_config {
   bool recycle_first; /* lru only (the other policies ignore it): pages read
                          under the ring go to the victim end (the 2003
                          proposal) */
+  /* The ring writes the pages it dirtied itself, when it comes round to
+   * them (or a checkpoint does): other readers' victim searches pass over
+   * them while they are dirty and nobody else has used them, so a
+   * foreground never pays a background job's page writes (nor the log
+   * flushes before them). Off: PostgreSQL's rule, where whoever's clock
+   * hand finds the page writes it. Only when nothing else can be evicted
+   * does a search take one of them. */
+  bool own_writes;
 } hs_ring_config;
 
 /* Parses "fixed", "fixed:256KiB", "workers:4", "fraction:0.03", "off",
- * "adaptive", each optionally followed by ",recycle-first". A fixed size is
+ * "adaptive", each optionally followed by ",recycle-first" and
+ * ",own-writes" (either order). A fixed size is
  * a whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB (any
  * case); KB/MB/GB and K/M/G are refused as ambiguous, with a message saying
  * what to write instead. */
@@ -92,6 +101,9 @@ const char *hs_strategy_kind_name(hs_strategy_kind kind);
  * reads through the normal policy. */
 hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring_config *config,
                              hs_strategy **out);
+/* Frees the ring. An own_writes ring hands the dirty pages it still holds
+ * back to everyone's victim searches, so it must be freed before its pool
+ * is closed. */
 void hs_strategy_free(hs_strategy *s);
 /* Buffers the ring may hold now (0 when off). */
 uint32_t hs_strategy_ring_size(const hs_strategy *s);

@@ -120,6 +120,12 @@ static void parse_flags(vac_bench *b, int argc, char **argv) {
        .kind = ARGS_FLAG,
        .dest = &b->recycle_first,
        .help = "vacuum's pages go to the victim end (needs --policy lru; the 2003 experiment)"},
+      {.name = "own-writes",
+       .kind = ARGS_STRING,
+       .dest = &b->own_writes_flag,
+       .def = "auto",
+       .help = "vacuum writes the pages it dirtied itself, the foreground never does: auto "
+               "(throttled cells), on (every cell) or off (PostgreSQL's rule)"},
       {.name = "cost-delay",
        .kind = ARGS_STRING,
        .dest = &b->cost_delay_flag,
@@ -168,6 +174,9 @@ static void parse_flags(vac_bench *b, int argc, char **argv) {
   if (strcmp(b->fg_ops_flag, "select") && strcmp(b->fg_ops_flag, "update"))
     args_usage_error(cmd, "--fg-ops: \"%s\": want select or update", b->fg_ops_flag);
   b->fg_updates = !strcmp(b->fg_ops_flag, "update");
+  if (strcmp(b->own_writes_flag, "auto") && strcmp(b->own_writes_flag, "on") &&
+      strcmp(b->own_writes_flag, "off"))
+    args_usage_error(cmd, "--own-writes: \"%s\": want auto, on or off", b->own_writes_flag);
 }
 
 /* ---- the cells ------------------------------------------------------------ */
@@ -220,6 +229,8 @@ static void add_cell(cell_list *l, const vac_bench *b, vac_fg_mode fg, const cha
   parse_ring(b, ring, &c->ring_config);
   c->cost_delay_ms = delay;
   c->throttle_auto = autothrottle;
+  c->ring_config.own_writes =
+      !strcmp(b->own_writes_flag, "on") || (autothrottle && !strcmp(b->own_writes_flag, "auto"));
 }
 
 static void build_cells(const vac_bench *b, cell_list *l) {

@@ -57,6 +57,7 @@ typedef struct vac_bench {
   uint64_t clients, seed;
   bool freeze, json, fg_updates, recycle_first, idle_priority;
   const char *ring_flag, *cost_delay_flag, *throttle_flag, *fg_flag, *fg_ops_flag;
+  const char *own_writes_flag; /* auto (throttled cells), on, off */
   const char *policy, *plot_file, *dir_flag;
   double budget;
 } vac_bench;

@@ -40,6 +40,7 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_double(&j, "cost_delay_ms", "%g", c->cost_delay_ms);
   json_str(&j, "throttle", c->throttle_auto ? "auto" : "off");
   json_bool(&j, "freeze", b->freeze);
+  json_bool(&j, "own_writes", c->ring_config.own_writes);
   json_double(&j, "vacuum_seconds", "%.4f", c->vacuum_seconds);
   json_u64(&j, "pages_scanned", c->pages_scanned);
   json_u64(&j, "pages_dirtied", c->pages_dirtied);

@@ -44,6 +44,8 @@
 #define BM_JUST_DIRTIED   (1u << 28) /* dirtied since the write began */
 #define BM_IO_WAITERS     (1u << 29) /* someone sleeps until the I/O ends */
 #define BM_RING           (1u << 30) /* last used by a ring, by nobody since */
+#define BM_RING_WRITES    (1u << 31) /* ... one that writes its own dirty pages */
+#define BM_RING_BITS      (BM_RING | BM_RING_WRITES)
 
 static inline uint32_t buf_refcount(uint32_t state) {
   return state & BUF_REFCOUNT_MASK;

@@ -105,7 +105,7 @@ void pool_untag_locked(hs_pool *pool, hs_buf b, uint64_t hash, uint32_t locked_s
   atomic_store_explicit(&d->block, HS_INVALID_BLOCK, memory_order_relaxed);
   atomic_store_explicit(&d->lsn, 0, memory_order_relaxed);
   buf_hdr_unlock(d, locked_state & ~(BM_TAG_VALID | BM_VALID | BM_DIRTY | BM_JUST_DIRTIED |
-                                     BM_IO_ERROR | BM_RING));
+                                     BM_IO_ERROR | BM_RING_BITS));
 }
 
 hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {

@@ -101,7 +101,9 @@ static bool must_skip_hard(const victim_search *vs, uint32_t slot, uint32_t s) {
 }
 
 /* The policy's skip callback: pinned buffers (a quick look without the
- * header lock), the buffers this search found it could not write, and —
+ * header lock), the buffers this search found it could not write, the
+ * dirty pages of rings that write their own (until nothing else is left),
+ * and —
  * up to VICTIM_FLUSH_AVOID of them per search — dirty buffers whose write
  * would first force a WAL flush. The last is not PostgreSQL's rule, whose
  * backends write whatever the clock hand finds: a vacuum or bulk load
@@ -115,6 +117,10 @@ static bool policy_must_skip(void *ctx, uint32_t slot) {
   hs_bufdesc *d = pool_desc(vs->pool, (hs_buf)slot);
   uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
   if (must_skip_hard(vs, slot, s)) return true;
+  if ((s & (BM_DIRTY | BM_RING_WRITES)) == (BM_DIRTY | BM_RING_WRITES) && !vs->take_ring_dirty) {
+    vs->ring_dirty_passed = true;
+    return true;
+  }
   if ((s & BM_DIRTY) && vs->flush_avoided < VICTIM_FLUSH_AVOID &&
       pool_needs_wal_flush(vs->pool, d)) {
     vs->flush_avoided++;
@@ -171,6 +177,12 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strate
       *out = v;
       *state = s;
       return HS_OK;
+    }
+    /* Nothing found but the dirty pages of rings that write their own:
+     * take one of those after all. */
+    if (vs->ring_dirty_passed && !vs->take_ring_dirty) {
+      vs->take_ring_dirty = true;
+      continue;
     }
     /* Nothing found but buffers passed over for their WAL flush: take one
      * of those after all. */

@@ -319,6 +319,12 @@ static inline hs_access make_access(hs_pool *pool, uint64_t key, hs_read_mode mo
   return a;
 }
 
+/* The state bits a page read through `ring` starts with. */
+static inline uint32_t ring_bits(const hs_strategy *ring) {
+  if (!ring) return 0;
+  return ring->config.own_writes ? BM_RING_BITS : BM_RING;
+}
+
 /* A hit for the policy. A normal access also takes the buffer away from any
  * ring: it has now been used by someone else (PostgreSQL's usage count > 1),
  * so a ring must not recycle it. */
@@ -327,13 +333,13 @@ static inline void policy_hit(hs_pool *pool, hs_buf b, uint64_t key, hs_read_mod
   if (!ring) {
     hs_bufdesc *d = pool_desc(pool, b);
     uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
-    while (s & BM_RING) {
+    while (s & BM_RING_BITS) {
       if (s & BM_LOCKED) {
         s = buf_wait_unlocked(d);
         continue;
       }
-      if (atomic_compare_exchange_weak_explicit(&d->state, &s, s & ~BM_RING, memory_order_relaxed,
-                                                memory_order_relaxed))
+      if (atomic_compare_exchange_weak_explicit(&d->state, &s, s & ~BM_RING_BITS,
+                                                memory_order_relaxed, memory_order_relaxed))
         break;
     }
   }
@@ -507,8 +513,8 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
     atomic_store_explicit(&vd->lsn, 0, memory_order_relaxed);
     page_table_insert(pt, v, hash);
     s = own_victim_pin(mine, v, s);
-    buf_hdr_unlock(vd, (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS |
-                           (ring ? BM_RING : 0));
+    buf_hdr_unlock(vd,
+                   (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS | ring_bits(ring));
     page_table_unlock2(pt, part, old_part);
 
     policy_lock(pool, pool->lock_others);
@@ -574,7 +580,7 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
       hs_policy_evict(pool->policy, (uint32_t)v);
       policy_unlock(pool, pool->lock_others);
     } else { /* from the free list: it holds no page already */
-      buf_hdr_unlock(vd, s & ~(BM_VALID | BM_JUST_DIRTIED | BM_IO_ERROR | BM_RING));
+      buf_hdr_unlock(vd, s & ~(BM_VALID | BM_JUST_DIRTIED | BM_IO_ERROR | BM_RING_BITS));
     }
     pool_note_victim(pool, ctx, ring, v, reused, evicted);
     break;
@@ -610,8 +616,7 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
   buf_tag_set(vd, &tag);
   page_table_insert(pt, v, hash);
   s = own_victim_pin(mine, v, s);
-  buf_hdr_unlock(vd,
-                 (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS | (ring ? BM_RING : 0));
+  buf_hdr_unlock(vd, (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS | ring_bits(ring));
   page_table_unlock(pt, part);
   incoming.key = hash;
   policy_lock(pool, pool->lock_others);

@@ -197,6 +197,10 @@ typedef struct victim_search {
   /* Dirty buffers whose write would first force a WAL flush passed over so
    * far (at most VICTIM_FLUSH_AVOID per search: after that, one is taken). */
   unsigned flush_avoided;
+  /* Dirty pages of rings that write their own (hs_ring_config.own_writes)
+   * were passed over; after a search that found nothing else, one is
+   * taken. */
+  bool ring_dirty_passed, take_ring_dirty;
   hs_buf unwritable[MAX_VICTIM_WRITE_FAILURES];
   unsigned nunwritable;
   hs_status write_status; /* the last victim write's failure */

@@ -125,12 +125,16 @@ hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out) {
   if (strlen(spec) >= sizeof buf) return hs_fail(HS_ERR_INVALID, 0, "ring spec too long");
   strcpy(buf, spec);
   hs_ring_config c = {.rule = HS_RING_FIXED};
-  char *recycle = strstr(buf, ",recycle-first");
-  if (recycle) {
-    if (strcmp(recycle, ",recycle-first") != 0)
-      return hs_fail(HS_ERR_INVALID, 0, "ring \"%s\": recycle-first must come last", spec);
-    c.recycle_first = true;
-    *recycle = '\0';
+  /* The options trail the size, in either order. */
+  for (char *opt; (opt = strrchr(buf, ',')) != NULL; *opt = '\0') {
+    if (!strcmp(opt, ",recycle-first"))
+      c.recycle_first = true;
+    else if (!strcmp(opt, ",own-writes"))
+      c.own_writes = true;
+    else
+      return hs_fail(HS_ERR_INVALID, 0,
+                     "ring \"%s\": unknown option \"%s\" (want recycle-first or own-writes)", spec,
+                     opt + 1);
   }
   char *arg = strchr(buf, ':');
   if (arg) *arg++ = '\0';
@@ -239,8 +243,22 @@ hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring
   return HS_OK;
 }
 
+/* Slot i's buffer leaves the ring: if the ring writes its own pages, the
+ * page (dirty or not) is no longer passed over by others' victim searches.
+ * (Should the buffer hold some other own_writes ring's page by now, that
+ * page only loses its protection: someone else may write it.) */
+static void release_slot(hs_strategy *s, uint32_t i) {
+  hs_buf b = s->bufs[i];
+  if (!s->config.own_writes || b == HS_INVALID_BUF) return;
+  hs_bufdesc *d = pool_desc(s->pool, b);
+  uint32_t st = buf_hdr_lock(d);
+  buf_hdr_unlock(d, st & ~BM_RING_WRITES);
+  s->bufs[i] = HS_INVALID_BUF;
+}
+
 void hs_strategy_free(hs_strategy *s) {
   if (!s) return;
+  for (uint32_t i = 0; i < s->max_size; i++) release_slot(s, i);
   free(s->bufs);
   free(s);
 }
@@ -347,6 +365,7 @@ static void shrink(hs_strategy *s) {
   if (to < s->floor_size) to = s->floor_size;
   s->ceiling = to;
   if (to == s->size) return;
+  for (uint32_t i = to; i < s->size; i++) release_slot(s, i);
   s->size = to;
   s->shrinks++;
   if (s->current >= s->size) s->current = 0;

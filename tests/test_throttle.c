@@ -11,9 +11,9 @@
  */
 #include "check.h"
 #include "heap_env.h"
+#include "hotset/vacuum.h"
 #include "testdir.h"
 #include "vacuum/throttle.h"
-#include "vacuum/vacuum.h"
 
 #include <pthread.h>
 
@@ -36,12 +36,12 @@ typedef struct sim {
 } sim;
 
 /* The defaults, with a floor low enough for the duties these tests reach. */
-static void controller_options(throttle_options *o) {
-  throttle_options_init(o);
+static void controller_options(hs_throttle_options *o) {
+  hs_throttle_options_init(o);
   o->min_duty = 0.01;
 }
 
-static double run_windows(throttle_state *s, const throttle_options *o, const sim *fg, int n,
+static double run_windows(throttle_state *s, const hs_throttle_options *o, const sim *fg, int n,
                           double *lo, double *hi) {
   double sum = 0;
   *lo = 2;
@@ -64,7 +64,7 @@ static double run_windows(throttle_state *s, const throttle_options *o, const si
  * controller gets there from its start and holds it: over the last quarter
  * of the run it moves by at most 15 % with 2 % window noise. */
 static void test_converges_and_settles(void) {
-  throttle_options o;
+  hs_throttle_options o;
   controller_options(&o);
   throttle_state s;
   throttle_state_init(&s, &o);
@@ -86,7 +86,7 @@ static void test_converges_and_settles(void) {
  * backs off to a quarter within 60 windows; then insensitive again (the
  * foreground went quiet but still runs): it climbs back. */
 static void test_follows_the_foreground(void) {
-  throttle_options o;
+  hs_throttle_options o;
   controller_options(&o);
   throttle_state s;
   throttle_state_init(&s, &o);
@@ -105,7 +105,7 @@ static void test_follows_the_foreground(void) {
 /* Windows with too few foreground operations say nothing: vacuum takes the
  * idle capacity, up to all of it, never more. */
 static void test_idle_foreground(void) {
-  throttle_options o;
+  hs_throttle_options o;
   controller_options(&o);
   throttle_state s;
   throttle_state_init(&s, &o);
@@ -120,7 +120,7 @@ static void test_idle_foreground(void) {
 /* One window 100× slower (a stall that was not vacuum's doing) costs at most
  * half the duty, not all of it. */
 static void test_one_bad_window(void) {
-  throttle_options o;
+  hs_throttle_options o;
   controller_options(&o);
   throttle_state s;
   throttle_state_init(&s, &o);
@@ -139,7 +139,7 @@ static void test_one_bad_window(void) {
  * on schedule it recovers by a quarter a window. Behind without vacuum
  * dirtying anything (a plain prune that found nothing): no slowdown. */
 static void test_checkpoint_behind(void) {
-  throttle_options o;
+  hs_throttle_options o;
   controller_options(&o);
   throttle_state s;
   throttle_state_init(&s, &o);
@@ -171,8 +171,8 @@ static void test_checkpoint_behind(void) {
 }
 
 static void test_options(void) {
-  throttle_options o;
-  throttle_options_init(&o);
+  hs_throttle_options o;
+  hs_throttle_options_init(&o);
   CHECK_OK(throttle_options_check(&o));
   struct {
     double *field, value;
@@ -183,7 +183,7 @@ static void test_options(void) {
     double keep = *bad[i].field;
     *bad[i].field = bad[i].value;
     CHECK_ST(throttle_options_check(&o), HS_ERR_INVALID);
-    throttle t;
+    hs_throttle t;
     CHECK_ST(throttle_init(&t, &o), HS_ERR_INVALID);
     *bad[i].field = keep;
   }
@@ -192,24 +192,24 @@ static void test_options(void) {
 /* The baseline is what the foreground reported before vacuum started;
  * nothing reported: no baseline, a clear error. */
 static void test_baseline(void) {
-  throttle t;
+  hs_throttle t;
   CHECK_OK(throttle_init(&t, NULL));
   CHECK_ST(throttle_start(&t), HS_ERR_INVALID);
   CHECK(strstr(hs_last_error(), "no operations") != NULL);
-  throttle_observe(&t, 1000);
-  throttle_observe(&t, 3000);
+  hs_throttle_observe(&t, 1000);
+  hs_throttle_observe(&t, 3000);
   CHECK_OK(throttle_start(&t));
   CHECK(t.baseline_ns == 2000);
 }
 
 typedef struct racer {
-  throttle *t;
+  hs_throttle *t;
   uint64_t n;
 } racer;
 
 static void *observe_many(void *arg) {
   racer *r = arg;
-  for (uint64_t i = 0; i < r->n; i++) throttle_observe(r->t, 100);
+  for (uint64_t i = 0; i < r->n; i++) hs_throttle_observe(r->t, 100);
   return NULL;
 }
 
@@ -217,15 +217,15 @@ static void *observe_many(void *arg) {
  * report is lost (TSan checks the sharing). Window 1 ms, duty 1 so vacuum's
  * side never sleeps. */
 static void test_racing_reports(void) {
-  throttle_options o;
-  throttle_options_init(&o);
+  hs_throttle_options o;
+  hs_throttle_options_init(&o);
   o.window_ms = 1;
   o.slice_ms = 1;
   o.start_duty = 1;
   o.budget = 10; /* any slowdown is within budget: duty stays 1 */
-  throttle t;
+  hs_throttle t;
   CHECK_OK(throttle_init(&t, &o));
-  throttle_observe(&t, 100);
+  hs_throttle_observe(&t, 100);
   CHECK_OK(throttle_start(&t));
   racer r = {&t, 200000};
   pthread_t th[2];
@@ -246,27 +246,27 @@ static void test_vacuum_under_throttle(void) {
   heap_env e;
   REQUIRE(heap_env_open(&e, dir, 256, 10, 11) == HS_OK);
   hs_xid x;
-  REQUIRE(xact_begin(e.x, &x) == HS_OK);
+  REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
   char row[100] = {0};
   hs_tid tids[400];
   for (uint64_t k = 0; k < 400; k++) {
     memcpy(row, &k, 8);
-    REQUIRE(heap_insert(e.h, x, row, sizeof row, &tids[k]) == HS_OK);
+    REQUIRE(hs_heap_insert(e.h, x, row, sizeof row, &tids[k]) == HS_OK);
   }
-  REQUIRE(xact_commit(e.x, x) == HS_OK);
-  REQUIRE(xact_begin(e.x, &x) == HS_OK);
-  for (int k = 0; k < 400; k += 2) CHECK_OK(heap_delete(e.h, x, tids[k]));
-  REQUIRE(xact_commit(e.x, x) == HS_OK);
+  REQUIRE(hs_xact_commit(e.x, x) == HS_OK);
+  REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
+  for (int k = 0; k < 400; k += 2) CHECK_OK(hs_heap_delete(e.h, x, tids[k]));
+  REQUIRE(hs_xact_commit(e.x, x) == HS_OK);
 
-  vacuum_options vo;
-  vacuum_options_init(&vo);
-  throttle t;
+  hs_vacuum_options vo;
+  hs_vacuum_options_init(&vo);
+  hs_throttle t;
   CHECK_OK(throttle_init(&t, NULL));
   vo.throttle = &t;
-  vacuum_stats vs;
-  CHECK_ST(vacuum_heap(e.h, NULL, &vo, &vs), HS_ERR_INVALID); /* no baseline */
-  throttle_observe(&t, 5000);
-  CHECK_OK(vacuum_heap(e.h, NULL, &vo, &vs));
+  hs_vacuum_stats vs;
+  CHECK_ST(hs_vacuum(e.h, NULL, &vo, &vs), HS_ERR_INVALID); /* no baseline */
+  hs_throttle_observe(&t, 5000);
+  CHECK_OK(hs_vacuum(e.h, NULL, &vo, &vs));
   CHECK_EQ(vs.removed, 200);
   CHECK(vs.throttle_mean_duty > 0 && vs.throttle_mean_duty <= 1);
   CHECK(t.checkpoint_behind != NULL); /* the pool has a log: it asks */

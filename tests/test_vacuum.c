@@ -1,5 +1,5 @@
 /*
- * tests/test_vacuum.c — vacuum (src/vacuum/vacuum.h) over a keyed heap:
+ * tests/test_vacuum.c — vacuum (hotset/vacuum.h) over a keyed heap:
  * it removes exactly the versions no snapshot can see (committed deleters
  * below the horizon, aborted creators), never one a held snapshot still
  * sees; lookups stay right as index entries move off removed chain roots; a
@@ -9,9 +9,9 @@
  */
 #include "check.h"
 #include "heap_env.h"
+#include "hotset/vacuum.h"
 #include "killed_child.h"
 #include "testdir.h"
-#include "vacuum/vacuum.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -34,12 +34,12 @@ typedef struct row {
 static hs_status add(heap_env *e, hs_xid x, uint64_t key, int64_t value) {
   row r = {key, value, {0}};
   hs_tid tid;
-  hs_status st = heap_insert(e->h, x, &r, sizeof r, &tid);
-  return st == HS_OK ? pk_index_insert(e->ix, key, tid) : st;
+  hs_status st = hs_heap_insert(e->h, x, &r, sizeof r, &tid);
+  return st == HS_OK ? hs_pk_index_insert(e->ix, key, tid) : st;
 }
 
 /* The version `self` sees now, or -1. */
-static int64_t value_of(heap_env *e, uint64_t key, const xact_snapshot *s, hs_xid self,
+static int64_t value_of(heap_env *e, uint64_t key, const hs_snapshot *s, hs_xid self,
                         hs_tid *where) {
   row r;
   uint32_t len;
@@ -54,13 +54,13 @@ static hs_status set(heap_env *e, hs_xid x, uint64_t key, int64_t value) {
   hs_tid tid, next;
   if (value_of(e, key, NULL, x, &tid) < 0) return HS_ERR_NOENT;
   row r = {key, value, {0}};
-  return heap_update(e->h, x, tid, &r, sizeof r, &next);
+  return hs_heap_update(e->h, x, tid, &r, sizeof r, &next);
 }
 
 static hs_status del(heap_env *e, hs_xid x, uint64_t key) {
   hs_tid tid;
   if (value_of(e, key, NULL, x, &tid) < 0) return HS_ERR_NOENT;
-  return heap_delete(e->h, x, tid);
+  return hs_heap_delete(e->h, x, tid);
 }
 
 /* Rows 1..N, then: every 5th updated twice, every 7th deleted (committed),
@@ -73,26 +73,26 @@ static int64_t expected(uint64_t k) {
 
 static void load(heap_env *e) {
   hs_xid x;
-  REQUIRE(xact_begin(e->x, &x) == HS_OK);
+  REQUIRE(hs_xact_begin(e->x, &x) == HS_OK);
   for (uint64_t k = 1; k <= N; k++) REQUIRE(add(e, x, k, (int64_t)k) == HS_OK);
-  REQUIRE(xact_commit(e->x, x) == HS_OK);
+  REQUIRE(hs_xact_commit(e->x, x) == HS_OK);
 }
 
 static void churn(heap_env *e) {
   hs_xid x;
   for (int round = 1; round <= 2; round++) {
-    REQUIRE(xact_begin(e->x, &x) == HS_OK);
+    REQUIRE(hs_xact_begin(e->x, &x) == HS_OK);
     for (uint64_t k = 5; k <= N; k += 5)
       REQUIRE(set(e, x, k, (int64_t)k + round * 1000000) == HS_OK);
-    REQUIRE(xact_commit(e->x, x) == HS_OK);
+    REQUIRE(hs_xact_commit(e->x, x) == HS_OK);
   }
-  REQUIRE(xact_begin(e->x, &x) == HS_OK);
+  REQUIRE(hs_xact_begin(e->x, &x) == HS_OK);
   for (uint64_t k = 7; k <= N; k += 7) REQUIRE(del(e, x, k) == HS_OK);
-  REQUIRE(xact_commit(e->x, x) == HS_OK);
-  REQUIRE(xact_begin(e->x, &x) == HS_OK);
+  REQUIRE(hs_xact_commit(e->x, x) == HS_OK);
+  REQUIRE(hs_xact_begin(e->x, &x) == HS_OK);
   for (uint64_t k = 11; k <= N; k += 11)
     if (k % 7) REQUIRE(set(e, x, k, -3) == HS_OK);
-  REQUIRE(xact_abort(e->x, x) == HS_OK);
+  REQUIRE(hs_xact_abort(e->x, x) == HS_OK);
 }
 
 /* A fresh directory named after `name`, the stack opened over it with a
@@ -131,13 +131,13 @@ static uint64_t dead_versions(void) {
 static void test_removes_exactly_the_dead(void) {
   heap_env e;
   loaded_heap(&e, "vac", 64);
-  xact_snapshot *old = malloc(sizeof *old);
-  REQUIRE(xact_take_snapshot(e.x, old) == HS_OK); /* sees every row as loaded */
+  hs_snapshot *old = malloc(sizeof *old);
+  REQUIRE(hs_xact_take_snapshot(e.x, old) == HS_OK); /* sees every row as loaded */
   churn(&e);
   CHECK_EQ(wrong_values(&e), 0);
   /* The held snapshot pins the horizon: only aborted versions may go. */
-  vacuum_stats vs;
-  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  hs_vacuum_stats vs;
+  CHECK_OK(hs_vacuum(e.h, e.ix, NULL, &vs));
   uint64_t aborted = 0;
   for (uint64_t k = 11; k <= N; k += 11)
     if (k % 7) aborted++;
@@ -146,28 +146,28 @@ static void test_removes_exactly_the_dead(void) {
   for (uint64_t k = 1; k <= N; k++)
     if (value_of(&e, k, old, 0, NULL) != (int64_t)k) wrong_old++;
   CHECK_EQ(wrong_old, 0); /* the old snapshot still sees every original */
-  xact_release_snapshot(e.x, old);
+  hs_xact_release_snapshot(e.x, old);
   free(old);
   /* Now everything dead goes; lookups unchanged; a second pass: nothing. */
-  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  CHECK_OK(hs_vacuum(e.h, e.ix, NULL, &vs));
   CHECK_EQ(vs.removed, dead_versions() - aborted);
   CHECK(vs.index_moves > 0 && vs.freed_bytes > 0);
   CHECK_EQ(vs.live, N - N / 7);
   CHECK_EQ(wrong_values(&e), 0);
-  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  CHECK_OK(hs_vacuum(e.h, e.ix, NULL, &vs));
   CHECK_EQ(vs.removed, 0);
   CHECK_EQ(vs.pages_dirtied, 0);
-  /* Freeze: every live version's creator becomes XACT_FROZEN. */
-  vacuum_options o;
-  vacuum_options_init(&o);
+  /* Freeze: every live version's creator becomes HS_XACT_FROZEN. */
+  hs_vacuum_options o;
+  hs_vacuum_options_init(&o);
   o.freeze = true;
-  CHECK_OK(vacuum_heap(e.h, e.ix, &o, &vs));
+  CHECK_OK(hs_vacuum(e.h, e.ix, &o, &vs));
   CHECK_EQ(vs.frozen, N - N / 7);
   hs_tid tid;
   CHECK_EQ(value_of(&e, 3, NULL, 0, &tid), 3);
-  heap_tuple_info info;
-  CHECK_OK(heap_tuple_info_get(e.h, tid, &info));
-  CHECK_EQ(info.xmin, XACT_FROZEN);
+  hs_heap_tuple_info info;
+  CHECK_OK(hs_heap_tuple_info_get(e.h, tid, &info));
+  CHECK_EQ(info.xmin, HS_XACT_FROZEN);
   CHECK_EQ(wrong_values(&e), 0);
   heap_env_close(&e);
   testdir_remove(dir);
@@ -181,24 +181,24 @@ static void test_running_transaction_holds_the_horizon(void) {
   heap_env e;
   loaded_heap(&e, "vacrun", 64);
   hs_xid reader;
-  REQUIRE(xact_begin(e.x, &reader) == HS_OK);
-  xact_snapshot *snap = malloc(sizeof *snap);
-  REQUIRE(snap && xact_take_snapshot(e.x, snap) == HS_OK);
-  xact_release_snapshot(e.x, snap); /* kept as data: only the xid holds */
+  REQUIRE(hs_xact_begin(e.x, &reader) == HS_OK);
+  hs_snapshot *snap = malloc(sizeof *snap);
+  REQUIRE(snap && hs_xact_take_snapshot(e.x, snap) == HS_OK);
+  hs_xact_release_snapshot(e.x, snap); /* kept as data: only the xid holds */
   hs_xid w;
-  REQUIRE(xact_begin(e.x, &w) == HS_OK);
+  REQUIRE(hs_xact_begin(e.x, &w) == HS_OK);
   for (uint64_t k = 2; k <= N; k += 2) REQUIRE(set(&e, w, k, -(int64_t)k) == HS_OK);
   for (uint64_t k = 3; k <= N; k += 6) REQUIRE(del(&e, w, k) == HS_OK);
-  REQUIRE(xact_commit(e.x, w) == HS_OK);
-  vacuum_stats vs;
-  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  REQUIRE(hs_xact_commit(e.x, w) == HS_OK);
+  hs_vacuum_stats vs;
+  CHECK_OK(hs_vacuum(e.h, e.ix, NULL, &vs));
   CHECK_EQ(vs.removed, 0);
   uint32_t wrong = 0;
   for (uint64_t k = 1; k <= N; k++)
     if (value_of(&e, k, snap, reader, NULL) != (int64_t)k) wrong++;
   CHECK_EQ(wrong, 0);
-  REQUIRE(xact_commit(e.x, reader) == HS_OK);
-  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  REQUIRE(hs_xact_commit(e.x, reader) == HS_OK);
+  CHECK_OK(hs_vacuum(e.h, e.ix, NULL, &vs));
   CHECK_EQ(vs.removed, N / 2 + (N - 3) / 6 + 1);
   free(snap);
   heap_env_close(&e);
@@ -213,24 +213,24 @@ static void test_cost_accounting(void) {
   churned_heap(&e, "vac-cost", 256);
   heap_env_close(&e); /* a checkpoint: every page clean, none cached after */
   REQUIRE(heap_env_open(&e, dir, 256, HEAP_REL, INDEX_REL) == HS_OK);
-  vacuum_options o;
-  vacuum_options_init(&o);
+  hs_vacuum_options o;
+  hs_vacuum_options_init(&o);
   o.cost_page_miss = 10;      /* PostgreSQL before 14: distinct from hit and dirty */
   o.skip_all_visible = false; /* every pass reads every page */
-  vacuum_stats vs;
-  CHECK_OK(vacuum_heap(e.h, NULL, &o, &vs));
+  hs_vacuum_stats vs;
+  CHECK_OK(hs_vacuum(e.h, NULL, &o, &vs));
   CHECK_EQ(vs.page_hits, 0);
   CHECK_EQ(vs.page_misses, vs.pages_scanned);
   CHECK(vs.pages_dirtied > 0 && vs.pages_dirtied <= vs.pages_scanned);
   CHECK_EQ(vs.cost_total, vs.page_misses * 10 + vs.pages_dirtied * 20);
-  CHECK_OK(vacuum_heap(e.h, NULL, &o, &vs));
+  CHECK_OK(hs_vacuum(e.h, NULL, &o, &vs));
   CHECK_EQ(vs.page_hits, vs.pages_scanned);
   CHECK_EQ(vs.pages_dirtied, 0);
   CHECK_EQ(vs.cost_total, vs.pages_scanned * 1);
   /* The delay: a limit of 10 with 1 ms sleeps — one sleep per 10 hits. */
   o.cost_limit = 10;
   o.cost_delay_ms = 1;
-  CHECK_OK(vacuum_heap(e.h, NULL, &o, &vs));
+  CHECK_OK(hs_vacuum(e.h, NULL, &o, &vs));
   CHECK_EQ(vs.cost_sleeps, vs.pages_scanned / 10);
   CHECK(vs.sleep_ms >= (double)vs.cost_sleeps);
   heap_env_close(&e);
@@ -247,8 +247,8 @@ static void vacuum_child(void *ctx, int out) {
   load(&e);
   if (hs_checkpoint(e.pool) != HS_OK) _exit(3);
   churn(&e);
-  vacuum_stats vs;
-  if (vacuum_heap(e.h, e.ix, NULL, &vs) != HS_OK || vs.removed == 0) _exit(4);
+  hs_vacuum_stats vs;
+  if (hs_vacuum(e.h, e.ix, NULL, &vs) != HS_OK || vs.removed == 0) _exit(4);
   if (hs_wal_flush(e.wal, hs_wal_insert_lsn(e.wal), HS_WAL_CAUSE_COMMIT, NULL) != HS_OK) _exit(5);
 }
 
@@ -258,11 +258,11 @@ static void test_crash_after_vacuum(void) {
   heap_env e;
   REQUIRE(heap_env_open(&e, dir, 32, HEAP_REL, INDEX_REL) == HS_OK);
   CHECK_EQ(wrong_values(&e), 0);
-  vacuum_stats vs;
-  vacuum_options all;
-  vacuum_options_init(&all);
+  hs_vacuum_stats vs;
+  hs_vacuum_options all;
+  hs_vacuum_options_init(&all);
   all.skip_all_visible = false; /* read every page, whatever the map says */
-  CHECK_OK(vacuum_heap(e.h, e.ix, &all, &vs));
+  CHECK_OK(hs_vacuum(e.h, e.ix, &all, &vs));
   CHECK_EQ(vs.removed, 0); /* the replayed prunes left nothing dead */
   CHECK_EQ(vs.live, N - N / 7);
   heap_env_close(&e);
@@ -287,17 +287,17 @@ static void insert_mid_run(void *ctx, hs_blockno block) {
   mid_run *m = ctx;
   if (block != m->at) return;
   hs_xid x;
-  if (xact_begin(m->e->x, &x) != HS_OK) return;
+  if (hs_xact_begin(m->e->x, &x) != HS_OK) return;
   for (int i = 0; i < MID_ROWS; i++) {
     row r = {m->next_key++, 1, {0}};
     hs_tid tid;
-    if (heap_insert(m->e->h, x, &r, sizeof r, &tid) != HS_OK) break;
+    if (hs_heap_insert(m->e->h, x, &r, sizeof r, &tid) != HS_OK) break;
     if (tid.block <= m->at)
       m->in_freed++;
     else if (tid.block >= m->nblocks_before)
       m->appended++;
   }
-  xact_commit(m->e->x, x);
+  hs_xact_commit(m->e->x, x);
 }
 
 static void test_fsm_during_the_run(uint32_t fsm_every, bool expect_reuse) {
@@ -306,13 +306,13 @@ static void test_fsm_during_the_run(uint32_t fsm_every, bool expect_reuse) {
   hs_blockno n;
   REQUIRE(hs_smgr_nblocks(hs_pool_smgr(e.pool), HEAP_REL, HS_FORK_MAIN, &n) == HS_OK);
   mid_run m = {&e, n / 2, 10 * N, 0, 0, n};
-  vacuum_options o;
-  vacuum_options_init(&o);
+  hs_vacuum_options o;
+  hs_vacuum_options_init(&o);
   o.fsm_every = fsm_every;
   o.after_page = insert_mid_run;
   o.after_page_ctx = &m;
-  vacuum_stats vs;
-  CHECK_OK(vacuum_heap(e.h, e.ix, &o, &vs));
+  hs_vacuum_stats vs;
+  CHECK_OK(hs_vacuum(e.h, e.ix, &o, &vs));
   CHECK_EQ(vs.fsm_updates, n);
   if (expect_reuse) {
     /* Past the last page's room, into pages the run freed: none appended. */
@@ -326,9 +326,9 @@ static void test_fsm_during_the_run(uint32_t fsm_every, bool expect_reuse) {
   hs_blockno before;
   REQUIRE(hs_smgr_nblocks(hs_pool_smgr(e.pool), HEAP_REL, HS_FORK_MAIN, &before) == HS_OK);
   hs_xid x;
-  REQUIRE(xact_begin(e.x, &x) == HS_OK);
+  REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
   for (int i = 0; i < 40; i++) CHECK_OK(add(&e, x, m.next_key++, 5));
-  CHECK_OK(xact_commit(e.x, x));
+  CHECK_OK(hs_xact_commit(e.x, x));
   hs_blockno after;
   REQUIRE(hs_smgr_nblocks(hs_pool_smgr(e.pool), HEAP_REL, HS_FORK_MAIN, &after) == HS_OK);
   CHECK_EQ(after, before);
@@ -344,38 +344,38 @@ static void test_visibility_map(void) {
   churned_heap(&e, "vac-vm", 64);
   hs_blockno n;
   REQUIRE(hs_smgr_nblocks(hs_pool_smgr(e.pool), HEAP_REL, HS_FORK_MAIN, &n) == HS_OK);
-  vacuum_stats vs;
-  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  hs_vacuum_stats vs;
+  CHECK_OK(hs_vacuum(e.h, e.ix, NULL, &vs));
   CHECK_EQ(vs.pages_scanned, n);
   CHECK_EQ(vs.pages_marked_visible, n); /* nothing running: every page settles */
-  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  CHECK_OK(hs_vacuum(e.h, e.ix, NULL, &vs));
   CHECK_EQ(vs.pages_skipped, n);
   CHECK_EQ(vs.pages_scanned, 0);
   /* One update in place: one page read by the next pass. */
   hs_xid x;
-  REQUIRE(xact_begin(e.x, &x) == HS_OK);
+  REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
   hs_tid where;
   CHECK_EQ(value_of(&e, 3, NULL, 0, &where), 3);
   CHECK_OK(set(&e, x, 3, 33));
-  CHECK_OK(xact_commit(e.x, x));
+  CHECK_OK(hs_xact_commit(e.x, x));
   hs_tid now_at;
   CHECK_EQ(value_of(&e, 3, NULL, 0, &now_at), 33);
   hs_blockno touched = now_at.block != where.block ? 2 : 1;
-  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  CHECK_OK(hs_vacuum(e.h, e.ix, NULL, &vs));
   CHECK_EQ(vs.pages_scanned, touched);
   CHECK_EQ(vs.removed, 1);
   /* Freeze reads everything regardless. */
-  vacuum_options o;
-  vacuum_options_init(&o);
+  hs_vacuum_options o;
+  hs_vacuum_options_init(&o);
   o.freeze = true;
   REQUIRE(hs_smgr_nblocks(hs_pool_smgr(e.pool), HEAP_REL, HS_FORK_MAIN, &n) == HS_OK);
-  CHECK_OK(vacuum_heap(e.h, e.ix, &o, &vs));
+  CHECK_OK(hs_vacuum(e.h, e.ix, &o, &vs));
   CHECK_EQ(vs.pages_scanned, n);
   heap_env_close(&e);
   /* After a restart (and a crash would replay the same records), the map
    * still says all-visible: the next pass skips every page. */
   REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
-  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &vs));
+  CHECK_OK(hs_vacuum(e.h, e.ix, NULL, &vs));
   CHECK_EQ(vs.pages_scanned, 0);
   CHECK_EQ(wrong_values(&e), 1); /* key 3, which now holds 33 */
   CHECK_EQ(value_of(&e, 3, NULL, 0, NULL), 33);
@@ -397,29 +397,29 @@ static void test_chain_into_lower_slots(void) {
   REQUIRE(value_of(&e, 50, NULL, 0, &root) == 50);
   REQUIRE(root.block == 0 && root.slot == 50);
   hs_xid x;
-  REQUIRE(xact_begin(e.x, &x) == HS_OK);
+  REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
   for (uint64_t k = 1; k <= 5; k++) REQUIRE(del(&e, x, k) == HS_OK);
-  REQUIRE(xact_commit(e.x, x) == HS_OK);
-  vacuum_stats st;
-  REQUIRE(vacuum_heap(e.h, e.ix, NULL, &st) == HS_OK);
+  REQUIRE(hs_xact_commit(e.x, x) == HS_OK);
+  hs_vacuum_stats st;
+  REQUIRE(hs_vacuum(e.h, e.ix, NULL, &st) == HS_OK);
   hs_tid at[3];
   for (int v = 1; v <= 2; v++) {
-    REQUIRE(xact_begin(e.x, &x) == HS_OK);
+    REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
     REQUIRE(set(&e, x, 50, 50 + v) == HS_OK);
-    REQUIRE(xact_commit(e.x, x) == HS_OK);
+    REQUIRE(hs_xact_commit(e.x, x) == HS_OK);
     REQUIRE(value_of(&e, 50, NULL, 0, &at[v]) == 50 + v);
   }
   REQUIRE(at[1].block == 0 && at[1].slot < 50); /* the chain runs back */
   REQUIRE(at[2].block == 0 && at[2].slot < 50);
 
-  CHECK_OK(vacuum_heap(e.h, e.ix, NULL, &st));
+  CHECK_OK(hs_vacuum(e.h, e.ix, NULL, &st));
   CHECK_EQ(st.kept, 0);
   CHECK_EQ(st.removed, 2);
   CHECK_EQ(value_of(&e, 50, NULL, 0, NULL), 52);
   /* Fill every free slot with new rows: none may land under the chain. */
-  REQUIRE(xact_begin(e.x, &x) == HS_OK);
+  REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
   for (uint64_t k = N + 1; k <= N + 200; k++) REQUIRE(add(&e, x, k, (int64_t)k) == HS_OK);
-  REQUIRE(xact_commit(e.x, x) == HS_OK);
+  REQUIRE(hs_xact_commit(e.x, x) == HS_OK);
   uint32_t wrong = 0;
   for (uint64_t k = 6; k <= N + 200; k++)
     if (value_of(&e, k, NULL, 0, NULL) != (k == 50 ? 52 : (int64_t)k)) wrong++;
@@ -475,21 +475,21 @@ static void test_lookups_racing_vacuum(void) {
   for (int round = 0; round <= 4; round++) {
     if (round > 0) {
       hs_xid x;
-      REQUIRE(xact_begin(e.x, &x) == HS_OK);
+      REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
       for (uint64_t k = 3; k <= N; k += 3)
         if (k % 7) REQUIRE(set(&e, x, k, (int64_t)k + round * 10000000) == HS_OK);
-      REQUIRE(xact_commit(e.x, x) == HS_OK);
+      REQUIRE(hs_xact_commit(e.x, x) == HS_OK);
     }
     r.round = round;
     atomic_store(&r.stop, false);
     pthread_t th[2];
     for (int i = 0; i < 2; i++) REQUIRE(pthread_create(&th[i], NULL, lookup_loop, &r) == 0);
-    vacuum_options o;
-    vacuum_options_init(&o);
+    hs_vacuum_options o;
+    hs_vacuum_options_init(&o);
     o.after_page = let_readers_in;
     o.after_page_ctx = &r;
-    vacuum_stats st;
-    CHECK_OK(vacuum_heap(e.h, e.ix, &o, &st));
+    hs_vacuum_stats st;
+    CHECK_OK(hs_vacuum(e.h, e.ix, &o, &st));
     CHECK(st.removed > 0);
     atomic_store(&r.stop, true);
     for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);

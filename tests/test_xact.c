@@ -1,5 +1,5 @@
 /*
- * tests/test_xact.c — transactions (src/heap/xact.h): statuses through
+ * tests/test_xact.c — transactions (hotset/heap.h): statuses through
  * commit and abort; snapshots see exactly the transactions that committed
  * before them; the horizon follows the oldest running transaction and the
  * oldest held snapshot; the commit log spans pages; after a real crash (a
@@ -25,9 +25,9 @@ static hs_status env_open(env *e) {
   return heap_env_open(e, dir, 16, 0, 0);
 }
 
-static xact_status status(env *e, hs_xid x) {
-  xact_status s = (xact_status)-1;
-  CHECK_OK(xact_status_of(e->x, x, &s));
+static hs_xact_status status(env *e, hs_xid x) {
+  hs_xact_status s = (hs_xact_status)-1;
+  CHECK_OK(hs_xact_status_of(e->x, x, &s));
   return s;
 }
 
@@ -36,50 +36,50 @@ static void test_statuses_and_snapshots(void) {
   env e;
   REQUIRE(env_open(&e) == HS_OK);
   hs_xid a, b, c;
-  CHECK_OK(xact_begin(e.x, &a));
-  CHECK_OK(xact_begin(e.x, &b));
-  CHECK(a >= XACT_FIRST && b == a + 1);
-  CHECK_EQ(status(&e, a), XACT_IN_PROGRESS);
-  xact_snapshot s1;
-  CHECK_OK(xact_take_snapshot(e.x, &s1)); /* a and b running */
+  CHECK_OK(hs_xact_begin(e.x, &a));
+  CHECK_OK(hs_xact_begin(e.x, &b));
+  CHECK(a >= HS_XACT_FIRST && b == a + 1);
+  CHECK_EQ(status(&e, a), HS_XACT_IN_PROGRESS);
+  hs_snapshot s1;
+  CHECK_OK(hs_xact_take_snapshot(e.x, &s1)); /* a and b running */
   CHECK_EQ(s1.xmin, a);
   CHECK_EQ(s1.xmax, b + 1);
-  CHECK_OK(xact_commit(e.x, a));
-  CHECK_OK(xact_abort(e.x, b));
-  CHECK_EQ(status(&e, a), XACT_COMMITTED);
-  CHECK_EQ(status(&e, b), XACT_ABORTED);
-  CHECK_OK(xact_begin(e.x, &c));
-  xact_snapshot s2;
-  CHECK_OK(xact_take_snapshot(e.x, &s2)); /* c running */
+  CHECK_OK(hs_xact_commit(e.x, a));
+  CHECK_OK(hs_xact_abort(e.x, b));
+  CHECK_EQ(status(&e, a), HS_XACT_COMMITTED);
+  CHECK_EQ(status(&e, b), HS_XACT_ABORTED);
+  CHECK_OK(hs_xact_begin(e.x, &c));
+  hs_snapshot s2;
+  CHECK_OK(hs_xact_take_snapshot(e.x, &s2)); /* c running */
   bool v;
   /* s1 was taken while a ran: a's work stays invisible to it. */
-  CHECK_OK(xact_visible(e.x, &s1, a, &v));
+  CHECK_OK(hs_xact_visible(e.x, &s1, a, &v));
   CHECK(!v);
-  CHECK_OK(xact_visible(e.x, &s2, a, &v));
+  CHECK_OK(hs_xact_visible(e.x, &s2, a, &v));
   CHECK(v);
-  CHECK_OK(xact_visible(e.x, &s2, b, &v)); /* aborted */
+  CHECK_OK(hs_xact_visible(e.x, &s2, b, &v)); /* aborted */
   CHECK(!v);
-  CHECK_OK(xact_visible(e.x, &s2, c, &v)); /* running */
+  CHECK_OK(hs_xact_visible(e.x, &s2, c, &v)); /* running */
   CHECK(!v);
-  CHECK_OK(xact_visible(e.x, &s1, c, &v)); /* began after */
+  CHECK_OK(hs_xact_visible(e.x, &s1, c, &v)); /* began after */
   CHECK(!v);
-  CHECK_OK(xact_visible(e.x, &s1, XACT_FROZEN, &v));
+  CHECK_OK(hs_xact_visible(e.x, &s1, HS_XACT_FROZEN, &v));
   CHECK(v);
   /* The horizon: s1 (xmin a) holds it at a, though a and b are done. */
-  CHECK_EQ(xact_horizon(e.x), a);
-  xact_release_snapshot(e.x, &s1);
-  CHECK_EQ(xact_horizon(e.x), c); /* c runs, s2's xmin is c */
-  CHECK_OK(xact_commit(e.x, c));
-  CHECK_EQ(xact_horizon(e.x), c); /* s2 still held */
-  xact_release_snapshot(e.x, &s2);
-  CHECK_EQ(xact_horizon(e.x), xact_next(e.x));
+  CHECK_EQ(hs_xact_horizon(e.x), a);
+  hs_xact_release_snapshot(e.x, &s1);
+  CHECK_EQ(hs_xact_horizon(e.x), c); /* c runs, s2's xmin is c */
+  CHECK_OK(hs_xact_commit(e.x, c));
+  CHECK_EQ(hs_xact_horizon(e.x), c); /* s2 still held */
+  hs_xact_release_snapshot(e.x, &s2);
+  CHECK_EQ(hs_xact_horizon(e.x), hs_xact_next(e.x));
   /* Misuse. */
-  CHECK_ST(xact_commit(e.x, c), HS_ERR_INVALID); /* finished already */
+  CHECK_ST(hs_xact_commit(e.x, c), HS_ERR_INVALID); /* finished already */
   CHECK_CONTAINS(hs_last_error(), "not running");
-  CHECK_ST(xact_abort(e.x, 999999), HS_ERR_INVALID);
-  xact_status st;
-  CHECK_ST(xact_status_of(e.x, xact_next(e.x), &st), HS_ERR_INVALID); /* never given */
-  CHECK_ST(xact_status_of(e.x, XACT_INVALID, &st), HS_ERR_INVALID);
+  CHECK_ST(hs_xact_abort(e.x, 999999), HS_ERR_INVALID);
+  hs_xact_status st;
+  CHECK_ST(hs_xact_status_of(e.x, hs_xact_next(e.x), &st), HS_ERR_INVALID); /* never given */
+  CHECK_ST(hs_xact_status_of(e.x, HS_XACT_INVALID, &st), HS_ERR_INVALID);
   heap_env_close(&e);
   testdir_remove(dir);
 }
@@ -92,9 +92,9 @@ static void test_many_across_pages(void) {
   enum { N = 40000 };
   hs_xid first = 0, x;
   for (uint32_t i = 0; i < N; i++) {
-    REQUIRE(xact_begin(e.x, &x) == HS_OK);
+    REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
     if (!first) first = x;
-    hs_status st = i % 3 == 0 ? xact_abort(e.x, x) : xact_commit(e.x, x);
+    hs_status st = i % 3 == 0 ? hs_xact_abort(e.x, x) : hs_xact_commit(e.x, x);
     if (st != HS_OK) {
       CHECK_OK(st);
       break;
@@ -102,18 +102,18 @@ static void test_many_across_pages(void) {
   }
   uint32_t wrong = 0;
   for (uint32_t i = 0; i < N; i++)
-    if (status(&e, first + i) != (i % 3 == 0 ? XACT_ABORTED : XACT_COMMITTED)) wrong++;
+    if (status(&e, first + i) != (i % 3 == 0 ? HS_XACT_ABORTED : HS_XACT_COMMITTED)) wrong++;
   CHECK_EQ(wrong, 0);
   /* Closed and reopened: the same, and new ids past every old one. */
   heap_env_close(&e);
   REQUIRE(env_open(&e) == HS_OK);
   wrong = 0;
   for (uint32_t i = 0; i < N; i++)
-    if (status(&e, first + i) != (i % 3 == 0 ? XACT_ABORTED : XACT_COMMITTED)) wrong++;
+    if (status(&e, first + i) != (i % 3 == 0 ? HS_XACT_ABORTED : HS_XACT_COMMITTED)) wrong++;
   CHECK_EQ(wrong, 0);
-  CHECK_OK(xact_begin(e.x, &x));
+  CHECK_OK(hs_xact_begin(e.x, &x));
   CHECK(x >= first + N);
-  CHECK_OK(xact_commit(e.x, x));
+  CHECK_OK(hs_xact_commit(e.x, x));
   heap_env_close(&e);
   testdir_remove(dir);
 }
@@ -125,11 +125,11 @@ static void crash_child(void *ctx, int out) {
   if (env_open(&e) != HS_OK) _exit(2);
   hs_xid ids[30];
   for (int i = 0; i < 30; i++)
-    if (xact_begin(e.x, &ids[i]) != HS_OK) _exit(3);
+    if (hs_xact_begin(e.x, &ids[i]) != HS_OK) _exit(3);
   for (int i = 0; i < 30; i++) {
     hs_status st = HS_OK;
-    if (i % 3 == 0) st = xact_commit(e.x, ids[i]);
-    if (i % 3 == 1) st = xact_abort(e.x, ids[i]);
+    if (i % 3 == 0) st = hs_xact_commit(e.x, ids[i]);
+    if (i % 3 == 1) st = hs_xact_abort(e.x, ids[i]);
     if (st != HS_OK) _exit(4);
   }
   killed_child_send(out, ids, sizeof ids, 5);
@@ -144,14 +144,14 @@ static void test_crash(void) {
   for (int i = 0; i < 30; i++) {
     /* Commits were flushed; aborts may or may not have reached the log,
      * and the running ones died: both read as aborted. */
-    xact_status want = i % 3 == 0 ? XACT_COMMITTED : XACT_ABORTED;
+    hs_xact_status want = i % 3 == 0 ? HS_XACT_COMMITTED : HS_XACT_ABORTED;
     if (status(&e, ids[i]) != want) fprintf(stderr, "id %d: status %d\n", i, status(&e, ids[i]));
     CHECK_EQ(status(&e, ids[i]), want);
   }
   hs_xid x;
-  CHECK_OK(xact_begin(e.x, &x));
+  CHECK_OK(hs_xact_begin(e.x, &x));
   CHECK(x > ids[29]); /* never given twice */
-  CHECK_OK(xact_abort(e.x, x));
+  CHECK_OK(hs_xact_abort(e.x, x));
   heap_env_close(&e);
   testdir_remove(dir);
 }
@@ -160,14 +160,14 @@ static void test_crash(void) {
 #define PER     300
 
 static void *worker_main(void *arg) {
-  xact_mgr *x = arg;
+  hs_xact_mgr *x = arg;
   for (int i = 0; i < PER; i++) {
     hs_xid id;
-    if (xact_begin(x, &id) != HS_OK) {
+    if (hs_xact_begin(x, &id) != HS_OK) {
       atomic_fetch_add(&thread_failures, 1);
       continue;
     }
-    hs_status st = id % 2 ? xact_commit(x, id) : xact_abort(x, id);
+    hs_status st = id % 2 ? hs_xact_commit(x, id) : hs_xact_abort(x, id);
     if (st != HS_OK) atomic_fetch_add(&thread_failures, 1);
   }
   return NULL;
@@ -177,17 +177,17 @@ static void test_threads(void) {
   testdir_make(dir, sizeof dir, "xact-mt");
   env e;
   REQUIRE(env_open(&e) == HS_OK);
-  hs_xid first = xact_next(e.x);
+  hs_xid first = hs_xact_next(e.x);
   pthread_t t[THREADS];
   for (int i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker_main, e.x);
   for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
   CHECK_EQ(atomic_load(&thread_failures), 0);
-  CHECK_EQ(xact_next(e.x) - first, THREADS * PER);
+  CHECK_EQ(hs_xact_next(e.x) - first, THREADS * PER);
   uint32_t wrong = 0;
   for (hs_xid id = first; id < first + THREADS * PER; id++)
-    if (status(&e, id) != (id % 2 ? XACT_COMMITTED : XACT_ABORTED)) wrong++;
+    if (status(&e, id) != (id % 2 ? HS_XACT_COMMITTED : HS_XACT_ABORTED)) wrong++;
   CHECK_EQ(wrong, 0); /* neighbours in one byte did not lose each other's bits */
-  CHECK_EQ(xact_horizon(e.x), xact_next(e.x));
+  CHECK_EQ(hs_xact_horizon(e.x), hs_xact_next(e.x));
   heap_env_close(&e);
   testdir_remove(dir);
 }

@@ -6,7 +6,7 @@
  * this machine: how the vacuum ring's size changes the WAL flushes its
  * recycling forces (2007) and vacuum's speed (2017); what cost-based delay
  * trades between vacuum time and the foreground (2003–2004); and whether a
- * throttle that watches the foreground (`auto`, vacuum/throttle.h) with the
+ * throttle that watches the foreground (`auto`, hotset/vacuum.h) with the
  * adaptive ring can do what no cost delay does — cost a paced foreground
  * nothing and still finish.
  *
@@ -29,7 +29,7 @@
 #include "core/error.h"
 #include "hotset/durability.h"
 #include "hotset/stats.h"
-#include "vacuum/vacuum.h"
+#include "vacuum/throttle.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -279,9 +279,9 @@ static void build_cells(const vac_bench *b, cell_list *l) {
 typedef struct lab {
   hs_wal *wal;
   hs_pool *pool;
-  xact_mgr *x;
-  heap *h;
-  pk_index *ix;
+  hs_xact_mgr *x;
+  hs_heap *h;
+  hs_pk_index *ix;
   uint64_t rows;
   bench_rng rng;
 } lab;
@@ -293,7 +293,7 @@ static hs_status lab_open(const vac_bench *b, const char *base, lab *l) {
   hs_wal_options_init(&wo);
   wo.dir = waldir;
   hs_status st = hs_wal_open(&wo, &l->wal);
-  if (st == HS_OK) st = heap_register_redo(l->wal);
+  if (st == HS_OK) st = hs_heap_register_redo(l->wal);
   if (st != HS_OK) return st;
   hs_pool_options po;
   hs_pool_options_init(&po);
@@ -304,16 +304,16 @@ static hs_status lab_open(const vac_bench *b, const char *base, lab *l) {
   po.wal = l->wal;
   po.checksums = true;
   st = hs_pool_open(&po, &l->pool);
-  if (st == HS_OK) st = xact_open(l->pool, &l->x);
-  if (st == HS_OK) st = heap_open(l->pool, l->x, HEAP_REL, &l->h);
-  if (st == HS_OK) st = pk_index_open(l->pool, INDEX_REL, &l->ix);
+  if (st == HS_OK) st = hs_xact_open(l->pool, &l->x);
+  if (st == HS_OK) st = hs_heap_open(l->pool, l->x, HEAP_REL, &l->h);
+  if (st == HS_OK) st = hs_pk_index_open(l->pool, INDEX_REL, &l->ix);
   return st;
 }
 
 static void lab_close(lab *l) {
-  pk_index_close(l->ix);
-  heap_close(l->h);
-  xact_close(l->x);
+  hs_pk_index_close(l->ix);
+  hs_heap_close(l->h);
+  hs_xact_close(l->x);
   if (l->pool) hs_pool_close(l->pool);
   if (l->wal) hs_wal_close(l->wal);
 }
@@ -329,22 +329,22 @@ static hs_status load(const vac_bench *b, lab *l) {
   memset(row, 'x', sizeof row);
   uint64_t want_blocks = b->table_bytes / PAGE_BYTES;
   hs_status st = HS_OK;
-  hs_xid xid = XACT_INVALID;
+  hs_xid xid = HS_XACT_INVALID;
   for (uint64_t key = 0; st == HS_OK; key++) {
     if (key % 10000 == 0) {
-      if (xid != XACT_INVALID && (st = xact_commit(l->x, xid)) != HS_OK) break;
-      xid = XACT_INVALID;
+      if (xid != HS_XACT_INVALID && (st = hs_xact_commit(l->x, xid)) != HS_OK) break;
+      xid = HS_XACT_INVALID;
       hs_blockno n;
       if ((st = heap_blocks(l, &n)) != HS_OK) break;
       if (n >= want_blocks) break;
       if (bench_interrupted()) return hs_fail(HS_ERR_INVALID, 0, "interrupted while loading");
-      if ((st = xact_begin(l->x, &xid)) != HS_OK) break;
+      if ((st = hs_xact_begin(l->x, &xid)) != HS_OK) break;
     }
     memcpy(row, &key, 8);
     memset(row + 8, 0, 8); /* the balance */
     hs_tid tid;
-    st = heap_insert(l->h, xid, row, sizeof row, &tid);
-    if (st == HS_OK) st = pk_index_insert(l->ix, key, tid);
+    st = hs_heap_insert(l->h, xid, row, sizeof row, &tid);
+    if (st == HS_OK) st = hs_pk_index_insert(l->ix, key, tid);
     l->rows = key + 1;
   }
   return st;
@@ -353,28 +353,28 @@ static hs_status load(const vac_bench *b, lab *l) {
 /* Updates `count` random rows (their balance), UPDATE_TX per transaction:
  * each leaves a dead version behind for vacuum. */
 static hs_status make_dead(lab *l, uint64_t count) {
-  xact_snapshot *snap = malloc(sizeof *snap);
+  hs_snapshot *snap = malloc(sizeof *snap);
   if (!snap) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a snapshot");
   hs_status st = HS_OK;
   for (uint64_t done = 0; st == HS_OK && done < count;) {
     hs_xid xid;
-    if ((st = xact_begin(l->x, &xid)) != HS_OK) break;
+    if ((st = hs_xact_begin(l->x, &xid)) != HS_OK) break;
     for (uint32_t i = 0; st == HS_OK && i < UPDATE_TX && done < count; i++, done++) {
       uint64_t key = bench_rng_below(&l->rng, (uint32_t)l->rows);
       char row[VAC_ROW_BYTES];
       uint32_t len;
       bool found;
       hs_tid tid, new_tid;
-      st = xact_take_snapshot(l->x, snap);
+      st = hs_xact_take_snapshot(l->x, snap);
       if (st != HS_OK) break;
-      st = pk_lookup(l->ix, l->h, key, snap, xid, &tid, row, sizeof row, &len, &found);
-      xact_release_snapshot(l->x, snap);
+      st = hs_pk_lookup(l->ix, l->h, key, snap, xid, &tid, row, sizeof row, &len, &found);
+      hs_xact_release_snapshot(l->x, snap);
       if (st == HS_OK && !found)
         st = hs_fail(HS_ERR_CORRUPT, 0, "key %" PRIu64 " not found while updating", key);
-      if (st == HS_OK) st = heap_update(l->h, xid, tid, row, len, &new_tid);
+      if (st == HS_OK) st = hs_heap_update(l->h, xid, tid, row, len, &new_tid);
       if (st == HS_ERR_INVALID) st = HS_OK; /* this transaction updated it already */
     }
-    hs_status end = st == HS_OK ? xact_commit(l->x, xid) : xact_abort(l->x, xid);
+    hs_status end = st == HS_OK ? hs_xact_commit(l->x, xid) : hs_xact_abort(l->x, xid);
     if (st == HS_OK) st = end;
   }
   free(snap);
@@ -441,7 +441,7 @@ static double normal_hit_ratio(const hs_io_stats *from, const hs_io_stats *to) {
  * *hit_ratio (if asked) is the pool's foreground hit ratio over it. With
  * `th`, the clients report to the throttle from the baseline on: what they
  * report before vacuum starts is its baseline too. */
-static double measure_alone(const vac_bench *b, lab *l, fg_group *g, throttle *th,
+static double measure_alone(const vac_bench *b, lab *l, fg_group *g, hs_throttle *th,
                             double *hit_ratio) {
   bench_sleep(WARMUP_S);
   if (th) atomic_store(&g->throttle, th);
@@ -468,9 +468,9 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   fg_group g;
   fg_group_init(&g, b, l, b->seed * 1000003u + index,
                 c->fg == VAC_FG_PACED ? paced_rate / (double)b->clients : 0);
-  throttle th;
-  throttle_options to;
-  throttle_options_init(&to);
+  hs_throttle th;
+  hs_throttle_options to;
+  hs_throttle_options_init(&to);
   to.budget = b->budget;
   to.idle_priority = b->idle_priority;
   if ((st = throttle_init(&th, &to)) != HS_OK) return st;
@@ -484,8 +484,8 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   if (!rt.t_ns || !rt.size) st = hs_fail(HS_ERR_NOMEM, 0, "no memory for the ring's trace");
   if (st == HS_OK) st = hs_strategy_create(l->pool, HS_STRATEGY_VACUUM, &c->ring_config, &ring);
   rt.s = ring;
-  vacuum_options vo;
-  vacuum_options_init(&vo);
+  hs_vacuum_options vo;
+  hs_vacuum_options_init(&vo);
   vo.strategy = ring;
   vo.freeze = b->freeze;
   vo.cost_delay_ms = c->cost_delay_ms;
@@ -496,7 +496,7 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   hs_wal_stats w0, w1;
   hs_pool_stats(l->pool, &io0);
   hs_wal_stats_get(l->wal, &w0);
-  vacuum_stats vs = {0};
+  hs_vacuum_stats vs = {0};
   uint64_t t2 = bench_now_ns(), t3 = t2;
   pthread_mutex_lock(&g.err_lock);
   bool fg_failed = g.err[0] != 0;
@@ -504,7 +504,7 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   if (st == HS_OK && !fg_failed) {
     atomic_store(&g.epoch, FG_DURING);
     t2 = bench_now_ns();
-    st = vacuum_heap(l->h, l->ix, &vo, &vs);
+    st = hs_vacuum(l->h, l->ix, &vo, &vs);
     t3 = bench_now_ns();
     atomic_store(&g.epoch, FG_BETWEEN);
   }
@@ -604,8 +604,8 @@ int bench_vacuum_main(int argc, char **argv) {
   uint64_t t_load = bench_now_ns();
   st = lab_open(&b, base, &l);
   if (st == HS_OK) st = load(&b, &l);
-  vacuum_stats first;
-  if (st == HS_OK) st = vacuum_heap(l.h, l.ix, NULL, &first);
+  hs_vacuum_stats first;
+  if (st == HS_OK) st = hs_vacuum(l.h, l.ix, NULL, &first);
   if (st == HS_OK) st = hs_checkpoint(l.pool);
   double load_s = (double)(bench_now_ns() - t_load) / 1e9;
   double unpaced = 0;

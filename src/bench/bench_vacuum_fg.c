@@ -32,9 +32,9 @@ static void record_error(fg_group *g, const char *what) {
   pthread_mutex_unlock(&g->err_lock);
 }
 
-static bool one_select(fg_group *g, bench_rng *rng, xact_snapshot *snap) {
+static bool one_select(fg_group *g, bench_rng *rng, hs_snapshot *snap) {
   uint64_t key = bench_rng_below(rng, (uint32_t)g->rows);
-  if (xact_take_snapshot(g->x, snap) != HS_OK) {
+  if (hs_xact_take_snapshot(g->x, snap) != HS_OK) {
     record_error(g, "taking a snapshot");
     return false;
   }
@@ -43,8 +43,8 @@ static bool one_select(fg_group *g, bench_rng *rng, xact_snapshot *snap) {
   bool found;
   hs_tid tid;
   hs_status st =
-      pk_lookup(g->ix, g->h, key, snap, XACT_INVALID, &tid, row, sizeof row, &len, &found);
-  xact_release_snapshot(g->x, snap);
+      hs_pk_lookup(g->ix, g->h, key, snap, HS_XACT_INVALID, &tid, row, sizeof row, &len, &found);
+  hs_xact_release_snapshot(g->x, snap);
   if (st != HS_OK || !found) {
     char what[96];
     snprintf(what, sizeof what, "looking up key %" PRIu64 "%s", key, found ? "" : " (not found)");
@@ -57,21 +57,21 @@ static bool one_select(fg_group *g, bench_rng *rng, xact_snapshot *snap) {
 /* One update transaction; a key another client holds (HS_ERR_BUSY) is
  * given up and counts as done, as pgbench counts a retried serialization
  * failure's work. */
-static bool one_update(fg_group *g, bench_rng *rng, xact_snapshot *snap) {
+static bool one_update(fg_group *g, bench_rng *rng, hs_snapshot *snap) {
   uint64_t key = bench_rng_below(rng, (uint32_t)g->rows);
   hs_xid xid;
-  if (xact_begin(g->x, &xid) != HS_OK) {
+  if (hs_xact_begin(g->x, &xid) != HS_OK) {
     record_error(g, "beginning a transaction");
     return false;
   }
-  hs_status st = xact_take_snapshot(g->x, snap);
+  hs_status st = hs_xact_take_snapshot(g->x, snap);
   char row[VAC_ROW_BYTES];
   uint32_t len;
   bool found = false;
   hs_tid tid;
   if (st == HS_OK) {
-    st = pk_lookup(g->ix, g->h, key, snap, xid, &tid, row, sizeof row, &len, &found);
-    xact_release_snapshot(g->x, snap);
+    st = hs_pk_lookup(g->ix, g->h, key, snap, xid, &tid, row, sizeof row, &len, &found);
+    hs_xact_release_snapshot(g->x, snap);
   }
   if (st == HS_OK && found) {
     uint64_t balance;
@@ -79,15 +79,15 @@ static bool one_update(fg_group *g, bench_rng *rng, xact_snapshot *snap) {
     balance++;
     memcpy(row + 8, &balance, 8);
     hs_tid new_tid;
-    st = heap_update(g->h, xid, tid, row, len, &new_tid);
+    st = hs_heap_update(g->h, xid, tid, row, len, &new_tid);
   }
-  if (st == HS_ERR_BUSY || st == HS_ERR_INVALID) return xact_abort(g->x, xid) == HS_OK;
+  if (st == HS_ERR_BUSY || st == HS_ERR_INVALID) return hs_xact_abort(g->x, xid) == HS_OK;
   if (st != HS_OK || !found) {
     record_error(g, found ? "updating a row" : "looking up a row to update");
-    xact_abort(g->x, xid);
+    hs_xact_abort(g->x, xid);
     return false;
   }
-  if (xact_commit(g->x, xid) != HS_OK) {
+  if (hs_xact_commit(g->x, xid) != HS_OK) {
     record_error(g, "committing an update");
     return false;
   }
@@ -106,7 +106,7 @@ static void *client_main(void *arg) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   bench_rng rng;
   bench_rng_seed(&rng, g->seed, c->id);
-  xact_snapshot *snap = malloc(sizeof *snap);
+  hs_snapshot *snap = malloc(sizeof *snap);
   if (!snap) {
     pthread_mutex_lock(&g->err_lock);
     if (!g->err[0]) snprintf(g->err, sizeof g->err, "no memory for a snapshot");
@@ -135,8 +135,8 @@ static void *client_main(void *arg) {
     t->sum_ns += ns;
     latency_hist_add(&t->hist, ns);
     latency_hist_add(&t->service, end - began);
-    throttle *th = atomic_load_explicit(&g->throttle, memory_order_acquire);
-    if (th) throttle_observe(th, ns);
+    hs_throttle *th = atomic_load_explicit(&g->throttle, memory_order_acquire);
+    if (th) hs_throttle_observe(th, ns);
   }
   free(snap);
   return NULL;

@@ -8,9 +8,9 @@
 
 #include "bench/bench_util.h"
 #include "bench/latency_hist.h"
-#include "heap/pk_index.h"
+#include "hotset/heap.h"
 #include "hotset/strategy.h"
-#include "vacuum/throttle.h"
+#include "hotset/vacuum.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -85,14 +85,14 @@ typedef struct fg_client {
 } fg_client;
 
 struct fg_group {
-  heap *h;
-  pk_index *ix;
-  xact_mgr *x;
+  hs_heap *h;
+  hs_pk_index *ix;
+  hs_xact_mgr *x;
   uint64_t rows;
   uint64_t seed;
   bool updates;
-  double rate_per_client;       /* operations per second; 0: unpaced */
-  _Atomic(throttle *) throttle; /* told each operation's latency, or NULL */
+  double rate_per_client;          /* operations per second; 0: unpaced */
+  _Atomic(hs_throttle *) throttle; /* told each operation's latency, or NULL */
   _Atomic int epoch;
   _Atomic bool stop;
   uint32_t nclients;

@@ -31,9 +31,9 @@
 
 enum { REC_INSERT = 1, REC_DELETE = 2, REC_UPDATE = 3, REC_PRUNE = 4, REC_VISIBLE = 5 };
 
-struct heap {
+struct hs_heap {
   hs_pool *pool;
-  xact_mgr *xact;
+  hs_xact_mgr *xact;
   hs_relid rel;
   uint32_t page_size;
   pthread_mutex_t extend_mu;
@@ -132,14 +132,14 @@ static hs_status apply_prune(void *page, uint32_t page_size, const void *removed
   uint32_t len;
   for (uint16_t i = 0; i < nfrozen && st == HS_OK; i++) {
     st = heap_page_get(page, page_size, listed_slot(frozen_list, i), &t, &len);
-    if (st == HS_OK) tuple_set_xmin(t, XACT_FROZEN);
+    if (st == HS_OK) tuple_set_xmin(t, HS_XACT_FROZEN);
   }
   /* Deleted by a transaction that aborted: not deleted (PostgreSQL clears
    * such an xmax when it freezes; here every prune does, so the page can
    * become all-visible). */
   for (uint16_t i = 0; i < ncleared && st == HS_OK; i++) {
     st = heap_page_get(page, page_size, listed_slot(cleared_list, i), &t, &len);
-    if (st == HS_OK) tuple_set_xmax(t, XACT_INVALID, (hs_tid){0, 0});
+    if (st == HS_OK) tuple_set_xmax(t, HS_XACT_INVALID, (hs_tid){0, 0});
   }
   return st;
 }
@@ -200,21 +200,21 @@ static hs_status heap_redo(void *ctx, const hs_wal_read_record *rec, void *const
   }
 }
 
-hs_status heap_register_redo(hs_wal *wal) {
+hs_status hs_heap_register_redo(hs_wal *wal) {
   return wal_register_builtin_rmgr(wal, HS_WAL_RMGR_HEAP, "heap", heap_redo, NULL);
 }
 
 /* ---- open ---- */
 
-hs_status heap_open(hs_pool *pool, xact_mgr *xact, hs_relid rel, heap **out) {
+hs_status hs_heap_open(hs_pool *pool, hs_xact_mgr *xact, hs_relid rel, hs_heap **out) {
   *out = NULL;
   if (!pool || !xact || !hs_pool_wal(pool))
-    return hs_fail(HS_ERR_INVALID, 0, "heap_open: a pool with a log and a transaction manager");
+    return hs_fail(HS_ERR_INVALID, 0, "hs_heap_open: a pool with a log and a transaction manager");
   hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), rel, HS_FORK_MAIN, NULL);
   hs_blockno n = 0;
   if (st == HS_OK) st = hs_smgr_nblocks(hs_pool_smgr(pool), rel, HS_FORK_MAIN, &n);
   if (st != HS_OK) return st;
-  heap *h = calloc(1, sizeof *h);
+  hs_heap *h = calloc(1, sizeof *h);
   if (!h) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a heap");
   h->pool = pool;
   h->xact = xact;
@@ -225,32 +225,32 @@ hs_status heap_open(hs_pool *pool, xact_mgr *xact, hs_relid rel, heap **out) {
   st = fsm_open(pool, rel, &h->fsm);
   if (st == HS_OK) st = vm_open(pool, rel, &h->vm);
   if (st != HS_OK) {
-    heap_close(h);
+    hs_heap_close(h);
     return st;
   }
   *out = h;
   return HS_OK;
 }
 
-hs_pool *heap_pool(const heap *h) {
+hs_pool *heap_pool(const hs_heap *h) {
   return h->pool;
 }
-hs_relid heap_rel(const heap *h) {
+hs_relid heap_rel(const hs_heap *h) {
   return h->rel;
 }
-xact_mgr *heap_xact(const heap *h) {
+hs_xact_mgr *heap_xact(const hs_heap *h) {
   return h->xact;
 }
 
-fsm *heap_fsm(const heap *h) {
+fsm *heap_fsm(const hs_heap *h) {
   return h->fsm;
 }
 
-vmap *heap_vm(const heap *h) {
+vmap *heap_vm(const hs_heap *h) {
   return h->vm;
 }
 
-void heap_close(heap *h) {
+void hs_heap_close(hs_heap *h) {
   if (!h) return;
   fsm_close(h->fsm);
   vm_close(h->vm);
@@ -260,7 +260,7 @@ void heap_close(heap *h) {
 
 /* ---- changes ---- */
 
-static hs_status log_record(heap *h, uint8_t type, const hs_buf *bufs, uint16_t npages,
+static hs_status log_record(hs_heap *h, uint8_t type, const hs_buf *bufs, uint16_t npages,
                             const void *data, uint32_t len) {
   hs_wal_record rec = {
       .rmgr = HS_WAL_RMGR_HEAP, .type = type, .npages = npages, .data = data, .len = len};
@@ -269,7 +269,7 @@ static hs_status log_record(heap *h, uint8_t type, const hs_buf *bufs, uint16_t 
 
 /* A new, empty page at the end, pinned and exclusively locked; the next
  * inserts' target. */
-static hs_status new_page(heap *h, hs_buf *out) {
+static hs_status new_page(hs_heap *h, hs_buf *out) {
   pthread_mutex_lock(&h->extend_mu);
   hs_blockno block;
   hs_status st = hs_pool_extend(h->pool, h->rel, HS_FORK_MAIN, NULL, true, out, &block);
@@ -282,7 +282,7 @@ static hs_status new_page(heap *h, hs_buf *out) {
 
 /* Tries page `block` for a tuple of `len`: *out pinned and locked if it
  * has room; otherwise the free-space map learns what it really has. */
-static hs_status try_page(heap *h, hs_blockno block, uint32_t len, hs_buf *out, bool *ok) {
+static hs_status try_page(hs_heap *h, hs_blockno block, uint32_t len, hs_buf *out, bool *ok) {
   *ok = false;
   hs_buf b;
   hs_status st = hs_pool_read(h->pool, h->rel, HS_FORK_MAIN, block, HS_READ_NORMAL, NULL, &b, NULL);
@@ -304,7 +304,7 @@ static hs_status try_page(heap *h, hs_blockno block, uint32_t len, hs_buf *out, 
 /* A page with room for `len` bytes, pinned and exclusively locked: the
  * last insert's page, else one the free-space map names (a few tries: the
  * map may be out of date), else a new one. */
-static hs_status page_with_room(heap *h, uint32_t len, hs_buf *out) {
+static hs_status page_with_room(hs_heap *h, uint32_t len, hs_buf *out) {
   bool ok = false;
   hs_status st = HS_OK;
   hs_blockno t = atomic_load(&h->target);
@@ -320,19 +320,19 @@ static hs_status page_with_room(heap *h, uint32_t len, hs_buf *out) {
   return new_page(h, out);
 }
 
-static void unlock_release(heap *h, hs_buf b) {
+static void unlock_release(hs_heap *h, hs_buf b) {
   hs_buf_unlock(h->pool, b);
   hs_buf_release(h->pool, b);
 }
 
 /* The most data one tuple can carry on this heap's pages: an empty page
  * less one line pointer, or the tuple format's limit. */
-static uint32_t max_data(const heap *h) {
+static uint32_t max_data(const hs_heap *h) {
   uint32_t room = h->page_size - HEAP_PAGE_FIRST_LP - HEAP_LINE_POINTER - HEAP_TUPLE_HEADER;
-  return room < HEAP_MAX_DATA ? room : HEAP_MAX_DATA;
+  return room < HS_HEAP_MAX_DATA ? room : HS_HEAP_MAX_DATA;
 }
 
-static hs_status check_data(const heap *h, const char *call, const void *data, uint32_t len) {
+static hs_status check_data(const hs_heap *h, const char *call, const void *data, uint32_t len) {
   if (len <= max_data(h) && (data || !len)) return HS_OK;
   return hs_fail(HS_ERR_INVALID, 0, "%s: %u bytes of data (at most %u on %u-byte pages)", call, len,
                  max_data(h), h->page_size);
@@ -341,7 +341,7 @@ static hs_status check_data(const heap *h, const char *call, const void *data, u
 /* Before a change to the locked page in b: if it was all-visible, its map
  * bit is cleared (logged before the change's own record) and its flag too
  * (the change's redo clears the flag again). */
-static hs_status clear_visible(heap *h, hs_buf b) {
+static hs_status clear_visible(hs_heap *h, hs_buf b) {
   void *page = hs_buf_page(h->pool, b);
   uint16_t flags = heap_page_flags(page);
   if (heap_page_is_new(page) || !(flags & HEAP_PAGE_ALL_VISIBLE)) return HS_OK;
@@ -352,22 +352,22 @@ static hs_status clear_visible(heap *h, hs_buf b) {
 
 /* A record's buffer: `head` bytes the caller fills in, then a new tuple
  * (header with xmin = xid, then the data). Freed by the caller. */
-static hs_status record_with_tuple(const heap *h, const char *call, uint32_t head, hs_xid xid,
+static hs_status record_with_tuple(const hs_heap *h, const char *call, uint32_t head, hs_xid xid,
                                    const void *data, uint32_t len, unsigned char **out) {
   *out = NULL; /* set on every path: gcc -O3 cannot see the callers return on failure */
   hs_status st = check_data(h, call, data, len);
   if (st != HS_OK) return st;
   unsigned char *rec = malloc(head + HEAP_TUPLE_HEADER + len);
   if (!rec) return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory for the record", call);
-  tuple_header(rec + head, xid, XACT_INVALID, (hs_tid){0, 0});
+  tuple_header(rec + head, xid, HS_XACT_INVALID, (hs_tid){0, 0});
   if (len) memcpy(rec + head + HEAP_TUPLE_HEADER, data, len);
   *out = rec;
   return HS_OK;
 }
 
-hs_status heap_insert(heap *h, hs_xid xid, const void *data, uint32_t len, hs_tid *tid) {
+hs_status hs_heap_insert(hs_heap *h, hs_xid xid, const void *data, uint32_t len, hs_tid *tid) {
   unsigned char *rec;
-  hs_status st = record_with_tuple(h, "heap_insert", 2, xid, data, len, &rec);
+  hs_status st = record_with_tuple(h, "hs_heap_insert", 2, xid, data, len, &rec);
   if (st != HS_OK) return st;
   uint32_t total = HEAP_TUPLE_HEADER + len;
   hs_buf b;
@@ -389,7 +389,7 @@ hs_status heap_insert(heap *h, hs_xid xid, const void *data, uint32_t len, hs_ti
 }
 
 /* The tuple at tid on a pinned, locked page. */
-static hs_status tuple_at(heap *h, hs_buf b, hs_tid tid, unsigned char **t, uint32_t *len) {
+static hs_status tuple_at(hs_heap *h, hs_buf b, hs_tid tid, unsigned char **t, uint32_t *len) {
   void *p;
   hs_status st = heap_page_get(hs_buf_page(h->pool, b), h->page_size, tid.slot, &p, len);
   if (st == HS_OK && *len < HEAP_TUPLE_HEADER)
@@ -399,23 +399,23 @@ static hs_status tuple_at(heap *h, hs_buf b, hs_tid tid, unsigned char **t, uint
   return st;
 }
 
-static hs_status read_locked(heap *h, hs_blockno block, hs_lock_mode mode, hs_buf *b) {
+static hs_status read_locked(hs_heap *h, hs_blockno block, hs_lock_mode mode, hs_buf *b) {
   hs_status st = hs_pool_read(h->pool, h->rel, HS_FORK_MAIN, block, HS_READ_NORMAL, NULL, b, NULL);
   if (st == HS_OK) hs_buf_lock(h->pool, *b, mode);
   return st;
 }
 
-static hs_status visible_to(heap *h, const xact_snapshot *snap, hs_xid self, hs_xid x,
+static hs_status visible_to(hs_heap *h, const hs_snapshot *snap, hs_xid self, hs_xid x,
                             bool *visible) {
-  if (x != XACT_INVALID && x == self) {
+  if (x != HS_XACT_INVALID && x == self) {
     *visible = true;
     return HS_OK;
   }
-  return xact_visible(h->xact, snap, x, visible);
+  return hs_xact_visible(h->xact, snap, x, visible);
 }
 
-hs_status heap_fetch(heap *h, hs_tid tid, const xact_snapshot *snap, hs_xid self, void *out,
-                     uint32_t cap, uint32_t *len, bool *visible) {
+hs_status hs_heap_fetch(hs_heap *h, hs_tid tid, const hs_snapshot *snap, hs_xid self, void *out,
+                        uint32_t cap, uint32_t *len, bool *visible) {
   *visible = false;
   hs_buf b;
   hs_status st = read_locked(h, tid.block, HS_LOCK_SHARE, &b);
@@ -425,7 +425,7 @@ hs_status heap_fetch(heap *h, hs_tid tid, const xact_snapshot *snap, hs_xid self
   st = tuple_at(h, b, tid, &t, &tlen);
   bool created = false, deleted = false;
   if (st == HS_OK) st = visible_to(h, snap, self, tuple_xmin(t), &created);
-  if (st == HS_OK && created && tuple_xmax(t) != XACT_INVALID)
+  if (st == HS_OK && created && tuple_xmax(t) != HS_XACT_INVALID)
     st = visible_to(h, snap, self, tuple_xmax(t), &deleted);
   if (st == HS_OK && created && !deleted) {
     *visible = true;
@@ -439,14 +439,14 @@ hs_status heap_fetch(heap *h, hs_tid tid, const xact_snapshot *snap, hs_xid self
 /* May `xid` delete this tuple? Not if another transaction deleted it and
  * runs (HS_ERR_BUSY) or committed (HS_ERR_INVALID); an aborted deleter's
  * mark is taken over. */
-static hs_status may_delete(heap *h, const unsigned char *t, hs_xid xid, hs_tid tid) {
+static hs_status may_delete(hs_heap *h, const unsigned char *t, hs_xid xid, hs_tid tid) {
   hs_xid other = tuple_xmax(t);
-  if (other == XACT_INVALID || other == xid) return HS_OK;
-  xact_status s;
-  hs_status st = xact_status_of(h->xact, other, &s);
+  if (other == HS_XACT_INVALID || other == xid) return HS_OK;
+  hs_xact_status s;
+  hs_status st = hs_xact_status_of(h->xact, other, &s);
   if (st != HS_OK) return st;
-  if (s == XACT_ABORTED) return HS_OK;
-  if (s == XACT_COMMITTED)
+  if (s == HS_XACT_ABORTED) return HS_OK;
+  if (s == HS_XACT_COMMITTED)
     return hs_fail(HS_ERR_INVALID, 0,
                    "heap: block %u slot %u was deleted by transaction %" PRIu64 ", which committed",
                    tid.block, tid.slot, other);
@@ -456,7 +456,7 @@ static hs_status may_delete(heap *h, const unsigned char *t, hs_xid xid, hs_tid 
                  tid.block, tid.slot, other);
 }
 
-hs_status heap_delete(heap *h, hs_xid xid, hs_tid tid) {
+hs_status hs_heap_delete(hs_heap *h, hs_xid xid, hs_tid tid) {
   hs_buf b;
   hs_status st = read_locked(h, tid.block, HS_LOCK_EXCLUSIVE, &b);
   if (st != HS_OK) return st;
@@ -476,10 +476,10 @@ hs_status heap_delete(heap *h, hs_xid xid, hs_tid tid) {
   return st;
 }
 
-hs_status heap_update(heap *h, hs_xid xid, hs_tid tid, const void *data, uint32_t len,
-                      hs_tid *new_tid) {
+hs_status hs_heap_update(hs_heap *h, hs_xid xid, hs_tid tid, const void *data, uint32_t len,
+                         hs_tid *new_tid) {
   unsigned char *rec;
-  hs_status st = record_with_tuple(h, "heap_update", 12, xid, data, len, &rec);
+  hs_status st = record_with_tuple(h, "hs_heap_update", 12, xid, data, len, &rec);
   if (st != HS_OK) return st;
   uint32_t total = HEAP_TUPLE_HEADER + len;
   hs_buf old;
@@ -537,7 +537,7 @@ hs_status heap_update(heap *h, hs_xid xid, hs_tid tid, const void *data, uint32_
   return st;
 }
 
-hs_status heap_tuple_info_get(heap *h, hs_tid tid, heap_tuple_info *out) {
+hs_status hs_heap_tuple_info_get(hs_heap *h, hs_tid tid, hs_heap_tuple_info *out) {
   hs_buf b;
   hs_status st = read_locked(h, tid.block, HS_LOCK_SHARE, &b);
   if (st != HS_OK) return st;
@@ -555,7 +555,7 @@ hs_status heap_tuple_info_get(heap *h, hs_tid tid, heap_tuple_info *out) {
 
 /* ---- pruning ---- */
 
-hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_fn on_dead,
+hs_status heap_prune(hs_heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_fn on_dead,
                      void *ctx, heap_prune_counts *out) {
   memset(out, 0, sizeof *out);
   void *page = hs_buf_page(h->pool, b);
@@ -589,13 +589,13 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
     hs_tid tid = {block, (uint16_t)s};
     if ((st = tuple_at(h, b, tid, &t, &len)) != HS_OK) break;
     hs_xid xmin = tuple_xmin(t), xmax = tuple_xmax(t);
-    xact_status smin = XACT_COMMITTED, smax = XACT_IN_PROGRESS;
-    if (xmin != XACT_FROZEN && (st = xact_status_of(h->xact, xmin, &smin)) != HS_OK) break;
-    if (xmax != XACT_INVALID && (st = xact_status_of(h->xact, xmax, &smax)) != HS_OK) break;
-    bool dead = smin == XACT_ABORTED || (xmax != XACT_INVALID && xmax < horizon &&
-                                         smax == XACT_COMMITTED && smin == XACT_COMMITTED);
+    hs_xact_status smin = HS_XACT_COMMITTED, smax = HS_XACT_IN_PROGRESS;
+    if (xmin != HS_XACT_FROZEN && (st = hs_xact_status_of(h->xact, xmin, &smin)) != HS_OK) break;
+    if (xmax != HS_XACT_INVALID && (st = hs_xact_status_of(h->xact, xmax, &smax)) != HS_OK) break;
+    bool dead = smin == HS_XACT_ABORTED || (xmax != HS_XACT_INVALID && xmax < horizon &&
+                                            smax == HS_XACT_COMMITTED && smin == HS_XACT_COMMITTED);
     if (dead) {
-      if (smin == XACT_ABORTED) {
+      if (smin == HS_XACT_ABORTED) {
         /* An aborted creator's version goes whatever the callback says, and
          * has no successor: it is not what its predecessor's xmax means. */
         bool ignored = true;
@@ -609,13 +609,13 @@ hs_status heap_prune(heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_f
       continue;
     }
     out->live++;
-    if (xmax != XACT_INVALID && smax == XACT_ABORTED) {
+    if (xmax != HS_XACT_INVALID && smax == HS_XACT_ABORTED) {
       cleared[ncleared++] = (uint16_t)s;
-      xmax = XACT_INVALID;
+      xmax = HS_XACT_INVALID;
     }
-    bool settled = smin == XACT_COMMITTED && (xmin == XACT_FROZEN || xmin < horizon);
-    if (!settled || xmax != XACT_INVALID) all_visible = false;
-    if (freeze && xmin != XACT_FROZEN && smin == XACT_COMMITTED && xmin < horizon)
+    bool settled = smin == HS_XACT_COMMITTED && (xmin == HS_XACT_FROZEN || xmin < horizon);
+    if (!settled || xmax != HS_XACT_INVALID) all_visible = false;
+    if (freeze && xmin != HS_XACT_FROZEN && smin == HS_XACT_COMMITTED && xmin < horizon)
       frozen[nfrozen++] = (uint16_t)s;
   }
   /* The committed dead, in rounds: a version the callback keeps (further

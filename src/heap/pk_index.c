@@ -1,10 +1,34 @@
 /*
- * heap/pk_index.c — the direct-mapped primary-key index (heap/pk_index.h).
+ * heap/pk_index.c — the direct-mapped primary-key index (hotset/heap.h).
+ *
+ * Why not a B-tree: the tables this project measures (pgbench's accounts,
+ * the vacuum lab's) have keys 1..N with no gaps, and a lookup by key is
+ * what `pgbench -S` does. A direct-mapped array finds key k's entry at a
+ * computed page and offset — one index page read per lookup, as the
+ * B-tree's leaf would be, without inner pages, splits or their logging —
+ * so the lab's buffer traffic is a lookup's real traffic (an index page and
+ * a heap page) with none of a B-tree's own cost to blur it. Sparse keys
+ * would waste pages; they are not this index's job.
+ *
+ * An entry holds the tid of the key's oldest version still on the heap —
+ * the root of its update chain, as a PostgreSQL HOT chain's root line
+ * pointer. An update does not touch the index: a lookup starts at the root
+ * and follows the versions' next pointers to the one its snapshot sees. So
+ * an aborted update costs the index nothing, and the old version stays
+ * reachable for older snapshots. Vacuum, when it removes a chain's dead
+ * head, moves the entry to the first surviving version (hs_pk_index_move).
+ *
+ * Tuples of an indexed heap start with their key (u64): a lookup checks
+ * it, so an entry left pointing at a slot that vacuum emptied and an insert
+ * reused is noticed (and read again) rather than followed.
+ *
+ * Each page holds (page size - 16) / 8 entries of 8 bytes: u32 block + 1
+ * (0: no entry), u16 slot, u16 0. A change is a generic byte-range record
+ * (hs_buf_log_change), so recovery replays the index with the heap.
  */
-#include "heap/pk_index.h"
-
 #include "core/error.h"
 #include "heap/fork_extend.h"
+#include "heap/heap.h"
 #include "hotset/durability.h"
 #include "hotset/page.h"
 
@@ -15,19 +39,19 @@
 
 #define ENTRY 8u
 
-struct pk_index {
+struct hs_pk_index {
   hs_pool *pool;
   fork_pages pages; /* the index relation's main fork */
   uint32_t per_page;
 };
 
-hs_status pk_index_open(hs_pool *pool, hs_relid rel, pk_index **out) {
+hs_status hs_pk_index_open(hs_pool *pool, hs_relid rel, hs_pk_index **out) {
   *out = NULL;
   if (!pool || !hs_pool_wal(pool))
-    return hs_fail(HS_ERR_INVALID, 0, "pk_index_open: a pool with a log is needed");
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pk_index_open: a pool with a log is needed");
   hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), rel, HS_FORK_MAIN, NULL);
   if (st != HS_OK) return st;
-  pk_index *ix = calloc(1, sizeof *ix);
+  hs_pk_index *ix = calloc(1, sizeof *ix);
   if (!ix) return hs_fail(HS_ERR_NOMEM, 0, "no memory for an index");
   ix->pool = pool;
   fork_pages_init(&ix->pages, pool, rel, HS_FORK_MAIN);
@@ -36,7 +60,7 @@ hs_status pk_index_open(hs_pool *pool, hs_relid rel, pk_index **out) {
   return HS_OK;
 }
 
-void pk_index_close(pk_index *ix) {
+void hs_pk_index_close(hs_pk_index *ix) {
   if (!ix) return;
   fork_pages_destroy(&ix->pages);
   free(ix);
@@ -45,8 +69,8 @@ void pk_index_close(pk_index *ix) {
 /* Pins and locks the page holding key's entry; `create` adds pages up to it
  * (zeros: no entries); without it a page past the end means "no entry"
  * (*b = HS_INVALID_BUF). */
-static hs_status entry_page(pk_index *ix, uint64_t key, hs_lock_mode mode, bool create, hs_buf *b,
-                            uint32_t *at) {
+static hs_status entry_page(hs_pk_index *ix, uint64_t key, hs_lock_mode mode, bool create,
+                            hs_buf *b, uint32_t *at) {
   *b = HS_INVALID_BUF;
   *at = 0;
   uint64_t block = key / ix->per_page;
@@ -64,7 +88,7 @@ static void entry_get(const unsigned char *page, uint32_t at, hs_tid *tid, bool 
   memcpy(&tid->slot, page + at + 4, 2);
 }
 
-static hs_status entry_set(pk_index *ix, hs_buf b, uint32_t at, hs_tid tid, bool present) {
+static hs_status entry_set(hs_pk_index *ix, hs_buf b, uint32_t at, hs_tid tid, bool present) {
   unsigned char *page = hs_buf_page(ix->pool, b);
   uint32_t block1 = present ? tid.block + 1 : 0;
   uint16_t slot = present ? tid.slot : 0, zero = 0;
@@ -75,11 +99,11 @@ static hs_status entry_set(pk_index *ix, hs_buf b, uint32_t at, hs_tid tid, bool
   return hs_buf_log_change(ix->pool, b, &r, 1, NULL);
 }
 
-static void unlock_release(pk_index *ix, hs_buf b) {
+static void unlock_release(hs_pk_index *ix, hs_buf b) {
   fork_pages_unpin(&ix->pages, b);
 }
 
-hs_status pk_index_insert(pk_index *ix, uint64_t key, hs_tid tid) {
+hs_status hs_pk_index_insert(hs_pk_index *ix, uint64_t key, hs_tid tid) {
   hs_buf b;
   uint32_t at;
   hs_status st = entry_page(ix, key, HS_LOCK_EXCLUSIVE, true, &b, &at);
@@ -96,7 +120,7 @@ hs_status pk_index_insert(pk_index *ix, uint64_t key, hs_tid tid) {
   return st;
 }
 
-hs_status pk_index_get(pk_index *ix, uint64_t key, hs_tid *tid, bool *found) {
+hs_status hs_pk_index_get(hs_pk_index *ix, uint64_t key, hs_tid *tid, bool *found) {
   *found = false;
   hs_buf b;
   uint32_t at;
@@ -107,7 +131,7 @@ hs_status pk_index_get(pk_index *ix, uint64_t key, hs_tid *tid, bool *found) {
   return HS_OK;
 }
 
-hs_status pk_index_move(pk_index *ix, uint64_t key, hs_tid from, hs_tid to) {
+hs_status hs_pk_index_move(hs_pk_index *ix, uint64_t key, hs_tid from, hs_tid to) {
   hs_buf b;
   uint32_t at;
   hs_status st = entry_page(ix, key, HS_LOCK_EXCLUSIVE, false, &b, &at);
@@ -128,11 +152,12 @@ hs_status pk_index_move(pk_index *ix, uint64_t key, hs_tid from, hs_tid to) {
 
 #define PK_LOOKUP_ATTEMPTS 16
 
-hs_status pk_lookup(pk_index *ix, heap *h, uint64_t key, const xact_snapshot *snap, hs_xid self,
-                    hs_tid *tid, void *out, uint32_t cap, uint32_t *len, bool *found) {
+hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
+                       hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
+                       bool *found) {
   *found = false;
   unsigned char *buf = malloc(HEAP_MAX_TUPLE);
-  if (!buf) return hs_fail(HS_ERR_NOMEM, 0, "pk_lookup: no memory");
+  if (!buf) return hs_fail(HS_ERR_NOMEM, 0, "hs_pk_lookup: no memory");
   hs_status st = HS_OK;
   /* Another look at the index after landing on a slot vacuum emptied (or
    * emptied and gave another key): the entry has moved by then — though
@@ -143,7 +168,7 @@ hs_status pk_lookup(pk_index *ix, heap *h, uint64_t key, const xact_snapshot *sn
   for (int attempt = 0; attempt < PK_LOOKUP_ATTEMPTS && st == HS_OK && !*found; attempt++) {
     hs_tid at;
     bool present;
-    st = pk_index_get(ix, key, &at, &present);
+    st = hs_pk_index_get(ix, key, &at, &present);
     if (st != HS_OK || !present) break;
     /* Walk the update chain from its root to the version the snapshot
      * sees; slot 0 (never a slot) ends it. */
@@ -151,7 +176,7 @@ hs_status pk_lookup(pk_index *ix, heap *h, uint64_t key, const xact_snapshot *sn
     while (st == HS_OK && !*found && !stale) {
       uint32_t l = 0;
       bool visible = false;
-      st = heap_fetch(h, at, snap, self, buf, HEAP_MAX_TUPLE, &l, &visible);
+      st = hs_heap_fetch(h, at, snap, self, buf, HEAP_MAX_TUPLE, &l, &visible);
       if (st == HS_ERR_NOENT) {
         stale = true;
         st = HS_OK;
@@ -173,8 +198,8 @@ hs_status pk_lookup(pk_index *ix, heap *h, uint64_t key, const xact_snapshot *sn
       }
       /* Vacuum may prune the version between the fetch above and this
        * look at its successor: then the index entry has moved. */
-      heap_tuple_info info;
-      st = heap_tuple_info_get(h, at, &info);
+      hs_heap_tuple_info info;
+      st = hs_heap_tuple_info_get(h, at, &info);
       if (st == HS_ERR_NOENT) {
         stale = true;
         st = HS_OK;
@@ -188,7 +213,7 @@ hs_status pk_lookup(pk_index *ix, heap *h, uint64_t key, const xact_snapshot *sn
   free(buf);
   if (st == HS_OK && stale)
     return hs_fail(HS_ERR_BUSY, 0,
-                   "pk_lookup: key %" PRIu64 "'s entry moved %d times while it was looked up", key,
-                   PK_LOOKUP_ATTEMPTS);
+                   "hs_pk_lookup: key %" PRIu64 "'s entry moved %d times while it was looked up",
+                   key, PK_LOOKUP_ATTEMPTS);
   return st;
 }

@@ -1,19 +1,43 @@
 /*
  * heap/xact.c — transaction ids, the commit log in pool pages, snapshots
- * and the horizon (heap/xact.h).
+ * and the horizon (hotset/heap.h).
+ *
+ * Transaction ids are 64-bit and never wrap (PostgreSQL's 32-bit ids wrap,
+ * which is what its freezing exists for; here freezing only spares the
+ * commit-log lookups). 0 is "none", 1 is "frozen": committed before every
+ * snapshot. Ids are given from 2 up.
+ *
+ * The commit log is two bits per id — in progress, committed, aborted — in
+ * pages of a relation of its own (HS_XACT_CLOG_REL) read through the buffer
+ * pool, so it is cached, written and checkpointed like any page, and a
+ * commit is a one-byte change to a commit-log page logged with
+ * hs_buf_log_change, then a flush of the log to that record: the commit
+ * record and the commit-log update are the same record, and recovery
+ * replays it with everything else. A transaction that was running when the
+ * process died is left "in progress" in the log; the next start treats
+ * every id below its first new one as finished, so such an id reads as
+ * aborted (PostgreSQL's rule after a crash).
+ *
+ * Ids survive a crash by reservation: page 0 of the commit log keeps "ids
+ * are given below R"; when the next id reaches R, R moves up by
+ * ID_BATCH (a logged change) before the id is given. A restart starts
+ * at R, skipping at most a batch of ids nobody used.
+ *
+ * A snapshot is PostgreSQL's: the next id when it was taken (xmax), and the
+ * ids running then; an id is "visible as committed" to it when it committed,
+ * is below xmax, and was not running.
  *
  * Locking: `mu` guards the running set, the held snapshots' xmins, the next
  * id and its reservation; it is held only for those few words, never
  * across a page read or a log flush — except when a reservation moves,
- * once per XACT_ID_BATCH ids. Commit-log pages are changed under their
+ * once per ID_BATCH ids. Commit-log pages are changed under their
  * buffer's exclusive content lock, so two transactions whose bits share a
  * byte do not lose each other's update.
  */
-#include "heap/xact.h"
-
 #include "core/error.h"
 #include "heap/fork_extend.h"
 #include "hotset/durability.h"
+#include "hotset/heap.h"
 #include "hotset/page.h"
 #include "hotset/wal.h"
 
@@ -23,22 +47,23 @@
 #include <string.h>
 
 #define DATA_AT       HS_PAGE_HEADER_SIZE /* the first byte past the page header */
-#define MAX_SNAPSHOTS 4096u
+#define MAX_SNAPSHOTS 4096u               /* held at once (hotset/heap.h names the number) */
+#define ID_BATCH      4096u               /* ids reserved at a time */
 
-struct xact_mgr {
+struct hs_xact_mgr {
   hs_pool *pool;
   uint32_t xids_per_page;
   pthread_mutex_t mu;
   fork_pages clog; /* the commit log's pages, added as ids reach them */
   hs_xid next, reserved, first_of_start;
   uint32_t nrunning;
-  hs_xid running[XACT_MAX_RUNNING];
+  hs_xid running[HS_XACT_MAX_RUNNING];
   uint32_t nheld;
   hs_xid held[MAX_SNAPSHOTS]; /* xmins of snapshots not released */
 };
 
 /* Where xid's two bits are: block, byte, shift. */
-static void clog_place(const xact_mgr *m, hs_xid xid, hs_blockno *block, uint32_t *byte,
+static void clog_place(const hs_xact_mgr *m, hs_xid xid, hs_blockno *block, uint32_t *byte,
                        unsigned *shift) {
   *block = (hs_blockno)(1 + xid / m->xids_per_page);
   uint64_t in_page = xid % m->xids_per_page;
@@ -48,7 +73,7 @@ static void clog_place(const xact_mgr *m, hs_xid xid, hs_blockno *block, uint32_
 
 /* Pins and locks (in `mode`) the commit-log page holding xid's bits; says
  * which byte (an offset in the page) and shift. */
-static hs_status clog_pin(xact_mgr *m, hs_xid xid, hs_lock_mode mode, hs_buf *b, uint32_t *byte,
+static hs_status clog_pin(hs_xact_mgr *m, hs_xid xid, hs_lock_mode mode, hs_buf *b, uint32_t *byte,
                           unsigned *shift) {
   hs_blockno block;
   clog_place(m, xid, &block, byte, shift);
@@ -58,11 +83,11 @@ static hs_status clog_pin(xact_mgr *m, hs_xid xid, hs_lock_mode mode, hs_buf *b,
   return st;
 }
 
-static void clog_unpin(xact_mgr *m, hs_buf b) {
+static void clog_unpin(hs_xact_mgr *m, hs_buf b) {
   fork_pages_unpin(&m->clog, b);
 }
 
-static hs_status clog_set(xact_mgr *m, hs_xid xid, xact_status status, hs_lsn *lsn) {
+static hs_status clog_set(hs_xact_mgr *m, hs_xid xid, hs_xact_status status, hs_lsn *lsn) {
   hs_buf b;
   uint32_t byte;
   unsigned shift;
@@ -77,7 +102,7 @@ static hs_status clog_set(xact_mgr *m, hs_xid xid, xact_status status, hs_lsn *l
 }
 
 /* Page 0 of the commit log: "ids are given below R". */
-static hs_status reservation_get(xact_mgr *m, hs_xid *r) {
+static hs_status reservation_get(hs_xact_mgr *m, hs_xid *r) {
   hs_buf b;
   hs_status st = fork_pages_pin(&m->clog, 0, true, HS_LOCK_SHARE, &b);
   if (st != HS_OK) return st;
@@ -86,7 +111,7 @@ static hs_status reservation_get(xact_mgr *m, hs_xid *r) {
   return HS_OK;
 }
 
-static hs_status reservation_set(xact_mgr *m, hs_xid r) {
+static hs_status reservation_set(hs_xact_mgr *m, hs_xid r) {
   hs_buf b;
   hs_status st = fork_pages_pin(&m->clog, 0, true, HS_LOCK_EXCLUSIVE, &b);
   if (st != HS_OK) return st;
@@ -97,52 +122,53 @@ static hs_status reservation_set(xact_mgr *m, hs_xid r) {
   return st;
 }
 
-hs_status xact_open(hs_pool *pool, xact_mgr **out) {
+hs_status hs_xact_open(hs_pool *pool, hs_xact_mgr **out) {
   *out = NULL;
   if (!pool || !hs_pool_wal(pool))
-    return hs_fail(HS_ERR_INVALID, 0, "xact_open: the pool needs a log (hs_pool_options.wal)");
-  xact_mgr *m = calloc(1, sizeof *m);
+    return hs_fail(HS_ERR_INVALID, 0, "hs_xact_open: the pool needs a log (hs_pool_options.wal)");
+  hs_xact_mgr *m = calloc(1, sizeof *m);
   if (!m) return hs_fail(HS_ERR_NOMEM, 0, "no memory for the transaction manager");
   m->pool = pool;
   m->xids_per_page = (hs_pool_page_size(pool) - DATA_AT) * 4;
   pthread_mutex_init(&m->mu, NULL);
-  fork_pages_init(&m->clog, pool, XACT_CLOG_REL, HS_FORK_MAIN);
-  hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), XACT_CLOG_REL, HS_FORK_MAIN, NULL);
+  fork_pages_init(&m->clog, pool, HS_XACT_CLOG_REL, HS_FORK_MAIN);
+  hs_status st =
+      hs_smgr_create_if_missing(hs_pool_smgr(pool), HS_XACT_CLOG_REL, HS_FORK_MAIN, NULL);
   hs_xid r = 0;
   if (st == HS_OK) st = reservation_get(m, &r);
   if (st == HS_OK) {
     /* Everything below R may have been given before: start there. */
-    m->next = m->first_of_start = r > XACT_FIRST ? r : XACT_FIRST;
-    m->reserved = m->next + XACT_ID_BATCH;
+    m->next = m->first_of_start = r > HS_XACT_FIRST ? r : HS_XACT_FIRST;
+    m->reserved = m->next + ID_BATCH;
     st = reservation_set(m, m->reserved);
   }
   if (st != HS_OK) {
-    xact_close(m);
+    hs_xact_close(m);
     return st;
   }
   *out = m;
   return HS_OK;
 }
 
-void xact_close(xact_mgr *m) {
+void hs_xact_close(hs_xact_mgr *m) {
   if (!m) return;
   pthread_mutex_destroy(&m->mu);
   fork_pages_destroy(&m->clog);
   free(m);
 }
 
-hs_status xact_begin(xact_mgr *m, hs_xid *xid) {
+hs_status hs_xact_begin(hs_xact_mgr *m, hs_xid *xid) {
   pthread_mutex_lock(&m->mu);
   hs_status st = HS_OK;
-  if (m->nrunning == XACT_MAX_RUNNING)
-    st = hs_fail(HS_ERR_BUSY, 0, "xact_begin: %u transactions are running (the most)",
-                 XACT_MAX_RUNNING);
+  if (m->nrunning == HS_XACT_MAX_RUNNING)
+    st = hs_fail(HS_ERR_BUSY, 0, "hs_xact_begin: %u transactions are running (the most)",
+                 HS_XACT_MAX_RUNNING);
   if (st == HS_OK && m->next == m->reserved) {
     /* Under mu: no id is given past the reservation before it moved. Not
      * flushed: any record that could matter after a crash — a commit, a
      * page written with the id in it — flushes the log past this change. */
-    st = reservation_set(m, m->reserved + XACT_ID_BATCH);
-    if (st == HS_OK) m->reserved += XACT_ID_BATCH;
+    st = reservation_set(m, m->reserved + ID_BATCH);
+    if (st == HS_OK) m->reserved += ID_BATCH;
   }
   if (st == HS_OK) {
     *xid = m->next++;
@@ -153,7 +179,7 @@ hs_status xact_begin(xact_mgr *m, hs_xid *xid) {
 }
 
 /* Takes xid out of the running set; false if it was not there. */
-static bool stop_running(xact_mgr *m, hs_xid xid) {
+static bool stop_running(hs_xact_mgr *m, hs_xid xid) {
   pthread_mutex_lock(&m->mu);
   bool found = false;
   for (uint32_t i = 0; i < m->nrunning && !found; i++)
@@ -165,7 +191,7 @@ static bool stop_running(xact_mgr *m, hs_xid xid) {
   return found;
 }
 
-static bool is_running(xact_mgr *m, hs_xid xid) {
+static bool is_running(hs_xact_mgr *m, hs_xid xid) {
   pthread_mutex_lock(&m->mu);
   bool found = false;
   for (uint32_t i = 0; i < m->nrunning && !found; i++) found = m->running[i] == xid;
@@ -173,34 +199,34 @@ static bool is_running(xact_mgr *m, hs_xid xid) {
   return found;
 }
 
-static hs_status finish(xact_mgr *m, hs_xid xid, xact_status status, const char *call) {
+static hs_status finish(hs_xact_mgr *m, hs_xid xid, hs_xact_status status, const char *call) {
   if (!is_running(m, xid))
     return hs_fail(HS_ERR_INVALID, 0, "%s: transaction %" PRIu64 " is not running", call, xid);
   hs_lsn lsn = 0;
   hs_status st = clog_set(m, xid, status, &lsn);
   /* A commit is durable once the log is flushed to its commit-log change:
    * only then may the caller be told it committed. */
-  if (st == HS_OK && status == XACT_COMMITTED)
+  if (st == HS_OK && status == HS_XACT_COMMITTED)
     st = hs_wal_flush(hs_pool_wal(m->pool), lsn, HS_WAL_CAUSE_COMMIT, NULL);
   if (st == HS_OK) stop_running(m, xid);
   return st;
 }
 
-hs_status xact_commit(xact_mgr *m, hs_xid xid) {
-  return finish(m, xid, XACT_COMMITTED, "xact_commit");
+hs_status hs_xact_commit(hs_xact_mgr *m, hs_xid xid) {
+  return finish(m, xid, HS_XACT_COMMITTED, "hs_xact_commit");
 }
 
-hs_status xact_abort(xact_mgr *m, hs_xid xid) {
-  return finish(m, xid, XACT_ABORTED, "xact_abort");
+hs_status hs_xact_abort(hs_xact_mgr *m, hs_xid xid) {
+  return finish(m, xid, HS_XACT_ABORTED, "hs_xact_abort");
 }
 
-hs_status xact_status_of(xact_mgr *m, hs_xid xid, xact_status *out) {
-  if (xid == XACT_FROZEN) {
-    *out = XACT_COMMITTED;
+hs_status hs_xact_status_of(hs_xact_mgr *m, hs_xid xid, hs_xact_status *out) {
+  if (xid == HS_XACT_FROZEN) {
+    *out = HS_XACT_COMMITTED;
     return HS_OK;
   }
-  if (xid < XACT_FIRST || xid >= xact_next(m))
-    return hs_fail(HS_ERR_INVALID, 0, "xact_status_of: %" PRIu64 " was never given", xid);
+  if (xid < HS_XACT_FIRST || xid >= hs_xact_next(m))
+    return hs_fail(HS_ERR_INVALID, 0, "hs_xact_status_of: %" PRIu64 " was never given", xid);
   hs_buf b;
   uint32_t byte;
   unsigned shift;
@@ -208,20 +234,20 @@ hs_status xact_status_of(xact_mgr *m, hs_xid xid, xact_status *out) {
   if (st != HS_OK) return st;
   unsigned bits = (*((unsigned char *)hs_buf_page(m->pool, b) + byte) >> shift) & 3u;
   clog_unpin(m, b);
-  if (bits > XACT_ABORTED)
+  if (bits > HS_XACT_ABORTED)
     return hs_fail(HS_ERR_CORRUPT, 0, "commit log: transaction %" PRIu64 " has status %u", xid,
                    bits);
-  *out = (xact_status)bits;
+  *out = (hs_xact_status)bits;
   /* Still "in progress" from before this start: it died with the process. */
-  if (*out == XACT_IN_PROGRESS && xid < m->first_of_start) *out = XACT_ABORTED;
+  if (*out == HS_XACT_IN_PROGRESS && xid < m->first_of_start) *out = HS_XACT_ABORTED;
   return HS_OK;
 }
 
-hs_status xact_take_snapshot(xact_mgr *m, xact_snapshot *s) {
+hs_status hs_xact_take_snapshot(hs_xact_mgr *m, hs_snapshot *s) {
   pthread_mutex_lock(&m->mu);
   if (m->nheld == MAX_SNAPSHOTS) {
     pthread_mutex_unlock(&m->mu);
-    return hs_fail(HS_ERR_BUSY, 0, "xact_take_snapshot: %u snapshots are held (the most)",
+    return hs_fail(HS_ERR_BUSY, 0, "hs_xact_take_snapshot: %u snapshots are held (the most)",
                    MAX_SNAPSHOTS);
   }
   s->xmax = m->next;
@@ -236,7 +262,7 @@ hs_status xact_take_snapshot(xact_mgr *m, xact_snapshot *s) {
   return HS_OK;
 }
 
-void xact_release_snapshot(xact_mgr *m, const xact_snapshot *s) {
+void hs_xact_release_snapshot(hs_xact_mgr *m, const hs_snapshot *s) {
   pthread_mutex_lock(&m->mu);
   for (uint32_t i = 0; i < m->nheld; i++)
     if (m->held[i] == s->xmin) {
@@ -246,22 +272,22 @@ void xact_release_snapshot(xact_mgr *m, const xact_snapshot *s) {
   pthread_mutex_unlock(&m->mu);
 }
 
-hs_status xact_visible(xact_mgr *m, const xact_snapshot *s, hs_xid xid, bool *visible) {
+hs_status hs_xact_visible(hs_xact_mgr *m, const hs_snapshot *s, hs_xid xid, bool *visible) {
   *visible = false;
-  if (xid == XACT_FROZEN) {
+  if (xid == HS_XACT_FROZEN) {
     *visible = true;
     return HS_OK;
   }
   if (xid >= s->xmax) return HS_OK; /* began after the snapshot */
   for (uint32_t i = 0; i < s->nrunning; i++)
     if (s->running[i] == xid) return HS_OK; /* running when it was taken */
-  xact_status st;
-  hs_status rc = xact_status_of(m, xid, &st);
-  if (rc == HS_OK) *visible = st == XACT_COMMITTED;
+  hs_xact_status st;
+  hs_status rc = hs_xact_status_of(m, xid, &st);
+  if (rc == HS_OK) *visible = st == HS_XACT_COMMITTED;
   return rc;
 }
 
-hs_xid xact_horizon(xact_mgr *m) {
+hs_xid hs_xact_horizon(hs_xact_mgr *m) {
   pthread_mutex_lock(&m->mu);
   hs_xid h = m->next;
   for (uint32_t i = 0; i < m->nrunning; i++)
@@ -272,7 +298,7 @@ hs_xid xact_horizon(xact_mgr *m) {
   return h;
 }
 
-hs_xid xact_next(xact_mgr *m) {
+hs_xid hs_xact_next(hs_xact_mgr *m) {
   pthread_mutex_lock(&m->mu);
   hs_xid n = m->next;
   pthread_mutex_unlock(&m->mu);

@@ -9,10 +9,11 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-void throttle_options_init(throttle_options *o) {
+void hs_throttle_options_init(hs_throttle_options *o) {
   memset(o, 0, sizeof *o);
   o->budget = 0.05;
   o->window_ms = 25;
@@ -26,7 +27,7 @@ void throttle_options_init(throttle_options *o) {
   o->yield_each_page = true;
 }
 
-hs_status throttle_options_check(const throttle_options *o) {
+hs_status throttle_options_check(const hs_throttle_options *o) {
   if (!(o->budget > 0 && o->budget <= 10))
     return hs_fail(HS_ERR_INVALID, 0, "throttle: budget %g is not in (0, 10]", o->budget);
   if (!(o->window_ms >= 1 && o->window_ms <= 60000))
@@ -44,7 +45,7 @@ hs_status throttle_options_check(const throttle_options *o) {
   return HS_OK;
 }
 
-void throttle_state_init(throttle_state *s, const throttle_options *o) {
+void throttle_state_init(throttle_state *s, const hs_throttle_options *o) {
   memset(s, 0, sizeof *s);
   s->duty = o->start_duty;
   s->ceiling = 1;
@@ -64,7 +65,7 @@ static double growth(double x) {
   return x >= 0 ? 1 + x : 1 / (1 - x);
 }
 
-double throttle_step(throttle_state *s, const throttle_options *o, double baseline_ns,
+double throttle_step(throttle_state *s, const hs_throttle_options *o, double baseline_ns,
                      const throttle_window *w) {
   s->windows++;
   if (o->checkpoint_aware && w->vacuum_dirtied) {
@@ -93,12 +94,12 @@ double throttle_step(throttle_state *s, const throttle_options *o, double baseli
   return s->duty;
 }
 
-hs_status throttle_init(throttle *t, const throttle_options *o) {
+hs_status throttle_init(hs_throttle *t, const hs_throttle_options *o) {
   memset(t, 0, sizeof *t);
   if (o)
     t->opt = *o;
   else
-    throttle_options_init(&t->opt);
+    hs_throttle_options_init(&t->opt);
   hs_status st = throttle_options_check(&t->opt);
   if (st != HS_OK) return st;
   atomic_init(&t->fg_ops, 0);
@@ -107,7 +108,24 @@ hs_status throttle_init(throttle *t, const throttle_options *o) {
   return HS_OK;
 }
 
-void throttle_observe(throttle *t, uint64_t ns) {
+hs_status hs_throttle_create(const hs_throttle_options *o, hs_throttle **out) {
+  *out = NULL;
+  hs_throttle *t = malloc(sizeof *t);
+  if (!t) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a throttle");
+  hs_status st = throttle_init(t, o);
+  if (st != HS_OK) {
+    free(t);
+    return st;
+  }
+  *out = t;
+  return HS_OK;
+}
+
+void hs_throttle_destroy(hs_throttle *t) {
+  free(t);
+}
+
+void hs_throttle_observe(hs_throttle *t, uint64_t ns) {
   atomic_fetch_add_explicit(&t->fg_ns, ns, memory_order_relaxed);
   atomic_fetch_add_explicit(&t->fg_ops, 1, memory_order_relaxed);
 }
@@ -124,7 +142,7 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-hs_status throttle_start(throttle *t) {
+hs_status throttle_start(hs_throttle *t) {
   uint64_t ops = atomic_load_explicit(&t->fg_ops, memory_order_relaxed);
   uint64_t ns = atomic_load_explicit(&t->fg_ns, memory_order_relaxed);
   if (!ops)
@@ -147,7 +165,7 @@ static void sleep_ns(uint64_t ns) {
   }
 }
 
-void throttle_point(throttle *t, bool dirtied) {
+void throttle_point(hs_throttle *t, bool dirtied) {
   if (!t->started) return;
   if (t->opt.yield_each_page) sched_yield();
   t->dirtied_in_window |= dirtied;
@@ -206,7 +224,7 @@ void throttle_point(throttle *t, bool dirtied) {
   t->slice_start_ns = thread_cpu_ns();
 }
 
-double throttle_mean_duty(const throttle *t) {
+double throttle_mean_duty(const hs_throttle *t) {
   return t->state.windows ? t->duty_sum / (double)t->state.windows : t->state.duty;
 }
 
@@ -231,6 +249,6 @@ static void priority_restore(struct throttle_priority *saved) {
   saved->lowered = false;
 }
 
-void throttle_finish(throttle *t) {
+void throttle_finish(hs_throttle *t) {
   priority_restore(&t->priority);
 }

@@ -1,12 +1,14 @@
 /*
  * vacuum/throttle.h — `--throttle auto`: a vacuum that watches the
- * foreground instead of sleeping blindly.
+ * foreground instead of sleeping blindly. The engine's side (options,
+ * create, destroy, hs_throttle_observe) is public, in hotset/vacuum.h; this
+ * is the controller and vacuum's side of it.
  *
  * PostgreSQL's cost-based delay sleeps the same whether the foreground is
  * busy or idle: set it low and vacuum halves a saturated foreground's
  * throughput, set it high and vacuum is 12–49× slower even when nobody is
  * waiting. This throttle closes the loop instead. The foreground reports
- * the latency of each of its operations (throttle_observe, any thread, a
+ * the latency of each of its operations (hs_throttle_observe, any thread, a
  * few atomic adds); what it reported before vacuum started is the baseline.
  * Every window vacuum asks the controller (throttle_step, a pure function
  * of its state and the window's measurements) for its duty cycle: the share
@@ -64,28 +66,14 @@
 #define HOTSET_VACUUM_THROTTLE_H
 
 #include "hotset/status.h"
+#include "hotset/vacuum.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct throttle_options {
-  double budget;         /* the foreground may be this much slower: 0.05 */
-  double window_ms;      /* how often the controller decides: 25 */
-  uint32_t min_samples;  /* foreground operations a window needs to count: 64 */
-  double gain;           /* 0.1 */
-  double min_duty;       /* vacuum never drops below this share: 0.1 (a vacuum
-                            that never finishes fails the foreground too) */
-  double start_duty;     /* 0.25 */
-  double slice_ms;       /* vacuum works in slices about this long: 2 */
-  bool checkpoint_aware; /* true */
-  bool idle_priority;    /* true: SCHED_IDLE while vacuuming (Linux) */
-  bool yield_each_page;  /* true: give the CPU up after each page */
-} throttle_options;
-
-void throttle_options_init(throttle_options *o);
 /* Checks the options' ranges; fails (hs_fail) naming the bad one. */
-hs_status throttle_options_check(const throttle_options *o);
+hs_status throttle_options_check(const hs_throttle_options *o);
 
 /* ---- the controller: pure, deterministic ---- */
 
@@ -105,16 +93,16 @@ typedef struct throttle_window {
   bool vacuum_dirtied;    /* vacuum dirtied pages in the window */
 } throttle_window;
 
-void throttle_state_init(throttle_state *s, const throttle_options *o);
+void throttle_state_init(throttle_state *s, const hs_throttle_options *o);
 /* The duty cycle for the next window, given the baseline mean latency (ns,
  * > 0) and the last window. */
-double throttle_step(throttle_state *s, const throttle_options *o, double baseline_ns,
+double throttle_step(throttle_state *s, const hs_throttle_options *o, double baseline_ns,
                      const throttle_window *w);
 
 /* ---- the running throttle: the foreground's reports, vacuum's pauses ---- */
 
-typedef struct throttle {
-  throttle_options opt;
+struct hs_throttle {
+  hs_throttle_options opt;
   /* The foreground's reports, from any thread. */
   _Atomic uint64_t fg_ops, fg_ns;
   /* Vacuum's side (one thread). */
@@ -141,24 +129,24 @@ typedef struct throttle {
   uint64_t sleeps;
   double sleep_ms;
   double duty_sum; /* for the mean duty over the run */
-} throttle;
+};
 
-hs_status throttle_init(throttle *t, const throttle_options *o);
-/* The foreground: one operation took `ns`. Thread-safe, lock-free. */
-void throttle_observe(throttle *t, uint64_t ns);
+/* Initializes a throttle in the caller's memory (hs_throttle_create does it
+ * in memory of its own): options `o` (NULL: the defaults) checked. */
+hs_status throttle_init(hs_throttle *t, const hs_throttle_options *o);
 /* Vacuum begins: what the foreground reported so far is its baseline.
  * Fails when it reported nothing (there is nothing to hold it to). With
  * idle_priority, the calling thread (the vacuuming one) goes to SCHED_IDLE
  * where the system allows. */
-hs_status throttle_start(throttle *t);
+hs_status throttle_start(hs_throttle *t);
 /* Vacuum ends: the calling thread's priority is put back. */
-void throttle_finish(throttle *t);
+void throttle_finish(hs_throttle *t);
 /* Vacuum's pause point, after each page: `dirtied` says whether the page
  * went clean → dirty. Runs the controller at window ends, and sleeps when
  * the slice's work is done. */
-void throttle_point(throttle *t, bool dirtied);
+void throttle_point(hs_throttle *t, bool dirtied);
 
 /* The mean duty cycle over the windows so far. */
-double throttle_mean_duty(const throttle *t);
+double throttle_mean_duty(const hs_throttle *t);
 
 #endif

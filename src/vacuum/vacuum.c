@@ -1,5 +1,8 @@
 /*
- * vacuum/vacuum.c — one vacuum pass over a heap (vacuum/vacuum.h).
+ * vacuum/vacuum.c — one vacuum pass over a heap (hotset/vacuum.h): each
+ * page pruned by heap_prune (heap/heap.h), the index entries of the chain
+ * roots it removes moved first, the free-space and visibility maps told
+ * what it found.
  *
  * The horizon is taken once, at the start: versions deleted by
  * transactions that committed below it are dead to every snapshot that
@@ -11,19 +14,21 @@
  * an insert releases its heap page before it touches the index, a lookup
  * its index page before it reads the heap.
  */
-#include "vacuum/vacuum.h"
+#include "hotset/vacuum.h"
 
 #include "core/error.h"
 #include "heap/fsm.h"
+#include "heap/heap.h"
 #include "heap/vm.h"
 #include "hotset/durability.h"
+#include "vacuum/throttle.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-void vacuum_options_init(vacuum_options *o) {
+void hs_vacuum_options_init(hs_vacuum_options *o) {
   memset(o, 0, sizeof *o);
   o->cost_page_hit = 1;
   o->cost_page_miss = 2;
@@ -39,7 +44,7 @@ typedef struct fsm_batch {
   uint32_t *room, n, cap;
 } fsm_batch;
 
-static hs_status fsm_flush(heap *h, fsm_batch *fb, vacuum_stats *st) {
+static hs_status fsm_flush(hs_heap *h, fsm_batch *fb, hs_vacuum_stats *st) {
   hs_status rc = HS_OK;
   for (uint32_t i = 0; i < fb->n && rc == HS_OK; i++)
     rc = fsm_set(heap_fsm(h), fb->block[i], fb->room[i]);
@@ -49,8 +54,8 @@ static hs_status fsm_flush(heap *h, fsm_batch *fb, vacuum_stats *st) {
 }
 
 typedef struct vacuum_run {
-  pk_index *ix;
-  vacuum_stats *st;
+  hs_pk_index *ix;
+  hs_vacuum_stats *st;
 } vacuum_run;
 
 /* Dead versions leave their update chain from its root, the version the
@@ -68,13 +73,13 @@ static hs_status move_index_entry(void *ctx, hs_tid tid, const void *data, uint3
   memcpy(&key, data, 8);
   hs_tid entry;
   bool found;
-  hs_status st = pk_index_get(run->ix, key, &entry, &found);
+  hs_status st = hs_pk_index_get(run->ix, key, &entry, &found);
   if (st != HS_OK || !found) return st; /* no entry reaches its key's versions */
   if (entry.block != tid.block || entry.slot != tid.slot) {
     *remove = false;
     return HS_OK;
   }
-  st = pk_index_move(run->ix, key, tid, next);
+  st = hs_pk_index_move(run->ix, key, tid, next);
   if (st == HS_OK) run->st->index_moves++;
   return st;
 }
@@ -93,7 +98,7 @@ static double now_ms(void) {
 
 /* PostgreSQL's vacuum_delay_point: once the balance reaches the limit,
  * sleep the delay scaled by balance / limit (at most 4×), start again. */
-static void delay_point(const vacuum_options *o, uint64_t *balance, vacuum_stats *st) {
+static void delay_point(const hs_vacuum_options *o, uint64_t *balance, hs_vacuum_stats *st) {
   if (o->cost_delay_ms <= 0 || !o->cost_limit || *balance < o->cost_limit) return;
   double scale = (double)*balance / o->cost_limit;
   double ms = o->cost_delay_ms * (scale < 4 ? scale : 4);
@@ -104,16 +109,16 @@ static void delay_point(const vacuum_options *o, uint64_t *balance, vacuum_stats
   *balance = 0;
 }
 
-hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_stats *out) {
+hs_status hs_vacuum(hs_heap *h, hs_pk_index *ix, const hs_vacuum_options *o, hs_vacuum_stats *out) {
   memset(out, 0, sizeof *out);
-  vacuum_options defaults;
+  hs_vacuum_options defaults;
   if (!o) {
-    vacuum_options_init(&defaults);
+    hs_vacuum_options_init(&defaults);
     o = &defaults;
   }
   double t0 = now_ms();
   hs_pool *pool = heap_pool(h);
-  hs_xid horizon = xact_horizon(heap_xact(h));
+  hs_xid horizon = hs_xact_horizon(heap_xact(h));
   hs_blockno n;
   hs_status st = hs_smgr_nblocks(hs_pool_smgr(pool), heap_rel(h), HS_FORK_MAIN, &n);
   vacuum_run run = {ix, out};
@@ -128,7 +133,7 @@ hs_status vacuum_heap(heap *h, pk_index *ix, const vacuum_options *o, vacuum_sta
     return hs_fail(HS_ERR_NOMEM, 0, "vacuum: no memory for %u free-space entries", fb.cap);
   }
   /* Last, so that every later exit passes the restore below. */
-  throttle *t = o->throttle;
+  hs_throttle *t = o->throttle;
   if (st == HS_OK && t) {
     t->checkpoint_behind = hs_pool_wal(pool) ? checkpoint_behind : NULL;
     t->checkpoint_ctx = pool;

@@ -2,8 +2,9 @@
 # An install into a prefix of one's own is usable and removable: the files go
 # under that prefix, hotset.pc names it, the README's example program builds
 # with nothing but `pkg-config --cflags --libs hotset` and runs without
-# LD_LIBRARY_PATH (the .pc carries the rpath), and uninstalling leaves no file
-# behind.
+# LD_LIBRARY_PATH (the .pc carries the rpath), so does the heap example
+# (examples/heap_engine.c: hotset/heap.h and hotset/vacuum.h), and
+# uninstalling leaves no file behind.
 #
 #   test_install.sh cmake <build dir> <source dir> <cc> [extra cflags]
 #       installs with `cmake --install --prefix` (what ctest runs)
@@ -53,7 +54,7 @@ check_prefix() {
   local pc
   pc=$(find "$prefix" -name hotset.pc 2>/dev/null || true)
   [ -n "$pc" ] || fail "no hotset.pc under $prefix"
-  for f in include/hotset/pool.h bin/hotset; do
+  for f in include/hotset/pool.h include/hotset/heap.h include/hotset/vacuum.h bin/hotset; do
     [ -e "$prefix/$f" ] || fail "$prefix/$f was not installed"
   done
   ls "$(dirname "$(dirname "$pc")")"/libhotset.so.0 >/dev/null || fail "libhotset.so.0 is not beside the pkgconfig directory"
@@ -80,14 +81,25 @@ check_prefix() {
       { echo "$libs"; fail "quickstart does not load libhotset.so.0 from $prefix"; }
   fi
   rm -rf "$tmp/data" "$tmp/quickstart"
-  # And against the static library, from the installed headers.
+  # The heap example, from the installed heap.h and vacuum.h.
   # shellcheck disable=SC2086
-  "$cc" $extra_cflags -I"$prefix/include" "$src/examples/quickstart.c" \
-    "$(dirname "$(dirname "$pc")")/libhotset.a" -lpthread -o "$tmp/quickstart" ||
-    fail "quickstart.c does not link against the installed libhotset.a"
-  "$tmp/quickstart" "$tmp/data" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; fail "static quickstart does not run"; }
-  rm -rf "$tmp/data" "$tmp/quickstart"
-  echo "ok: installed into $prefix; $cc quickstart.c \$(pkg-config --cflags --libs hotset) runs"
+  "$cc" $extra_cflags "$src/examples/heap_engine.c" $flags -o "$tmp/heap_engine" ||
+    fail "heap_engine.c does not build with: $cc $flags"
+  (unset LD_LIBRARY_PATH; "$tmp/heap_engine" "$tmp/data" >"$tmp/run.log" 2>&1) ||
+    { cat "$tmp/run.log"; fail "heap_engine built with pkg-config does not run"; }
+  grep -qx 'row 42: value 0' "$tmp/run.log" || { cat "$tmp/run.log"; fail "heap_engine read no row"; }
+  rm -rf "$tmp/data" "$tmp/heap_engine"
+  # And both against the static library, from the installed headers.
+  local prog
+  for prog in quickstart heap_engine; do
+    # shellcheck disable=SC2086
+    "$cc" $extra_cflags -I"$prefix/include" "$src/examples/$prog.c" \
+      "$(dirname "$(dirname "$pc")")/libhotset.a" -lpthread -o "$tmp/$prog" ||
+      fail "$prog.c does not link against the installed libhotset.a"
+    "$tmp/$prog" "$tmp/data" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; fail "static $prog does not run"; }
+    rm -rf "$tmp/data" "$tmp/$prog"
+  done
+  echo "ok: installed into $prefix; $cc quickstart.c (and heap_engine.c) \$(pkg-config --cflags --libs hotset) run"
 }
 
 check_empty() {

@@ -185,21 +185,28 @@ static void test_options(void) {
     CHECK_ST(throttle_options_check(&o), HS_ERR_INVALID);
     hs_throttle t;
     CHECK_ST(throttle_init(&t, &o), HS_ERR_INVALID);
+    hs_throttle *made = &t;
+    CHECK_ST(hs_throttle_create(&o, &made), HS_ERR_INVALID);
+    CHECK(made == NULL);
     *bad[i].field = keep;
   }
 }
 
 /* The baseline is what the foreground reported before vacuum started;
- * nothing reported: no baseline, a clear error. */
+ * nothing reported: no baseline, a clear error. Through the engine's
+ * calls: a throttle created with the defaults. */
 static void test_baseline(void) {
-  hs_throttle t;
-  CHECK_OK(throttle_init(&t, NULL));
-  CHECK_ST(throttle_start(&t), HS_ERR_INVALID);
+  hs_throttle *t;
+  REQUIRE(hs_throttle_create(NULL, &t) == HS_OK);
+  CHECK(t->opt.budget == 0.05);
+  CHECK_ST(throttle_start(t), HS_ERR_INVALID);
   CHECK(strstr(hs_last_error(), "no operations") != NULL);
-  hs_throttle_observe(&t, 1000);
-  hs_throttle_observe(&t, 3000);
-  CHECK_OK(throttle_start(&t));
-  CHECK(t.baseline_ns == 2000);
+  hs_throttle_observe(t, 1000);
+  hs_throttle_observe(t, 3000);
+  CHECK_OK(throttle_start(t));
+  CHECK(t->baseline_ns == 2000);
+  throttle_finish(t);
+  hs_throttle_destroy(t);
 }
 
 typedef struct racer {

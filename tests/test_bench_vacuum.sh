@@ -4,8 +4,10 @@
 # run: every cell's JSON line has the fields, the cells are the ones the
 # flags ask for, vacuum removed the dead rows in each, the ring sizes are
 # what the sweep says (1 buffer for 8KiB), the cost-delay cell slept, the
-# auto cell ran under the throttle, the temporary directory is removed, and
-# usage errors are one line with a hint. No speed is asserted
+# auto cell ran under the throttle with a ring that writes its own pages,
+# the calibration cells ran without vacuum (the spinner's CPU counted only
+# in its cell), the temporary directory is removed, and usage errors are one
+# line with a hint. No speed is asserted
 # (docs/results.md has the figures).
 #
 # Usage: test_bench_vacuum.sh PATH/TO/hotset
@@ -31,6 +33,10 @@ run bench vacuum --fg-ops delete
 expect_usage_error --fg-ops "bench vacuum --fg-ops delete" "hotset bench vacuum"
 run bench vacuum --dead 0
 expect_usage_error --dead "bench vacuum --dead 0" "hotset bench vacuum"
+run bench vacuum --own-writes sometimes
+expect_usage_error --own-writes "bench vacuum --own-writes sometimes" "hotset bench vacuum"
+run bench vacuum --calibrate -1
+expect_usage_error --calibrate "bench vacuum --calibrate -1" "hotset bench vacuum"
 run bench vacuum --plot chart.jpg
 expect_usage_error --plot "bench vacuum --plot chart.jpg" "hotset bench vacuum"
 
@@ -67,18 +73,56 @@ fi
 if [[ $(f 4 throttle) == auto && $(f 4 ring) == adaptive ]]; then ok; else
   bad "cell 4 is $(f 4 ring) under throttle $(f 4 throttle), want adaptive under auto"
 fi
+# --own-writes auto: only the throttled cell's ring writes its own pages.
+if [[ $(f 1 own_writes) == false && $(f 3 own_writes) == false && $(f 4 own_writes) == true ]]
+then ok; else
+  bad "own_writes: cells 1, 3, 4 say $(f 1 own_writes), $(f 3 own_writes), $(f 4 own_writes)"
+fi
+for n in 1 2 3 4; do
+  if [[ $(f $n cell) == vacuum && -n $(f $n fg_pages_written) ]]; then ok; else
+    bad "line $n: cell $(f $n cell), fg_pages_written '$(f $n fg_pages_written)'"
+  fi
+done
 # A 1-buffer ring recycles its one buffer for nearly every page it dirties.
 if [[ $(f 1 ring_recycles) -gt 0 && $(f 1 wal_flushes_forced) -gt 0 ]]; then ok; else
   bad "1-buffer ring: $(f 1 ring_recycles) recycles, $(f 1 wal_flushes_forced) forced flushes"
 fi
 
+# Calibration cells first: the clients alone, then beside the spinner; no
+# vacuum in either (nothing removed), the spinner's CPU only in its own.
+cal=$scratch/cal.json
+TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --table 16MiB --baseline 0.2 --fg paced \
+  --calibrate 0.3 --ring-size 256KiB --cost-delay 0 --throttle off --json >"$cal" 2>"$err"
+status=$?
+expect_status 0 "bench vacuum --calibrate"
+g() { json_line_field "$cal" "$1" "$2"; }
+if [[ $(wc -l <"$cal") -eq 3 && $(g 1 cell) == alone && $(g 2 cell) == idle-spin &&
+  $(g 3 cell) == vacuum ]]; then ok; else
+  bad "calibration run: cells '$(g 1 cell)' '$(g 2 cell)' '$(g 3 cell)', want alone idle-spin vacuum"
+fi
+if [[ $(g 1 removed) -eq 0 && $(g 2 removed) -eq 0 && $(g 3 removed) -gt 0 ]]; then ok; else
+  bad "removed: $(g 1 removed) $(g 2 removed) $(g 3 removed), want 0 0 >0"
+fi
+if [[ $(g 1 corunner_cpu_seconds) == 0.000 && $(g 3 corunner_cpu_seconds) == 0.000 &&
+  -n $(g 2 corunner_cpu_seconds) ]]; then ok; else
+  bad "corunner_cpu_seconds: $(g 1 corunner_cpu_seconds) $(g 2 corunner_cpu_seconds) $(g 3 corunner_cpu_seconds)"
+fi
+idle=$(g 1 cpu_idle_baseline)
+if [[ ! -r /proc/stat && $idle == null ]] ||
+  awk -v v="$idle" 'BEGIN { exit !(v != "null" && v >= 0 && v <= 1) }'; then ok; else
+  bad "cpu_idle_baseline '$idle', want a share of 0..1"
+fi
+
 # The human table, its Pareto view and the target checks.
 TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --table 16MiB --baseline 0.2 --fg unpaced \
-  --ring-size 256KiB --cost-delay 0,1 --throttle off >"$out" 2>"$err"
+  --ring-size 256KiB --cost-delay 0,1 --throttle off --calibrate 0.2 >"$out" 2>"$err"
 status=$?
 expect_status 0 "bench vacuum (table)"
 if grep -q '^Pareto view, unpaced foreground' "$out"; then ok; else bad "no Pareto view"; fi
 if grep -q '^targets' "$out"; then ok; else bad "no targets section"; fi
+if grep -q '^calibration: ' "$out" && grep -q '^unpaced idle-spin' "$out"; then ok; else
+  bad "no calibration table"
+fi
 if grep -q '^table: .* rows' "$out"; then ok; else bad "no table line"; fi
 
 cli_finish

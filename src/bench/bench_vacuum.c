@@ -148,6 +148,14 @@ static void parse_flags(vac_bench *b, int argc, char **argv) {
        .dest = &b->idle_priority,
        .def = "true",
        .help = "auto: vacuum runs at SCHED_IDLE until the foreground starves it"},
+      {.name = "calibrate",
+       .kind = ARGS_DOUBLE,
+       .dest = &b->calibrate_seconds,
+       .dmin = 0,
+       .dmax = 3600,
+       .def = "0",
+       .help = "first, per --fg mode, two cells of this many seconds without vacuum: the "
+               "clients alone, and beside an idle-priority spinner (0: none)"},
       {.name = "baseline",
        .kind = ARGS_DOUBLE,
        .dest = &b->baseline_seconds,
@@ -263,6 +271,12 @@ static void build_cells(const vac_bench *b, cell_list *l) {
   }
   hs_ring_config check;
   for (size_t i = 0; i < nring; i++) parse_ring(b, rings[i], &check);
+  if (b->calibrate_seconds > 0)
+    for (size_t f = 0; f < nfg; f++)
+      for (vac_cell_kind k = VAC_CELL_ALONE; k <= VAC_CELL_IDLE_SPIN; k++) {
+        if (l->n == VAC_MAX_CELLS) args_usage_error(cmd, "more than %d cells", VAC_MAX_CELLS);
+        l->c[l->n++] = (vac_cell){.kind = k, .fg = modes[f], .ring = "-"};
+      }
   if (off) {
     for (size_t i = 0; i < nring; i++) add_cell(l, b, modes[0], rings[i], 0, false);
     /* The cost-delay sweep against the last --fg mode: unpaced by default,
@@ -442,16 +456,19 @@ static double normal_hit_ratio(const hs_io_stats *from, const hs_io_stats *to) {
  * `th`, the clients report to the throttle from the baseline on: what they
  * report before vacuum starts is its baseline too. */
 static double measure_alone(const vac_bench *b, lab *l, fg_group *g, hs_throttle *th,
-                            double *hit_ratio) {
+                            double *hit_ratio, double *cpu_idle) {
   bench_sleep(WARMUP_S);
   if (th) atomic_store(&g->throttle, th);
   hs_io_stats before, after;
   hs_pool_stats(l->pool, &before);
+  vac_cpu_mark m0 = vac_cpu_now();
   uint64_t t0 = bench_now_ns();
   atomic_store(&g->epoch, FG_BASELINE);
   bench_sleep(b->baseline_seconds);
   atomic_store(&g->epoch, FG_BETWEEN);
   uint64_t t1 = bench_now_ns();
+  vac_cpu_mark m1 = vac_cpu_now();
+  if (cpu_idle) *cpu_idle = vac_cpu_idle_between(&m0, &m1);
   hs_pool_stats(l->pool, &after);
   if (hit_ratio) *hit_ratio = normal_hit_ratio(&before, &after);
   return (double)(t1 - t0) / 1e9;
@@ -459,8 +476,10 @@ static double measure_alone(const vac_bench *b, lab *l, fg_group *g, hs_throttle
 
 static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t index,
                           vac_cell *c) {
-  hs_status st = make_dead(l, (uint64_t)(b->dead * (double)l->rows + 0.5));
-  if (st == HS_OK) st = hs_checkpoint(l->pool);
+  bool vacuum = c->kind == VAC_CELL_VACUUM;
+  hs_status st = HS_OK;
+  if (vacuum) st = make_dead(l, (uint64_t)(b->dead * (double)l->rows + 0.5));
+  if (vacuum && st == HS_OK) st = hs_checkpoint(l->pool);
   if (st != HS_OK) return st;
   hs_blockno nblocks;
   if ((st = heap_blocks(l, &nblocks)) != HS_OK) return st;
@@ -475,14 +494,16 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   to.idle_priority = b->idle_priority;
   if ((st = throttle_init(&th, &to)) != HS_OK) return st;
   if ((st = fg_start(&g, (uint32_t)b->clients)) != HS_OK) return st;
-  double base_s = measure_alone(b, l, &g, c->throttle_auto ? &th : NULL, &c->fg_hit_ratio_baseline);
+  double base_s = measure_alone(b, l, &g, c->throttle_auto ? &th : NULL, &c->fg_hit_ratio_baseline,
+                                &c->cpu_idle_baseline);
 
   hs_strategy *ring = NULL;
   ring_trace rt = {.cap = nblocks};
   rt.t_ns = malloc(sizeof *rt.t_ns * (nblocks ? nblocks : 1));
   rt.size = malloc(sizeof *rt.size * (nblocks ? nblocks : 1));
   if (!rt.t_ns || !rt.size) st = hs_fail(HS_ERR_NOMEM, 0, "no memory for the ring's trace");
-  if (st == HS_OK) st = hs_strategy_create(l->pool, HS_STRATEGY_VACUUM, &c->ring_config, &ring);
+  if (st == HS_OK && vacuum)
+    st = hs_strategy_create(l->pool, HS_STRATEGY_VACUUM, &c->ring_config, &ring);
   rt.s = ring;
   hs_vacuum_options vo;
   hs_vacuum_options_init(&vo);
@@ -503,10 +524,16 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   pthread_mutex_unlock(&g.err_lock);
   if (st == HS_OK && !fg_failed) {
     atomic_store(&g.epoch, FG_DURING);
+    vac_cpu_mark m0 = vac_cpu_now();
     t2 = bench_now_ns();
-    st = hs_vacuum(l->h, l->ix, &vo, &vs);
+    if (vacuum)
+      st = hs_vacuum(l->h, l->ix, &vo, &vs);
+    else
+      st = vac_calibration_window(c->kind, b->calibrate_seconds, &c->corunner_cpu_seconds);
     t3 = bench_now_ns();
+    vac_cpu_mark m1 = vac_cpu_now();
     atomic_store(&g.epoch, FG_BETWEEN);
+    c->cpu_idle_during = vac_cpu_idle_between(&m0, &m1);
   }
   hs_pool_stats(l->pool, &io1);
   hs_wal_stats_get(l->wal, &w1);
@@ -524,6 +551,7 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   c->cost_sleeps = vs.cost_sleeps;
 #define DELTA(ctx, stat) (io1.count[ctx][stat] - io0.count[ctx][stat])
   c->pages_written = DELTA(HS_IOCTX_VACUUM, HS_STAT_WRITES);
+  c->fg_pages_written = DELTA(HS_IOCTX_NORMAL, HS_STAT_WRITES);
   c->ring_recycles = DELTA(HS_IOCTX_VACUUM, HS_STAT_REUSES);
   c->wal_flushes_forced = DELTA(HS_IOCTX_VACUUM, HS_STAT_WAL_FLUSHES);
 #undef DELTA
@@ -560,7 +588,7 @@ static hs_status measure_unpaced(const vac_bench *b, lab *l, double *rate) {
   fg_group_init(&g, b, l, b->seed, 0);
   hs_status st = fg_start(&g, (uint32_t)b->clients);
   if (st != HS_OK) return st;
-  double seconds = measure_alone(b, l, &g, NULL, NULL);
+  double seconds = measure_alone(b, l, &g, NULL, NULL, NULL);
   fg_stop(&g);
   fg_tally t;
   fg_collect(&g, FG_BASELINE, &t);
@@ -630,9 +658,13 @@ int bench_vacuum_main(int argc, char **argv) {
     if (b.json)
       vac_print_json(&b, &cells.c[done]);
     else {
-      fprintf(stderr, "  cell %zu/%zu done: %s fg, ring %s, delay %g ms, throttle %s\n", done + 1,
-              cells.n, vac_fg_name(cells.c[done].fg), cells.c[done].ring,
-              cells.c[done].cost_delay_ms, cells.c[done].throttle_auto ? "auto" : "off");
+      if (cells.c[done].kind != VAC_CELL_VACUUM)
+        fprintf(stderr, "  cell %zu/%zu done: %s fg, calibration: %s\n", done + 1, cells.n,
+                vac_fg_name(cells.c[done].fg), vac_cell_kind_name(cells.c[done].kind));
+      else
+        fprintf(stderr, "  cell %zu/%zu done: %s fg, ring %s, delay %g ms, throttle %s\n", done + 1,
+                cells.n, vac_fg_name(cells.c[done].fg), cells.c[done].ring,
+                cells.c[done].cost_delay_ms, cells.c[done].throttle_auto ? "auto" : "off");
     }
     fflush(stdout);
   }

@@ -22,9 +22,18 @@
 
 typedef enum vac_fg_mode { VAC_FG_PACED = 0, VAC_FG_UNPACED } vac_fg_mode;
 
+/* What a cell runs beside the clients: vacuum, or one of the calibration
+ * windows of --calibrate (bench_vacuum_calibrate.c). */
+typedef enum vac_cell_kind {
+  VAC_CELL_VACUUM = 0,
+  VAC_CELL_ALONE,
+  VAC_CELL_IDLE_SPIN
+} vac_cell_kind;
+
 /* One cell: how vacuum ran, and what it and the foreground measured. */
 typedef struct vac_cell {
   /* settings */
+  vac_cell_kind kind;
   vac_fg_mode fg;
   char ring[48]; /* as given: "256KiB", "adaptive", "off" */
   hs_ring_config ring_config;
@@ -33,6 +42,7 @@ typedef struct vac_cell {
   /* vacuum */
   double vacuum_seconds;
   uint64_t pages_scanned, pages_dirtied, pages_written, removed;
+  uint64_t fg_pages_written; /* pages the foreground's evictions wrote meanwhile */
   uint64_t ring_recycles, wal_flushes_forced, wal_syncs;
   uint64_t wal_syncs_by_cause[HS_WAL_CAUSE_COUNT];
   double wal_sync_seconds;
@@ -48,6 +58,10 @@ typedef struct vac_cell {
   double fg_p50_us_baseline, fg_p50_us_during;
   double fg_service_p99_us_baseline, fg_service_p99_us_during;
   double fg_hit_ratio_baseline, fg_hit_ratio_during;
+  /* the machine: the share of all CPUs idle (−1: unknown), and the CPU a
+   * calibration cell's spinner got */
+  double cpu_idle_baseline, cpu_idle_during;
+  double corunner_cpu_seconds;
 } vac_cell;
 
 /* The run's settings (flags). */
@@ -60,7 +74,23 @@ typedef struct vac_bench {
   const char *own_writes_flag; /* auto (throttled cells), on, off */
   const char *policy, *plot_file, *dir_flag;
   double budget;
+  double calibrate_seconds; /* 0: no calibration cells */
 } vac_bench;
+
+/* ---- calibration (bench_vacuum_calibrate.c) ---- */
+
+const char *vac_cell_kind_name(vac_cell_kind k);
+/* The machine's CPU time so far, in clock ticks (/proc/stat). */
+typedef struct vac_cpu_mark {
+  uint64_t idle, total;
+  bool ok; /* false: /proc/stat could not be read */
+} vac_cpu_mark;
+vac_cpu_mark vac_cpu_now(void);
+/* The share of all CPUs' time idle between two marks; −1 if unknown. */
+double vac_cpu_idle_between(const vac_cpu_mark *a, const vac_cpu_mark *b);
+/* A calibration cell's window of `seconds`: nothing beside the clients
+ * (alone), or the idle-priority spinner, whose CPU seconds it returns. */
+hs_status vac_calibration_window(vac_cell_kind kind, double seconds, double *corunner_cpu_s);
 
 /* ---- the foreground ---- */
 

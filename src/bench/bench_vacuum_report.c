@@ -31,9 +31,18 @@ static double ratio(double a, double b) {
   return b > 0 ? a / b : 0;
 }
 
+/* A share that may be unknown (<0): null in JSON. */
+static void json_share(json_out *j, const char *key, double v) {
+  if (v < 0)
+    json_raw(j, key, "null");
+  else
+    json_double(j, key, "%.4f", v);
+}
+
 void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_out j;
   json_begin(&j, stdout);
+  json_str(&j, "cell", vac_cell_kind_name(c->kind));
   json_str(&j, "fg", vac_fg_name(c->fg));
   json_str(&j, "ring", c->ring);
   json_u64(&j, "ring_buffers_end", c->ring_buffers_end);
@@ -45,6 +54,7 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_u64(&j, "pages_scanned", c->pages_scanned);
   json_u64(&j, "pages_dirtied", c->pages_dirtied);
   json_u64(&j, "pages_written", c->pages_written);
+  json_u64(&j, "fg_pages_written", c->fg_pages_written);
   json_u64(&j, "ring_recycles", c->ring_recycles);
   json_u64(&j, "wal_flushes_forced", c->wal_flushes_forced);
   json_u64(&j, "wal_syncs", c->wal_syncs);
@@ -77,7 +87,32 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_bool(&j, "idle_priority_dropped", c->idle_priority_dropped);
   json_u64(&j, "cost_sleeps", c->cost_sleeps);
   json_u64(&j, "removed", c->removed);
+  json_share(&j, "cpu_idle_baseline", c->cpu_idle_baseline);
+  json_share(&j, "cpu_idle_during", c->cpu_idle_during);
+  json_double(&j, "corunner_cpu_seconds", "%.3f", c->corunner_cpu_seconds);
   json_end_line(&j);
+}
+
+/* The calibration cells (--calibrate), and how idle the CPUs were. */
+static void print_calibration(const vac_cell *cells, size_t n) {
+  bool any = false;
+  for (size_t i = 0; i < n; i++) any |= cells[i].kind != VAC_CELL_VACUUM;
+  if (!any) return;
+  printf("\ncalibration: the clients without vacuum, for what a vacuum cell's ratios are worth\n");
+  printf("%-7s %-9s %8s %9s %9s %8s %8s %8s %9s %9s %8s\n", "fg", "cell", "window_s", "tps_base",
+         "tps_dur", "p99_base", "p99_dur", "p99_x", "idle_base", "idle_dur", "spin_cpu");
+  for (size_t i = 0; i < n; i++) {
+    const vac_cell *c = &cells[i];
+    if (c->kind == VAC_CELL_VACUUM) continue;
+    printf("%-7s %-9s %8.2f %9.0f %9.0f %8.1f %8.1f %8.2f %9.3f %9.3f %8.2f\n", vac_fg_name(c->fg),
+           vac_cell_kind_name(c->kind), c->vacuum_seconds, c->fg_tps_baseline, c->fg_tps_during,
+           c->fg_p99_us_baseline, c->fg_p99_us_during,
+           ratio(c->fg_p99_us_during, c->fg_p99_us_baseline), c->cpu_idle_baseline,
+           c->cpu_idle_during, c->corunner_cpu_seconds);
+  }
+  printf("(idle: the share of all CPUs idle, from /proc/stat, −1 unknown; spin_cpu: the CPU "
+         "seconds the\n idle-priority spinner got — the idle capacity a background job could "
+         "use)\n");
 }
 
 void vac_print_table(const vac_bench *b, const vac_cell *cells, size_t n) {
@@ -89,6 +124,7 @@ void vac_print_table(const vac_bench *b, const vac_cell *cells, size_t n) {
          "forced", "fl/rec", "syncs", "tps_base", "tps_dur", "loss", "p99_base", "p99_dur", "hit");
   for (size_t i = 0; i < n; i++) {
     const vac_cell *c = &cells[i];
+    if (c->kind != VAC_CELL_VACUUM) continue;
     printf("%-7s %-9s %6u %5g %4s %8.2f %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64
            " %6" PRIu64 " %6.3f %6" PRIu64 " %9.0f %9.0f %6.3f %8.1f %8.1f %5.3f\n",
            vac_fg_name(c->fg), c->ring, c->ring_buffers_end, c->cost_delay_ms,
@@ -98,13 +134,14 @@ void vac_print_table(const vac_bench *b, const vac_cell *cells, size_t n) {
            c->fg_tps_baseline, c->fg_tps_during, vac_tps_loss(c), c->fg_p99_us_baseline,
            c->fg_p99_us_during, c->fg_hit_ratio_during);
   }
+  print_calibration(cells, n);
 }
 
 const vac_cell *vac_find_cell(const vac_cell *cells, size_t n, vac_fg_mode fg, const char *ring,
                               double delay, bool autothrottle) {
   for (size_t i = 0; i < n; i++)
-    if (cells[i].fg == fg && !strcmp(cells[i].ring, ring) && cells[i].cost_delay_ms == delay &&
-        cells[i].throttle_auto == autothrottle)
+    if (cells[i].kind == VAC_CELL_VACUUM && cells[i].fg == fg && !strcmp(cells[i].ring, ring) &&
+        cells[i].cost_delay_ms == delay && cells[i].throttle_auto == autothrottle)
       return &cells[i];
   return NULL;
 }
@@ -122,7 +159,8 @@ double vac_curve_loss(const vac_cell *cells, size_t n, vac_fg_mode fg, double t)
   const vac_cell *pts[VAC_MAX_CELLS];
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
-    if (cells[i].fg == fg && !cells[i].throttle_auto && !strcmp(cells[i].ring, "256KiB"))
+    if (cells[i].kind == VAC_CELL_VACUUM && cells[i].fg == fg && !cells[i].throttle_auto &&
+        !strcmp(cells[i].ring, "256KiB"))
       pts[k++] = &cells[i];
   if (k < 2) return -1;
   qsort(pts, k, sizeof *pts, by_vacuum_time);
@@ -182,6 +220,12 @@ static void print_checks(const vac_cell *cells, size_t n) {
   if (pa) {
     double p = ratio(pa->fg_p99_us_during, pa->fg_p99_us_baseline);
     check_line("paced, adaptive+auto: fg p99 during / baseline", p, "<=", 1.2, p <= 1.2);
+    for (size_t i = 0; i < n; i++)
+      if (cells[i].kind != VAC_CELL_VACUUM && cells[i].fg == VAC_FG_PACED)
+        printf("  (the same ratio, paced clients %s: %.2f)\n",
+               cells[i].kind == VAC_CELL_ALONE ? "alone in a second window"
+                                               : "beside the idle-priority spinner",
+               ratio(cells[i].fg_p99_us_during, cells[i].fg_p99_us_baseline));
     check_line("paced, adaptive+auto: fg tps loss", vac_tps_loss(pa), "<=", 0.02,
                vac_tps_loss(pa) <= 0.02);
     if (p16) {
@@ -217,7 +261,7 @@ void vac_print_pareto(const vac_cell *cells, size_t n) {
     const vac_cell *pts[VAC_MAX_CELLS];
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-      if (cells[i].fg == (vac_fg_mode)fg) pts[k++] = &cells[i];
+      if (cells[i].kind == VAC_CELL_VACUUM && cells[i].fg == (vac_fg_mode)fg) pts[k++] = &cells[i];
     if (!k) continue;
     qsort(pts, k, sizeof *pts, by_vacuum_time);
     printf("\nPareto view, %s foreground: vacuum time against foreground loss "
@@ -261,7 +305,7 @@ int vac_plot(const char *file, const vac_cell *cells, size_t n) {
   for (int fg = VAC_FG_PACED; fg <= VAC_FG_UNPACED; fg++) {
     for (size_t i = 0; i < n; i++) {
       const vac_cell *c = &cells[i];
-      if (c->fg != (vac_fg_mode)fg) continue;
+      if (c->kind != VAC_CELL_VACUUM || c->fg != (vac_fg_mode)fg) continue;
       char label[96];
       if (c->throttle_auto)
         snprintf(label, sizeof label, "%s auto", c->ring);

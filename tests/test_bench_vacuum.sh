@@ -79,8 +79,9 @@ then ok; else
   bad "own_writes: cells 1, 3, 4 say $(f 1 own_writes), $(f 3 own_writes), $(f 4 own_writes)"
 fi
 for n in 1 2 3 4; do
-  if [[ $(f $n cell) == vacuum && -n $(f $n fg_pages_written) ]]; then ok; else
-    bad "line $n: cell $(f $n cell), fg_pages_written '$(f $n fg_pages_written)'"
+  if [[ $(f $n cell) == vacuum && -n $(f $n other_pages_written) &&
+    -n $(f $n checkpoint_pages_written) ]]; then ok; else
+    bad "line $n: cell $(f $n cell), other_pages_written '$(f $n other_pages_written)'"
   fi
 done
 # A 1-buffer ring recycles its one buffer for nearly every page it dirties.

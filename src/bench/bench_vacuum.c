@@ -515,7 +515,9 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   vo.after_page_ctx = &rt;
   hs_io_stats io0, io1;
   hs_wal_stats w0, w1;
+  hs_checkpoint_stats ck0, ck1;
   hs_pool_stats(l->pool, &io0);
+  hs_checkpoint_stats_get(l->pool, &ck0);
   hs_wal_stats_get(l->wal, &w0);
   hs_vacuum_stats vs = {0};
   uint64_t t2 = bench_now_ns(), t3 = t2;
@@ -536,6 +538,7 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
     c->cpu_idle_during = vac_cpu_idle_between(&m0, &m1);
   }
   hs_pool_stats(l->pool, &io1);
+  hs_checkpoint_stats_get(l->pool, &ck1);
   hs_wal_stats_get(l->wal, &w1);
   fg_stop(&g);
   if (st == HS_OK && g.err[0]) st = hs_fail(HS_ERR_INVALID, 0, "foreground: %s", g.err);
@@ -551,7 +554,8 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   c->cost_sleeps = vs.cost_sleeps;
 #define DELTA(ctx, stat) (io1.count[ctx][stat] - io0.count[ctx][stat])
   c->pages_written = DELTA(HS_IOCTX_VACUUM, HS_STAT_WRITES);
-  c->fg_pages_written = DELTA(HS_IOCTX_NORMAL, HS_STAT_WRITES);
+  c->other_pages_written = DELTA(HS_IOCTX_NORMAL, HS_STAT_WRITES);
+  c->checkpoint_pages_written = ck1.buffers_written - ck0.buffers_written;
   c->ring_recycles = DELTA(HS_IOCTX_VACUUM, HS_STAT_REUSES);
   c->wal_flushes_forced = DELTA(HS_IOCTX_VACUUM, HS_STAT_WAL_FLUSHES);
 #undef DELTA

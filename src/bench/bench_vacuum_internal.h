@@ -42,7 +42,10 @@ typedef struct vac_cell {
   /* vacuum */
   double vacuum_seconds;
   uint64_t pages_scanned, pages_dirtied, pages_written, removed;
-  uint64_t fg_pages_written; /* pages the foreground's evictions wrote meanwhile */
+  /* Pages written meanwhile in the normal context: the foreground's
+   * evictions and checkpoints; and the checkpoints' share (those that
+   * finished in the window). */
+  uint64_t other_pages_written, checkpoint_pages_written;
   uint64_t ring_recycles, wal_flushes_forced, wal_syncs;
   uint64_t wal_syncs_by_cause[HS_WAL_CAUSE_COUNT];
   double wal_sync_seconds;

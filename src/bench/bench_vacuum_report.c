@@ -54,7 +54,8 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_u64(&j, "pages_scanned", c->pages_scanned);
   json_u64(&j, "pages_dirtied", c->pages_dirtied);
   json_u64(&j, "pages_written", c->pages_written);
-  json_u64(&j, "fg_pages_written", c->fg_pages_written);
+  json_u64(&j, "other_pages_written", c->other_pages_written);
+  json_u64(&j, "checkpoint_pages_written", c->checkpoint_pages_written);
   json_u64(&j, "ring_recycles", c->ring_recycles);
   json_u64(&j, "wal_flushes_forced", c->wal_flushes_forced);
   json_u64(&j, "wal_syncs", c->wal_syncs);

@@ -1,0 +1,133 @@
+/*
+ * hotset/frame_cache.h — a cache of page frames for an engine that does its
+ * own I/O: page memory, a key → frame table, pins, and replacement by any
+ * hotset policy (hotset/policy.h), with the engine's scans detected and
+ * kept from pushing out its hot pages. The buffer pool (hotset/pool.h)
+ * reads and writes its own pages; this is the layer below that, for an
+ * engine whose page cache only holds memory — SQLite's pluggable page cache
+ * is the first user (adapters/sqlite).
+ *
+ * A frame is fetched by key (a page number), pinned until unpinned, and
+ * never evicted while pinned. An unpinned frame keeps its content and key
+ * until the policy chooses it as a victim, or the engine discards it. The
+ * cache holds at most `capacity` frames in the policy; a fetch that must
+ * succeed while every one of them is pinned gets an overflow frame outside
+ * the policy, dropped when it is unpinned (SQLite asks for that).
+ *
+ * Scans: a run of fetches of consecutive keys longer than `scan_run`
+ * pages is taken for a scan, and its pages reach the policy as ring
+ * accesses (HS_HINT_RING, at the victim end where the policy has one), so
+ * they stand at "used once" and are the next victims; once the cache is
+ * full the scan also recycles its own last frames (a ring of capacity/8,
+ * at most 32, as PostgreSQL's scans do), since a clock's hand would
+ * otherwise wear down the hot pages' counts on its many turns. A scan
+ * through a cache cannot push out the pages lookups use. The engine need
+ * not say it is scanning.
+ *
+ * Thread safety: every call on one cache takes that cache's mutex, so
+ * threads may share a cache; distinct caches share nothing.
+ */
+#ifndef HOTSET_FRAME_CACHE_H
+#define HOTSET_FRAME_CACHE_H
+
+#include "hotset/status.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#pragma GCC visibility push(default)
+
+/* What an engine sees of a frame. The two pointers come first and stay
+ * valid while the frame is pinned (an adapter may hand the frame out as
+ * its own two-pointer page handle, as SQLite's sqlite3_pcache_page). */
+typedef struct hs_frame {
+  void *data;  /* frame_bytes of page content */
+  void *extra; /* extra_bytes the engine keeps beside it; zeroed when the
+                  frame is created for its key */
+} hs_frame;
+
+typedef struct hs_frame_cache hs_frame_cache;
+
+typedef struct hs_frame_cache_options {
+  uint32_t frame_bytes; /* page size; 512 .. 65536 */
+  uint32_t extra_bytes; /* per frame, beside the page; may be 0 */
+  uint32_t capacity;    /* frames the policy holds (≥ 1; 100 by default) */
+  const char *policy;   /* a hotset policy spec; NULL: clock-sweep */
+  /* false: nothing is evicted (an engine's in-memory database): frames
+   * leave only when discarded or truncated, and capacity does not bound
+   * them */
+  bool purgeable;
+  uint32_t scan_run; /* consecutive keys that make a scan; 0: no detection */
+} hs_frame_cache_options;
+
+/* Defaults: 4096-byte frames, no extra, 100 frames, clock-sweep,
+ * purgeable, scan_run 32. */
+void hs_frame_cache_options_init(hs_frame_cache_options *o);
+
+hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache **out);
+/* Frees every frame, pinned or not. */
+void hs_frame_cache_destroy(hs_frame_cache *c);
+
+typedef enum hs_fetch_mode {
+  HS_FETCH_LOOKUP = 0, /* only if cached */
+  /* create it if that is easy: NULL (no error) when the cache is full and
+   * its unpinned frames are too few to recycle one (more than 90 % of
+   * capacity pinned), so the engine can free some first */
+  HS_FETCH_CREATE = 1,
+  /* create it whatever it takes: recycle any unpinned frame, else an
+   * overflow frame; NULL only when memory runs out */
+  HS_FETCH_CREATE_HARD = 2
+} hs_fetch_mode;
+
+/* The frame for `key`, pinned (fetching a pinned frame again returns it,
+ * still pinned once). NULL when it is not cached and `mode` did not create
+ * it; *created (if given) says whether it was created now. */
+hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created);
+/* Unpins; `discard` drops the frame (its content is gone). An overflow
+ * frame is dropped whatever `discard` says. */
+void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *f, bool discard);
+/* The frame's key becomes `new_key`; a frame already cached under
+ * `new_key` (which must not be pinned; if it is, it leaves the key table
+ * but its memory stays valid until it is unpinned) is dropped. */
+void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *f, uint64_t new_key);
+/* Drops every frame with key ≥ limit, pinned ones too: a pinned one leaves
+ * the key table at once, and its memory stays valid (and counted) until it
+ * is unpinned. */
+void hs_frame_cache_truncate(hs_frame_cache *c, uint64_t limit);
+/* A new capacity (≥ 1). Unpinned frames beyond it are evicted, victims
+ * first; pinned ones stay until unpinned. */
+hs_status hs_frame_cache_set_capacity(hs_frame_cache *c, uint32_t capacity);
+/* Frees the memory of every unpinned frame (they leave the cache), and of
+ * the spare frames kept for reuse. A non-purgeable cache keeps its frames
+ * (they are the engine's only copy) and frees only the spare ones. */
+void hs_frame_cache_shrink(hs_frame_cache *c);
+/* Frames held now, pinned or not. */
+uint32_t hs_frame_cache_count(hs_frame_cache *c);
+uint64_t hs_frame_key(const hs_frame *f);
+
+typedef struct hs_frame_cache_stats {
+  uint64_t fetches;      /* every fetch */
+  uint64_t hits;         /* found cached */
+  uint64_t misses;       /* not cached (created or not) */
+  uint64_t creates;      /* frames created for their key */
+  uint64_t refusals;     /* HS_FETCH_CREATE answered NULL: the cache was full */
+  uint64_t evictions;    /* unpinned frames the policy gave up */
+  uint64_t overflows;    /* frames created outside the policy (all pinned) */
+  uint64_t discards;     /* dropped by unpin(discard), rekey or truncate */
+  uint64_t scan_fetches; /* fetches inside a detected scan */
+  uint32_t pinned, count, capacity;
+} hs_frame_cache_stats;
+
+void hs_frame_cache_stats_get(hs_frame_cache *c, hs_frame_cache_stats *out);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

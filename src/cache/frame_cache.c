@@ -1,0 +1,778 @@
+/*
+ * cache/frame_cache.c — a cache of page frames for an engine that does its
+ * own I/O (hotset/frame_cache.h): page memory, a key → frame table, pins,
+ * replacement by a hotset policy, and a scan detector.
+ *
+ * Layout. The policy's slots are an array of frame pointers; a slot holds
+ * a frame in use (a key, in the policy), a frame whose memory waits for
+ * reuse (free, no key), or nothing yet (memory is allocated on first use).
+ * A frame is one 64-byte aligned block: this header (the public hs_frame
+ * first, so an adapter can hand out &frame->pub as its own page handle),
+ * then the page, then the engine's extra bytes. A recycled slot keeps its
+ * block, so a full cache allocates nothing per miss.
+ *
+ * Overflow frames live outside the policy, in a list of their own, and
+ * are always pinned: created by HS_FETCH_CREATE_HARD when no unpinned frame
+ * can be recycled, demoted from the policy by set_capacity when pinned
+ * frames exceed the new capacity, or detached from their key while pinned
+ * (truncate, or rekey onto a key whose frame is pinned). Each is freed when
+ * it is unpinned, so the engine's pointer stays valid until then.
+ *
+ * Non-purgeable caches have no policy at all: nothing is ever a victim, so
+ * there is nothing to decide. Their slot array grows by doubling whenever
+ * every slot is in use, and capacity only records the engine's wish. (The
+ * spec is still checked at create, so a bad one fails the same way.)
+ *
+ * Scans. The detector keeps the last key fetched and the length of the run
+ * of consecutive keys ending there (fetching the same key again, as an
+ * engine does after a LOOKUP miss, neither extends nor breaks it). Inside a
+ * run longer than scan_run, hits and inserts reach the policy with
+ * HS_HINT_RING and recycle_first: lru puts the scan's pages at its victim
+ * end, arc/2q/lirs keep them at "used once". That alone does not protect a
+ * clock: clock-sweep's hand lowers every count it passes, and a scan that
+ * takes the victim search around the clock many times drains the hot
+ * pages' counts however low the scan's own stand. So a scan also recycles
+ * its own frames, as PostgreSQL's ring strategies do: the cache remembers
+ * the last ring_size slots the scan created (an eighth of the capacity, at
+ * most 32) and, once the cache is full, a scan's miss takes the oldest of
+ * them back if it is unpinned and no access outside a scan has touched it
+ * since (F_SCAN), before asking the policy for a victim.
+ *
+ * Locking: one mutex per cache around every call. hs_frame_key reads the
+ * key without it: only the frame's pinner asks, and only rekey (called by
+ * that same pinner) changes it.
+ */
+#include "hotset/frame_cache.h"
+
+#include "cache/frame_cache_internal.h"
+#include "core/debug.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "hotset/policy.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ALIGN            64u
+#define RING_MAX         32u
+#define DEFAULT_POLICY   "clock-sweep"
+#define MAX_RESTORE_HITS 5u
+
+enum {
+  F_INUSE = 1u << 0,    /* holds a key's page */
+  F_PINNED = 1u << 1,   /* handed out, not yet unpinned */
+  F_OVERFLOW = 1u << 2, /* outside the policy and the slot array */
+  F_SCAN = 1u << 3,     /* created by a scan, touched since only by scans */
+  F_HASHED = 1u << 4    /* findable by its key */
+};
+
+typedef struct fc_frame {
+  hs_frame pub; /* first: the engine's handle is a pointer to this */
+  uint64_t key;
+  uint32_t index; /* its slot, or its place in the overflow list */
+  uint8_t flags;
+} fc_frame;
+
+typedef struct fc_entry {
+  uint64_t key;
+  fc_frame *f; /* NULL: empty */
+} fc_entry;
+
+struct hs_frame_cache {
+  pthread_mutex_t mu;
+  uint32_t frame_bytes, extra_bytes, capacity, scan_run;
+  size_t data_off, extra_off, block_bytes;
+  bool purgeable, needs_time;
+  char *spec;
+  hs_policy *policy; /* NULL when not purgeable */
+
+  fc_frame **slots;    /* nslots */
+  uint32_t *free_list; /* slots not in use, a stack */
+  uint32_t nslots, nfree;
+
+  fc_frame **overflow;
+  uint32_t noverflow, overflow_cap;
+
+  fc_entry *table; /* open addressing, linear probing */
+  uint32_t table_mask, table_used;
+
+  uint32_t count, pinned;
+
+  uint64_t last_key, run;
+  uint32_t ring[RING_MAX];
+  uint32_t ring_size, ring_len, ring_pos;
+
+  hs_frame_cache_stats stats;
+};
+
+/* ---- frames -------------------------------------------------------------- */
+
+static size_t round_up(size_t n) {
+  return (n + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+static fc_frame *frame_alloc(hs_frame_cache *c) {
+  fc_frame *f = aligned_alloc(ALIGN, c->block_bytes);
+  if (!f) return NULL;
+  memset(f, 0, sizeof *f);
+  f->pub.data = (char *)f + c->data_off;
+  f->pub.extra = c->extra_bytes ? (char *)f + c->extra_off : NULL;
+  return f;
+}
+
+/* ---- the key table ------------------------------------------------------- */
+
+static uint32_t table_home(const hs_frame_cache *c, uint64_t key) {
+  return (uint32_t)hs_mix64(key) & c->table_mask;
+}
+
+static fc_frame *table_find(const hs_frame_cache *c, uint64_t key) {
+  for (uint32_t i = table_home(c, key);; i = (i + 1) & c->table_mask) {
+    const fc_entry *e = &c->table[i];
+    if (!e->f) return NULL;
+    if (e->key == key) return e->f;
+  }
+}
+
+static void table_put(hs_frame_cache *c, fc_frame *f) {
+  uint32_t i = table_home(c, f->key);
+  while (c->table[i].f) i = (i + 1) & c->table_mask;
+  c->table[i] = (fc_entry){.key = f->key, .f = f};
+  c->table_used++;
+  f->flags |= F_HASHED;
+}
+
+/* Backward-shift deletion: the entries after the hole that would not be
+ * found past it move up, so no tombstones build up. */
+static void table_remove(hs_frame_cache *c, fc_frame *f) {
+  uint32_t i = table_home(c, f->key);
+  while (c->table[i].f != f) i = (i + 1) & c->table_mask;
+  for (uint32_t j = (i + 1) & c->table_mask;; j = (j + 1) & c->table_mask) {
+    if (!c->table[j].f) break;
+    uint32_t home = table_home(c, c->table[j].key);
+    /* Entry j may fill hole i unless its home lies cyclically in (i, j]. */
+    if (((j - home) & c->table_mask) >= ((j - i) & c->table_mask)) {
+      c->table[i] = c->table[j];
+      i = j;
+    }
+  }
+  c->table[i] = (fc_entry){0};
+  c->table_used--;
+  f->flags &= ~F_HASHED;
+}
+
+static bool table_resize(hs_frame_cache *c, uint32_t size) {
+  fc_entry *old = c->table;
+  uint32_t old_size = c->table ? c->table_mask + 1 : 0;
+  fc_entry *t = calloc(size, sizeof *t);
+  if (!t) return false;
+  c->table = t;
+  c->table_mask = size - 1;
+  c->table_used = 0;
+  for (uint32_t i = 0; i < old_size; i++)
+    if (old[i].f) table_put(c, old[i].f);
+  free(old);
+  return true;
+}
+
+/* Room for one more key at a load of at most 3/4. */
+static bool table_reserve(hs_frame_cache *c) {
+  uint64_t size = (uint64_t)c->table_mask + 1;
+  if ((uint64_t)(c->table_used + 1) * 4 <= size * 3) return true;
+  return size < (1ull << 31) && table_resize(c, (uint32_t)size * 2);
+}
+
+/* ---- slots, the overflow list, the policy --------------------------------- */
+
+static uint64_t now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static hs_access make_access(const hs_frame_cache *c, uint64_t key, bool scan) {
+  return (hs_access){.key = key,
+                     .size = 1,
+                     .now = c->needs_time ? now_ms() : 0,
+                     .next = HS_NEXT_UNKNOWN,
+                     .kind = HS_ACCESS_READ,
+                     .hint = scan ? HS_HINT_RING : HS_HINT_NORMAL,
+                     .recycle_first = scan};
+}
+
+static hs_status policy_make(const hs_frame_cache *c, uint32_t capacity, hs_policy **out) {
+  hs_policy_env env = {.unit_bytes = c->frame_bytes, .clock = HS_CLOCK_MILLISECONDS};
+  hs_status st = hs_policy_create_ex(c->spec, capacity, capacity, &env, out);
+  if (st != HS_OK) return st;
+  if (hs_policy_flags(*out) & (HS_POLICY_SIM_ONLY | HS_POLICY_NEEDS_FUTURE)) {
+    hs_policy_destroy(*out);
+    *out = NULL;
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "frame cache: replacement policy \"%s\" needs to know the future: it runs only "
+                   "in the simulator",
+                   c->spec);
+  }
+  return HS_OK;
+}
+
+/* Room for n more overflow frames, so adding them cannot fail. */
+static bool overflow_reserve(hs_frame_cache *c, uint32_t n) {
+  if (c->overflow_cap - c->noverflow >= n) return true;
+  uint32_t cap = c->overflow_cap ? c->overflow_cap : 8;
+  while (cap - c->noverflow < n) cap *= 2;
+  fc_frame **o = realloc(c->overflow, sizeof *o * cap);
+  if (!o) return false;
+  c->overflow = o;
+  c->overflow_cap = cap;
+  return true;
+}
+
+static void overflow_add(hs_frame_cache *c, fc_frame *f) {
+  f->index = c->noverflow;
+  c->overflow[c->noverflow++] = f;
+  f->flags |= F_OVERFLOW;
+}
+
+static void overflow_remove(hs_frame_cache *c, fc_frame *f) {
+  fc_frame *last = c->overflow[--c->noverflow];
+  c->overflow[f->index] = last;
+  last->index = f->index;
+}
+
+/* Takes a frame out of its slot: the slot becomes free, its memory leaves
+ * with the frame. */
+static void slot_release(hs_frame_cache *c, fc_frame *f, bool keep_memory) {
+  if (c->policy) (void)hs_policy_remove(c->policy, f->index);
+  if (!keep_memory) c->slots[f->index] = NULL;
+  c->free_list[c->nfree++] = f->index;
+}
+
+/* The frame leaves the cache: its key, its slot or overflow place, its pin.
+ * A slot's frame keeps its memory for the next frame there. */
+static void frame_drop(hs_frame_cache *c, fc_frame *f) {
+  if (f->flags & F_HASHED) table_remove(c, f);
+  if (f->flags & F_PINNED) c->pinned--;
+  c->count--;
+  if (f->flags & F_OVERFLOW) {
+    overflow_remove(c, f);
+    free(f);
+    return;
+  }
+  slot_release(c, f, true);
+  f->flags = 0;
+}
+
+/* A pinned frame that must leave its key (truncate, a rekey onto it): the
+ * engine still holds it, so its memory stays until it is unpinned. Without
+ * memory for the overflow list it stays in its slot, keyless, and goes at
+ * unpin all the same. */
+static void frame_detach(hs_frame_cache *c, fc_frame *f) {
+  if (f->flags & F_HASHED) table_remove(c, f);
+  if ((f->flags & F_OVERFLOW) || !overflow_reserve(c, 1)) return;
+  slot_release(c, f, false);
+  overflow_add(c, f);
+}
+
+static bool skip_pinned(void *ctx, uint32_t slot) {
+  const hs_frame_cache *c = ctx;
+  return c->slots[slot]->flags & F_PINNED;
+}
+
+/* The victim's key and place in the policy go; its memory stays in the
+ * slot, which the caller reuses at once. */
+static void evict_slot(hs_frame_cache *c, uint32_t slot) {
+  fc_frame *v = c->slots[slot];
+  table_remove(c, v);
+  (void)hs_policy_evict(c->policy, slot);
+  v->flags = 0;
+  c->count--;
+  c->stats.evictions++;
+}
+
+static uint32_t ring_size_for(uint32_t capacity) {
+  uint32_t n = capacity / 8;
+  return n < 1 ? 1 : n > RING_MAX ? RING_MAX : n;
+}
+
+static void ring_reset(hs_frame_cache *c) {
+  c->ring_size = ring_size_for(c->capacity);
+  c->ring_len = c->ring_pos = 0;
+}
+
+/* The scan's oldest remembered frame, if the scan may take it back. */
+static int64_t ring_take(hs_frame_cache *c) {
+  if (c->ring_len < c->ring_size) return -1;
+  uint32_t s = c->ring[c->ring_pos];
+  fc_frame *f = s < c->nslots ? c->slots[s] : NULL;
+  if (!f || (f->flags & (F_INUSE | F_SCAN | F_PINNED)) != (F_INUSE | F_SCAN)) return -1;
+  evict_slot(c, s);
+  return s;
+}
+
+static void ring_note(hs_frame_cache *c, uint32_t slot) {
+  if (c->ring_len < c->ring_size) {
+    c->ring[c->ring_len++] = slot;
+    return;
+  }
+  c->ring[c->ring_pos] = slot;
+  c->ring_pos = (c->ring_pos + 1) % c->ring_size;
+}
+
+/* A non-purgeable cache with every slot in use doubles its slot array. */
+static bool slots_grow(hs_frame_cache *c) {
+  uint32_t n = c->nslots, m = n * 2;
+  if (m <= n) return false;
+  fc_frame **s = realloc(c->slots, sizeof *s * m);
+  if (!s) return false;
+  c->slots = s;
+  uint32_t *fl = realloc(c->free_list, sizeof *fl * m);
+  if (!fl) return false; /* the larger slot array is kept, unused */
+  c->free_list = fl;
+  for (uint32_t i = m; i-- > n;) {
+    c->slots[i] = NULL;
+    c->free_list[c->nfree++] = i;
+  }
+  c->nslots = m;
+  return true;
+}
+
+enum { TAKE_NOMEM = -1, TAKE_FULL = -2 };
+
+/* A slot for a new frame, its memory allocated and its old frame gone, or
+ * TAKE_FULL (nothing may be recycled) or TAKE_NOMEM. */
+static int64_t slot_take(hs_frame_cache *c, const hs_access *a, hs_fetch_mode mode, bool scan) {
+  int64_t slot = -1;
+  if (c->nfree == 0 && !c->policy && !slots_grow(c)) return TAKE_NOMEM;
+  if (c->nfree > 0) {
+    slot = c->free_list[--c->nfree];
+    if (!c->slots[slot] && !(c->slots[slot] = frame_alloc(c))) {
+      c->nfree++;
+      return TAKE_NOMEM;
+    }
+    return slot;
+  }
+  if (scan && (slot = ring_take(c)) >= 0) return slot;
+  /* HS_FETCH_CREATE only recycles when that is easy: not when more than
+   * 90 % of the policy's frames are pinned (every victim search would step
+   * over nearly all of them, and the engine had better free some). */
+  uint32_t pinned_here = c->pinned - c->noverflow;
+  if (mode == HS_FETCH_CREATE && (uint64_t)pinned_here * 10 > (uint64_t)c->nslots * 9)
+    return TAKE_FULL;
+  slot = hs_policy_victim(c->policy, a, skip_pinned, c);
+  if (slot < 0) return TAKE_FULL;
+  evict_slot(c, (uint32_t)slot);
+  return slot;
+}
+
+static fc_frame *frame_create(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool scan) {
+  if (!table_reserve(c)) return NULL;
+  hs_access a = make_access(c, key, scan);
+  int64_t slot = slot_take(c, &a, mode, scan);
+  fc_frame *f;
+  if (slot >= 0) {
+    f = c->slots[slot];
+    f->index = (uint32_t)slot;
+    if (c->policy && hs_policy_insert(c->policy, (uint32_t)slot, &a) != HS_OK) {
+      c->free_list[c->nfree++] = (uint32_t)slot;
+      return NULL;
+    }
+    if (scan) ring_note(c, (uint32_t)slot);
+  } else if (slot == TAKE_FULL && mode == HS_FETCH_CREATE_HARD) {
+    if (!overflow_reserve(c, 1) || !(f = frame_alloc(c))) return NULL;
+    overflow_add(c, f);
+    c->stats.overflows++;
+  } else {
+    if (slot == TAKE_FULL) c->stats.refusals++;
+    return NULL;
+  }
+  f->key = key;
+  f->flags = (uint8_t)((f->flags & F_OVERFLOW) | F_INUSE | F_PINNED | (scan ? F_SCAN : 0));
+  if (c->extra_bytes) memset(f->pub.extra, 0, c->extra_bytes);
+  table_put(c, f);
+  c->count++;
+  c->pinned++;
+  c->stats.creates++;
+  return f;
+}
+
+/* ---- the scan detector --------------------------------------------------- */
+
+/* True when this fetch is inside a scan. */
+static bool scan_note(hs_frame_cache *c, uint64_t key) {
+  if (c->run > 0 && key == c->last_key + 1)
+    c->run++;
+  else if (c->run == 0 || key != c->last_key)
+    c->run = 1;
+  c->last_key = key;
+  return c->scan_run > 0 && c->run > c->scan_run;
+}
+
+/* ---- the API -------------------------------------------------------------- */
+
+void hs_frame_cache_options_init(hs_frame_cache_options *o) {
+  *o = (hs_frame_cache_options){.frame_bytes = 4096,
+                                .extra_bytes = 0,
+                                .capacity = 100,
+                                .policy = NULL,
+                                .purgeable = true,
+                                .scan_run = 32};
+}
+
+static void cache_free(hs_frame_cache *c) {
+  for (uint32_t i = 0; c->slots && i < c->nslots; i++) free(c->slots[i]);
+  for (uint32_t i = 0; i < c->noverflow; i++) free(c->overflow[i]);
+  free(c->slots);
+  free(c->free_list);
+  free(c->overflow);
+  free(c->table);
+  free(c->spec);
+  if (c->policy) hs_policy_destroy(c->policy);
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+}
+
+hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache **out) {
+  if (!o || !out) return hs_fail(HS_ERR_INVALID, 0, "frame cache: no options or no result pointer");
+  *out = NULL;
+  if (o->frame_bytes < 512 || o->frame_bytes > 65536)
+    return hs_fail(HS_ERR_INVALID, 0, "frame cache: frame_bytes %u is outside 512 .. 65536",
+                   o->frame_bytes);
+  if (o->extra_bytes > 65536)
+    return hs_fail(HS_ERR_INVALID, 0, "frame cache: extra_bytes %u is over 65536", o->extra_bytes);
+  if (o->capacity == 0) return hs_fail(HS_ERR_INVALID, 0, "frame cache: capacity 0 (at least 1)");
+  hs_frame_cache *c = calloc(1, sizeof *c);
+  if (!c) return hs_fail(HS_ERR_NOMEM, 0, "frame cache: no memory");
+  pthread_mutex_init(&c->mu, NULL);
+  c->frame_bytes = o->frame_bytes;
+  c->extra_bytes = o->extra_bytes;
+  c->capacity = o->capacity;
+  c->scan_run = o->scan_run;
+  c->purgeable = o->purgeable;
+  c->data_off = round_up(sizeof(fc_frame));
+  c->extra_off = c->data_off + round_up(o->frame_bytes);
+  c->block_bytes = round_up(c->extra_off + o->extra_bytes);
+  c->nslots = o->capacity;
+  ring_reset(c);
+  hs_status st = HS_OK;
+  c->spec = strdup(o->policy ? o->policy : DEFAULT_POLICY);
+  c->slots = calloc(c->nslots, sizeof *c->slots);
+  c->free_list = malloc(sizeof *c->free_list * c->nslots);
+  uint32_t table_size = 16;
+  while (table_size < (1u << 31) && table_size < (uint64_t)c->nslots * 2) table_size *= 2;
+  if (!c->spec || !c->slots || !c->free_list || !table_resize(c, table_size))
+    st = hs_fail(HS_ERR_NOMEM, 0, "frame cache: no memory for %u frames", o->capacity);
+  if (st == HS_OK) st = policy_make(c, c->nslots, &c->policy);
+  if (st == HS_OK) {
+    c->needs_time = hs_policy_flags(c->policy) & HS_POLICY_NEEDS_TIME;
+    if (!c->purgeable) {
+      /* Nothing is ever evicted, so no policy: the spec was only checked. */
+      hs_policy_destroy(c->policy);
+      c->policy = NULL;
+    }
+  }
+  if (st != HS_OK) {
+    cache_free(c);
+    return st;
+  }
+  /* Lowest slots first: a small working set stays in a few blocks. */
+  for (uint32_t i = c->nslots; i-- > 0;) c->free_list[c->nfree++] = i;
+  c->stats.capacity = c->capacity;
+  *out = c;
+  return HS_OK;
+}
+
+void hs_frame_cache_destroy(hs_frame_cache *c) {
+  if (c) cache_free(c);
+}
+
+hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
+  if (created) *created = false;
+  pthread_mutex_lock(&c->mu);
+  c->stats.fetches++;
+  bool scan = scan_note(c, key);
+  if (scan) c->stats.scan_fetches++;
+  fc_frame *f = table_find(c, key);
+  if (f) {
+    c->stats.hits++;
+    if (c->policy && !(f->flags & F_OVERFLOW)) {
+      hs_access a = make_access(c, key, scan);
+      hs_policy_hit(c->policy, f->index, &a);
+    }
+    /* Someone other than a scan wants it: the scan may not take it back. */
+    if (!scan) f->flags &= ~F_SCAN;
+    if (!(f->flags & F_PINNED)) {
+      f->flags |= F_PINNED;
+      c->pinned++;
+    }
+  } else {
+    c->stats.misses++;
+    if (mode == HS_FETCH_CREATE || mode == HS_FETCH_CREATE_HARD) {
+      f = frame_create(c, key, mode, scan);
+      if (f && created) *created = true;
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+  return f ? &f->pub : NULL;
+}
+
+void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
+  fc_frame *f = (fc_frame *)frame;
+  pthread_mutex_lock(&c->mu);
+  if (!(f->flags & F_PINNED)) {
+    pthread_mutex_unlock(&c->mu);
+    if (HS_DEBUG_CHECKS)
+      hs_debug_stop(__FILE__, __LINE__, "frame cache: unpin of frame %llu, which is not pinned",
+                    (unsigned long long)f->key);
+    (void)hs_fail(HS_ERR_INVALID, 0, "frame cache: unpin of frame %llu, which is not pinned",
+                  (unsigned long long)f->key);
+    return;
+  }
+  f->flags &= ~F_PINNED;
+  c->pinned--;
+  if (discard) c->stats.discards++;
+  if (discard || (f->flags & F_OVERFLOW) || !(f->flags & F_HASHED)) frame_drop(c, f);
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* A frame given up for its key: dropped, or detached while still pinned. */
+static void frame_give_up(hs_frame_cache *c, fc_frame *f) {
+  c->stats.discards++;
+  if (f->flags & F_PINNED)
+    frame_detach(c, f);
+  else
+    frame_drop(c, f);
+}
+
+void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) {
+  fc_frame *f = (fc_frame *)frame;
+  pthread_mutex_lock(&c->mu);
+  if (f->key == new_key && (f->flags & F_HASHED)) {
+    pthread_mutex_unlock(&c->mu);
+    return;
+  }
+  fc_frame *g = table_find(c, new_key);
+  if (g) frame_give_up(c, g);
+  if (f->flags & F_HASHED) table_remove(c, f);
+  f->key = new_key;
+  /* The policy knew the slot by its old key (its ghosts, some keymaps): it
+   * learns the new one as a fresh entry. */
+  if (c->policy && !(f->flags & F_OVERFLOW)) {
+    hs_access a = make_access(c, new_key, false);
+    (void)hs_policy_remove(c->policy, f->index);
+    (void)hs_policy_insert(c->policy, f->index, &a);
+  }
+  if (table_reserve(c)) table_put(c, f);
+  pthread_mutex_unlock(&c->mu);
+}
+
+void hs_frame_cache_truncate(hs_frame_cache *c, uint64_t limit) {
+  pthread_mutex_lock(&c->mu);
+  for (uint32_t i = 0; i < c->nslots; i++) {
+    fc_frame *f = c->slots[i];
+    if (f && (f->flags & F_HASHED) && f->key >= limit) frame_give_up(c, f);
+  }
+  for (uint32_t i = c->noverflow; i-- > 0;) {
+    fc_frame *f = c->overflow[i];
+    if ((f->flags & F_HASHED) && f->key >= limit) frame_give_up(c, f);
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* The resident slots in the old policy's victim order (next victim first),
+ * into order[0 .. returned-1]; slots it does not list go last. */
+static uint32_t victim_order(hs_frame_cache *c, uint32_t *order, uint8_t *seen) {
+  uint32_t in_use = c->nslots - c->nfree;
+  uint32_t n = hs_policy_upcoming_victims(c->policy, order, in_use), k = 0;
+  memset(seen, 0, c->nslots);
+  for (uint32_t i = 0; i < n; i++)
+    if (order[i] < c->nslots && c->slots[order[i]] && (c->slots[order[i]]->flags & F_INUSE) &&
+        !seen[order[i]]) {
+      seen[order[i]] = 1;
+      order[k++] = order[i];
+    }
+  for (uint32_t s = 0; s < c->nslots; s++)
+    if (!seen[s] && c->slots[s] && (c->slots[s]->flags & F_INUSE)) order[k++] = s;
+  return k;
+}
+
+/* hs_policy cannot resize: a new policy takes the frames in the old one's
+ * victim order, so the next victims stay the next victims, and each is hit
+ * right after its insert until it stands where it stood in the old policy
+ * (while hits raise it, at most MAX_RESTORE_HITS): clock-sweep's usage
+ * counts come back exactly, ARC's T2 entries return to T2 in their order,
+ * lru (no standing) is order alone. */
+static hs_status resize(hs_frame_cache *c, uint32_t capacity) {
+  uint32_t n = c->nslots;
+  uint32_t *order = malloc(sizeof *order * n);
+  uint32_t *standing = malloc(sizeof *standing * n);
+  uint8_t *seen = malloc(n);
+  fc_frame **slots = calloc(capacity, sizeof *slots);
+  uint32_t *free_list = malloc(sizeof *free_list * capacity);
+  hs_policy *p = NULL;
+  hs_status st = HS_OK;
+  /* Room in the overflow list for every pinned frame that may be demoted. */
+  if (!order || !standing || !seen || !slots || !free_list ||
+      !overflow_reserve(c, n > capacity ? n - capacity : 0))
+    st = hs_fail(HS_ERR_NOMEM, 0, "frame cache: no memory to resize to %u frames", capacity);
+  if (st == HS_OK) st = policy_make(c, capacity, &p);
+  if (st != HS_OK) {
+    free(order), free(standing), free(seen), free(slots), free(free_list);
+    return st;
+  }
+  uint32_t k = victim_order(c, order, seen);
+  for (uint32_t i = 0; i < k; i++) standing[i] = hs_policy_standing(c->policy, order[i]);
+  /* Over the new capacity: unpinned frames leave, victims first; then the
+   * first pinned ones become overflow frames. */
+  uint32_t excess = k > capacity ? k - capacity : 0;
+  for (uint32_t pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < k && excess > 0; i++) {
+      fc_frame *f = c->slots[order[i]];
+      if (!f || !(f->flags & F_INUSE) || (pass == 0 && (f->flags & F_PINNED))) continue;
+      c->slots[order[i]] = NULL;
+      if (pass == 0) {
+        table_remove(c, f);
+        free(f);
+        c->count--;
+        c->stats.evictions++;
+      } else {
+        overflow_add(c, f);
+      }
+      excess--;
+    }
+  uint32_t used = 0, nfree = 0;
+  for (uint32_t i = 0; i < k; i++) {
+    fc_frame *f = c->slots[order[i]];
+    if (!f) continue;
+    c->slots[order[i]] = NULL;
+    f->index = used;
+    slots[used] = f;
+    hs_access a = make_access(c, f->key, false);
+    (void)hs_policy_insert(p, used, &a);
+    for (unsigned h = 0; h < MAX_RESTORE_HITS; h++) {
+      uint32_t now = hs_policy_standing(p, used);
+      if (now >= standing[i]) break;
+      hs_policy_hit(p, used, &a);
+      if (hs_policy_standing(p, used) <= now) break; /* hits do not raise it */
+    }
+    used++;
+  }
+  /* Free frames' memory: kept while there are slots for it. */
+  uint32_t spare = used;
+  for (uint32_t s = 0; s < n; s++)
+    if (c->slots[s]) {
+      if (spare < capacity)
+        slots[spare++] = c->slots[s];
+      else
+        free(c->slots[s]);
+    }
+  for (uint32_t s = capacity; s-- > used;) free_list[nfree++] = s;
+  hs_policy_destroy(c->policy);
+  free(c->slots);
+  free(c->free_list);
+  c->policy = p;
+  c->slots = slots;
+  c->free_list = free_list;
+  c->nslots = capacity;
+  c->nfree = nfree;
+  free(order), free(standing), free(seen);
+  return HS_OK;
+}
+
+hs_status hs_frame_cache_set_capacity(hs_frame_cache *c, uint32_t capacity) {
+  if (capacity == 0) return hs_fail(HS_ERR_INVALID, 0, "frame cache: capacity 0 (at least 1)");
+  pthread_mutex_lock(&c->mu);
+  hs_status st = HS_OK;
+  if (c->policy && capacity != c->nslots) st = resize(c, capacity);
+  if (st == HS_OK) {
+    c->capacity = capacity;
+    ring_reset(c);
+  }
+  pthread_mutex_unlock(&c->mu);
+  return st;
+}
+
+/* A non-purgeable cache's frames are the engine's only copy: it gives back
+ * only the memory of its free slots. */
+void hs_frame_cache_shrink(hs_frame_cache *c) {
+  pthread_mutex_lock(&c->mu);
+  for (uint32_t s = 0; s < c->nslots; s++) {
+    fc_frame *f = c->slots[s];
+    if (!f || (f->flags & F_PINNED) || ((f->flags & F_INUSE) && !c->purgeable)) continue;
+    if (f->flags & F_INUSE) frame_drop(c, f);
+    free(f);
+    c->slots[s] = NULL;
+  }
+  ring_reset(c);
+  pthread_mutex_unlock(&c->mu);
+}
+
+uint32_t hs_frame_cache_count(hs_frame_cache *c) {
+  pthread_mutex_lock(&c->mu);
+  uint32_t n = c->count;
+  pthread_mutex_unlock(&c->mu);
+  return n;
+}
+
+uint64_t hs_frame_key(const hs_frame *f) {
+  return ((const fc_frame *)f)->key;
+}
+
+void hs_frame_cache_stats_get(hs_frame_cache *c, hs_frame_cache_stats *out) {
+  pthread_mutex_lock(&c->mu);
+  *out = c->stats;
+  out->pinned = c->pinned;
+  out->count = c->count;
+  out->capacity = c->capacity;
+  pthread_mutex_unlock(&c->mu);
+}
+
+hs_status frame_cache_check(hs_frame_cache *c) {
+  pthread_mutex_lock(&c->mu);
+  hs_status st = HS_OK;
+#define FC_FAIL(...)                                                                               \
+  do {                                                                                             \
+    if (st == HS_OK) st = hs_fail(HS_ERR_CORRUPT, 0, __VA_ARGS__);                                 \
+  } while (0)
+  uint32_t in_use = 0, pinned = 0, hashed = 0;
+  for (uint32_t s = 0; s < c->nslots; s++) {
+    const fc_frame *f = c->slots[s];
+    if (!f || !(f->flags & F_INUSE)) continue;
+    in_use++;
+    if (f->index != s) FC_FAIL("slot %u holds a frame that says it is in slot %u", s, f->index);
+    if (f->flags & F_OVERFLOW) FC_FAIL("slot %u holds an overflow frame", s);
+    if (f->flags & F_PINNED) pinned++;
+    if (f->flags & F_HASHED) hashed++;
+    if (!(f->flags & F_HASHED))
+      FC_FAIL("slot %u's frame has no key", s);
+    else if (table_find(c, f->key) != f)
+      FC_FAIL("slot %u's key %llu finds another frame", s, (unsigned long long)f->key);
+  }
+  if (in_use + c->nfree != c->nslots)
+    FC_FAIL("%u slots in use and %u free of %u", in_use, c->nfree, c->nslots);
+  for (uint32_t i = 0; i < c->nfree; i++) {
+    const fc_frame *f = c->slots[c->free_list[i]];
+    if (f && (f->flags & F_INUSE)) FC_FAIL("free slot %u is in use", c->free_list[i]);
+  }
+  if (c->policy && hs_policy_resident(c->policy) != in_use)
+    FC_FAIL("the policy holds %u frames, the slots %u", hs_policy_resident(c->policy), in_use);
+  for (uint32_t i = 0; i < c->noverflow; i++) {
+    const fc_frame *f = c->overflow[i];
+    if (f->index != i || !(f->flags & F_OVERFLOW)) FC_FAIL("overflow frame %u misplaced", i);
+    if (!(f->flags & F_PINNED)) FC_FAIL("overflow frame %u is not pinned", i);
+    pinned += (f->flags & F_PINNED) != 0;
+    if (f->flags & F_HASHED) {
+      hashed++;
+      if (table_find(c, f->key) != f)
+        FC_FAIL("overflow key %llu finds another frame", (unsigned long long)f->key);
+    }
+  }
+  if (hashed != c->table_used) FC_FAIL("%u keyed frames, %u keys", hashed, c->table_used);
+  if (pinned != c->pinned) FC_FAIL("%u frames pinned, counted %u", pinned, c->pinned);
+  if (in_use + c->noverflow != c->count)
+    FC_FAIL("%u + %u frames, counted %u", in_use, c->noverflow, c->count);
+#undef FC_FAIL
+  pthread_mutex_unlock(&c->mu);
+  return st;
+}

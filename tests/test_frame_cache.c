@@ -1,0 +1,712 @@
+/*
+ * test_frame_cache — the frame cache (hotset/frame_cache.h): every fetch
+ * mode at its limits (a cache all pinned refuses CREATE, gives CREATE_HARD
+ * an overflow frame that goes at unpin, the 90 % rule), content kept across
+ * unpin and refetch, extra bytes zeroed on create, discard, rekey, truncate
+ * (pinned frames too), set_capacity down and up with pinned frames and the
+ * old victim order kept, shrink, non-purgeable caches that never evict,
+ * random operations against a model under every policy the cache accepts
+ * (pinned frames never evicted, stamps intact, stats adding up), scan
+ * resistance (a hot set survives a scan ten times the cache under lru,
+ * clock-sweep and arc, and does not without detection), four threads
+ * racing on one cache, and bad options refused with messages.
+ */
+#include "cache/frame_cache_internal.h"
+#include "check.h"
+#include "hotset/frame_cache.h"
+#include "hotset/policy.h"
+
+#include <pthread.h>
+
+#define FRAME 1024u
+
+static hs_frame_cache *open_cache(uint32_t capacity, const char *policy, bool purgeable,
+                                  uint32_t scan_run, uint32_t extra) {
+  hs_frame_cache_options o;
+  hs_frame_cache_options_init(&o);
+  o.frame_bytes = FRAME;
+  o.extra_bytes = extra;
+  o.capacity = capacity;
+  o.policy = policy;
+  o.purgeable = purgeable;
+  o.scan_run = scan_run;
+  hs_frame_cache *c = NULL;
+  REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
+  return c;
+}
+
+/* A frame's content: `v` at both ends of the page and at the start of the
+ * extra bytes (when there are at least 8). */
+static void stamp(hs_frame *f, uint64_t v, uint32_t extra) {
+  memcpy(f->data, &v, 8);
+  memcpy((char *)f->data + FRAME - 8, &v, 8);
+  if (extra >= 8) memcpy(f->extra, &v, 8);
+}
+
+static bool stamped(const hs_frame *f, uint64_t v, uint32_t extra) {
+  uint64_t a, b, e = v;
+  memcpy(&a, f->data, 8);
+  memcpy(&b, (const char *)f->data + FRAME - 8, 8);
+  if (extra >= 8) memcpy(&e, f->extra, 8);
+  return a == v && b == v && e == v;
+}
+
+static hs_frame *must_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode) {
+  hs_frame *f = hs_frame_cache_fetch(c, key, mode, NULL);
+  REQUIRE(f != NULL);
+  return f;
+}
+
+static bool cached(hs_frame_cache *c, uint64_t key) {
+  hs_frame *f = hs_frame_cache_fetch(c, key, HS_FETCH_LOOKUP, NULL);
+  if (f) hs_frame_cache_unpin(c, f, false);
+  return f != NULL;
+}
+
+static hs_frame_cache_stats stats_of(hs_frame_cache *c) {
+  hs_frame_cache_stats s;
+  hs_frame_cache_stats_get(c, &s);
+  return s;
+}
+
+/* Every frame pinned: CREATE refuses, CREATE_HARD gives an overflow frame
+ * (findable by its key) that leaves at unpin; LOOKUP finds nothing new. */
+static void test_all_pinned(void) {
+  hs_frame_cache *c = open_cache(10, NULL, true, 0, 0);
+  hs_frame *f[10];
+  for (uint64_t k = 0; k < 10; k++) f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+  CHECK(hs_frame_cache_fetch(c, 100, HS_FETCH_LOOKUP, NULL) == NULL);
+  bool created = true;
+  CHECK(hs_frame_cache_fetch(c, 100, HS_FETCH_CREATE, &created) == NULL);
+  CHECK(!created);
+  CHECK_EQ(stats_of(c).refusals, 1);
+  hs_frame *o = hs_frame_cache_fetch(c, 100, HS_FETCH_CREATE_HARD, &created);
+  REQUIRE(o != NULL);
+  CHECK(created);
+  stamp(o, 100, 0);
+  CHECK_EQ(hs_frame_cache_count(c), 11);
+  hs_frame_cache_stats s = stats_of(c);
+  CHECK_EQ(s.overflows, 1);
+  CHECK_EQ(s.pinned, 11);
+  CHECK_EQ(s.evictions, 0);
+  /* Fetched again while pinned: the same frame, still pinned once. */
+  CHECK(hs_frame_cache_fetch(c, 100, HS_FETCH_LOOKUP, NULL) == o);
+  CHECK(hs_frame_key(o) == 100);
+  CHECK_EQ(stats_of(c).pinned, 11);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_unpin(c, o, false);
+  CHECK_EQ(hs_frame_cache_count(c), 10);
+  CHECK(!cached(c, 100));
+  for (uint64_t k = 0; k < 10; k++) CHECK(hs_frame_key(f[k]) == k);
+  /* One unpinned: CREATE_HARD recycles it rather than overflow. */
+  hs_frame_cache_unpin(c, f[3], false);
+  o = must_fetch(c, 200, HS_FETCH_CREATE_HARD);
+  s = stats_of(c);
+  CHECK_EQ(s.overflows, 1);
+  CHECK_EQ(s.evictions, 1);
+  CHECK(!cached(c, 3));
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c); /* frees pinned frames too */
+}
+
+/* CREATE recycles while at most 90 % of the frames are pinned. */
+static void test_ninety_percent(void) {
+  hs_frame_cache *c = open_cache(20, NULL, true, 0, 0);
+  hs_frame *f[20];
+  for (uint64_t k = 0; k < 20; k++) f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+  hs_frame_cache_unpin(c, f[19], false); /* 19 of 20 pinned: 95 % */
+  CHECK(hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE, NULL) == NULL);
+  CHECK_EQ(stats_of(c).refusals, 1);
+  hs_frame_cache_unpin(c, f[18], false); /* 18 of 20: 90 %, not more */
+  hs_frame *g = hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE, NULL);
+  CHECK(g != NULL);
+  CHECK_EQ(stats_of(c).evictions, 1);
+  CHECK_EQ(stats_of(c).refusals, 1);
+  CHECK_EQ(hs_frame_cache_count(c), 20);
+  hs_frame_cache_destroy(c);
+}
+
+/* Content survives unpin and refetch; extra is zero on every create, also
+ * when the memory is recycled from a discarded or evicted frame. */
+static void test_content_and_extra(void) {
+  const uint32_t extra = 40;
+  hs_frame_cache *c = open_cache(2, "lru", true, 0, extra);
+  hs_frame *f = must_fetch(c, 7, HS_FETCH_CREATE);
+  CHECK(((uintptr_t)f->data & 63) == 0);
+  static const char zero[40];
+  CHECK(memcmp(f->extra, zero, extra) == 0);
+  stamp(f, 0x1234, extra);
+  hs_frame_cache_unpin(c, f, false);
+  bool created = true;
+  hs_frame *g = hs_frame_cache_fetch(c, 7, HS_FETCH_CREATE, &created);
+  CHECK(g == f);
+  CHECK(!created);
+  CHECK(stamped(g, 0x1234, extra));
+  memset(g->extra, 0xab, extra);
+  hs_frame_cache_unpin(c, g, true); /* discard */
+  CHECK(!cached(c, 7));
+  CHECK_EQ(stats_of(c).discards, 1);
+  CHECK_EQ(hs_frame_cache_count(c), 0);
+  g = must_fetch(c, 8, HS_FETCH_CREATE);
+  CHECK(memcmp(g->extra, zero, extra) == 0);
+  memset(g->extra, 0xcd, extra);
+  hs_frame_cache_unpin(c, g, false);
+  hs_frame *h = must_fetch(c, 9, HS_FETCH_CREATE);
+  memset(h->extra, 0xcd, extra);
+  hs_frame_cache_unpin(c, h, false);
+  /* Two more keys evict both, reusing their memory. */
+  for (uint64_t k = 10; k < 12; k++) {
+    hs_frame *n = must_fetch(c, k, HS_FETCH_CREATE);
+    CHECK(memcmp(n->extra, zero, extra) == 0);
+    CHECK(n == g || n == h);
+    hs_frame_cache_unpin(c, n, false);
+  }
+  CHECK_EQ(stats_of(c).evictions, 2);
+  hs_frame_cache_destroy(c);
+}
+
+/* Rekey moves the frame and its content; the frame under the new key goes.
+ * A pinned frame displaced so keeps its memory until it is unpinned. */
+static void test_rekey(void) {
+  hs_frame_cache *c = open_cache(10, NULL, true, 0, 0);
+  hs_frame *a = must_fetch(c, 1, HS_FETCH_CREATE);
+  stamp(a, 0xa, 0);
+  hs_frame_cache_unpin(c, a, false);
+  hs_frame *b = must_fetch(c, 2, HS_FETCH_CREATE);
+  stamp(b, 0xb, 0);
+  hs_frame_cache_rekey(c, b, 1);
+  CHECK(hs_frame_key(b) == 1);
+  CHECK_EQ(hs_frame_cache_count(c), 1);
+  CHECK_EQ(stats_of(c).discards, 1);
+  CHECK(!cached(c, 2));
+  hs_frame_cache_unpin(c, b, false);
+  hs_frame *g = must_fetch(c, 1, HS_FETCH_LOOKUP);
+  CHECK(g == b);
+  CHECK(stamped(g, 0xb, 0));
+  /* Onto a pinned frame's key (the engine's mistake): that one is detached. */
+  hs_frame *d = must_fetch(c, 3, HS_FETCH_CREATE);
+  stamp(d, 0xd, 0);
+  hs_frame_cache_rekey(c, d, 1);
+  CHECK(hs_frame_cache_fetch(c, 1, HS_FETCH_LOOKUP, NULL) == d);
+  CHECK(stamped(g, 0xb, 0));
+  CHECK_EQ(hs_frame_cache_count(c), 2);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_unpin(c, g, false);
+  CHECK_EQ(hs_frame_cache_count(c), 1);
+  hs_frame_cache_unpin(c, d, false);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c);
+}
+
+/* Truncate drops every key at or past the limit, pinned ones too (whose
+ * memory stays theirs until unpinned). */
+static void test_truncate(void) {
+  hs_frame_cache *c = open_cache(20, NULL, true, 0, 0);
+  hs_frame *f[10];
+  for (uint64_t k = 0; k < 10; k++) {
+    f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+    stamp(f[k], k, 0);
+    if (k % 3 != 0) hs_frame_cache_unpin(c, f[k], false);
+  }
+  hs_frame_cache_truncate(c, 5); /* 0, 3, 6 and 9 are pinned */
+  for (uint64_t k = 0; k < 10; k++)
+    if (k % 3 == 0)
+      CHECK(hs_frame_cache_fetch(c, k, HS_FETCH_LOOKUP, NULL) == (k < 5 ? f[k] : NULL));
+    else
+      CHECK(cached(c, k) == (k < 5));
+  CHECK(stamped(f[6], 6, 0) && stamped(f[9], 9, 0));
+  CHECK_EQ(stats_of(c).discards, 5);
+  CHECK_EQ(hs_frame_cache_count(c), 7);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_unpin(c, f[6], false);
+  hs_frame_cache_unpin(c, f[9], false);
+  CHECK_EQ(hs_frame_cache_count(c), 5);
+  hs_frame_cache_truncate(c, 0);
+  CHECK_EQ(hs_frame_cache_count(c), 2); /* 0 and 3, pinned */
+  hs_frame_cache_unpin(c, f[0], false);
+  hs_frame_cache_unpin(c, f[3], false);
+  CHECK_EQ(hs_frame_cache_count(c), 0);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c);
+}
+
+/* Down: unpinned frames go, victims first; pinned ones beyond the capacity
+ * become overflow frames, found by key until unpinned. Up: room again. */
+static void test_set_capacity(void) {
+  hs_frame_cache *c = open_cache(10, "lru", true, 0, 0);
+  hs_frame *f[10];
+  for (uint64_t k = 0; k < 10; k++) {
+    f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+    stamp(f[k], k, 0);
+  }
+  for (uint64_t k = 6; k < 10; k++) hs_frame_cache_unpin(c, f[k], false);
+  CHECK_OK(hs_frame_cache_set_capacity(c, 4)); /* 6 pinned, 4 unpinned */
+  hs_frame_cache_stats s = stats_of(c);
+  CHECK_EQ(s.evictions, 4);
+  CHECK_EQ(s.count, 6);
+  CHECK_EQ(s.capacity, 4);
+  CHECK_OK(frame_cache_check(c));
+  for (uint64_t k = 0; k < 6; k++) {
+    CHECK(hs_frame_cache_fetch(c, k, HS_FETCH_LOOKUP, NULL) == f[k]);
+    CHECK(stamped(f[k], k, 0));
+  }
+  for (uint64_t k = 0; k < 6; k++) hs_frame_cache_unpin(c, f[k], false);
+  CHECK_EQ(hs_frame_cache_count(c), 4);
+  CHECK_OK(frame_cache_check(c));
+  CHECK_OK(hs_frame_cache_set_capacity(c, 20));
+  for (uint64_t k = 100; k < 116; k++)
+    hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE), 0);
+  CHECK_EQ(stats_of(c).evictions, 4);
+  CHECK_EQ(hs_frame_cache_count(c), 20);
+  CHECK_ST(hs_frame_cache_set_capacity(c, 0), HS_ERR_INVALID);
+  hs_frame_cache_destroy(c);
+
+  /* The old victim order survives the new policy: lru keeps the most
+   * recent, clock-sweep the most used, and the next victim is still the
+   * one the old policy would have named. */
+  c = open_cache(10, "lru", true, 0, 0);
+  for (uint64_t k = 0; k < 10; k++) hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE), 0);
+  CHECK_OK(hs_frame_cache_set_capacity(c, 5));
+  for (uint64_t k = 0; k < 10; k++) CHECK(cached(c, k) == (k >= 5));
+  /* LRU order now 5..9 touched again in that order by `cached`: next is 5. */
+  hs_frame_cache_unpin(c, must_fetch(c, 50, HS_FETCH_CREATE), false);
+  CHECK(!cached(c, 5));
+  hs_frame_cache_destroy(c);
+  c = open_cache(10, "clock-sweep", true, 0, 0);
+  for (uint64_t k = 0; k < 10; k++) hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE), 0);
+  for (int round = 0; round < 3; round++)
+    for (uint64_t k = 0; k < 10; k += 2) CHECK(cached(c, k));
+  CHECK_OK(hs_frame_cache_set_capacity(c, 5));
+  for (uint64_t k = 0; k < 10; k++) CHECK(cached(c, k) == (k % 2 == 0));
+  CHECK_OK(hs_frame_cache_set_capacity(c, 10));
+  for (uint64_t k = 20; k < 25; k++) hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE), 0);
+  /* Full again: the next victim is a new frame, not a used one. */
+  hs_frame_cache_unpin(c, must_fetch(c, 30, HS_FETCH_CREATE), false);
+  for (uint64_t k = 0; k < 10; k += 2) CHECK(cached(c, k));
+  hs_frame_cache_destroy(c);
+}
+
+static void test_shrink(void) {
+  hs_frame_cache *c = open_cache(10, NULL, true, 0, 0);
+  hs_frame *f[10];
+  for (uint64_t k = 0; k < 10; k++) {
+    f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+    stamp(f[k], k, 0);
+    if (k >= 3) hs_frame_cache_unpin(c, f[k], false);
+  }
+  hs_frame_cache_shrink(c);
+  CHECK_EQ(hs_frame_cache_count(c), 3);
+  for (uint64_t k = 0; k < 3; k++) CHECK(stamped(f[k], k, 0));
+  for (uint64_t k = 3; k < 10; k++) CHECK(!cached(c, k));
+  CHECK_OK(frame_cache_check(c));
+  /* The slots come back as they are needed. */
+  for (uint64_t k = 20; k < 27; k++) hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE), 0);
+  CHECK_EQ(hs_frame_cache_count(c), 10);
+  CHECK_EQ(stats_of(c).evictions, 0);
+  hs_frame_cache_destroy(c);
+}
+
+/* A non-purgeable cache grows past its capacity and evicts nothing, not
+ * even when shrunk or given a smaller capacity (its frames are the only
+ * copy of an in-memory database). */
+static void test_not_purgeable(void) {
+  hs_frame_cache *c = open_cache(10, NULL, false, 32, 8);
+  for (uint64_t k = 0; k < 100; k++) {
+    hs_frame *f = must_fetch(c, k * 3, k % 2 ? HS_FETCH_CREATE : HS_FETCH_CREATE_HARD);
+    stamp(f, k, 8);
+    if (k >= 95) continue; /* the last five stay pinned */
+    hs_frame_cache_unpin(c, f, false);
+  }
+  CHECK_OK(hs_frame_cache_set_capacity(c, 5));
+  hs_frame_cache_shrink(c);
+  CHECK_EQ(hs_frame_cache_count(c), 100);
+  for (uint64_t k = 0; k < 100; k++) {
+    hs_frame *f = hs_frame_cache_fetch(c, k * 3, HS_FETCH_LOOKUP, NULL);
+    CHECK(f && stamped(f, k, 8));
+    if (f) hs_frame_cache_unpin(c, f, false);
+  }
+  hs_frame_cache_stats s = stats_of(c);
+  CHECK_EQ(s.evictions, 0);
+  CHECK_EQ(s.overflows, 0);
+  CHECK_EQ(s.refusals, 0);
+  CHECK_EQ(s.capacity, 5);
+  hs_frame_cache_unpin(c, must_fetch(c, 3, HS_FETCH_LOOKUP), true);
+  CHECK_EQ(hs_frame_cache_count(c), 99);
+  hs_frame_cache_truncate(c, 150);
+  CHECK_EQ(hs_frame_cache_count(c), 49);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c);
+}
+
+/* ---- random operations against a model ------------------------------------ */
+
+static uint64_t next_rand(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+#define MODEL_KEYS 64
+#define MODEL_PINS 24
+
+typedef struct model {
+  /* Per key: 0 absent, else the stamp its frame holds (the frame may have
+   * been evicted since, unless it is pinned). */
+  uint64_t stamp[MODEL_KEYS];
+  hs_frame *pin[MODEL_KEYS];      /* the pinned frame of a key, or NULL */
+  hs_frame *detached[MODEL_PINS]; /* pinned frames that lost their key */
+  uint64_t detached_stamp[MODEL_PINS];
+  uint32_t ndetached;
+  uint64_t lookup_misses;
+} model;
+
+static uint32_t pinned_keys(const model *m) {
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < MODEL_KEYS; k++) n += m->pin[k] != NULL;
+  return n;
+}
+
+static void model_detach(model *m, uint32_t k) {
+  if (m->pin[k] && m->ndetached < MODEL_PINS) {
+    m->detached[m->ndetached] = m->pin[k];
+    m->detached_stamp[m->ndetached++] = m->stamp[k];
+  }
+  m->pin[k] = NULL;
+  m->stamp[k] = 0;
+}
+
+static void model_run(const char *policy, uint64_t seed, unsigned steps) {
+  hs_frame_cache *c = open_cache(16, policy, true, 4, 16);
+  model *m = calloc(1, sizeof *m);
+  REQUIRE(m != NULL);
+  uint64_t next_stamp = 1;
+  unsigned errors = 0;
+  for (unsigned step = 0; step < steps && errors < 10; step++) {
+    uint64_t r = next_rand(&seed);
+    uint32_t k = (uint32_t)(r >> 8) % MODEL_KEYS;
+    /* Sometimes a run of consecutive keys, so scans are detected. */
+    if ((step / 64) % 3 == 2) k = step % MODEL_KEYS;
+    unsigned op = (unsigned)(r % 100);
+    if (op < 55) {
+      hs_fetch_mode mode = (hs_fetch_mode)((r >> 40) % 3);
+      if (mode == HS_FETCH_CREATE_HARD && pinned_keys(m) + m->ndetached >= MODEL_PINS)
+        mode = HS_FETCH_CREATE;
+      bool created = false;
+      hs_frame *f = hs_frame_cache_fetch(c, k, mode, &created);
+      if (!f) {
+        /* A pinned frame is never gone; CREATE_HARD never fails here. */
+        if (m->pin[k] || mode == HS_FETCH_CREATE_HARD) errors++;
+        if (mode == HS_FETCH_LOOKUP) m->lookup_misses++;
+        continue;
+      }
+      if (m->pin[k] && f != m->pin[k]) errors++;
+      if (created) {
+        if (m->pin[k]) errors++;
+        m->stamp[k] = next_stamp++;
+        stamp(f, m->stamp[k], 16);
+      } else if (!m->stamp[k] || !stamped(f, m->stamp[k], 16)) {
+        errors++;
+      }
+      if (hs_frame_key(f) != k) errors++;
+      m->pin[k] = f;
+      if (pinned_keys(m) + m->ndetached > MODEL_PINS) { /* keep most unpinned */
+        hs_frame_cache_unpin(c, f, false);
+        m->pin[k] = NULL;
+      }
+    } else if (op < 80) {
+      if (!m->pin[k]) continue;
+      bool discard = (r >> 20) % 4 == 0;
+      hs_frame_cache_unpin(c, m->pin[k], discard);
+      m->pin[k] = NULL;
+      if (discard) m->stamp[k] = 0;
+    } else if (op < 86) {
+      if (!m->pin[k]) continue;
+      uint32_t to = (uint32_t)(r >> 24) % MODEL_KEYS;
+      if (m->pin[to] && to != k) continue; /* the API's rule: not pinned */
+      hs_frame *f = m->pin[k];
+      uint64_t st = m->stamp[k];
+      m->pin[k] = NULL;
+      m->stamp[k] = 0;
+      hs_frame_cache_rekey(c, f, to);
+      m->pin[to] = f;
+      m->stamp[to] = st;
+    } else if (op < 90) {
+      if (m->ndetached == 0) continue;
+      uint32_t i = (uint32_t)(r >> 24) % m->ndetached;
+      if (!stamped(m->detached[i], m->detached_stamp[i], 16)) errors++;
+      hs_frame_cache_unpin(c, m->detached[i], false);
+      m->detached[i] = m->detached[--m->ndetached];
+      m->detached_stamp[i] = m->detached_stamp[m->ndetached];
+    } else if (op < 92) {
+      uint32_t limit = MODEL_KEYS / 2 + (uint32_t)(r >> 24) % (MODEL_KEYS / 2);
+      hs_frame_cache_truncate(c, limit);
+      for (uint32_t j = limit; j < MODEL_KEYS; j++) model_detach(m, j);
+    } else if (op < 95) {
+      CHECK_OK(hs_frame_cache_set_capacity(c, 8 + (uint32_t)(r >> 24) % 24));
+    } else if (op < 96) {
+      hs_frame_cache_shrink(c);
+    } else {
+      for (uint32_t j = 0; j < MODEL_KEYS; j++)
+        if (m->pin[j] && (hs_frame_key(m->pin[j]) != j || !stamped(m->pin[j], m->stamp[j], 16)))
+          errors++;
+      for (uint32_t i = 0; i < m->ndetached; i++)
+        if (!stamped(m->detached[i], m->detached_stamp[i], 16)) errors++;
+    }
+    if (frame_cache_check(c) != HS_OK) {
+      fprintf(stderr, "%s step %u: %s\n", policy, step, hs_last_error());
+      errors++;
+    }
+    hs_frame_cache_stats s = stats_of(c);
+    if (s.pinned != pinned_keys(m) + m->ndetached || s.hits + s.misses != s.fetches ||
+        s.misses != s.creates + s.refusals + m->lookup_misses)
+      errors++;
+    if (errors) fprintf(stderr, "%s: step %u: errors %u\n", policy, step, errors);
+  }
+  CHECK_EQ(errors, 0);
+  hs_frame_cache_stats s = stats_of(c);
+  CHECK(s.evictions > 0 && s.hits > 0 && s.refusals + s.overflows > 0);
+  CHECK(s.scan_fetches > 0);
+  free(m);
+  hs_frame_cache_destroy(c);
+}
+
+/* Every policy the cache accepts; the ones that need the future refuse. */
+static void test_model_every_policy(void) {
+  char names[512];
+  snprintf(names, sizeof names, "%s", hs_policy_names());
+  unsigned tried = 0;
+  for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+    hs_policy *p;
+    REQUIRE(hs_policy_create(n, 8, 8, &p) == HS_OK);
+    bool sim_only = hs_policy_flags(p) & (HS_POLICY_SIM_ONLY | HS_POLICY_NEEDS_FUTURE);
+    hs_policy_destroy(p);
+    if (sim_only) continue;
+    model_run(n, 0x9e3779b97f4a7c15ULL + tried, 4000);
+    tried++;
+  }
+  CHECK(tried >= 14);
+}
+
+/* ---- scans ------------------------------------------------------------------ */
+
+/* The hot set's hit ratio after a scan of 1,000 consecutive keys through a
+ * 100-frame cache and 30 new pages. Hot keys are 7 apart: never a run. */
+static double hot_after_scan(const char *policy, uint32_t scan_run, uint64_t *scan_fetches) {
+  hs_frame_cache *c = open_cache(100, policy, true, scan_run, 0);
+  for (int round = 0; round < 10; round++)
+    for (uint64_t i = 0; i < 30; i++)
+      hs_frame_cache_unpin(c, must_fetch(c, 1000000 + 7 * i, HS_FETCH_CREATE), false);
+  for (uint64_t k = 0; k < 1000; k++)
+    hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE), false);
+  /* New pages the lookups need: they must push out the scan's, not the
+   * hot set (so the scan's pages, even those it did not recycle, must stand
+   * below the hot ones). */
+  for (uint64_t i = 0; i < 30; i++)
+    hs_frame_cache_unpin(c, must_fetch(c, 5000000 + 11 * i, HS_FETCH_CREATE), false);
+  unsigned hits = 0;
+  for (uint64_t i = 0; i < 30; i++) {
+    bool created = true;
+    hs_frame *f = hs_frame_cache_fetch(c, 1000000 + 7 * i, HS_FETCH_CREATE, &created);
+    REQUIRE(f != NULL);
+    hits += !created;
+    hs_frame_cache_unpin(c, f, false);
+  }
+  *scan_fetches = stats_of(c).scan_fetches;
+  hs_frame_cache_destroy(c);
+  return hits / 30.0;
+}
+
+static void test_scan_resistance(void) {
+  static const char *const policies[] = {"lru", "clock-sweep", "arc"};
+  uint64_t scans;
+  for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
+    double ratio = hot_after_scan(policies[i], 32, &scans);
+    printf("%s, scan_run 32: hot set hit ratio after the scan %.3f\n", policies[i], ratio);
+    CHECK(ratio >= 0.97);
+    CHECK_EQ(scans, 1000 - 32);
+  }
+  double ratio = hot_after_scan("lru", 0, &scans);
+  printf("lru, no detection: hot set hit ratio after the scan %.3f\n", ratio);
+  CHECK(ratio < 0.5);
+  CHECK_EQ(scans, 0);
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+#define NTHREADS   4
+#define OWN_KEYS   100
+#define SHARED     64
+#define HELD       4
+#define THREAD_OPS 6000
+
+typedef struct worker {
+  hs_frame_cache *c;
+  pthread_mutex_t *shared_locks;
+  uint64_t seed, base;
+  unsigned stamp_errors, null_hard;
+} worker;
+
+/* Own keys are pinned and stamped by this thread alone; shared keys
+ * (0 .. SHARED-1) by any thread holding that key's test lock, so a frame is
+ * never read while another thread may be recycling it. */
+static void *work(void *arg) {
+  worker *w = arg;
+  hs_frame *held[HELD] = {0};
+  for (unsigned i = 0; i < THREAD_OPS; i++) {
+    uint64_t r = next_rand(&w->seed);
+    unsigned op = (unsigned)(r % 1000);
+    unsigned h = (unsigned)(r >> 12) % HELD;
+    uint64_t own = w->base + (r >> 20) % OWN_KEYS;
+    if (op < 500) {
+      if (held[h]) {
+        hs_frame_cache_unpin(w->c, held[h], (r >> 40) % 8 == 0);
+        held[h] = NULL;
+      }
+      bool mine = false;
+      for (unsigned j = 0; j < HELD; j++) mine |= held[j] && hs_frame_key(held[j]) == own;
+      if (mine) continue;
+      hs_fetch_mode mode = (hs_fetch_mode)((r >> 44) % 3);
+      bool created;
+      hs_frame *f = hs_frame_cache_fetch(w->c, own, mode, &created);
+      if (!f) {
+        w->null_hard += mode == HS_FETCH_CREATE_HARD;
+        continue;
+      }
+      if (created)
+        stamp(f, own, 8);
+      else if (!stamped(f, own, 8))
+        w->stamp_errors++;
+      held[h] = f;
+    } else if (op < 900) {
+      uint64_t k = (r >> 20) % SHARED;
+      pthread_mutex_lock(&w->shared_locks[k]);
+      bool created;
+      hs_frame *f = hs_frame_cache_fetch(w->c, k, HS_FETCH_CREATE_HARD, &created);
+      if (!f) {
+        w->null_hard++;
+      } else {
+        if (created)
+          stamp(f, k, 8);
+        else if (!stamped(f, k, 8))
+          w->stamp_errors++;
+        hs_frame_cache_unpin(w->c, f, (r >> 40) % 16 == 0);
+      }
+      pthread_mutex_unlock(&w->shared_locks[k]);
+    } else if (op < 980) {
+      if (!held[h]) continue;
+      bool mine = false;
+      for (unsigned j = 0; j < HELD; j++) mine |= held[j] && hs_frame_key(held[j]) == own;
+      if (mine) continue;
+      hs_frame_cache_rekey(w->c, held[h], own);
+      stamp(held[h], own, 8);
+    } else if (op < 990) {
+      /* Mostly past the shared keys; now and then through them. */
+      uint64_t limit = op == 980 ? (r >> 20) % SHARED
+                                 : (1 + (r >> 20) % NTHREADS) * 1000000 + (r >> 30) % OWN_KEYS;
+      hs_frame_cache_truncate(w->c, limit);
+    } else {
+      (void)hs_frame_cache_set_capacity(w->c, 16 + (uint32_t)(r >> 20) % 112);
+    }
+  }
+  for (unsigned j = 0; j < HELD; j++)
+    if (held[j]) {
+      if (!stamped(held[j], hs_frame_key(held[j]), 8)) w->stamp_errors++;
+      hs_frame_cache_unpin(w->c, held[j], false);
+    }
+  return NULL;
+}
+
+static void test_threads(void) {
+  hs_frame_cache *c = open_cache(64, NULL, true, 8, 8);
+  pthread_mutex_t locks[SHARED];
+  for (unsigned k = 0; k < SHARED; k++) pthread_mutex_init(&locks[k], NULL);
+  worker w[NTHREADS];
+  pthread_t t[NTHREADS];
+  for (unsigned i = 0; i < NTHREADS; i++) {
+    w[i] = (worker){.c = c, .shared_locks = locks, .seed = 77 + i, .base = (i + 1) * 1000000};
+    pthread_create(&t[i], NULL, work, &w[i]);
+  }
+  for (unsigned i = 0; i < NTHREADS; i++) pthread_join(t[i], NULL);
+  for (unsigned i = 0; i < NTHREADS; i++) {
+    CHECK_EQ(w[i].stamp_errors, 0);
+    CHECK_EQ(w[i].null_hard, 0);
+  }
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_stats s = stats_of(c);
+  CHECK_EQ(s.pinned, 0);
+  CHECK(s.count <= s.capacity);
+  CHECK_EQ(s.hits + s.misses, s.fetches);
+  CHECK(s.overflows > 0 || s.evictions > 0);
+  /* Every frame is found under its own key, once, with its stamp. */
+  uint32_t found = 0;
+  for (unsigned i = 0; i <= NTHREADS; i++)
+    for (uint64_t k = 0; k < (i ? OWN_KEYS : SHARED); k++) {
+      uint64_t key = i * 1000000 + k;
+      hs_frame *f = hs_frame_cache_fetch(c, key, HS_FETCH_LOOKUP, NULL);
+      if (!f) continue;
+      found++;
+      CHECK(hs_frame_key(f) == key);
+      CHECK(stamped(f, key, 8));
+      hs_frame_cache_unpin(c, f, false);
+    }
+  CHECK_EQ(found, s.count);
+  for (unsigned k = 0; k < SHARED; k++) pthread_mutex_destroy(&locks[k]);
+  hs_frame_cache_destroy(c);
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+static void test_bad_options(void) {
+  hs_frame_cache_options o;
+  hs_frame_cache *c = NULL;
+  hs_frame_cache_options_init(&o);
+  CHECK_EQ(o.frame_bytes, 4096);
+  CHECK_EQ(o.capacity, 100);
+  CHECK(o.purgeable);
+  CHECK_EQ(o.scan_run, 32);
+  o.frame_bytes = 511;
+  CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "frame_bytes 511");
+  o.frame_bytes = 65537;
+  CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "frame_bytes 65537");
+  o.frame_bytes = 65536;
+  o.capacity = 0;
+  CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "capacity 0");
+  o.capacity = 10;
+  o.policy = "no-such-policy";
+  CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "no-such-policy");
+  o.policy = "s3fifo:small=7";
+  CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "small");
+  o.policy = "belady";
+  CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "simulator");
+  o.purgeable = false; /* checked even where no policy will run */
+  CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
+  CHECK(c == NULL);
+  o.policy = "midpoint";
+  o.purgeable = true;
+  CHECK_OK(hs_frame_cache_create(&o, &c));
+  hs_frame_cache_unpin(c, must_fetch(c, 1, HS_FETCH_CREATE), false);
+  hs_frame_cache_destroy(c);
+}
+
+int main(void) {
+  test_all_pinned();
+  test_ninety_percent();
+  test_content_and_extra();
+  test_rekey();
+  test_truncate();
+  test_set_capacity();
+  test_shrink();
+  test_not_purgeable();
+  test_model_every_policy();
+  test_scan_resistance();
+  test_threads();
+  test_bad_options();
+  return check_finish();
+}

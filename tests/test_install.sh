@@ -3,7 +3,8 @@
 # under that prefix, hotset.pc names it, the README's example program builds
 # with nothing but `pkg-config --cflags --libs hotset` and runs without
 # LD_LIBRARY_PATH (the .pc carries the rpath), so does the heap example
-# (examples/heap_engine.c: hotset/heap.h and hotset/vacuum.h), and
+# (examples/heap_engine.c: hotset/heap.h and hotset/vacuum.h), the SQLite
+# adapter's libraries and header are there when it was built, and
 # uninstalling leaves no file behind.
 #
 #   test_install.sh cmake <build dir> <source dir> <cc> [extra cflags]
@@ -99,6 +100,12 @@ check_prefix() {
     "$tmp/$prog" "$tmp/data" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; fail "static $prog does not run"; }
     rm -rf "$tmp/data" "$tmp/$prog"
   done
+  # The SQLite adapter, when this build has it: its library and header.
+  if [ -e "$build/libhotset-sqlite.so" ]; then
+    [ -e "$prefix/include/hotset_sqlite.h" ] || fail "hotset_sqlite.h was not installed"
+    ls "$(dirname "$(dirname "$pc")")"/libhotset-sqlite.so "$(dirname "$(dirname "$pc")")"/libhotset-sqlite.a \
+      >/dev/null || fail "libhotset-sqlite.so and .a are not beside libhotset.so.0"
+  fi
   echo "ok: installed into $prefix; $cc quickstart.c (and heap_engine.c) \$(pkg-config --cflags --libs hotset) run"
 }
 

@@ -3,11 +3,13 @@
  * hotset's page cache leaves a database SQLite recovers: a forked child
  * commits transactions one by one through the adapter, telling the parent
  * each commit through a pipe, then starts one more that outgrows the cache
- * (so SQLite spills its pages into the database file, with the rollback
- * journal or the WAL holding the way back), says so, and is killed with
- * SIGKILL. The parent reopens the database through the adapter:
- * integrity_check says ok, and exactly the committed transactions are
- * there, whole. Once with the rollback journal, once with the WAL.
+ * (so hotset's cache refuses to grow and SQLite spills dirty pages: into
+ * the database file with the rollback journal holding the way back, or
+ * into the WAL), says so, and is killed with SIGKILL. The file the spill
+ * went to must have grown past its size at the last commit. The parent
+ * reopens the database through the adapter: integrity_check says ok, and
+ * exactly the committed transactions are there, whole. Once with the
+ * rollback journal, once with the WAL.
  */
 #include "check.h"
 #include "hotset_sqlite.h"
@@ -24,12 +26,25 @@ typedef struct crash_ctx {
   const char *journal_mode;
 } crash_ctx;
 
-/* What the child reports: the transactions it committed, then 1 once the
- * unfinished one has spilled into the database. */
-typedef struct crash_report {
-  int32_t committed[COMMITS];
-  int32_t mid_transaction;
+/* What the child reports: the transactions it committed, the size of the
+ * file the next transaction's spilled pages go to (the database with the
+ * rollback journal, the WAL with WAL), then 1 once that transaction is
+ * under way. */
+typedef struct crash_report { /* int64_t only: sent field by field, no padding */
+  int64_t committed[COMMITS];
+  int64_t committed_bytes;
+  int64_t mid_transaction;
 } crash_report;
+
+/* Where a spill writes: the database itself, or its WAL. */
+static void spill_file(const crash_ctx *c, char *out, size_t len) {
+  snprintf(out, len, "%s%s", c->path, strcmp(c->journal_mode, "wal") ? "" : "-wal");
+}
+
+static int64_t file_bytes(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
+}
 
 static void insert_tx_rows(digest *d, sqlite3 *db, int tx) {
   sqlite3_stmt *st = NULL;
@@ -59,18 +74,22 @@ static void child(void *p, int out) {
   /* A cache far smaller than one transaction: SQLite must spill. */
   sql(&d, db, "PRAGMA cache_size = 30");
   sql(&d, db, "CREATE TABLE t(tx INTEGER, n INTEGER, pad BLOB)");
-  for (int32_t tx = 1; tx <= COMMITS; tx++) {
+  for (int64_t tx = 1; tx <= COMMITS; tx++) {
     sql(&d, db, "BEGIN");
-    insert_tx_rows(&d, db, tx);
+    insert_tx_rows(&d, db, (int)tx);
     sql(&d, db, "COMMIT");
     if (d.errors) _exit(3);
     killed_child_send(out, &tx, sizeof tx, 4);
   }
+  char spill[640];
+  spill_file(c, spill, sizeof spill);
+  int64_t bytes = file_bytes(spill);
+  killed_child_send(out, &bytes, sizeof bytes, 7);
   sql(&d, db, "BEGIN");
   insert_tx_rows(&d, db, COMMITS + 1);
   sql(&d, db, "UPDATE t SET n = -n WHERE tx = 1");
   if (d.errors) _exit(5);
-  int32_t mid = 1;
+  int64_t mid = 1;
   /* Killed right after this, the transaction open: no COMMIT, no ROLLBACK,
    * no close. */
   killed_child_send(out, &mid, sizeof mid, 6);
@@ -85,12 +104,21 @@ static void crash_once(const char *dir, const char *journal_mode) {
   for (int i = 0; i < COMMITS; i++) CHECK_EQ(r.committed[i], i + 1);
   CHECK_EQ(r.mid_transaction, 1);
 
-  /* The way back is on disk: a hot journal, or WAL frames past the last
-   * commit. */
-  char side[640];
-  snprintf(side, sizeof side, "%s-%s", c.path, strcmp(journal_mode, "wal") ? "journal" : "wal");
-  struct stat stj;
-  CHECK(stat(side, &stj) == 0 && stj.st_size > 0);
+  /* The cache was too small for the transaction, so SQLite spilled it:
+   * uncommitted pages reached the database (a hot journal holds the way
+   * back) or the WAL (frames past the last commit). */
+  char spill[640];
+  spill_file(&c, spill, sizeof spill);
+  CHECK(r.committed_bytes > 0);
+  if (file_bytes(spill) <= r.committed_bytes)
+    fprintf(stderr, "%s: %s did not grow past %lld bytes: nothing spilled\n", journal_mode, spill,
+            (long long)r.committed_bytes);
+  CHECK(file_bytes(spill) > r.committed_bytes);
+  if (strcmp(journal_mode, "wal") != 0) {
+    char journal[640];
+    snprintf(journal, sizeof journal, "%s-journal", c.path);
+    CHECK(file_bytes(journal) > 0);
+  }
 
   digest d;
   digest_init(&d);

@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,13 +41,25 @@ _Static_assert(sizeof(hs_frame) >= sizeof(sqlite3_pcache_page),
 /* The capacity a cache starts with until SQLite's xCachesize, which comes
  * right after xCreate: SQLite's own default, 2 MiB of pages. */
 #define DEFAULT_CACHE_BYTES (2u << 20)
+/* A purgeable cache is granted at most this many frames beyond what it
+ * holds, and doubles as it fills up to SQLite's cache_size: the frame
+ * cache allocates its slot table and the policy's metadata for the whole
+ * capacity at once (tens of bytes a frame), and "PRAGMA cache_size =
+ * 2000000000", SQLite's way of saying "no limit", would otherwise cost
+ * gigabytes before a single page is read. */
+#define GROW_FROM 1024u
 
 /* One SQLite cache: its frame cache, its place among the live caches (for
- * the statistics) and its counts at the last reset. */
+ * the statistics), its counts at the last reset, and its capacity: the
+ * one SQLite asked for (`wanted`) and the one the frame cache has now
+ * (`granted`, below `wanted` while a purgeable cache grows). */
 typedef struct sqlite_cache {
   hs_frame_cache *fc;
   struct sqlite_cache *prev, *next;
   hs_frame_cache_stats base;
+  bool purgeable;
+  pthread_mutex_t capacity_lock; /* changes of wanted and granted */
+  _Atomic uint32_t wanted, granted;
 } sqlite_cache;
 
 /* Everything global is under `lock`: the options a new cache gets, the
@@ -84,12 +97,36 @@ static void pc_shutdown(void *arg) {
   (void)arg;
 }
 
-static void set_capacity(sqlite_cache *c, uint64_t pages) {
-  if (pages < MIN_CAPACITY) pages = MIN_CAPACITY;
-  if (pages > UINT32_MAX) pages = UINT32_MAX;
-  /* A capacity the frame cache cannot take (out of memory for a huge
-   * cache_size) leaves the one it has: xCachesize is advisory. */
-  (void)hs_frame_cache_set_capacity(c->fc, (uint32_t)pages);
+/* The frame cache's capacity becomes `granted`; one it cannot take (no
+ * memory) leaves the one it has: xCachesize is advisory. Under
+ * capacity_lock. */
+static void grant(sqlite_cache *c, uint32_t granted) {
+  if (granted != atomic_load(&c->granted) && hs_frame_cache_set_capacity(c->fc, granted) == HS_OK)
+    atomic_store(&c->granted, granted);
+}
+
+static void set_capacity(sqlite_cache *c, int pages) {
+  uint32_t wanted = pages < MIN_CAPACITY ? MIN_CAPACITY : (uint32_t)pages;
+  pthread_mutex_lock(&c->capacity_lock);
+  atomic_store(&c->wanted, wanted);
+  uint32_t granted = atomic_load(&c->granted);
+  /* A non-purgeable cache allocates nothing for its capacity (it has no
+   * policy); a purgeable one grows to `wanted` as it fills (grow). */
+  if (c->purgeable && granted < GROW_FROM) granted = GROW_FROM;
+  grant(c, c->purgeable && granted < wanted ? granted : wanted);
+  pthread_mutex_unlock(&c->capacity_lock);
+}
+
+/* After a frame was created: a purgeable cache that is full while SQLite
+ * allows it more doubles, before its next fetch would have to evict (or
+ * refuse) for want of a capacity SQLite never set. */
+static void grow(sqlite_cache *c) {
+  if (atomic_load(&c->granted) >= atomic_load(&c->wanted)) return;
+  pthread_mutex_lock(&c->capacity_lock);
+  uint32_t granted = atomic_load(&c->granted), wanted = atomic_load(&c->wanted);
+  if (granted < wanted && hs_frame_cache_count(c->fc) >= granted)
+    grant(c, granted > wanted / 2 ? wanted : granted * 2);
+  pthread_mutex_unlock(&c->capacity_lock);
 }
 
 static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
@@ -102,6 +139,10 @@ static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
   o.purgeable = purgeable != 0;
   o.capacity = DEFAULT_CACHE_BYTES / (uint32_t)page_size;
   if (o.capacity < MIN_CAPACITY) o.capacity = MIN_CAPACITY;
+  c->purgeable = o.purgeable;
+  pthread_mutex_init(&c->capacity_lock, NULL);
+  atomic_init(&c->wanted, o.capacity);
+  atomic_init(&c->granted, o.capacity);
   pthread_mutex_lock(&lock);
   o.policy = cfg_policy;
   o.scan_run = cfg_scan_run;
@@ -116,6 +157,7 @@ static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
   }
   pthread_mutex_unlock(&lock);
   if (st != HS_OK) {
+    pthread_mutex_destroy(&c->capacity_lock);
     free(c);
     return NULL; /* SQLite reports SQLITE_NOMEM */
   }
@@ -123,7 +165,7 @@ static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
 }
 
 static void pc_cachesize(sqlite3_pcache *p, int pages) {
-  set_capacity((sqlite_cache *)p, pages > 0 ? (uint64_t)pages : 0);
+  set_capacity((sqlite_cache *)p, pages);
 }
 
 static int pc_pagecount(sqlite3_pcache *p) {
@@ -135,7 +177,11 @@ static sqlite3_pcache_page *pc_fetch(sqlite3_pcache *p, unsigned key, int create
   hs_fetch_mode mode = create_flag == 0   ? HS_FETCH_LOOKUP
                        : create_flag == 1 ? HS_FETCH_CREATE
                                           : HS_FETCH_CREATE_HARD;
-  return (sqlite3_pcache_page *)hs_frame_cache_fetch(((sqlite_cache *)p)->fc, key, mode, NULL);
+  sqlite_cache *c = (sqlite_cache *)p;
+  bool created = false;
+  hs_frame *f = hs_frame_cache_fetch(c->fc, key, mode, &created);
+  if (created && c->purgeable) grow(c);
+  return (sqlite3_pcache_page *)f;
 }
 
 static void pc_unpin(sqlite3_pcache *p, sqlite3_pcache_page *page, int discard) {
@@ -165,6 +211,7 @@ static void pc_destroy(sqlite3_pcache *p) {
   if (c->next) c->next->prev = c->prev;
   pthread_mutex_unlock(&lock);
   hs_frame_cache_destroy(c->fc);
+  pthread_mutex_destroy(&c->capacity_lock);
   free(c);
 }
 

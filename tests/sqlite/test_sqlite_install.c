@@ -11,6 +11,8 @@
 #include "hotset_sqlite_internal.h"
 #include "sqlite_util.h"
 
+#include <limits.h>
+
 static char err[4096];
 
 /* A small query on an in-memory database; its result must be right
@@ -100,6 +102,18 @@ static bool zeroed(const void *p, size_t n) {
   return true;
 }
 
+/* The process's resident memory, KiB (-1 if unknown). */
+static long rss_kib(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kib = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+  fclose(f);
+  return kib;
+}
+
 static void test_methods(void) {
   sqlite3_pcache_methods2 m;
   REQUIRE(sqlite3_config(SQLITE_CONFIG_GETPCACHE2, &m) == SQLITE_OK);
@@ -167,6 +181,28 @@ static void test_methods(void) {
   if (low) m.xUnpin(c, low, 0);
   m.xShrink(c);
   CHECK(m.xPagecount(c) <= 4);
+  m.xDestroy(c);
+
+  /* SQLite's "no limit" (PRAGMA cache_size = 2000000000): memory comes
+   * with the pages, not with the number, and nothing is evicted. */
+  c = m.xCreate(1024, 48, 1);
+  REQUIRE(c);
+  long before = rss_kib();
+  m.xCachesize(c, INT_MAX);
+  long after = rss_kib();
+  CHECK(before > 0 && after - before < 64 * 1024);
+  for (unsigned k = 1; k <= 5000; k++) {
+    sqlite3_pcache_page *p = fetch(&m, c, k, 1);
+    CHECK(p != NULL);
+    if (p) m.xUnpin(c, p, 0);
+  }
+  CHECK_EQ(m.xPagecount(c), 5000);
+  sqlite3_pcache_page *first = fetch(&m, c, 1, 0);
+  CHECK(first != NULL);
+  if (first) m.xUnpin(c, first, 0);
+  /* And back down: the cache gives up what it holds beyond. */
+  m.xCachesize(c, 100);
+  CHECK_EQ(m.xPagecount(c), 100);
   m.xDestroy(c);
 
   /* Not purgeable (an in-memory database): a cache_size of 10 bounds

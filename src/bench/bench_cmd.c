@@ -12,6 +12,7 @@
 
 #include "bench/bench_recovery.h"
 #include "bench/bench_scan.h"
+#include "bench/bench_sqlite.h"
 #include "bench/bench_vacuum.h"
 #include "bench/bench_wal.h"
 
@@ -32,6 +33,8 @@ static const experiment experiments[] = {
     {"recovery", "crash recovery's replay speed (MB of log per second)", bench_recovery_main},
     {"vacuum", "vacuum beside a foreground: ring size, cost delay, and the auto throttle",
      bench_vacuum_main},
+    {"sqlite", "SQLite's own page cache against hotset's: lookups beside scans, and a mix",
+     bench_sqlite_main},
 };
 
 #define NEXPERIMENTS (sizeof experiments / sizeof experiments[0])

@@ -113,7 +113,7 @@ static void parse_flags(sql_bench *b, int argc, char **argv) {
        .min = 1,
        .max = 1000000,
        .def = "200",
-       .help = "measured rounds of lookups and a scan, after one unmeasured"},
+       .help = "measured rounds of lookups and a scan, after every key looked up once and a scan"},
       {.name = "mix-runs",
        .kind = ARGS_UINT,
        .dest = &b->mix_runs,

@@ -81,7 +81,7 @@ int sql_fail(sqlite3 *db, int rc, const char *what);
 /* Builds the lookups database at b->db_path (any file there is replaced)
  * and sets b->hot_pages, b->big_pages. 0, or 1 after saying why. */
 int sql_build_lookups_db(sql_bench *b);
-/* The lookups workload on an open connection to it: a warm-up round, then
+/* The lookups workload on an open connection to it: a warm-up (every key once, a scan), then
  * b->rounds of (lookups, scan). Fills every field of *r but total_seconds
  * and scan_fetches. 0, or 1 after saying why. */
 int sql_run_lookups(const sql_bench *b, sqlite3 *db, lookup_result *r);

@@ -64,7 +64,8 @@ static const args_command command = {
              "detection on and off (the mix: on). The report ends with the targets checked.\n",
     .notes = "Pages are 4 KiB. The mix runs with synchronous = OFF (no fsyncs), --mix-runs\n"
              "times per configuration, interleaved; its figures are the medians. --policy\n"
-             "default names the adapter's default policy.\n",
+             "default names the adapter's default policy. The databases (in --dir or a\n"
+             "temporary directory) are removed at the end.\n",
 };
 static const args_cmd *const cmd = &command.cmd;
 

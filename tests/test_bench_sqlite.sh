@@ -89,6 +89,9 @@ for ((n = 1; n <= lines; n++)); do
       delete_seconds; do
       if [[ -n $(f $n $k) ]]; then ok; else bad "line $n has no $k"; fi
     done
+    if awk -v v="$(f $n hit_ratio)" 'BEGIN { exit !(v > 0 && v <= 1) }'; then ok; else
+      bad "line $n: the mix's hit_ratio $(f $n hit_ratio) is not within (0, 1]"
+    fi
     ;;
   *) bad "line $n: workload '$w'" ;;
   esac

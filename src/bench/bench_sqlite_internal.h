@@ -55,6 +55,7 @@ typedef struct lookup_result {
 typedef struct mix_result {
   double step_seconds[MIX_STEPS]; /* medians over --mix-runs */
   double total_seconds;           /* median of the runs' totals */
+  uint64_t hits, misses;          /* SQLite's cache, every run's steps */
 } mix_result;
 
 typedef struct sql_bench {
@@ -86,8 +87,10 @@ int sql_build_lookups_db(sql_bench *b);
  * and scan_fetches. 0, or 1 after saying why. */
 int sql_run_lookups(const sql_bench *b, sqlite3 *db, lookup_result *r);
 /* One run of the mix on a fresh database at b->mix_path, removed after:
- * seconds per step. 0, or 1 after saying why. */
-int sql_run_mix(const sql_bench *b, double step_seconds[MIX_STEPS]);
+ * seconds per step; SQLite's cache hits and misses over the steps are
+ * added to *hits, *misses. 0, or 1 after saying why. */
+int sql_run_mix(const sql_bench *b, double step_seconds[MIX_STEPS], uint64_t *hits,
+                uint64_t *misses);
 /* Opens `path` with the cache size of the run. */
 int sql_open(const sql_bench *b, const char *path, sqlite3 **db);
 /* Runs SQL that returns no rows (several statements allowed). */

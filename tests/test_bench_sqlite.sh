@@ -99,6 +99,15 @@ done
 for k in lookups/stock lookups/hotset mix/stock mix/hotset; do
   if [[ -n ${seen[$k]:-} ]]; then ok; else bad "no $k row"; fi
 done
+# The configuration reached the adapter: with scan detection on it took the
+# scans' fetches for a scan (3 rounds and the warm-up of a table of several
+# hundred pages), with it off none.
+for ((n = 2; n <= 5; n++)); do
+  sd=$(f $n scan_detect) sf=$(f $n scan_fetches)
+  if [[ $sd == true && $sf -gt 1000 ]] || [[ $sd == false && $sf -eq 0 ]]; then ok; else
+    bad "line $n: scan_detect $sd with $sf scan fetches"
+  fi
+done
 # The same lookups for every configuration: with the same keys, the pages
 # a lookup reads (hits + misses) are the same whichever cache serves them.
 if [[ $(($(f 1 cache_hits) + $(f 1 cache_misses))) -eq $(($(f 2 cache_hits) + $(f 2 cache_misses))) ]]

@@ -22,7 +22,7 @@ if grep -q '^  sqlite ' "$out"; then ok; else bad "hotset bench --help does not 
 run bench sqlite --help
 if [[ $status -ne 0 ]] && grep -q 'built without SQLite' "$err"; then
   if [[ $(wc -l <"$err") -eq 1 ]]; then
-    echo "skipped: hotset was built without SQLite"
+    echo "SKIPPED: test_bench_sqlite: hotset was built without SQLite"
     exit 77
   fi
   bad "built without SQLite, but said so in $(wc -l <"$err") lines"

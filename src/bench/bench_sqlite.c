@@ -32,8 +32,8 @@
 int bench_sqlite_main(int argc, char **argv) {
   (void)argc;
   (void)argv;
-  fputs("hotset bench sqlite: this hotset was built without SQLite (install libsqlite3-dev and "
-        "configure with -DHOTSET_SQLITE=ON)\n",
+  fputs("hotset bench sqlite: this hotset was built without SQLite (it needs libsqlite3-dev, "
+        "and HOTSET_SQLITE not turned off)\n",
         stderr);
   return 1;
 }

@@ -8,8 +8,11 @@
  * random operations against a model under every policy the cache accepts
  * (pinned frames never evicted, stamps intact, stats adding up), scan
  * resistance (a hot set survives a scan ten times the cache under lru,
- * clock-sweep and arc, and does not without detection), four threads
- * racing on one cache, and bad options refused with messages.
+ * clock-sweep and arc, and does not without detection), a frame pinned
+ * while searches pass over it leaving the policy and coming back as just
+ * used, four threads racing on one cache, caller_serializes (no mutex of
+ * the cache's; statistics read from another thread meanwhile), and bad
+ * options refused with messages.
  */
 #include "cache/frame_cache_internal.h"
 #include "check.h"
@@ -17,6 +20,7 @@
 #include "hotset/policy.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #define FRAME 1024u
 
@@ -695,6 +699,104 @@ static void test_bad_options(void) {
   hs_frame_cache_destroy(c);
 }
 
+/* A frame pinned while victim searches pass over it leaves the policy and
+ * comes back at unpin as just used (SQLite keeps a transaction's dirty
+ * pages pinned until it commits). lru, 4 frames: key 1 pinned at the tail
+ * while key 5's search passes over it (taking 2); unpinned, 1 is the
+ * newest, so key 6's search takes 3. Were 1 still at the tail, 6 would
+ * take it. */
+static void test_parking(void) {
+  hs_frame_cache *c = open_cache(4, "lru", true, 0, 0);
+  hs_frame *one = must_fetch(c, 1, HS_FETCH_CREATE);
+  for (uint64_t k = 2; k <= 4; k++)
+    hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE), false);
+  hs_frame *five = must_fetch(c, 5, HS_FETCH_CREATE);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_unpin(c, five, false);
+  hs_frame_cache_unpin(c, one, false);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_unpin(c, must_fetch(c, 6, HS_FETCH_CREATE), false);
+  CHECK_OK(frame_cache_check(c));
+  CHECK(!cached(c, 2));
+  CHECK(!cached(c, 3));
+  CHECK(cached(c, 1));
+  CHECK(cached(c, 4) && cached(c, 5) && cached(c, 6));
+  /* Parked, then resized, then unpinned: every frame is in the new
+   * policy. */
+  one = must_fetch(c, 1, HS_FETCH_CREATE);
+  hs_frame_cache_unpin(c, must_fetch(c, 7, HS_FETCH_CREATE), false);
+  CHECK_OK(hs_frame_cache_set_capacity(c, 6));
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_unpin(c, one, false);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c);
+}
+
+/* caller_serializes: the engine's lock, not the cache's, serializes two
+ * threads' fetches and unpins, while a third reads the statistics with no
+ * lock at all (TSan checks that it may); the counts it sees never go back,
+ * and the last reading adds up. */
+typedef struct serial_run {
+  hs_frame_cache *c;
+  pthread_mutex_t engine_lock;
+  _Atomic int done;
+  uint64_t seed;
+  bool reader_ok;
+} serial_run;
+
+static void *serial_worker(void *arg) {
+  serial_run *r = arg;
+  uint64_t s = r->seed;
+  for (int i = 0; i < 20000; i++) {
+    s = s * 6364136223846793005u + 1442695040888963407u;
+    pthread_mutex_lock(&r->engine_lock);
+    hs_frame *f = hs_frame_cache_fetch(r->c, (s >> 33) % 64, HS_FETCH_CREATE_HARD, NULL);
+    if (f) hs_frame_cache_unpin(r->c, f, false);
+    pthread_mutex_unlock(&r->engine_lock);
+  }
+  return NULL;
+}
+
+static void *serial_reader(void *arg) {
+  serial_run *r = arg;
+  uint64_t last = 0;
+  r->reader_ok = true;
+  while (!atomic_load(&r->done)) {
+    hs_frame_cache_stats st;
+    hs_frame_cache_stats_get(r->c, &st);
+    if (st.fetches < last || st.count > 64) r->reader_ok = false;
+    last = st.fetches;
+  }
+  return NULL;
+}
+
+static void test_caller_serializes(void) {
+  hs_frame_cache_options o;
+  hs_frame_cache_options_init(&o);
+  o.frame_bytes = FRAME;
+  o.capacity = 16;
+  o.policy = "s3fifo";
+  o.caller_serializes = true;
+  serial_run r = {.seed = 7};
+  REQUIRE(hs_frame_cache_create(&o, &r.c) == HS_OK);
+  pthread_mutex_init(&r.engine_lock, NULL);
+  atomic_init(&r.done, 0);
+  pthread_t w[2], rd;
+  REQUIRE(pthread_create(&rd, NULL, serial_reader, &r) == 0);
+  for (int i = 0; i < 2; i++) REQUIRE(pthread_create(&w[i], NULL, serial_worker, &r) == 0);
+  for (int i = 0; i < 2; i++) pthread_join(w[i], NULL);
+  atomic_store(&r.done, 1);
+  pthread_join(rd, NULL);
+  CHECK(r.reader_ok);
+  hs_frame_cache_stats st = stats_of(r.c);
+  CHECK_EQ(st.fetches, 40000);
+  CHECK_EQ(st.hits + st.misses, st.fetches);
+  CHECK_EQ(st.pinned, 0);
+  CHECK_OK(frame_cache_check(r.c));
+  pthread_mutex_destroy(&r.engine_lock);
+  hs_frame_cache_destroy(r.c);
+}
+
 int main(void) {
   test_all_pinned();
   test_ninety_percent();
@@ -706,7 +808,9 @@ int main(void) {
   test_not_purgeable();
   test_model_every_policy();
   test_scan_resistance();
+  test_parking();
   test_threads();
+  test_caller_serializes();
   test_bad_options();
   return check_finish();
 }

@@ -137,6 +137,11 @@ static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
   o.frame_bytes = (uint32_t)page_size;
   o.extra_bytes = (uint32_t)extra_size;
   o.purgeable = purgeable != 0;
+  /* SQLite calls a page cache only under the lock of the connection (or
+   * shared cache) that owns it, as its own cache relies on: no mutex of the
+   * frame cache's on the fetch path. Statistics readers on other threads
+   * are safe without it (hotset/frame_cache.h). */
+  o.caller_serializes = true;
   o.capacity = DEFAULT_CACHE_BYTES / (uint32_t)page_size;
   if (o.capacity < MIN_CAPACITY) o.capacity = MIN_CAPACITY;
   c->purgeable = o.purgeable;

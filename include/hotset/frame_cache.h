@@ -62,6 +62,10 @@ typedef struct hs_frame_cache_options {
    * them */
   bool purgeable;
   uint32_t scan_run; /* consecutive keys that make a scan; 0: no detection */
+  /* The engine never calls one cache from two threads at once (SQLite
+   * calls a page cache only under its owner's lock): the cache takes no
+   * mutex of its own. Off by default. */
+  bool caller_serializes;
 } hs_frame_cache_options;
 
 /* Defaults: 4096-byte frames, no extra, 100 frames, clock-sweep,

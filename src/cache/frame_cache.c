@@ -65,8 +65,15 @@ enum {
   F_PINNED = 1u << 1,   /* handed out, not yet unpinned */
   F_OVERFLOW = 1u << 2, /* outside the policy and the slot array */
   F_SCAN = 1u << 3,     /* created by a scan, touched since only by scans */
-  F_HASHED = 1u << 4    /* findable by its key */
+  F_HASHED = 1u << 4,   /* findable by its key */
+  /* Pinned, and out of the policy since a victim search passed over it:
+   * back in at unpin, as a page just used. */
+  F_PARKED = 1u << 5
 };
+
+/* Pinned frames a victim search passed over, parked after it (at most
+ * this many per search). */
+#define PASSED_MAX 64u
 
 typedef struct fc_frame {
   hs_frame pub; /* first: the engine's handle is a pointer to this */
@@ -100,12 +107,38 @@ struct hs_frame_cache {
 
   uint32_t count, pinned;
 
+  bool caller_serializes; /* no mutex: the engine never calls concurrently */
+  uint32_t passed[PASSED_MAX], npassed;
+
   uint64_t last_key, run;
   uint32_t ring[RING_MAX];
   uint32_t ring_size, ring_len, ring_pos;
 
   hs_frame_cache_stats stats;
 };
+
+/* Every call holds the cache's mutex, unless the engine promised never to
+ * call one cache from two threads at once (caller_serializes): SQLite
+ * calls a page cache only under the lock of the connection or shared cache
+ * that owns it, and its own cache takes no lock of its own either. */
+static inline void cache_lock(hs_frame_cache *c) {
+  if (!c->caller_serializes) pthread_mutex_lock(&c->mu);
+}
+
+static inline void cache_unlock(hs_frame_cache *c) {
+  if (!c->caller_serializes) pthread_mutex_unlock(&c->mu);
+}
+
+/* The counts hs_frame_cache_stats_get reports. Only the caller holding the
+ * cache changes them, but with caller_serializes a statistics reader on
+ * another thread holds nothing: each change is a relaxed atomic store (a
+ * plain add and store, no locked instruction: there is one writer) and the
+ * reader loads each atomically, so it sees every count whole, if not all
+ * from the same instant. */
+#define LOAD(x)     __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define INC(x)      STORE(x, (x) + 1)
+#define DEC(x)      STORE(x, (x)-1)
 
 /* ---- frames -------------------------------------------------------------- */
 
@@ -244,7 +277,7 @@ static void overflow_remove(hs_frame_cache *c, fc_frame *f) {
 /* Takes a frame out of its slot: the slot becomes free, its memory leaves
  * with the frame. */
 static void slot_release(hs_frame_cache *c, fc_frame *f, bool keep_memory) {
-  if (c->policy) (void)hs_policy_remove(c->policy, f->index);
+  if (c->policy && !(f->flags & F_PARKED)) (void)hs_policy_remove(c->policy, f->index);
   if (!keep_memory) c->slots[f->index] = NULL;
   c->free_list[c->nfree++] = f->index;
 }
@@ -253,8 +286,8 @@ static void slot_release(hs_frame_cache *c, fc_frame *f, bool keep_memory) {
  * A slot's frame keeps its memory for the next frame there. */
 static void frame_drop(hs_frame_cache *c, fc_frame *f) {
   if (f->flags & F_HASHED) table_remove(c, f);
-  if (f->flags & F_PINNED) c->pinned--;
-  c->count--;
+  if (f->flags & F_PINNED) DEC(c->pinned);
+  DEC(c->count);
   if (f->flags & F_OVERFLOW) {
     overflow_remove(c, f);
     free(f);
@@ -275,9 +308,31 @@ static void frame_detach(hs_frame_cache *c, fc_frame *f) {
   overflow_add(c, f);
 }
 
+/* The policy's skip callback: pinned frames, each remembered to be parked
+ * once the search is over. */
 static bool skip_pinned(void *ctx, uint32_t slot) {
-  const hs_frame_cache *c = ctx;
-  return c->slots[slot]->flags & F_PINNED;
+  hs_frame_cache *c = ctx;
+  if (!(c->slots[slot]->flags & F_PINNED)) return false;
+  if (c->npassed < PASSED_MAX) c->passed[c->npassed++] = slot;
+  return true;
+}
+
+/* An engine may keep frames pinned for long — SQLite keeps every page a
+ * transaction dirtied pinned until it commits — and a policy keeps them in
+ * its order, so every victim search would step over all of them again
+ * (SQLite's updates ran 30 % slower so). A pinned frame a search passed
+ * over leaves the policy until it is unpinned, when it comes back as a page
+ * just used: where SQLite's own cache keeps pinned pages off its LRU list
+ * for the same reason. Its history in the policy is lost; a frame pinned
+ * that long has been used just now anyway. */
+static void park_passed(hs_frame_cache *c) {
+  for (uint32_t i = 0; i < c->npassed; i++) {
+    fc_frame *f = c->slots[c->passed[i]];
+    if (!f || (f->flags & (F_INUSE | F_PINNED | F_PARKED)) != (F_INUSE | F_PINNED)) continue;
+    (void)hs_policy_remove(c->policy, f->index);
+    f->flags |= F_PARKED;
+  }
+  c->npassed = 0;
 }
 
 /* The victim's key and place in the policy go; its memory stays in the
@@ -287,8 +342,8 @@ static void evict_slot(hs_frame_cache *c, uint32_t slot) {
   table_remove(c, v);
   (void)hs_policy_evict(c->policy, slot);
   v->flags = 0;
-  c->count--;
-  c->stats.evictions++;
+  DEC(c->count);
+  INC(c->stats.evictions);
 }
 
 static uint32_t ring_size_for(uint32_t capacity) {
@@ -360,7 +415,9 @@ static int64_t slot_take(hs_frame_cache *c, const hs_access *a, hs_fetch_mode mo
   uint32_t pinned_here = c->pinned - c->noverflow;
   if (mode == HS_FETCH_CREATE && (uint64_t)pinned_here * 10 > (uint64_t)c->nslots * 9)
     return TAKE_FULL;
+  c->npassed = 0;
   slot = hs_policy_victim(c->policy, a, skip_pinned, c);
+  park_passed(c);
   if (slot < 0) return TAKE_FULL;
   evict_slot(c, (uint32_t)slot);
   return slot;
@@ -382,18 +439,18 @@ static fc_frame *frame_create(hs_frame_cache *c, uint64_t key, hs_fetch_mode mod
   } else if (slot == TAKE_FULL && mode == HS_FETCH_CREATE_HARD) {
     if (!overflow_reserve(c, 1) || !(f = frame_alloc(c))) return NULL;
     overflow_add(c, f);
-    c->stats.overflows++;
+    INC(c->stats.overflows);
   } else {
-    if (slot == TAKE_FULL) c->stats.refusals++;
+    if (slot == TAKE_FULL) INC(c->stats.refusals);
     return NULL;
   }
   f->key = key;
   f->flags = (uint8_t)((f->flags & F_OVERFLOW) | F_INUSE | F_PINNED | (scan ? F_SCAN : 0));
   if (c->extra_bytes) memset(f->pub.extra, 0, c->extra_bytes);
   table_put(c, f);
-  c->count++;
-  c->pinned++;
-  c->stats.creates++;
+  INC(c->count);
+  INC(c->pinned);
+  INC(c->stats.creates);
   return f;
 }
 
@@ -447,7 +504,8 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   pthread_mutex_init(&c->mu, NULL);
   c->frame_bytes = o->frame_bytes;
   c->extra_bytes = o->extra_bytes;
-  c->capacity = o->capacity;
+  STORE(c->capacity, o->capacity);
+  c->caller_serializes = o->caller_serializes;
   c->scan_run = o->scan_run;
   c->purgeable = o->purgeable;
   c->data_off = round_up(sizeof(fc_frame));
@@ -489,14 +547,14 @@ void hs_frame_cache_destroy(hs_frame_cache *c) {
 
 hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
   if (created) *created = false;
-  pthread_mutex_lock(&c->mu);
-  c->stats.fetches++;
+  cache_lock(c);
+  INC(c->stats.fetches);
   bool scan = scan_note(c, key);
-  if (scan) c->stats.scan_fetches++;
+  if (scan) INC(c->stats.scan_fetches);
   fc_frame *f = table_find(c, key);
   if (f) {
-    c->stats.hits++;
-    if (c->policy && !(f->flags & F_OVERFLOW)) {
+    INC(c->stats.hits);
+    if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED))) {
       hs_access a = make_access(c, key, scan);
       hs_policy_hit(c->policy, f->index, &a);
     }
@@ -504,24 +562,24 @@ hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
     if (!scan) f->flags &= ~F_SCAN;
     if (!(f->flags & F_PINNED)) {
       f->flags |= F_PINNED;
-      c->pinned++;
+      INC(c->pinned);
     }
   } else {
-    c->stats.misses++;
+    INC(c->stats.misses);
     if (mode == HS_FETCH_CREATE || mode == HS_FETCH_CREATE_HARD) {
       f = frame_create(c, key, mode, scan);
       if (f && created) *created = true;
     }
   }
-  pthread_mutex_unlock(&c->mu);
+  cache_unlock(c);
   return f ? &f->pub : NULL;
 }
 
 void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
   fc_frame *f = (fc_frame *)frame;
-  pthread_mutex_lock(&c->mu);
+  cache_lock(c);
   if (!(f->flags & F_PINNED)) {
-    pthread_mutex_unlock(&c->mu);
+    cache_unlock(c);
     if (HS_DEBUG_CHECKS)
       hs_debug_stop(__FILE__, __LINE__, "frame cache: unpin of frame %llu, which is not pinned",
                     (unsigned long long)f->key);
@@ -530,15 +588,24 @@ void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
     return;
   }
   f->flags &= ~F_PINNED;
-  c->pinned--;
-  if (discard) c->stats.discards++;
-  if (discard || (f->flags & F_OVERFLOW) || !(f->flags & F_HASHED)) frame_drop(c, f);
-  pthread_mutex_unlock(&c->mu);
+  DEC(c->pinned);
+  if (discard) INC(c->stats.discards);
+  if (discard || (f->flags & F_OVERFLOW) || !(f->flags & F_HASHED)) {
+    frame_drop(c, f);
+  } else if (f->flags & F_PARKED) {
+    f->flags &= ~F_PARKED;
+    hs_access a = make_access(c, f->key, false);
+    if (hs_policy_insert(c->policy, f->index, &a) != HS_OK) {
+      f->flags |= F_PARKED; /* not in the policy after all */
+      frame_drop(c, f);
+    }
+  }
+  cache_unlock(c);
 }
 
 /* A frame given up for its key: dropped, or detached while still pinned. */
 static void frame_give_up(hs_frame_cache *c, fc_frame *f) {
-  c->stats.discards++;
+  INC(c->stats.discards);
   if (f->flags & F_PINNED)
     frame_detach(c, f);
   else
@@ -547,9 +614,9 @@ static void frame_give_up(hs_frame_cache *c, fc_frame *f) {
 
 void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) {
   fc_frame *f = (fc_frame *)frame;
-  pthread_mutex_lock(&c->mu);
+  cache_lock(c);
   if (f->key == new_key && (f->flags & F_HASHED)) {
-    pthread_mutex_unlock(&c->mu);
+    cache_unlock(c);
     return;
   }
   fc_frame *g = table_find(c, new_key);
@@ -557,18 +624,18 @@ void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) 
   if (f->flags & F_HASHED) table_remove(c, f);
   f->key = new_key;
   /* The policy knew the slot by its old key (its ghosts, some keymaps): it
-   * learns the new one as a fresh entry. */
-  if (c->policy && !(f->flags & F_OVERFLOW)) {
+   * learns the new one as a fresh entry (a parked frame at its unpin). */
+  if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED))) {
     hs_access a = make_access(c, new_key, false);
     (void)hs_policy_remove(c->policy, f->index);
     (void)hs_policy_insert(c->policy, f->index, &a);
   }
   if (table_reserve(c)) table_put(c, f);
-  pthread_mutex_unlock(&c->mu);
+  cache_unlock(c);
 }
 
 void hs_frame_cache_truncate(hs_frame_cache *c, uint64_t limit) {
-  pthread_mutex_lock(&c->mu);
+  cache_lock(c);
   for (uint32_t i = 0; i < c->nslots; i++) {
     fc_frame *f = c->slots[i];
     if (f && (f->flags & F_HASHED) && f->key >= limit) frame_give_up(c, f);
@@ -577,7 +644,7 @@ void hs_frame_cache_truncate(hs_frame_cache *c, uint64_t limit) {
     fc_frame *f = c->overflow[i];
     if ((f->flags & F_HASHED) && f->key >= limit) frame_give_up(c, f);
   }
-  pthread_mutex_unlock(&c->mu);
+  cache_unlock(c);
 }
 
 /* The resident slots in the old policy's victim order (next victim first),
@@ -634,9 +701,10 @@ static hs_status resize(hs_frame_cache *c, uint32_t capacity) {
       if (pass == 0) {
         table_remove(c, f);
         free(f);
-        c->count--;
-        c->stats.evictions++;
+        DEC(c->count);
+        INC(c->stats.evictions);
       } else {
+        f->flags &= ~F_PARKED; /* an overflow frame is never in a policy */
         overflow_add(c, f);
       }
       excess--;
@@ -647,6 +715,7 @@ static hs_status resize(hs_frame_cache *c, uint32_t capacity) {
     if (!f) continue;
     c->slots[order[i]] = NULL;
     f->index = used;
+    f->flags &= ~F_PARKED; /* every frame is in the new policy */
     slots[used] = f;
     hs_access a = make_access(c, f->key, false);
     (void)hs_policy_insert(p, used, &a);
@@ -682,21 +751,21 @@ static hs_status resize(hs_frame_cache *c, uint32_t capacity) {
 
 hs_status hs_frame_cache_set_capacity(hs_frame_cache *c, uint32_t capacity) {
   if (capacity == 0) return hs_fail(HS_ERR_INVALID, 0, "frame cache: capacity 0 (at least 1)");
-  pthread_mutex_lock(&c->mu);
+  cache_lock(c);
   hs_status st = HS_OK;
   if (c->policy && capacity != c->nslots) st = resize(c, capacity);
   if (st == HS_OK) {
-    c->capacity = capacity;
+    STORE(c->capacity, capacity);
     ring_reset(c);
   }
-  pthread_mutex_unlock(&c->mu);
+  cache_unlock(c);
   return st;
 }
 
 /* A non-purgeable cache's frames are the engine's only copy: it gives back
  * only the memory of its free slots. */
 void hs_frame_cache_shrink(hs_frame_cache *c) {
-  pthread_mutex_lock(&c->mu);
+  cache_lock(c);
   for (uint32_t s = 0; s < c->nslots; s++) {
     fc_frame *f = c->slots[s];
     if (!f || (f->flags & F_PINNED) || ((f->flags & F_INUSE) && !c->purgeable)) continue;
@@ -705,13 +774,13 @@ void hs_frame_cache_shrink(hs_frame_cache *c) {
     c->slots[s] = NULL;
   }
   ring_reset(c);
-  pthread_mutex_unlock(&c->mu);
+  cache_unlock(c);
 }
 
 uint32_t hs_frame_cache_count(hs_frame_cache *c) {
-  pthread_mutex_lock(&c->mu);
-  uint32_t n = c->count;
-  pthread_mutex_unlock(&c->mu);
+  cache_lock(c);
+  uint32_t n = LOAD(c->count);
+  cache_unlock(c);
   return n;
 }
 
@@ -720,22 +789,32 @@ uint64_t hs_frame_key(const hs_frame *f) {
 }
 
 void hs_frame_cache_stats_get(hs_frame_cache *c, hs_frame_cache_stats *out) {
-  pthread_mutex_lock(&c->mu);
-  *out = c->stats;
-  out->pinned = c->pinned;
-  out->count = c->count;
-  out->capacity = c->capacity;
-  pthread_mutex_unlock(&c->mu);
+  /* Read field by field: with caller_serializes another thread may be
+   * counting meanwhile (each count is a relaxed store, see INC). */
+  cache_lock(c);
+  *out = (hs_frame_cache_stats){.fetches = LOAD(c->stats.fetches),
+                                .hits = LOAD(c->stats.hits),
+                                .misses = LOAD(c->stats.misses),
+                                .creates = LOAD(c->stats.creates),
+                                .refusals = LOAD(c->stats.refusals),
+                                .evictions = LOAD(c->stats.evictions),
+                                .overflows = LOAD(c->stats.overflows),
+                                .discards = LOAD(c->stats.discards),
+                                .scan_fetches = LOAD(c->stats.scan_fetches),
+                                .pinned = LOAD(c->pinned),
+                                .count = LOAD(c->count),
+                                .capacity = LOAD(c->capacity)};
+  cache_unlock(c);
 }
 
 hs_status frame_cache_check(hs_frame_cache *c) {
-  pthread_mutex_lock(&c->mu);
+  cache_lock(c);
   hs_status st = HS_OK;
 #define FC_FAIL(...)                                                                               \
   do {                                                                                             \
     if (st == HS_OK) st = hs_fail(HS_ERR_CORRUPT, 0, __VA_ARGS__);                                 \
   } while (0)
-  uint32_t in_use = 0, pinned = 0, hashed = 0;
+  uint32_t in_use = 0, pinned = 0, hashed = 0, parked = 0;
   for (uint32_t s = 0; s < c->nslots; s++) {
     const fc_frame *f = c->slots[s];
     if (!f || !(f->flags & F_INUSE)) continue;
@@ -744,6 +823,10 @@ hs_status frame_cache_check(hs_frame_cache *c) {
     if (f->flags & F_OVERFLOW) FC_FAIL("slot %u holds an overflow frame", s);
     if (f->flags & F_PINNED) pinned++;
     if (f->flags & F_HASHED) hashed++;
+    if (f->flags & F_PARKED) {
+      parked++;
+      if (!(f->flags & F_PINNED)) FC_FAIL("slot %u's frame is parked but not pinned", s);
+    }
     if (!(f->flags & F_HASHED))
       FC_FAIL("slot %u's frame has no key", s);
     else if (table_find(c, f->key) != f)
@@ -755,8 +838,9 @@ hs_status frame_cache_check(hs_frame_cache *c) {
     const fc_frame *f = c->slots[c->free_list[i]];
     if (f && (f->flags & F_INUSE)) FC_FAIL("free slot %u is in use", c->free_list[i]);
   }
-  if (c->policy && hs_policy_resident(c->policy) != in_use)
-    FC_FAIL("the policy holds %u frames, the slots %u", hs_policy_resident(c->policy), in_use);
+  if (c->policy && hs_policy_resident(c->policy) != in_use - parked)
+    FC_FAIL("the policy holds %u frames, the slots %u (%u parked)", hs_policy_resident(c->policy),
+            in_use, parked);
   for (uint32_t i = 0; i < c->noverflow; i++) {
     const fc_frame *f = c->overflow[i];
     if (f->index != i || !(f->flags & F_OVERFLOW)) FC_FAIL("overflow frame %u misplaced", i);
@@ -773,6 +857,6 @@ hs_status frame_cache_check(hs_frame_cache *c) {
   if (in_use + c->noverflow != c->count)
     FC_FAIL("%u + %u frames, counted %u", in_use, c->noverflow, c->count);
 #undef FC_FAIL
-  pthread_mutex_unlock(&c->mu);
+  cache_unlock(c);
   return st;
 }

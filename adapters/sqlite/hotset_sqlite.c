@@ -32,7 +32,7 @@ _Static_assert(sizeof(hs_frame) >= sizeof(sqlite3_pcache_page),
                "an hs_frame must hold a whole sqlite3_pcache_page");
 
 /* The default policy; docs/sqlite.md gives the measurement behind it. */
-#define DEFAULT_POLICY   "arc"
+#define DEFAULT_POLICY   "s3fifo"
 #define DEFAULT_SCAN_RUN 32
 /* Never fewer frames than pcache1 keeps for a purgeable cache: below that,
  * SQLite's own statement needs (a b-tree descent pins a page per level,

@@ -25,7 +25,9 @@
  * not say it is scanning.
  *
  * Thread safety: every call on one cache takes that cache's mutex, so
- * threads may share a cache; distinct caches share nothing.
+ * threads may share a cache; distinct caches share nothing. An engine
+ * that serializes its calls itself may drop the mutex (caller_serializes);
+ * the statistics stay readable from any thread.
  */
 #ifndef HOTSET_FRAME_CACHE_H
 #define HOTSET_FRAME_CACHE_H

@@ -89,6 +89,21 @@ typedef struct hs_strategy hs_strategy;
 #define HS_POOL_BGWRITER_MAX_DELAY_MS   10000u
 #define HS_POOL_BGWRITER_MAX_MULTIPLIER 10.0
 
+typedef enum hs_huge_pages {
+  HS_HUGE_PAGES_TRY = 0,
+  HS_HUGE_PAGES_OFF = 1,
+  HS_HUGE_PAGES_ON = 2
+} hs_huge_pages;
+
+/* What a pool's frames got: small pages, transparent huge pages (asked
+ * for with madvise; the kernel backs what it can), or explicit ones
+ * (MAP_HUGETLB, reserved by the administrator). */
+typedef enum hs_huge_pages_used {
+  HS_HUGE_PAGES_NONE = 0,
+  HS_HUGE_PAGES_TRANSPARENT = 1,
+  HS_HUGE_PAGES_EXPLICIT = 2
+} hs_huge_pages_used;
+
 typedef struct hs_pool_options {
   const char *dir;     /* data directory, created if missing (required) */
   uint32_t page_size;  /* bytes per page: 1 KiB .. 64 KiB, power of two */
@@ -100,6 +115,11 @@ typedef struct hs_pool_options {
   hs_wal_flush_fn flush_wal_up_to;       /* NULL: pages carry no WAL dependency */
   hs_wal_needs_flush_fn wal_needs_flush; /* NULL: any LSN > 0 may need one */
   void *wal_ctx;
+  /* Frames, descriptors, the page table and pin counters on huge pages
+   * (PostgreSQL's huge_pages): TRY (the default) uses them where the
+   * system allows and says which it got (hs_pool_huge_pages); ON fails
+   * the open without them; OFF never uses them. */
+  hs_huge_pages huge_pages;
   uint32_t io_workers;     /* threads doing read streams' combined reads (hotset/stream.h);
                               0 = streams read on the caller's thread; at most 64 */
   hs_clock_ms_fn clock_ms; /* NULL: the monotonic clock */
@@ -158,6 +178,8 @@ void hs_pool_abandon(hs_pool *pool);
 
 hs_smgr *hs_pool_smgr(hs_pool *pool);
 uint32_t hs_pool_nbuffers(const hs_pool *pool);
+/* What the pool's frames got (hs_pool_options.huge_pages). */
+hs_huge_pages_used hs_pool_huge_pages(const hs_pool *pool);
 uint32_t hs_pool_page_size(const hs_pool *pool);
 /* The name of the replacement policy in use, e.g. "clock-sweep". */
 const char *hs_pool_policy_name(const hs_pool *pool);

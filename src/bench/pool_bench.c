@@ -218,6 +218,9 @@ typedef struct bench {
   bool json;
   const char *policy;
   const char *policy_spec; /* the one being measured */
+  const char *huge_flag;   /* --huge-pages */
+  const char *huge_asked;  /* the pool being measured: try, off or on */
+  char variant[ARGS_SPEC_LEN + 32];
   const char *dir_flag;
   /* state */
   char tmpdir[4096];
@@ -268,13 +271,19 @@ static hs_status preload(bench *b, variant var, hs_blockno n) {
 
 /* The policy as the user named it (with any parameters), or the baseline. */
 static const char *variant_name(const bench *b, variant var) {
-  return var == V_HOTSET ? b->policy_spec : "global-mutex-lru";
+  return var == V_HOTSET ? b->variant : "global-mutex-lru";
+}
+
+static const char *huge_used_name(hs_huge_pages_used u) {
+  return u == HS_HUGE_PAGES_EXPLICIT      ? "explicit"
+         : u == HS_HUGE_PAGES_TRANSPARENT ? "transparent"
+                                          : "none";
 }
 
 /* One (variant, workload, threads) run. On failure prints the error line and
  * returns false. */
 static bool run_one(bench *b, variant var, workload wl, uint32_t nthreads, result *res) {
-  char what[160];
+  char what[ARGS_SPEC_LEN + 96];
   snprintf(what, sizeof what, "%s %s with %u thread%s", variant_name(b, var), workload_names[wl],
            nthreads, nthreads == 1 ? "" : "s");
 
@@ -393,11 +402,14 @@ static void print_json(const bench *b, variant var, workload wl, uint32_t nthrea
   json_double(&j, "ops_per_sec_max", "%.1f", r->ops_max);
   json_i64(&j, "runs", r->runs);
   if (var == V_HOTSET) {
+    json_str(&j, "policy", b->policy_spec);
+    json_str(&j, "huge_pages", b->huge_asked);
+    json_str(&j, "huge_pages_used", huge_used_name(hs_pool_huge_pages(b->pool)));
     json_double(&j, "vs_baseline", "%.4f", r->vs);
     json_double(&j, "vs_baseline_min", "%.4f", r->vs_min);
     json_double(&j, "vs_baseline_max", "%.4f", r->vs_max);
   } else {
-    json_str(&j, "paired_with", b->policy_spec);
+    json_str(&j, "paired_with", b->variant);
   }
   json_u64(&j, "ops", r->ops);
   json_double(&j, "seconds", "%.3f", (double)r->elapsed_ns / 1e9);
@@ -484,6 +496,13 @@ int pool_bench_main(int argc, char **argv) {
                "s3fifo:small=0.2; \"all\" runs every policy the pool accepts"},
       BENCH_OPT_PAGE_SIZE(&b.page_size),
       BENCH_OPT_DIR(&b.dir_flag),
+      {.name = "huge-pages",
+       .kind = ARGS_STRING,
+       .dest = &b.huge_flag,
+       .arg = "LIST",
+       .def = "try",
+       .help = "the pool's huge_pages, comma-separated, each run as its own variant: try (huge "
+               "pages where the system allows), off, on (fail without them)"},
       {.name = "seed",
        .kind = ARGS_UINT,
        .dest = &b.seed,
@@ -502,6 +521,26 @@ int pool_bench_main(int argc, char **argv) {
   const char *why = NULL;
   int npolicies = args_split_policies(b.policy, true, specs, ARGS_LIST_MAX, &why);
   if (npolicies < 0) args_usage_error(cmd, "--policy: \"%s\": %s", b.policy, why);
+  static const char *const huge_all[] = {"try", "off", "on"};
+  hs_huge_pages huge_modes[3];
+  const char *huge_names[3];
+  int nhuge = 0;
+  {
+    char list[64];
+    if (strlen(b.huge_flag) >= sizeof list)
+      args_usage_error(cmd, "--huge-pages: \"%s\": want try, off or on", b.huge_flag);
+    strcpy(list, b.huge_flag);
+    for (char *save = NULL, *item = strtok_r(list, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+      int k = 0;
+      while (k < 3 && strcmp(item, huge_all[k]) != 0) k++;
+      if (k == 3 || nhuge == 3)
+        args_usage_error(cmd, "--huge-pages: \"%s\": want try, off or on", item);
+      huge_modes[nhuge] = (hs_huge_pages)k; /* the enum's order: TRY, OFF, ON */
+      huge_names[nhuge++] = huge_all[k];
+    }
+    if (!nhuge) args_usage_error(cmd, "--huge-pages: empty list");
+  }
   uint64_t max_threads = 0;
   for (uint32_t i = 0; i < b.threads.n; i++)
     if (b.threads.v[i] > max_threads) max_threads = b.threads.v[i];
@@ -549,15 +588,23 @@ int pool_bench_main(int argc, char **argv) {
   static series agg[WL_COUNT][ARGS_LIST_MAX][V_COUNT];
   static result runs[V_COUNT][MAX_REPEAT];
   int repeat = (int)b.repeat;
-  for (int pi = 0; pi < npolicies; pi++) {
+  for (int run = 0; run < npolicies * nhuge; run++) {
+    int pi = run / nhuge, hi = run % nhuge;
     hs_pool_options po;
     hs_pool_options_init(&po);
     po.dir = b.dir;
     po.page_size = (uint32_t)b.page_size;
     po.pool_bytes = b.pool_bytes;
     po.policy = specs[pi];
+    po.huge_pages = huge_modes[hi];
     b.policy_spec = specs[pi];
+    b.huge_asked = huge_names[hi];
     if (hs_pool_open(&po, &b.pool) != HS_OK) return fail(&b, "opening the pool");
+    if (nhuge > 1)
+      snprintf(b.variant, sizeof b.variant, "%s huge=%s(%s)", specs[pi], huge_names[hi],
+               huge_used_name(hs_pool_huge_pages(b.pool)));
+    else
+      snprintf(b.variant, sizeof b.variant, "%s", specs[pi]);
     for (int wl = 0; wl < WL_COUNT; wl++) {
       for (uint32_t t = 0; t < b.threads.n; t++) {
         uint32_t nthreads = (uint32_t)b.threads.v[t];

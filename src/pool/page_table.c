@@ -8,6 +8,7 @@
  */
 #include "pool/page_table.h"
 
+#include "core/big_alloc.h"
 #include "core/error.h"
 
 #include <stdlib.h>
@@ -21,17 +22,19 @@ static uint32_t next_pow2(uint32_t x) {
 }
 
 hs_status page_table_init(hs_page_table *pt, hs_bufdesc_padded *descs, uint32_t nbuffers,
-                          uint32_t partitions) {
+                          uint32_t partitions, hs_huge_pages huge, hs_huge_pages_used *used) {
   uint32_t nbuckets = next_pow2(nbuffers < 16 ? 16 : nbuffers);
   uint32_t nparts = next_pow2(partitions ? partitions : 128);
   if (nparts > nbuckets) nparts = nbuckets;
   pt->descs = descs;
   pt->bucket_mask = nbuckets - 1;
   pt->part_mask = nparts - 1;
-  pt->heads = malloc(sizeof *pt->heads * nbuckets);
+  hs_huge_pages_used got = HS_HUGE_PAGES_NONE;
+  pt->heads = big_alloc(sizeof *pt->heads * nbuckets, huge, &got);
+  if (used) *used = got;
   pt->parts = aligned_alloc(64, sizeof *pt->parts * nparts);
   if (!pt->heads || !pt->parts) {
-    free(pt->heads);
+    big_free(pt->heads, sizeof *pt->heads * nbuckets);
     free(pt->parts);
     return hs_fail(HS_ERR_NOMEM, 0, "could not allocate a page table of %u buckets", nbuckets);
   }
@@ -42,7 +45,7 @@ hs_status page_table_init(hs_page_table *pt, hs_bufdesc_padded *descs, uint32_t 
 
 void page_table_destroy(hs_page_table *pt) {
   for (uint32_t i = 0; i <= pt->part_mask; i++) pthread_mutex_destroy(&pt->parts[i].lock);
-  free(pt->heads);
+  big_free(pt->heads, sizeof *pt->heads * ((size_t)pt->bucket_mask + 1));
   free(pt->parts);
   pt->heads = NULL;
   pt->parts = NULL;

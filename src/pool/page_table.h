@@ -34,8 +34,10 @@ typedef struct hs_page_table {
   hs_bufdesc_padded *descs;
 } hs_page_table;
 
+/* The buckets go on huge pages as `huge` says (core/big_alloc.h); *used
+ * (if given) says what they got. */
 hs_status page_table_init(hs_page_table *pt, hs_bufdesc_padded *descs, uint32_t nbuffers,
-                          uint32_t partitions);
+                          uint32_t partitions, hs_huge_pages huge, hs_huge_pages_used *used);
 void page_table_destroy(hs_page_table *pt);
 
 static inline uint32_t page_table_partition(const hs_page_table *pt, uint64_t hash) {

@@ -28,6 +28,7 @@
  * while holding either; a victim's content lock is only tried, never waited
  * for, because the caller may hold other content locks.
  */
+#include "core/big_alloc.h"
 #include "core/debug.h"
 #include "core/error.h"
 #include "hotset/fault.h"
@@ -71,9 +72,10 @@ static void pool_free(hs_pool *pool) {
   pthread_mutex_destroy(&pool->free_lock);
   pthread_mutex_destroy(&pool->stats_lock);
   pthread_mutex_destroy(&pool->pins_lock);
-  for (int i = 0; i < HS_STAT_SHARDS; i++) free(atomic_load(&pool->pins[i]));
-  free(pool->pages);
-  free(pool->descs);
+  for (int i = 0; i < HS_STAT_SHARDS; i++)
+    big_free(atomic_load(&pool->pins[i]), sizeof(_Atomic uint32_t) * pool->nbuffers);
+  big_free(pool->pages, (size_t)pool->nbuffers * pool->page_size);
+  big_free(pool->descs, sizeof *pool->descs * pool->nbuffers);
   free(pool);
 }
 
@@ -101,6 +103,10 @@ static hs_status check_options(const hs_pool_options *opts, uint32_t page_size, 
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pool_open: option partitions: %u is more than %u page-table partitions",
                    opts->partitions, HS_POOL_MAX_PARTITIONS);
+  if ((unsigned)opts->huge_pages > HS_HUGE_PAGES_ON)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_open: option huge_pages: %d is not HS_HUGE_PAGES_TRY, _OFF or _ON",
+                   (int)opts->huge_pages);
   if (opts->io_workers > HS_POOL_MAX_IO_WORKERS)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: option io_workers: %u asked for (at most %u)",
                    opts->io_workers, HS_POOL_MAX_IO_WORKERS);
@@ -180,17 +186,26 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
     pool_free(pool);
     return st;
   }
-  /* posix_memalign: aligned_alloc wants the size a multiple of the alignment. */
-  void *descs = NULL, *pages = NULL;
-  if (posix_memalign(&descs, 64, sizeof *pool->descs * npages) != 0) descs = NULL;
-  if (posix_memalign(&pages, 4096, (size_t)npages * page_size) != 0) pages = NULL;
-  pool->descs = descs;
-  pool->pages = pages;
+  /* Page-aligned (mmap), on huge pages as opts->huge_pages says. */
+  hs_huge_pages_used frames_got, descs_got;
+  pool->huge_mode = opts->huge_pages;
+  pool->descs = big_alloc(sizeof *pool->descs * npages, opts->huge_pages, &descs_got);
+  pool->pages = big_alloc((size_t)npages * page_size, opts->huge_pages, &frames_got);
   if (!pool->descs || !pool->pages) {
+    bool refused = opts->huge_pages == HS_HUGE_PAGES_ON && errno == EOPNOTSUPP;
     pool_free(pool);
-    return hs_fail(HS_ERR_NOMEM, 0, "could not allocate %" PRIu64 " buffers of %u bytes", npages,
-                   page_size);
+    if (refused)
+      return hs_fail(HS_ERR_INVALID, 0,
+                     "huge_pages is on, but this system gives neither explicit huge pages "
+                     "(vm.nr_hugepages) nor transparent ones (/sys/kernel/mm/"
+                     "transparent_hugepage/enabled) for %" PRIu64 " buffers",
+                     npages);
+    return hs_fail(HS_ERR_NOMEM, errno, "could not allocate %" PRIu64 " buffers of %u bytes",
+                   npages, page_size);
   }
+  /* What the frames got is what a user asks about; descriptors too small
+   * for a huge page (a small pool) do not make it "none". */
+  pool->huge_used = frames_got;
   for (uint32_t b = 0; b < pool->nbuffers; b++) {
     hs_bufdesc *d = &pool->descs[b].d;
     atomic_init(&d->state, 0);
@@ -206,7 +221,8 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   atomic_init(&pool->free_count, pool->nbuffers);
   atomic_init(&pool->io_waiters, 0);
 
-  st = page_table_init(&pool->table, pool->descs, pool->nbuffers, opts->partitions);
+  st = page_table_init(&pool->table, pool->descs, pool->nbuffers, opts->partitions,
+                       opts->huge_pages, NULL);
   if (st == HS_OK && !(pool->syncscan = syncscan_table_create())) st = HS_ERR_NOMEM;
   /* The policy is told what a unit is (one page of page_size bytes) and
    * what its clock counts (milliseconds), rather than guess them. */
@@ -283,6 +299,10 @@ void hs_pool_abandon(hs_pool *pool) {
 hs_smgr *hs_pool_smgr(hs_pool *pool) {
   return pool->smgr;
 }
+hs_huge_pages_used hs_pool_huge_pages(const hs_pool *pool) {
+  return pool ? pool->huge_used : HS_HUGE_PAGES_NONE;
+}
+
 uint32_t hs_pool_nbuffers(const hs_pool *pool) {
   return pool->nbuffers;
 }

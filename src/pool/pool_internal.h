@@ -30,6 +30,10 @@
 struct hs_pool {
   hs_bufdesc_padded *descs;
   unsigned char *pages; /* nbuffers * page_size, 4 KiB aligned */
+  /* Where the big arrays live (core/big_alloc.h): what was asked, and the
+   * least any of them got. */
+  hs_huge_pages huge_mode;
+  hs_huge_pages_used huge_used;
   uint32_t nbuffers;
   uint32_t page_size;
   hs_smgr *smgr;

@@ -47,8 +47,8 @@ void *big_alloc(size_t bytes, hs_huge_pages mode, hs_huge_pages_used *used) {
   }
   if (mode != HS_HUGE_PAGES_OFF) {
 #ifdef MAP_HUGETLB
-    void *h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
-                   -1, 0);
+    void *h =
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
     if (h != MAP_FAILED) {
       *used = HS_HUGE_PAGES_EXPLICIT;
       return h;

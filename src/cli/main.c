@@ -9,6 +9,7 @@
  */
 #include "bench/bench_cmd.h"
 #include "bench/pool_bench.h"
+#include "bench/readtest.h"
 #include "cli/crash_test.h"
 #include "cli/replay.h"
 #include "cli/sim_cmd.h"
@@ -29,6 +30,8 @@ static const subcommand subcommands[] = {
      bench_main},
     {"pool-bench", "buffer reads per second: hotset against a global-mutex LRU pool",
      pool_bench_main},
+    {"readtest", "reads cycling through a working set of each size: the 2007 L2 experiment",
+     readtest_main},
     {"workload", "a skewed read/update run; checks on disk that no update was lost", workload_main},
     {"sim", "replay a trace through replacement policies: miss ratios, MRCs", sim_main},
     {"gen-trace", "write a synthetic trace (Zipf, uniform, loop, scan pollution)", gen_trace_main},

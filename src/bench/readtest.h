@@ -1,0 +1,27 @@
+/*
+ * bench/readtest.h — `hotset readtest`: 8 KiB reads cycling through a working
+ * set of a given size (the 2007 L2 experiment), and its plot.
+ */
+#ifndef HOTSET_BENCH_READTEST_H
+#define HOTSET_BENCH_READTEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int readtest_main(int argc, char **argv);
+
+/* One measured (size, mode) cell, for the plot. */
+typedef struct readtest_cell {
+  uint64_t size;
+  int mode; /* index into the mode names */
+  double mb_per_sec;
+} readtest_cell;
+
+/* Draws MB/s against the working-set size (log x), one line per mode, with
+ * a vertical line at each cache size (level[i] names it, bytes[i] its
+ * size). 0, or -1 after printing one line. */
+int readtest_plot(const char *file, const readtest_cell *cells, size_t n,
+                  const char *const *mode_names, int nmodes, const char *const *level,
+                  const uint64_t *bytes, int ncaches);
+
+#endif

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+#
+# tests/test_readtest.sh — `hotset readtest` end to end on a tiny run: one
+# JSON line per size × mode with every field present and positive, the
+# human table with a row per size and a column per mode under the CPU's
+# caches, direct mode either measured or refused in one line naming the
+# file system, usage errors one line naming the flag, a missing --file one
+# line, and the data file removed afterwards. No speed is asserted
+# (docs/results.md has the figures).
+#
+# Usage: test_readtest.sh PATH/TO/hotset
+# Prints "N passed, N failed" last and exits non-zero if anything failed.
+
+set -u
+
+HOTSET=${1:?usage: test_readtest.sh PATH/TO/hotset}
+source "$(dirname "$0")/cli_lib.sh"
+cli_setup readtest
+
+run --help
+if grep -q '^  readtest ' "$out"; then ok; else bad "hotset --help does not list readtest"; fi
+run readtest --size 4KiB
+expect_usage_error --size "readtest --size 4KiB (below --io)" "hotset readtest"
+run readtest --size 24KiB --io 16KiB
+expect_usage_error --size "readtest --size 24KiB --io 16KiB" "hotset readtest"
+run readtest --size 1MB
+expect_usage_error --size "readtest --size 1MB" "hotset readtest"
+run readtest --size 16KiB,,32KiB
+expect_usage_error --size "readtest --size with an empty item" "hotset readtest"
+run readtest --mode read,sendfile
+expect_usage_error --mode "readtest --mode read,sendfile" "hotset readtest"
+run readtest --io 100
+expect_usage_error --io "readtest --io 100" "hotset readtest"
+run readtest --iterations 0
+expect_usage_error --iterations "readtest --iterations 0" "hotset readtest"
+run readtest --plot curve.jpg
+expect_usage_error --plot "readtest --plot curve.jpg" "hotset readtest"
+run readtest --file x --dir y
+expect_usage_error --file "readtest --file with --dir" "hotset readtest"
+run readtest --file "$scratch/none" --size 16KiB
+expect_one_line_error "$scratch/none" "readtest --file missing"
+
+tmp=$scratch/tmp
+mkdir "$tmp"
+json=$scratch/run.json
+TMPDIR=$tmp "$HOTSET" readtest --size 16KiB,64KiB --iterations 2 --mode read,mmap,nt --json \
+  >"$json" 2>"$err"
+status=$?
+expect_status 0 "readtest --json"
+if [[ -z $(ls -A "$tmp") ]]; then ok; else bad "readtest left $(ls -A "$tmp") in \$TMPDIR"; fi
+lines=$(wc -l <"$json")
+if [[ $lines -eq 6 ]]; then ok; else bad "$lines JSON lines, want 6 (2 sizes x 3 modes)"; fi
+seen=""
+for n in $(seq 1 "$lines"); do
+  for f in size io iterations ns_per_read mb_per_sec; do
+    v=$(json_line_field "$json" "$n" $f)
+    if awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }'; then ok; else bad "line $n: $f is \"$v\""; fi
+  done
+  if [[ $(json_line_field "$json" "$n" iterations) -eq 2 ]]; then ok; else
+    bad "line $n: iterations $(json_line_field "$json" "$n" iterations), want 2"
+  fi
+  seen+=" $(json_line_field "$json" "$n" mode):$(json_line_field "$json" "$n" size)"
+done
+for m in read mmap nt; do
+  for s in 16384 65536; do
+    if [[ $seen == *" $m:$s"* ]]; then ok; else bad "no JSON line for mode $m, size $s"; fi
+  done
+done
+
+# The table: the caches above it, one row per size, one MB/s column per mode.
+TMPDIR=$tmp "$HOTSET" readtest --size 16KiB,32KiB,64KiB --iterations 1 --mode read,nt \
+  >"$out" 2>"$err"
+status=$?
+expect_status 0 "readtest (table)"
+if grep -q '^CPU caches' "$out"; then ok; else bad "no CPU caches line above the table"; fi
+if grep -q '^size .*read MB/s .*nt MB/s' "$out" && ! grep -q 'mmap' "$out"; then ok; else
+  bad "table header is not size, read, nt: $(grep '^size' "$out")"
+fi
+for s in "16 KiB" "32 KiB" "64 KiB"; do
+  if [[ $(grep -c "^$s " "$out") -eq 1 ]]; then ok; else bad "no single table row for $s"; fi
+done
+if [[ -z $(ls -A "$tmp") ]]; then ok; else bad "readtest left $(ls -A "$tmp") in \$TMPDIR"; fi
+
+# direct: measured, or refused in one line naming the file system.
+TMPDIR=$tmp "$HOTSET" readtest --size 16KiB --iterations 1 --mode direct,read --json \
+  >"$out" 2>"$err"
+status=$?
+expect_status 0 "readtest --mode direct,read"
+if grep -q '"mode":"read"' "$out"; then ok; else bad "read did not run beside direct"; fi
+if grep -q '"mode":"direct"' "$out" && [[ ! -s $err ]]; then ok
+elif [[ $(wc -l <"$err") -eq 1 ]] && grep -q 'direct: .* refuses O_DIRECT on .*mode skipped' "$err"
+then ok; else bad "direct neither measured nor refused in one line"; fi
+
+# A file of our own, kept; one smaller than the largest size is refused.
+head -c 65536 /dev/zero >"$scratch/data"
+run readtest --file "$scratch/data" --size 16KiB,32KiB --iterations 1 --mode read,mmap --json
+expect_status 0 "readtest --file"
+if [[ $(wc -l <"$out") -eq 4 && -f $scratch/data ]]; then ok; else bad "readtest --file: $(wc -l <"$out") lines"; fi
+run readtest --file "$scratch/data" --size 128KiB --iterations 1
+expect_one_line_error "smaller than the largest --size" "readtest --file too small"
+
+cli_finish

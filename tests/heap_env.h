@@ -8,6 +8,7 @@
 #define HOTSET_TESTS_HEAP_ENV_H
 
 #include "check.h"
+#include "direct_mode.h"
 #include "hotset/durability.h"
 #include "hotset/heap.h"
 

@@ -6,6 +6,7 @@
 #define HOTSET_TESTS_POOL_UTIL_H
 
 #include "check.h"
+#include "direct_mode.h"
 #include "hotset/fault.h"
 #include "hotset/pool.h"
 #include "testdir.h"
@@ -58,8 +59,8 @@ static inline uint64_t stamp_value(const void *page, hs_relid rel, hs_blockno bl
 static inline void make_relation(hs_pool *pool, hs_relid rel, hs_blockno nblocks) {
   hs_smgr *smgr = hs_pool_smgr(pool);
   uint32_t ps = hs_pool_page_size(pool);
-  unsigned char *page = calloc(1, ps);
-  REQUIRE(hs_smgr_create(smgr, rel, HS_FORK_MAIN) == HS_OK);
+  unsigned char *page = test_page_alloc(ps);
+  REQUIRE(page && hs_smgr_create(smgr, rel, HS_FORK_MAIN) == HS_OK);
   for (hs_blockno b = 0; b < nblocks; b++) {
     hs_blockno got;
     stamp_page(page, rel, b, 0);

@@ -16,6 +16,7 @@
  * Then the change is committed, the pool abandoned (the crash) and reopened.
  */
 #include "check.h"
+#include "direct_mode.h"
 #include "hotset/durability.h"
 #include "hotset/pool.h"
 #include "hotset/wal.h"

@@ -11,6 +11,7 @@
  * and bad options are refused.
  */
 #include "check.h"
+#include "direct_mode.h"
 #include "hotset/durability.h"
 #include "hotset/fault.h"
 #include "hotset/page.h"
@@ -173,7 +174,7 @@ static const char *relation_file(void) {
 /* ---- checksums ----------------------------------------------------------- */
 
 static void test_page_functions(void) {
-  static unsigned char page[PAGE];
+  static _Alignas(4096) unsigned char page[PAGE];
   memset(page, 0, sizeof page);
   uint32_t want = 1, have = 1;
   CHECK(hs_page_verify(page, PAGE, 3, &want, &have)); /* zeros: a new page */
@@ -208,7 +209,7 @@ static void test_checksum_on_read(void) {
   /* Every written page carries a valid header; block 7 was never written. */
   int fd = open(relation_file(), O_RDWR);
   REQUIRE(fd >= 0);
-  static unsigned char page[PAGE];
+  static _Alignas(4096) unsigned char page[PAGE];
   for (hs_blockno b = 0; b < 8; b++) {
     REQUIRE(pread(fd, page, PAGE, (off_t)b * PAGE) == PAGE);
     CHECK(hs_page_verify(page, PAGE, b, NULL, NULL));
@@ -520,7 +521,7 @@ static void test_torn_page_repaired(void) {
   /* On disk, block 1 is torn: half new, half old — its checksum fails. */
   int fd = open(relation_file(), O_RDONLY);
   REQUIRE(fd >= 0);
-  static unsigned char page[PAGE];
+  static _Alignas(4096) unsigned char page[PAGE];
   REQUIRE(pread(fd, page, PAGE, 1 * PAGE) == PAGE);
   close(fd);
   CHECK(!hs_page_verify(page, PAGE, 1, NULL, NULL));

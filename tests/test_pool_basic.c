@@ -127,7 +127,7 @@ static void test_dirty_roundtrip(const char *dir) {
   hs_pool_stats(pool, &s);
   CHECK_EQ(s.dirty, 0);
   CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_WRITES], 6);
-  unsigned char page[4096];
+  _Alignas(4096) unsigned char page[4096];
   for (hs_blockno i = 0; i < 6; i++) {
     CHECK_OK(hs_smgr_read(hs_pool_smgr(pool), REL + 1, HS_FORK_MAIN, i, page));
     CHECK_EQ(stamp_value(page, REL + 1, i), 100 + i);
@@ -277,7 +277,7 @@ static void test_extend_and_zero_locked(const char *dir) {
   CHECK_OK(hs_buf_unlock(pool, b));
   CHECK_OK(hs_buf_release(pool, b));
   CHECK_OK(hs_pool_flush_relation(pool, REL + 104));
-  unsigned char page[4096];
+  _Alignas(4096) unsigned char page[4096];
   CHECK_OK(hs_smgr_read(smgr, REL + 104, HS_FORK_MAIN, 1, page));
   CHECK_EQ(stamp_value(page, REL + 104, 1), 21);
 

@@ -35,7 +35,7 @@ static hs_blockno nblocks_of(hs_pool *pool, hs_relid rel) {
 }
 
 static uint64_t value_on_disk(hs_pool *pool, hs_relid rel, hs_blockno block) {
-  unsigned char page[1024];
+  _Alignas(4096) unsigned char page[1024];
   REQUIRE(hs_pool_page_size(pool) == sizeof page);
   REQUIRE(hs_smgr_read(hs_pool_smgr(pool), rel, HS_FORK_MAIN, block, page) == HS_OK);
   return stamp_value(page, rel, block);
@@ -248,7 +248,7 @@ static void stress_one_policy(const char *policy) {
   pool = open_pool_with(dir, STRESS_POOL, 1024, policy, NULL, NULL);
   uint64_t sum = 0;
   for (hs_blockno blk = 0; blk < STRESS_A_BLOCKS; blk++) {
-    unsigned char page[1024];
+    _Alignas(4096) unsigned char page[1024];
     REQUIRE(hs_smgr_read(hs_pool_smgr(pool), REL_A, HS_FORK_MAIN, blk, page) == HS_OK);
     for (int i = 0; i < STRESS_WRITERS; i++) {
       uint64_t c;

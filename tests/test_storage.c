@@ -7,6 +7,7 @@
  * injected through the public API and checked for status, errno and message.
  */
 #include "check.h"
+#include "direct_mode.h"
 #include "hotset/fault.h"
 #include "hotset/storage.h"
 #include "testdir.h"
@@ -78,7 +79,7 @@ static bool page_is_zero(const uint8_t *p, uint32_t size) {
 /* Creates REL's main fork with n blocks, block b filled from seed b. */
 static void make_rel(fixture *fx, uint32_t n) {
   uint32_t ps = hs_smgr_page_size(fx->smgr);
-  uint8_t *page = malloc(ps);
+  uint8_t *page = test_page_alloc(ps);
   REQUIRE(page != NULL);
   REQUIRE(hs_smgr_create(fx->smgr, REL, HS_FORK_MAIN) == HS_OK);
   for (uint32_t b = 0; b < n; b++) {
@@ -155,7 +156,7 @@ static void test_filenames(void) {
 static void test_round_trip(uint32_t ps) {
   fixture fx;
   char path[PATH_MAX];
-  uint8_t *page = malloc(ps), *got = malloc(ps);
+  uint8_t *page = test_page_alloc(ps), *got = test_page_alloc(ps);
   REQUIRE(page && got);
   fixture_open(&fx, "storage-rt", ps);
 
@@ -209,7 +210,7 @@ static void test_round_trip(uint32_t ps) {
 /* More relations than the table's first bucket array holds. */
 static void test_many_relations(void) {
   fixture fx;
-  uint8_t page[1024], got[1024];
+  _Alignas(4096) uint8_t page[1024], got[1024];
   fixture_open(&fx, "storage-many", 1024);
   for (hs_relid r = 1; r <= 300; r++) {
     hs_blockno b;
@@ -230,7 +231,7 @@ static void test_many_relations(void) {
 static void test_truncate(void) {
   fixture fx;
   char path[PATH_MAX];
-  uint8_t page[4096];
+  _Alignas(4096) uint8_t page[4096];
   hs_blockno n, b;
   fixture_open(&fx, "storage-trunc", 4096);
   make_rel(&fx, 4);
@@ -260,7 +261,7 @@ static void test_truncate(void) {
 static void test_create_unlink(void) {
   fixture fx;
   char path[PATH_MAX];
-  uint8_t page[8192];
+  _Alignas(4096) uint8_t page[8192];
   hs_blockno n, b;
   fixture_open(&fx, "storage-unlink", 8192);
   make_rel(&fx, 3);
@@ -305,7 +306,7 @@ static void test_create_unlink(void) {
 static void test_past_end(void) {
   fixture fx;
   char path[PATH_MAX];
-  uint8_t page[8192];
+  _Alignas(4096) uint8_t page[8192];
   fixture_open(&fx, "storage-eof", 8192);
   make_rel(&fx, 5);
   fork_path(&fx, REL, HS_FORK_MAIN, path);
@@ -333,7 +334,7 @@ static void test_past_end(void) {
 static void test_partial_block(void) {
   fixture fx;
   char path[PATH_MAX];
-  uint8_t page[8192];
+  _Alignas(4096) uint8_t page[8192];
   hs_blockno n, b;
   fixture_open(&fx, "storage-partial", 8192);
   make_rel(&fx, 2);
@@ -365,7 +366,7 @@ static void test_partial_block(void) {
 static void test_missing_fork(void) {
   fixture fx;
   char path[PATH_MAX];
-  uint8_t page[8192] = {0};
+  _Alignas(4096) uint8_t page[8192] = {0};
   hs_blockno n = 42, b = 42;
   fixture_open(&fx, "storage-noent", 8192);
   make_rel(&fx, 1);
@@ -396,7 +397,7 @@ static void test_real_permission(void) {
   }
   fixture fx;
   char path[PATH_MAX];
-  uint8_t page[8192];
+  _Alignas(4096) uint8_t page[8192];
   hs_smgr *other;
   fixture_open(&fx, "storage-perm", 8192);
   make_rel(&fx, 1);
@@ -417,7 +418,7 @@ static void test_real_permission(void) {
 static void test_fault_read_eio(void) {
   fixture fx;
   char path[PATH_MAX], want[PATH_MAX + 64];
-  uint8_t page[8192];
+  _Alignas(4096) uint8_t page[8192];
   fixture_open(&fx, "storage-eio", 8192);
   make_rel(&fx, 4);
   fork_path(&fx, REL, HS_FORK_MAIN, path);
@@ -441,7 +442,7 @@ static void test_fault_read_eio(void) {
 
 static void test_fault_write_enospc(void) {
   fixture fx;
-  uint8_t page[8192], got[8192];
+  _Alignas(4096) uint8_t page[8192], got[8192];
   fixture_open(&fx, "storage-wnospc", 8192);
   make_rel(&fx, 3);
 
@@ -462,7 +463,7 @@ static void test_fault_write_enospc(void) {
 static void test_fault_extend(void) {
   fixture fx;
   char path[PATH_MAX];
-  uint8_t page[8192], got[8192];
+  _Alignas(4096) uint8_t page[8192], got[8192];
   hs_blockno n, b = 99;
   fixture_open(&fx, "storage-extend", 8192);
   make_rel(&fx, 3);
@@ -501,7 +502,7 @@ static void test_fault_extend(void) {
 
 static void test_fault_short_transfers(void) {
   fixture fx;
-  uint8_t page[8192], got[8192];
+  _Alignas(4096) uint8_t page[8192], got[8192];
   fixture_open(&fx, "storage-short", 8192);
   make_rel(&fx, 3);
 
@@ -551,7 +552,7 @@ static void dirty_fork(fixture *fx, hs_relid rel, hs_fork fork) {
 static void test_fault_sync(void) {
   fixture fx;
   char path[PATH_MAX], fsm_path[PATH_MAX];
-  uint8_t page[8192];
+  _Alignas(4096) uint8_t page[8192];
   fixture_open(&fx, "storage-sync", 8192);
   make_rel(&fx, 1);
   dirty_fork(&fx, REL + 1, HS_FORK_MAIN);
@@ -657,7 +658,7 @@ static void test_fault_sync_dir(void) {
 static void test_fault_open(void) {
   fixture fx;
   char path[PATH_MAX];
-  uint8_t page[8192];
+  _Alignas(4096) uint8_t page[8192];
   hs_smgr *other;
   fixture_open(&fx, "storage-open-fault", 8192);
   make_rel(&fx, 2);
@@ -695,7 +696,7 @@ static void test_fault_open(void) {
 
 static void test_fault_times_and_clear(void) {
   fixture fx;
-  uint8_t page[1024];
+  _Alignas(4096) uint8_t page[1024];
   fixture_open(&fx, "storage-times", 1024);
   make_rel(&fx, 1);
 
@@ -893,7 +894,7 @@ static void check_event(const obs_log *log, int i, hs_io_op op, hs_fork fork, hs
 static void test_observer(void) {
   fixture fx;
   obs_log log = {.n = 0};
-  uint8_t page[1024];
+  _Alignas(4096) uint8_t page[1024];
   hs_blockno b;
   fixture_open(&fx, "storage-observer", 1024);
   CHECK_OK(hs_smgr_create(fx.smgr, REL, HS_FORK_FSM));
@@ -948,7 +949,7 @@ static uint32_t extender_seed(uint32_t id, uint32_t seq) {
  * back each block at once (reads run concurrently with other extends). */
 static void *extender_main(void *arg) {
   extender *x = arg;
-  uint8_t page[CONC_PAGE], got[CONC_PAGE];
+  _Alignas(4096) uint8_t page[CONC_PAGE], got[CONC_PAGE];
   for (uint32_t seq = 0; seq < PER_EXTENDER; seq++) {
     fill_page(page, CONC_PAGE, extender_seed(x->id, seq));
     hs_status st;
@@ -1008,7 +1009,7 @@ static void test_concurrent_extend(void) {
   CHECK_OK(hs_smgr_nblocks(fx.smgr, REL, HS_FORK_MAIN, &n));
   CHECK_EQ(n, EXTENDERS * PER_EXTENDER);
   int distinct = 0, intact = 0;
-  uint8_t got[CONC_PAGE];
+  _Alignas(4096) uint8_t got[CONC_PAGE];
   for (uint32_t i = 0; i < EXTENDERS; i++) {
     for (uint32_t seq = 0; seq < PER_EXTENDER; seq++) {
       hs_blockno b = x[i].block[seq];

@@ -21,7 +21,7 @@ static const hs_relid HOT = 1, BIG = 2;
 
 static void test_readv(hs_pool *pool) {
   hs_smgr *smgr = hs_pool_smgr(pool);
-  unsigned char bufs[5][PAGE];
+  _Alignas(4096) unsigned char bufs[5][PAGE];
   void *pages[5];
   for (int i = 0; i < 5; i++) pages[i] = bufs[i];
   CHECK_OK(hs_smgr_readv(smgr, BIG, HS_FORK_MAIN, 10, 5, pages));

@@ -221,7 +221,7 @@ int main(int argc, char **argv) {
   hs_smgr *smgr = hs_pool_smgr(pool);
   REQUIRE(hs_smgr_create(smgr, REL, HS_FORK_MAIN) == HS_OK);
   REQUIRE(hs_smgr_create(smgr, GROW_REL, HS_FORK_MAIN) == HS_OK);
-  unsigned char page[PAGE_SIZE];
+  _Alignas(4096) unsigned char page[PAGE_SIZE];
   for (hs_blockno blk = 0; blk < NBLOCKS; blk++) {
     hs_blockno got;
     fill_page(page, REL, blk, 0, 0);

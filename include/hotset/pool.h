@@ -120,6 +120,15 @@ typedef struct hs_pool_options {
    * system allows and says which it got (hs_pool_huge_pages); ON fails
    * the open without them; OFF never uses them. */
   hs_huge_pages huge_pages;
+  /* Relation files opened with O_DIRECT (hs_smgr_options.direct_io): a
+   * miss is a device read into the frame, and a write goes from the frame
+   * (or its checksum copy) to the device, with nothing kept in the
+   * kernel's page cache, as with PostgreSQL's debug_io_direct=data or
+   * InnoDB's O_DIRECT. The open fails, naming the file system, where it
+   * refuses direct I/O or needs more alignment than page_size. Off by
+   * default. Page-sized buffers an engine hands to hs_smgr calls itself
+   * must then be aligned to hs_smgr_io_alignment(hs_pool_smgr(pool)). */
+  bool direct_io;
   uint32_t io_workers;     /* threads doing read streams' combined reads (hotset/stream.h);
                               0 = streams read on the caller's thread; at most 64 */
   hs_clock_ms_fn clock_ms; /* NULL: the monotonic clock */

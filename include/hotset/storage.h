@@ -73,6 +73,36 @@ typedef struct hs_smgr hs_smgr;
 /* Opens (creating it if missing) the data directory `dir` for pages of
  * `page_size` bytes: a power of two from 1 KiB to 64 KiB. */
 hs_status hs_smgr_open(const char *dir, uint32_t page_size, hs_smgr **out);
+
+/* How a storage manager is opened (hs_smgr_open_ex). Zero-initialize it:
+ * every field's zero is its default. */
+typedef struct hs_smgr_options {
+  uint32_t page_size; /* bytes per block; 0 = HS_PAGE_SIZE_DEFAULT */
+  /* Direct I/O: every relation file is opened with O_DIRECT, so reads and
+   * writes go between the caller's memory and the device, past the
+   * kernel's page cache (a miss costs a device read, and the data is not
+   * cached twice). At open the file system under `dir` is tried with one
+   * direct write and read of a page on an unnamed file, and the alignment
+   * it needs is found out (statx STATX_DIOALIGN, else 4096 bytes). A file
+   * system that refuses (ramfs does; tmpfs did before Linux 6.6), or a
+   * page size below its alignment, fails the open with HS_ERR_INVALID and
+   * a message naming the file system: there is no silent fallback to
+   * buffered I/O. Every page handed to read, readv, write and extend must
+   * then be aligned to hs_smgr_io_alignment(); one that is not is refused
+   * with HS_ERR_INVALID. hs_smgr_sync still fsyncs (O_DIRECT does not make
+   * the device's cache or the file's metadata durable). */
+  bool direct_io;
+} hs_smgr_options;
+
+/* hs_smgr_open with options; opts->page_size 0 means the default. */
+hs_status hs_smgr_open_ex(const char *dir, const hs_smgr_options *opts, hs_smgr **out);
+
+/* Whether this handle does direct I/O (hs_smgr_options.direct_io). */
+bool hs_smgr_direct_io(const hs_smgr *smgr);
+/* The alignment, in bytes, a page's memory must have for this handle's
+ * transfers: what the file system asked for with direct I/O, 1 without. */
+uint32_t hs_smgr_io_alignment(const hs_smgr *smgr);
+
 /* Closes every file, and releases the directory's lock if this handle holds
  * it; no other call may be running on this smgr. */
 void hs_smgr_close(hs_smgr *smgr);

@@ -179,7 +179,8 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   wait_stripes_init(pool->io_waits, HS_WAIT_STRIPES);
   stat_shards_init(&pool->stats);
 
-  hs_status st = hs_smgr_open(opts->dir, page_size, &pool->smgr);
+  hs_smgr_options smgr_opts = {.page_size = page_size, .direct_io = opts->direct_io};
+  hs_status st = hs_smgr_open_ex(opts->dir, &smgr_opts, &pool->smgr);
   /* One pool per data directory: two would overwrite each other's pages. */
   if (st == HS_OK) st = hs_smgr_lock_dir(pool->smgr);
   if (st != HS_OK) {
@@ -202,6 +203,16 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
                      npages);
     return hs_fail(HS_ERR_NOMEM, errno, "could not allocate %" PRIu64 " buffers of %u bytes",
                    npages, page_size);
+  }
+  /* mmap gives at least page alignment; a file system asking for more
+   * than that and the page size both is refused here, not on a read. */
+  uint32_t io_align = hs_smgr_io_alignment(pool->smgr);
+  if ((uintptr_t)pool->pages % io_align != 0) {
+    pool_free(pool);
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "direct I/O in \"%s\" needs buffers aligned to %u bytes, more than the pool's "
+                   "frames have; turn direct_io off",
+                   opts->dir, io_align);
   }
   /* What the frames got is what a user asks about; descriptors too small
    * for a huge page (a small pool) do not make it "none". */

@@ -58,6 +58,18 @@
  * does, when a file was created or removed since its last run, and a failure
  * of that fsync is sticky too.
  *
+ * Direct I/O. A handle opened with direct_io opens every fork's file with
+ * O_DIRECT, after storage/direct_io.c has tried the file system and found
+ * the alignment it needs. Two rules keep the transfers legal: pages come
+ * in aligned (check_buffer refuses others up front, rather than leave the
+ * caller an EINVAL from deep inside the kernel), and an injected short
+ * transfer moves only its aligned part while reporting the cut (moved_of),
+ * so a fault test means the same both ways. The zero page extend writes is
+ * aligned too. A torn last block needs nothing special: a direct read
+ * across the end of the file stops there, like a buffered one, and the
+ * retry from that (unaligned) offset finds the end before any alignment
+ * check (test_direct_io's torn block).
+ *
  * Directory lock. hs_smgr_lock_dir flocks "<dir>/hotset.lock" and keeps the
  * descriptor until close. flock belongs to the open file description, so a
  * second handle in the same process conflicts as one in another process does.
@@ -66,6 +78,7 @@
 #include "core/error.h"
 #include "hotset/fault.h"
 #include "hotset/storage.h"
+#include "storage/direct_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -122,7 +135,12 @@ typedef struct smgr_fault {
 struct hs_smgr {
   char *dir;
   uint32_t page_size;
-  void *zero_page; /* what extend writes when given no page */
+  void *zero_page; /* what extend writes when given no page (aligned for O_DIRECT) */
+
+  /* Direct I/O (see "Direct I/O" above): every fork's file is opened with
+   * O_DIRECT, and transfers keep to what the file system asked for. */
+  bool direct;
+  dio_info dio; /* the alignments and file system name (direct only) */
 
   pthread_rwlock_t table_lock; /* guards buckets, nbuckets, nfiles */
   smgr_file **buckets;
@@ -383,8 +401,28 @@ static int open_fd(hs_smgr *s, const char *path, int flags, int *fd) {
   return *fd < 0 ? errno : 0;
 }
 
+/* O_DIRECT for a direct handle's relation files, else nothing. */
+static int direct_flag(const hs_smgr *s) {
+  return s->direct ? O_DIRECT : 0;
+}
+
+/* Fails for an open of a relation file that the file system refused
+ * because of O_DIRECT (EINVAL, where a buffered handle would not get it):
+ * the message names the file system, and there is no buffered retry. */
+static hs_status direct_refused(const hs_smgr *s, int err, const char *path) {
+  char fs[sizeof s->dio.fs_name];
+  dio_fs_name(s->dir, fs, sizeof fs);
+  return hs_fail(HS_ERR_INVALID, err,
+                 "could not open \"%s\" with O_DIRECT: the file system there (%s) refuses "
+                 "direct I/O (Invalid argument); use a file system that supports it, or turn "
+                 "direct_io off",
+                 path, fs);
+}
+
 /* Fails for an open(2) of `path` done for `op` on `block`. */
-static hs_status open_failed(int err, const char *path, hs_io_op op, hs_blockno block) {
+static hs_status open_failed(const hs_smgr *s, int err, const char *path, hs_io_op op,
+                             hs_blockno block) {
+  if (s->direct && err == EINVAL) return direct_refused(s, err, path);
   if (op == HS_IO_READ || op == HS_IO_WRITE)
     return fail_sys(err, "could not open \"%s\" to %s block %u", path, hs_io_op_name(op), block);
   if (op == HS_IO_EXTEND) return fail_sys(err, "could not open \"%s\" to extend it", path);
@@ -406,8 +444,8 @@ static hs_status get_file(hs_smgr *s, hs_relid rel, hs_fork fork, hs_io_op op, h
   }
   char path[PATH_MAX];
   fork_path(s, rel, fork, path);
-  int fd, err = open_fd(s, path, O_RDWR, &fd);
-  if (err) return open_failed(err, path, op, block);
+  int fd, err = open_fd(s, path, O_RDWR | direct_flag(s), &fd);
+  if (err) return open_failed(s, err, path, op, block);
   return install_fd(s, rel, fork, fd, false, out);
 }
 
@@ -439,15 +477,24 @@ static char *dir_dup(const char *dir) {
   return copy;
 }
 
-/* Allocates an hs_smgr with every lock initialized, or returns NULL. */
-static hs_smgr *smgr_alloc(const char *dir, uint32_t page_size) {
+/* Allocates an hs_smgr with every lock initialized, or returns NULL. The
+ * zero page is aligned for direct I/O (`dio` NULL: buffered). */
+static hs_smgr *smgr_alloc(const char *dir, uint32_t page_size, const dio_info *dio) {
   hs_smgr *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->page_size = page_size;
   s->lock_fd = -1;
   s->nbuckets = INITIAL_BUCKETS;
   s->dir = dir_dup(dir);
-  s->zero_page = calloc(1, page_size);
+  if (dio) {
+    s->direct = true;
+    s->dio = *dio;
+  }
+  size_t align = dio && dio->mem_align > 4096 ? dio->mem_align : 4096;
+  if (posix_memalign(&s->zero_page, align, page_size) == 0)
+    memset(s->zero_page, 0, page_size);
+  else
+    s->zero_page = NULL;
   s->buckets = calloc(s->nbuckets, sizeof *s->buckets);
   bool locks = pthread_rwlock_init(&s->table_lock, NULL) == 0;
   if (locks && pthread_rwlock_init(&s->observer_lock, NULL) != 0) {
@@ -467,7 +514,15 @@ static hs_smgr *smgr_alloc(const char *dir, uint32_t page_size) {
 }
 
 hs_status hs_smgr_open(const char *dir, uint32_t page_size, hs_smgr **out) {
+  if (page_size == 0) page_size = 1; /* not the options' "default": an invalid size */
+  hs_smgr_options opts = {.page_size = page_size, .direct_io = false};
+  return hs_smgr_open_ex(dir, &opts, out);
+}
+
+hs_status hs_smgr_open_ex(const char *dir, const hs_smgr_options *opts, hs_smgr **out) {
   if (!out) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_open: out is NULL");
+  if (!opts) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_open_ex: opts is NULL");
+  uint32_t page_size = opts->page_size ? opts->page_size : HS_PAGE_SIZE_DEFAULT;
   *out = NULL;
   if (!dir || !*dir) return hs_fail(HS_ERR_INVALID, 0, "no data directory given");
   if (strlen(dir) > DIR_MAX)
@@ -479,7 +534,9 @@ hs_status hs_smgr_open(const char *dir, uint32_t page_size, hs_smgr **out) {
                    HS_PAGE_SIZE_MIN, HS_PAGE_SIZE_MAX);
   hs_status st = make_dir(dir);
   if (st) return st;
-  hs_smgr *s = smgr_alloc(dir, page_size);
+  dio_info dio;
+  if (opts->direct_io && (st = dio_probe(dir, page_size, &dio)) != HS_OK) return st;
+  hs_smgr *s = smgr_alloc(dir, page_size, opts->direct_io ? &dio : NULL);
   if (!s)
     return hs_fail(HS_ERR_NOMEM, ENOMEM, "could not allocate the storage manager for \"%s\"", dir);
   *out = s;
@@ -511,15 +568,28 @@ const char *hs_smgr_dir(const hs_smgr *smgr) {
   return smgr->dir;
 }
 
+bool hs_smgr_direct_io(const hs_smgr *smgr) {
+  return smgr->direct;
+}
+
+uint32_t hs_smgr_io_alignment(const hs_smgr *smgr) {
+  return smgr->direct ? smgr->dio.mem_align : 1;
+}
+
 /* ---- creating and removing forks --------------------------------------- */
+
+static hs_status create_failed(const hs_smgr *s, int err, const char *path) {
+  if (s->direct && err == EINVAL) return direct_refused(s, err, path);
+  return fail_sys(err, "could not create \"%s\"", path);
+}
 
 hs_status hs_smgr_create(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
   hs_status st = check_fork(fork);
   if (st) return st;
   char path[PATH_MAX];
   fork_path(smgr, rel, fork, path);
-  int fd, err = open_fd(smgr, path, O_RDWR | O_CREAT | O_EXCL, &fd);
-  if (err) return fail_sys(err, "could not create \"%s\"", path);
+  int fd, err = open_fd(smgr, path, O_RDWR | O_CREAT | O_EXCL | direct_flag(smgr), &fd);
+  if (err) return create_failed(smgr, err, path);
   atomic_store(&smgr->dir_needs_sync, true);
   smgr_file *f;
   return install_fd(smgr, rel, fork, fd, true, &f);
@@ -531,7 +601,7 @@ hs_status hs_smgr_create_if_missing(hs_smgr *smgr, hs_relid rel, hs_fork fork, b
   if (st) return st;
   char path[PATH_MAX];
   fork_path(smgr, rel, fork, path);
-  int fd, err = open_fd(smgr, path, O_RDWR | O_CREAT | O_EXCL, &fd);
+  int fd, err = open_fd(smgr, path, O_RDWR | O_CREAT | O_EXCL | direct_flag(smgr), &fd);
   if (err == EEXIST) {
     /* Already there: fine if it is a fork's file, not if something else
      * took its name (a directory would fail every later read, unclearly). */
@@ -541,7 +611,7 @@ hs_status hs_smgr_create_if_missing(hs_smgr *smgr, hs_relid rel, hs_fork fork, b
       return hs_fail(HS_ERR_EXISTS, 0, "\"%s\" exists but is not a regular file", path);
     return HS_OK;
   }
-  if (err) return fail_sys(err, "could not create \"%s\"", path);
+  if (err) return create_failed(smgr, err, path);
   atomic_store(&smgr->dir_needs_sync, true);
   smgr_file *f;
   st = install_fd(smgr, rel, fork, fd, true, &f);
@@ -636,8 +706,28 @@ static int pwrite_full(int fd, const void *buf, size_t len, off_t off, size_t *d
   return 0;
 }
 
+/* A direct handle moves pages only from and to memory aligned as the file
+ * system asked (hs_smgr_io_alignment); anything else is the caller's
+ * mistake, said as such rather than as the kernel's EINVAL. */
+static hs_status check_buffer(const hs_smgr *s, const char *fn, const void *page) {
+  if (!s->direct || (uintptr_t)page % s->dio.mem_align == 0) return HS_OK;
+  return hs_fail(HS_ERR_INVALID, 0,
+                 "%s: the page at %p is not aligned to the %u bytes direct I/O needs in \"%s\" "
+                 "(%s); allocate pages aligned to hs_smgr_io_alignment()",
+                 fn, page, s->dio.mem_align, s->dir, s->dio.fs_name);
+}
+
 static off_t block_offset(const hs_smgr *s, hs_blockno block) {
   return (off_t)block * (off_t)s->page_size;
+}
+
+/* How much of an injected short transfer of `len` bytes really moves: all
+ * of it on a buffered handle; on a direct one the aligned part before the
+ * cut (perhaps nothing), since the kernel moves no partial block. What is
+ * reported is still the cut, so the caller sees the same short transfer
+ * either way. */
+static size_t moved_of(const hs_smgr *s, size_t len) {
+  return s->direct ? len - len % s->dio.offset_align : len;
 }
 
 /* One block's read, or the READ fault in its place. */
@@ -648,7 +738,10 @@ static int read_block(hs_smgr *s, smgr_file *f, hs_blockno block, void *page, si
     *done = 0;
     return err;
   }
-  return pread_full(f->fd, page, len, block_offset(s, block), done);
+  size_t moved = moved_of(s, len);
+  err = pread_full(f->fd, page, moved, block_offset(s, block), done);
+  if (!err && *done == moved) *done = len;
+  return err;
 }
 
 /* One block's write for `op` (write or extend), or that op's fault instead. */
@@ -660,7 +753,9 @@ static int write_block(hs_smgr *s, hs_io_op op, smgr_file *f, hs_blockno block, 
     *done = 0;
     return err;
   }
-  err = pwrite_full(f->fd, page, len, block_offset(s, block), done);
+  size_t moved = moved_of(s, len);
+  err = pwrite_full(f->fd, page, moved, block_offset(s, block), done);
+  if (!err && *done == moved) *done = len;
   /* Even a failed or partial write may have changed the file. */
   atomic_store_explicit(&f->needs_sync, true, memory_order_release);
   return err;
@@ -722,8 +817,10 @@ static hs_status io_result(hs_smgr *s, smgr_file *f, hs_io_op op, hs_blockno blo
 
 hs_status hs_smgr_read(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block, void *page) {
   if (!page) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_read: page is NULL");
+  hs_status st = check_buffer(smgr, "hs_smgr_read", page);
+  if (st) return st;
   smgr_file *f;
-  hs_status st = get_file(smgr, rel, fork, HS_IO_READ, block, &f);
+  st = get_file(smgr, rel, fork, HS_IO_READ, block, &f);
   if (st) return st;
   notify(smgr, HS_IO_READ, f, block, NULL);
   size_t done;
@@ -743,6 +840,8 @@ hs_status hs_smgr_readv(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno bl
   struct iovec iov[HS_SMGR_READV_MAX];
   for (uint32_t i = 0; i < n; i++) {
     if (!pages[i]) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_readv: page %u is NULL", i);
+    hs_status st = check_buffer(smgr, "hs_smgr_readv", pages[i]);
+    if (st) return st;
     iov[i].iov_base = pages[i];
     iov[i].iov_len = smgr->page_size;
   }
@@ -757,9 +856,11 @@ hs_status hs_smgr_readv(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno bl
       /* Cut inside a block, as a one-block read's short fault does (a cut
        * on a block boundary would look like the end of the file). */
       if (len % smgr->page_size == 0) len -= smgr->page_size / 2;
-      uint32_t keep = (uint32_t)(len / smgr->page_size) + 1;
-      iov[keep - 1].iov_len = len - (size_t)(keep - 1) * smgr->page_size;
-      err = preadv_full(f->fd, iov, (int)keep, block_offset(smgr, block), &done);
+      size_t moved = moved_of(smgr, len);
+      uint32_t keep = (uint32_t)((moved + smgr->page_size - 1) / smgr->page_size);
+      if (keep > 0) iov[keep - 1].iov_len = moved - (size_t)(keep - 1) * smgr->page_size;
+      if (keep > 0) err = preadv_full(f->fd, iov, (int)keep, block_offset(smgr, block), &done);
+      if (!err && done == moved) done = len;
     } else {
       err = preadv_full(f->fd, iov, (int)n, block_offset(smgr, block), &done);
     }
@@ -773,9 +874,11 @@ hs_status hs_smgr_readv(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno bl
 hs_status hs_smgr_write(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block,
                         const void *page) {
   if (!page) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_write: page is NULL");
+  hs_status st = check_buffer(smgr, "hs_smgr_write", page);
+  if (st) return st;
   smgr_file *f;
   hs_blockno n;
-  hs_status st = get_file(smgr, rel, fork, HS_IO_WRITE, block, &f);
+  st = get_file(smgr, rel, fork, HS_IO_WRITE, block, &f);
   if (!st) st = file_nblocks(smgr, f, &n);
   if (st) return st;
   if (block >= n) return past_end(smgr, f, HS_IO_WRITE, block);
@@ -802,8 +905,10 @@ static hs_status extend_locked(hs_smgr *s, smgr_file *f, const void *page, hs_bl
 
 hs_status hs_smgr_extend(hs_smgr *smgr, hs_relid rel, hs_fork fork, const void *page,
                          hs_blockno *new_block) {
+  hs_status st = page ? check_buffer(smgr, "hs_smgr_extend", page) : HS_OK;
+  if (st) return st;
   smgr_file *f;
-  hs_status st = get_file(smgr, rel, fork, HS_IO_EXTEND, 0, &f);
+  st = get_file(smgr, rel, fork, HS_IO_EXTEND, 0, &f);
   if (st) return st;
   hs_blockno block;
   pthread_mutex_lock(&f->size_lock);

@@ -59,7 +59,7 @@ static inline void *test_page_alloc(size_t bytes) {
   return p;
 }
 
-#define hs_pool_open(o, out)          test_pool_open((o), (out))
+#define hs_pool_open(o, out)         test_pool_open((o), (out))
 #define hs_smgr_open(dir, size, out) test_smgr_open((dir), (size), (out))
 
 #endif

@@ -194,6 +194,7 @@ static void collect(const worker *w, uint32_t nthreads, uint32_t noltp, hs_pool 
   latency_hist all;
   latency_hist_reset(&all);
   double oltp_secs = 0;
+  uint64_t miss_ns = 0;
   for (uint32_t i = 0; i < nthreads; i++) {
     const worker *x = &w[i];
     double secs = x->t_start && x->t_end > x->t_start ? (double)(x->t_end - x->t_start) / 1e9 : 0;
@@ -204,6 +205,7 @@ static void collect(const worker *w, uint32_t nthreads, uint32_t noltp, hs_pool 
     } else {
       r->oltp_ops += x->ops;
       r->oltp_hits += x->hits;
+      miss_ns += x->miss_ns;
       r->oltp_updates += x->updates;
       if (secs > 0) r->oltp_ops_per_sec += (double)x->ops / secs;
       oltp_secs += secs;
@@ -212,6 +214,8 @@ static void collect(const worker *w, uint32_t nthreads, uint32_t noltp, hs_pool 
   }
   r->seconds = noltp ? oltp_secs / noltp : 0;
   r->hit_ratio = r->oltp_ops ? (double)r->oltp_hits / (double)r->oltp_ops : 0;
+  r->oltp_misses = r->oltp_ops - r->oltp_hits;
+  r->miss_us = r->oltp_misses ? (double)miss_ns / 1e3 / (double)r->oltp_misses : 0;
   r->p50_us = latency_hist_quantile_us(&all, 0.50);
   r->p99_us = latency_hist_quantile_us(&all, 0.99);
   hs_io_stats s;
@@ -259,6 +263,7 @@ int scan_run_cell(scan_bench *b, const cell *c, cell_result *r) {
     po.wal_ctx = &b->wal;
   }
   po.io_workers = (uint32_t)b->io_workers;
+  po.direct_io = b->direct;
   hs_pool *pool;
   if (hs_pool_open(&po, &pool) != HS_OK) {
     char msg[600];

@@ -49,6 +49,8 @@ typedef struct cell_result {
   double oltp_ops_per_sec; /* summed over OLTP threads */
   double hit_ratio;
   double p50_us, p99_us;
+  double miss_us; /* the OLTP reads that missed: their mean latency */
+  uint64_t oltp_misses;
   double hot_share;
   uint64_t scan_bytes;
   double scan_mb_per_sec;
@@ -98,6 +100,10 @@ typedef struct scan_bench {
   const char *wal_flag; /* "log" (hotset's write-ahead log) or "counter" */
   bool real_wal;
   bool json;
+  const char *io_flag; /* --io: buffered, direct or auto */
+  bool direct_flag;    /* --direct: --io direct */
+  bool direct;         /* what runs: the pool and the raw reads use O_DIRECT */
+  char io_note[512];   /* --io auto fell back to buffered: why */
 
   /* from the flags */
   char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];

@@ -218,6 +218,7 @@ void *scan_oltp_main(void *arg) {
     }
     w->ops++;
     w->hits += hit;
+    if (!hit) w->miss_ns += t1 - t0;
     w->updates += update;
     latency_hist_add(&w->hist, t1 - t0);
   }

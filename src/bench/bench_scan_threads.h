@@ -46,6 +46,7 @@ typedef struct worker {
   int seen_phase;
   uint64_t t_start, t_end; /* the measured interval (t_start 0: none) */
   uint64_t ops, hits, updates, bytes;
+  uint64_t miss_ns;       /* OLTP: the time spent in reads that missed */
   _Atomic uint64_t pages; /* scanners: pages read since the cell began */
   uint32_t ring_buffers;
   latency_hist hist;

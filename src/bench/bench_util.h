@@ -194,5 +194,12 @@ typedef struct bench_raw_rate {
  * bench_interrupted() is set. */
 hs_status bench_raw_read_rate(const char *path, uint32_t io, uint32_t buf_bytes, double seconds,
                               bench_raw_rate *rate);
+/* The same with O_DIRECT (`direct`): the device's rate for reads of `io`
+ * bytes, with no untimed pass (there is no cache to fill) and the clock
+ * checked inside a pass, since one pass over a big file at a device's
+ * page-at-a-time rate can take seconds. io must be a multiple of the file
+ * system's direct I/O alignment. */
+hs_status bench_raw_read_rate_ex(const char *path, uint32_t io, uint32_t buf_bytes, double seconds,
+                                 bool direct, bench_raw_rate *rate);
 
 #endif

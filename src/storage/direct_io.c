@@ -41,12 +41,24 @@ static const struct {
   unsigned long magic;
   const char *name;
 } fs_names[] = {
-    {0xEF53ul, "ext2/ext3/ext4"}, {0x58465342ul, "xfs"},        {0x9123683Eul, "btrfs"},
-    {0x01021994ul, "tmpfs"},      {0x858458F6ul, "ramfs"},      {0x794C7630ul, "overlayfs"},
-    {0x6969ul, "nfs"},            {0xF2F52010ul, "f2fs"},       {0x65735546ul, "fuse"},
-    {0x2FC12FC1ul, "zfs"},        {0xFE534D42ul, "smb2"},       {0xFF534D42ul, "cifs"},
-    {0x01021997ul, "9p"},         {0xCA451A4Eul, "bcachefs"},   {0x73717368ul, "squashfs"},
-    {0x5346544Eul, "ntfs"},       {0x4D44ul, "vfat"},           {0x3153464Aul, "jfs"},
+    {0xEF53ul, "ext2/ext3/ext4"},
+    {0x58465342ul, "xfs"},
+    {0x9123683Eul, "btrfs"},
+    {0x01021994ul, "tmpfs"},
+    {0x858458F6ul, "ramfs"},
+    {0x794C7630ul, "overlayfs"},
+    {0x6969ul, "nfs"},
+    {0xF2F52010ul, "f2fs"},
+    {0x65735546ul, "fuse"},
+    {0x2FC12FC1ul, "zfs"},
+    {0xFE534D42ul, "smb2"},
+    {0xFF534D42ul, "cifs"},
+    {0x01021997ul, "9p"},
+    {0xCA451A4Eul, "bcachefs"},
+    {0x73717368ul, "squashfs"},
+    {0x5346544Eul, "ntfs"},
+    {0x4D44ul, "vfat"},
+    {0x3153464Aul, "jfs"},
 };
 
 void dio_fs_name(const char *path, char *buf, size_t len) {
@@ -89,8 +101,7 @@ static bool probe_alignment(int fd, dio_info *out) {
   out->offset_align = DIO_FALLBACK_ALIGN;
 #ifdef STATX_DIOALIGN
   struct statx stx;
-  if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
-      (stx.stx_mask & STATX_DIOALIGN)) {
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 && (stx.stx_mask & STATX_DIOALIGN)) {
     if (stx.stx_dio_offset_align == 0) return false;
     out->mem_align = stx.stx_dio_mem_align ? stx.stx_dio_mem_align : 1;
     out->offset_align = stx.stx_dio_offset_align;

@@ -169,6 +169,12 @@ static void parse_flags(vac_bench *b, int argc, char **argv) {
        .def = "clock-sweep",
        .help = "the pool's replacement policy"},
       {.name = "seed", .kind = ARGS_UINT, .dest = &b->seed, .def = "1", .help = "random seed"},
+      {.name = "direct",
+       .kind = ARGS_FLAG,
+       .dest = &b->direct,
+       .help = "the pool reads and writes the heap and index with O_DIRECT, so the foreground's "
+               "and vacuum's misses are device reads (fails, naming the file system, where it "
+               "refuses O_DIRECT)"},
       BENCH_OPT_DIR(&b->dir_flag),
       {.name = "json", .kind = ARGS_FLAG, .dest = &b->json, .help = "JSON lines only"},
       {.name = "plot",
@@ -317,6 +323,7 @@ static hs_status lab_open(const vac_bench *b, const char *base, lab *l) {
   po.policy = b->policy;
   po.wal = l->wal;
   po.checksums = true;
+  po.direct_io = b->direct;
   st = hs_pool_open(&po, &l->pool);
   if (st == HS_OK) st = hs_xact_open(l->pool, &l->x);
   if (st == HS_OK) st = hs_heap_open(l->pool, l->x, HEAP_REL, &l->h);

@@ -73,6 +73,7 @@ typedef struct vac_bench {
   double dead, baseline_seconds, fg_rate;
   uint64_t clients, seed;
   bool freeze, json, fg_updates, recycle_first, idle_priority;
+  bool direct; /* --direct: the pool reads and writes with O_DIRECT */
   const char *ring_flag, *cost_delay_flag, *throttle_flag, *fg_flag, *fg_ops_flag;
   const char *own_writes_flag; /* auto (throttled cells), on, off */
   const char *policy, *plot_file, *dir_flag;

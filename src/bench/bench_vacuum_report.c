@@ -44,6 +44,7 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_begin(&j, stdout);
   json_str(&j, "cell", vac_cell_kind_name(c->kind));
   json_str(&j, "fg", vac_fg_name(c->fg));
+  json_bool(&j, "direct", b->direct);
   json_str(&j, "ring", c->ring);
   json_u64(&j, "ring_buffers_end", c->ring_buffers_end);
   json_double(&j, "cost_delay_ms", "%g", c->cost_delay_ms);

@@ -30,14 +30,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -81,7 +79,8 @@ typedef struct readtest {
   int nsizes;
   bool mode_on[NMODES];
   uint64_t io, iterations;
-  const char *size_flag, *mode_flag, *file_flag, *dir_flag, *plot_file;
+  args_uint_list size_list;
+  const char *mode_flag, *file_flag, *dir_flag, *plot_file;
   bool json;
   /* The CPU's data and unified caches, from sysfs. */
   int ncaches;
@@ -90,24 +89,11 @@ typedef struct readtest {
 } readtest;
 
 static void parse_sizes(readtest *t) {
-  if (!t->size_flag) {
+  if (t->size_list.n == 0) {
     for (uint64_t s = 16u << 10; s <= 256u << 20; s *= 2) t->sizes[t->nsizes++] = s;
     return;
   }
-  const char *p = t->size_flag;
-  for (;;) {
-    size_t len = strcspn(p, ",");
-    char item[64];
-    if (len == 0 || len >= sizeof item) args_usage_error(cmd, "--size: empty or overlong item");
-    memcpy(item, p, len);
-    item[len] = '\0';
-    uint64_t v;
-    if (!args_parse_size(item, &v)) args_usage_error(cmd, "--size %s: %s", item, hs_last_error());
-    if (t->nsizes == MAX_SIZES) args_usage_error(cmd, "--size: more than %d sizes", MAX_SIZES);
-    t->sizes[t->nsizes++] = v;
-    if (p[len] == '\0') break;
-    p += len + 1;
-  }
+  for (uint32_t i = 0; i < t->size_list.n; i++) t->sizes[t->nsizes++] = t->size_list.v[i];
 }
 
 static void parse_modes(readtest *t) {
@@ -129,8 +115,8 @@ static void parse_modes(readtest *t) {
 static void parse_flags(readtest *t, int argc, char **argv) {
   const args_opt opts[] = {
       {.name = "size",
-       .kind = ARGS_STRING,
-       .dest = &t->size_flag,
+       .kind = ARGS_SIZE_LIST,
+       .dest = &t->size_list,
        .arg = "LIST",
        .help = "working-set sizes, comma-separated, each a multiple of --io (default 16KiB, "
                "32KiB, ... 256MiB)"},
@@ -217,44 +203,6 @@ static void read_caches(readtest *t) {
              strcmp(type, "Data") == 0 ? "d" : "");
     t->cache_bytes[t->ncaches++] = v;
   }
-}
-
-/* A file system's name for messages, from statfs's magic number. */
-static const char *fs_name(const char *path, char *buf, size_t len) {
-  static const struct {
-    long magic;
-    const char *name;
-  } known[] = {{TMPFS_MAGIC, "tmpfs"},
-               {EXT4_SUPER_MAGIC, "ext4"},
-               {XFS_SUPER_MAGIC, "xfs"},
-               {BTRFS_SUPER_MAGIC, "btrfs"},
-               {OVERLAYFS_SUPER_MAGIC, "overlayfs"},
-               {NFS_SUPER_MAGIC, "nfs"},
-               {0x65735546, "fuse"},
-               {0x2fc12fc1, "zfs"},
-               {0x01021994, "tmpfs"},
-               {RAMFS_MAGIC, "ramfs"}};
-  struct statfs sf;
-  if (statfs(path, &sf) != 0) return "an unknown file system";
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if ((long)sf.f_type == known[i].magic) return known[i].name;
-  snprintf(buf, len, "file system 0x%lx", (unsigned long)sf.f_type);
-  return buf;
-}
-
-/* O_DIRECT's alignment for `fd`: statx's STATX_DIOALIGN where the kernel
- * reports it, else 4096 (a page: what every device accepts). */
-static uint32_t dio_align(int fd) {
-#ifdef STATX_DIOALIGN
-  struct statx sx;
-  if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN) &&
-      sx.stx_dio_offset_align > 0)
-    return sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align
-                                                          : sx.stx_dio_mem_align;
-#else
-  (void)fd;
-#endif
-  return 4096;
 }
 
 /* ---- the data file ---- */
@@ -441,14 +389,14 @@ static int open_mode(const readtest *t, int mode, const char *path, cell_io *c) 
     char fsbuf[40];
     if (mode == MODE_DIRECT && err == EINVAL) {
       fprintf(stderr, PROG ": direct: %s refuses O_DIRECT on %s (%s); mode skipped\n",
-              fs_name(path, fsbuf, sizeof fsbuf), path, strerror(err));
+              bench_fs_name(path, fsbuf, sizeof fsbuf), path, strerror(err));
       return 1;
     }
     free(c->bounce);
     return hs_fail(hs_status_from_errno(err), err, "opening %s: %s", path, strerror(err)), -1;
   }
   if (mode == MODE_DIRECT) {
-    uint32_t align = dio_align(c->fd);
+    uint32_t align = bench_dio_align(c->fd);
     if (t->io % align != 0) {
       fprintf(stderr,
               PROG ": direct: O_DIRECT on %s needs reads of a multiple of %u bytes; "

@@ -55,6 +55,7 @@ static const char *value_name(const args_opt *o) {
   case ARGS_SIZE:
     return "SIZE";
   case ARGS_UINT_LIST:
+  case ARGS_SIZE_LIST:
     return "LIST";
   case ARGS_PATH:
     return "PATH";
@@ -241,15 +242,16 @@ char *args_format_size(uint64_t bytes, char *buf, size_t len) {
 /* Range messages say the limit the way the flag is written. */
 static void check_uint_range(const args_cmd *cmd, const args_opt *o, const char *val, uint64_t v) {
   char lim[32];
+  bool size = o->kind == ARGS_SIZE || o->kind == ARGS_SIZE_LIST;
   if (v < o->min) {
-    if (o->kind == ARGS_SIZE)
+    if (size)
       args_format_size(o->min, lim, sizeof lim);
     else
       snprintf(lim, sizeof lim, "%" PRIu64, o->min);
     args_usage_error(cmd, "--%s: \"%s\" must be at least %s", o->name, val, lim);
   }
   if (o->max && v > o->max) {
-    if (o->kind == ARGS_SIZE)
+    if (size)
       args_format_size(o->max, lim, sizeof lim);
     else
       snprintf(lim, sizeof lim, "%" PRIu64, o->max);
@@ -315,6 +317,31 @@ static void store_value(const args_cmd *cmd, const args_opt *o, const char *val)
                          i + 1);
       snprintf(item, len, "%" PRIu64 "\" in \"%s", l.v[i], val);
       check_uint_range(cmd, o, item, l.v[i]);
+    }
+    *(args_uint_list *)o->dest = l;
+    break;
+  }
+  case ARGS_SIZE_LIST: {
+    /* Item by item, so each error names the item it is about. */
+    args_uint_list l = {0};
+    const char *p = val;
+    for (;;) {
+      size_t n = strcspn(p, ",");
+      char item[64];
+      if (n == 0) args_usage_error(cmd, "--%s: \"%s\" has an empty item", o->name, val);
+      if (n >= sizeof item)
+        args_usage_error(cmd, "--%s: \"%.*s...\" is too long for a size", o->name, 16, p);
+      if (l.n == ARGS_LIST_MAX)
+        args_usage_error(cmd, "--%s: \"%s\" has more than %d items", o->name, val, ARGS_LIST_MAX);
+      memcpy(item, p, n);
+      item[n] = '\0';
+      uint64_t v;
+      if (!args_parse_size(item, &v)) args_usage_error(cmd, "--%s: %s", o->name, hs_last_error());
+      check_uint_range(cmd, o, item, v);
+      check_power_of_two(cmd, o, v);
+      l.v[l.n++] = v;
+      if (p[n] == '\0') break;
+      p += n + 1;
     }
     *(args_uint_list *)o->dest = l;
     break;

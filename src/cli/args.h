@@ -30,13 +30,14 @@
  *                   10^9 or 2^30 bytes?), never guessed.
  *   ARGS_UINT_LIST  a comma-separated list of integers, e.g. `--threads 1,2,4`
  *                   (no empty items, at most ARGS_LIST_MAX of them).
+ *   ARGS_SIZE_LIST  the same of sizes, e.g. `--sizes 8KiB,64KiB`.
  *   ARGS_STRING     any non-empty string, stored as a pointer into argv.
  *   ARGS_PATH       a non-empty path, stored as a pointer into argv; `max`,
  *                   if set, is the longest accepted, in characters (the
  *                   tools build file names beside it in fixed buffers).
  * Range limits (min/max for integers, sizes and list items; dmin/dmax for
  * doubles) are inclusive; a max of 0 means "no upper limit". `power_of_two`
- * (integers and sizes) refuses any other value. Repeating a flag replaces the
+ * (integers, sizes and size lists' items) refuses any other value. Repeating a flag replaces the
  * earlier value.
  */
 #ifndef HOTSET_CLI_ARGS_H
@@ -56,7 +57,8 @@ typedef enum args_kind {
   ARGS_SIZE,      /* dest: uint64_t * (bytes) */
   ARGS_UINT_LIST, /* dest: args_uint_list * */
   ARGS_STRING,    /* dest: const char ** */
-  ARGS_PATH       /* dest: const char ** */
+  ARGS_PATH,      /* dest: const char ** */
+  ARGS_SIZE_LIST  /* dest: args_uint_list * (bytes) */
 } args_kind;
 
 typedef struct args_uint_list {
@@ -71,9 +73,9 @@ typedef struct args_opt {
   const char *name; /* without the leading "--" */
   args_kind kind;
   void *dest;
-  uint64_t min, max; /* ARGS_UINT, ARGS_SIZE, each item of ARGS_UINT_LIST;
-                        max alone: ARGS_PATH's longest */
-  bool power_of_two; /* ARGS_UINT, ARGS_SIZE */
+  uint64_t min, max; /* ARGS_UINT, ARGS_SIZE, each item of ARGS_UINT_LIST
+                        and ARGS_SIZE_LIST; max alone: ARGS_PATH's longest */
+  bool power_of_two; /* ARGS_UINT, ARGS_SIZE, ARGS_SIZE_LIST */
   double dmin, dmax; /* ARGS_DOUBLE */
   /* All optional. `def`: the default as a user would write it; args_parse
    * stores it in dest before reading argv and the usage appends "(default

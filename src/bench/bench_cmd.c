@@ -15,6 +15,7 @@
 #include "bench/bench_sqlite.h"
 #include "bench/bench_vacuum.h"
 #include "bench/bench_wal.h"
+#include "bench/bench_wal_sync.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,8 @@ static const experiment experiments[] = {
      bench_scan_main},
     {"wal", "commit throughput of the write-ahead log, with and without group commit",
      bench_wal_main},
+    {"wal-sync", "the ways of making a log write durable (fdatasync, O_DSYNC, O_DIRECT, ...)",
+     bench_wal_sync_main},
     {"recovery", "crash recovery's replay speed (MB of log per second)", bench_recovery_main},
     {"vacuum", "vacuum beside a foreground: ring size, cost delay, and the auto throttle",
      bench_vacuum_main},

@@ -80,7 +80,7 @@ for n in $(seq 1 "$lines"); do
   if [[ $(json_line_field "$json" "$n" refused) == true ]]; then
     # Only O_DIRECT may be refused, with a reason, and not where the
     # file system is known to take it.
-    if [[ $m == *+direct && -n $(json_line_field "$json" "$n" reason) && $fs != ext4 && $fs != xfs ]]
+    if [[ $m == *+direct && -n $(json_line_field "$json" "$n" reason) && $fs != *ext4 && $fs != xfs ]]
     then ok; else
       bad "$m: refused (\"$(json_line_field "$json" "$n" reason)\")"
     fi

@@ -1,7 +1,7 @@
 /*
  * bench/bench_util.c — clock, PRNG, scratch directories and stamped
- * relations, raw read rates and file-system facts for the benchmarks and
- * the workload command (see bench_util.h).
+ * relations, raw read rates and O_DIRECT's alignment for the benchmarks
+ * and the workload command (see bench_util.h).
  */
 #include "bench/bench_util.h"
 
@@ -10,14 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <linux/magic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -440,31 +438,7 @@ hs_status bench_raw_read_rate_ex(const char *path, uint32_t io, uint32_t buf_byt
   return st;
 }
 
-/* ---- file systems ---- */
-
-/* statfs's magic numbers for the file systems a data directory is likely
- * on. */
-const char *bench_fs_name(const char *path, char *buf, size_t len) {
-  static const struct {
-    long magic;
-    const char *name;
-  } known[] = {{TMPFS_MAGIC, "tmpfs"},
-               {EXT4_SUPER_MAGIC, "ext4"},
-               {XFS_SUPER_MAGIC, "xfs"},
-               {BTRFS_SUPER_MAGIC, "btrfs"},
-               {OVERLAYFS_SUPER_MAGIC, "overlayfs"},
-               {NFS_SUPER_MAGIC, "nfs"},
-               {0x65735546, "fuse"},
-               {0x2fc12fc1, "zfs"},
-               {0x01021994, "tmpfs"},
-               {RAMFS_MAGIC, "ramfs"}};
-  struct statfs sf;
-  if (statfs(path, &sf) != 0) return "an unknown file system";
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if ((long)sf.f_type == known[i].magic) return known[i].name;
-  snprintf(buf, len, "file system 0x%lx", (unsigned long)sf.f_type);
-  return buf;
-}
+/* ---- direct I/O ---- */
 
 uint32_t bench_dio_align(int fd) {
 #ifdef STATX_DIOALIGN

@@ -2,7 +2,7 @@
  * bench/bench_util.h — small helpers shared by the benchmarks and `hotset
  * workload`: a monotonic clock, a fast deterministic per-thread PRNG, a
  * scratch data directory, a relation of N stamped pages, the raw read rate
- * of a file, and what a file system is and what O_DIRECT needs on it.
+ * of a file, and the alignment O_DIRECT needs on a file.
  *
  * They live apart from the benchmarks so that each benchmark file is only
  * about what it measures, and so that later benchmarks (scan, vacuum, ...)
@@ -202,15 +202,12 @@ hs_status bench_raw_read_rate(const char *path, uint32_t io, uint32_t buf_bytes,
 hs_status bench_raw_read_rate_ex(const char *path, uint32_t io, uint32_t buf_bytes, double seconds,
                                  bool direct, bench_raw_rate *rate);
 
-/* ---- file systems ---- */
+/* ---- direct I/O ---- */
 
-/* The name of the file system `path` is on, for messages and reports:
- * "ext4", "tmpfs", ..., "file system 0x..." (written into buf) for one not
- * in the list, "an unknown file system" when statfs fails. */
-const char *bench_fs_name(const char *path, char *buf, size_t len);
 /* The alignment O_DIRECT needs on `fd`, for offsets, lengths and buffers:
  * statx's STATX_DIOALIGN where the kernel reports it, else 4096 (a page:
- * what every device accepts). */
+ * what every device accepts). (The file system's name for messages is
+ * storage/direct_io.h's dio_fs_name.) */
 uint32_t bench_dio_align(int fd);
 
 #endif

@@ -34,6 +34,7 @@
 #include "cli/json.h"
 #include "core/error.h"
 #include "hotset/wal.h"
+#include "storage/direct_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,9 +103,8 @@ typedef struct wal_sync {
   const char *base;
   char path[PATH_LEN + 32]; /* the file, once made; else empty */
   char fs[48];              /* its file system's name */
-  const char *fs_name;
-  uint32_t align; /* what O_DIRECT needs on it */
-  void *buf;      /* the bytes written, aligned for O_DIRECT */
+  uint32_t align;           /* what O_DIRECT needs on it */
+  void *buf;                /* the bytes written, aligned for O_DIRECT */
 } wal_sync;
 
 /* One size and method. */
@@ -283,13 +283,13 @@ static int run_cell(wal_sync *b, const sync_method *m, uint64_t size, cell *c) {
   if (fd < 0) {
     int err = errno;
     if (direct && err == EINVAL)
-      return refuse(c, -1, "%s refuses O_DIRECT (open: %s)", b->fs_name, strerror(err));
+      return refuse(c, -1, "%s refuses O_DIRECT (open: %s)", b->fs, strerror(err));
     hs_fail(hs_status_from_errno(err), err, "%s: opening %s: %s", m->name, b->path, strerror(err));
     return -1;
   }
   if (direct && size % b->align != 0) {
     char a[32];
-    return refuse(c, fd, "O_DIRECT on %s needs writes of a multiple of %s", b->fs_name,
+    return refuse(c, fd, "O_DIRECT on %s needs writes of a multiple of %s", b->fs,
                   human_size(b->align, a, sizeof a));
   }
   uint64_t off = 0, ns = (uint64_t)(b->seconds * 1e9);
@@ -298,7 +298,7 @@ static int run_cell(wal_sync *b, const sync_method *m, uint64_t size, cell *c) {
   /* Some file systems take O_DIRECT at open and refuse it at the first
    * write. */
   if (failed && direct && err == EINVAL && c->ops == 0)
-    return refuse(c, fd, "%s refuses O_DIRECT (write: %s)", b->fs_name, strerror(err));
+    return refuse(c, fd, "%s refuses O_DIRECT (write: %s)", b->fs, strerror(err));
   if (!failed) {
     c->ops = 0;
     latency_hist_reset(&c->hist);
@@ -347,7 +347,7 @@ static void print_json(const wal_sync *b, const sync_method *m, uint64_t size, c
   json_str(&j, "method", m->name);
   json_u64(&j, "io_bytes", size);
   json_u64(&j, "file_bytes", b->file_bytes);
-  json_str(&j, "file_system", b->fs_name);
+  json_str(&j, "file_system", b->fs);
   json_bool(&j, "refused", c->refused);
   if (c->refused) {
     json_str(&j, "reason", c->why);
@@ -367,7 +367,7 @@ static void print_json(const wal_sync *b, const sync_method *m, uint64_t size, c
 static void print_header(const wal_sync *b) {
   char a[32], c[32];
   printf("%s: %s of zeros on %s, O_DIRECT alignment %s, %g s per size and method\n", b->path,
-         human_size(b->file_bytes, a, sizeof a), b->fs_name, human_size(b->align, c, sizeof c),
+         human_size(b->file_bytes, a, sizeof a), b->fs, human_size(b->align, c, sizeof c),
          b->seconds);
   printf("%-9s %-21s %9s %9s %9s %9s %7s\n", "size", "method", "ops/s", "us/op", "p99_us", "MB/s",
          "vs_fds");
@@ -420,7 +420,7 @@ static int bench_wal_sync_run(wal_sync *b) {
   if (bench_base_dir(b->dir_flag, "wal-sync", b->tmpdir, sizeof b->tmpdir, &b->base) != HS_OK)
     return fail(b, "making its directory");
   if (make_file(b) != HS_OK) return fail(b, NULL);
-  b->fs_name = bench_fs_name(b->path, b->fs, sizeof b->fs);
+  dio_fs_name(b->path, b->fs, sizeof b->fs);
   size_t buf_align = b->align > SIZE_UNIT ? b->align : SIZE_UNIT;
   if (posix_memalign(&b->buf, buf_align, (size_t)max_io) != 0) {
     b->buf = NULL;

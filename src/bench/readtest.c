@@ -26,6 +26,7 @@
 #include "cli/human_size.h"
 #include "cli/json.h"
 #include "core/error.h"
+#include "storage/direct_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -386,10 +387,11 @@ static int open_mode(const readtest *t, int mode, const char *path, cell_io *c) 
   c->fd = open(path, O_RDONLY | O_CLOEXEC | (mode == MODE_DIRECT ? O_DIRECT : 0));
   if (c->fd < 0) {
     int err = errno;
-    char fsbuf[40];
+    char fsbuf[48];
     if (mode == MODE_DIRECT && err == EINVAL) {
-      fprintf(stderr, PROG ": direct: %s refuses O_DIRECT on %s (%s); mode skipped\n",
-              bench_fs_name(path, fsbuf, sizeof fsbuf), path, strerror(err));
+      dio_fs_name(path, fsbuf, sizeof fsbuf);
+      fprintf(stderr, PROG ": direct: %s refuses O_DIRECT on %s (%s); mode skipped\n", fsbuf, path,
+              strerror(err));
       return 1;
     }
     free(c->bounce);

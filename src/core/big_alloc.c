@@ -38,6 +38,8 @@ static void *map_aligned(size_t len) {
 }
 
 void *big_alloc(size_t bytes, hs_huge_pages mode, hs_huge_pages_used *used) {
+  hs_huge_pages_used ignored;
+  if (!used) used = &ignored;
   *used = HS_HUGE_PAGES_NONE;
   if (bytes == 0) bytes = 1;
   size_t len = mapped_bytes(bytes);

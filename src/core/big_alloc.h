@@ -15,7 +15,7 @@
 /* Zeroed memory of `bytes`, or NULL (errno set). With HS_HUGE_PAGES_TRY or
  * _ON: explicit huge pages (MAP_HUGETLB) when the system has them
  * reserved, else transparent ones asked for with madvise(MADV_HUGEPAGE)
- * on a 2 MiB-aligned region; *used says which it got (the region may still
+ * on a 2 MiB-aligned region; *used (unless NULL) says which it got (the region may still
  * be on small pages where the kernel could not find huge ones). With _ON,
  * NULL when neither is available (errno EOPNOTSUPP). With _OFF: small
  * pages, and MADV_NOHUGEPAGE so a system set to "always" does not give it

@@ -29,9 +29,7 @@ hs_status page_table_init(hs_page_table *pt, hs_bufdesc_padded *descs, uint32_t 
   pt->descs = descs;
   pt->bucket_mask = nbuckets - 1;
   pt->part_mask = nparts - 1;
-  hs_huge_pages_used got = HS_HUGE_PAGES_NONE;
-  pt->heads = big_alloc(sizeof *pt->heads * nbuckets, huge, &got);
-  if (used) *used = got;
+  pt->heads = big_alloc(sizeof *pt->heads * nbuckets, huge, used);
   pt->parts = aligned_alloc(64, sizeof *pt->parts * nparts);
   if (!pt->heads || !pt->parts) {
     big_free(pt->heads, sizeof *pt->heads * nbuckets);

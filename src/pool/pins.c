@@ -60,8 +60,7 @@ _Atomic uint32_t *pins_alloc(hs_pool *pool, int id) {
   pthread_mutex_lock(&pool->pins_lock);
   _Atomic uint32_t *a = atomic_load(&pool->pins[id]);
   if (!a) {
-    hs_huge_pages_used got;
-    a = big_alloc(sizeof *a * pool->nbuffers, pool->huge_mode, &got);
+    a = big_alloc(sizeof *a * pool->nbuffers, pool->huge_mode, NULL);
     if (a) {
       for (uint32_t i = 0; i < pool->nbuffers; i++) atomic_init(&a[i], 0);
       atomic_store(&pool->pins[id], a);

@@ -188,9 +188,9 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
     return st;
   }
   /* Page-aligned (mmap), on huge pages as opts->huge_pages says. */
-  hs_huge_pages_used frames_got, descs_got;
+  hs_huge_pages_used frames_got;
   pool->huge_mode = opts->huge_pages;
-  pool->descs = big_alloc(sizeof *pool->descs * npages, opts->huge_pages, &descs_got);
+  pool->descs = big_alloc(sizeof *pool->descs * npages, opts->huge_pages, NULL);
   pool->pages = big_alloc((size_t)npages * page_size, opts->huge_pages, &frames_got);
   if (!pool->descs || !pool->pages) {
     bool refused = opts->huge_pages == HS_HUGE_PAGES_ON && errno == EOPNOTSUPP;

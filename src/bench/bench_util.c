@@ -124,6 +124,12 @@ char *bench_format_bytes(uint64_t bytes, char *buf, size_t len) {
   return buf;
 }
 
+const char *bench_huge_used_name(hs_huge_pages_used used) {
+  return used == HS_HUGE_PAGES_EXPLICIT      ? "explicit"
+         : used == HS_HUGE_PAGES_TRANSPARENT ? "transparent"
+                                             : "none";
+}
+
 const char *bench_tempdir_parent(void) {
   const char *tmp = getenv("TMPDIR");
   return tmp && *tmp ? tmp : "/tmp";

@@ -11,6 +11,7 @@
 #ifndef HOTSET_BENCH_UTIL_H
 #define HOTSET_BENCH_UTIL_H
 
+#include "hotset/pool.h"
 #include "hotset/status.h"
 #include "hotset/storage.h"
 #include "hotset/wal.h"
@@ -93,6 +94,10 @@ hs_status bench_check_memory(uint64_t need, const char *what);
 const char *bench_tempdir_parent(void);
 /* A byte count for people: "512 B", "8.0 KiB", "53.2 GiB", "1.0 TiB". */
 char *bench_format_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* What big_alloc gave a region (hotset/pool.h's hs_huge_pages_used), as
+ * the JSON lines name it: "none", "transparent" or "explicit". */
+const char *bench_huge_used_name(hs_huge_pages_used used);
 
 /* ---- random numbers ---- */
 

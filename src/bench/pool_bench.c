@@ -274,12 +274,6 @@ static const char *variant_name(const bench *b, variant var) {
   return var == V_HOTSET ? b->variant : "global-mutex-lru";
 }
 
-static const char *huge_used_name(hs_huge_pages_used u) {
-  return u == HS_HUGE_PAGES_EXPLICIT      ? "explicit"
-         : u == HS_HUGE_PAGES_TRANSPARENT ? "transparent"
-                                          : "none";
-}
-
 /* One (variant, workload, threads) run. On failure prints the error line and
  * returns false. */
 static bool run_one(bench *b, variant var, workload wl, uint32_t nthreads, result *res) {
@@ -404,7 +398,7 @@ static void print_json(const bench *b, variant var, workload wl, uint32_t nthrea
   if (var == V_HOTSET) {
     json_str(&j, "policy", b->policy_spec);
     json_str(&j, "huge_pages", b->huge_asked);
-    json_str(&j, "huge_pages_used", huge_used_name(hs_pool_huge_pages(b->pool)));
+    json_str(&j, "huge_pages_used", bench_huge_used_name(hs_pool_huge_pages(b->pool)));
     json_double(&j, "vs_baseline", "%.4f", r->vs);
     json_double(&j, "vs_baseline_min", "%.4f", r->vs_min);
     json_double(&j, "vs_baseline_max", "%.4f", r->vs_max);
@@ -602,7 +596,7 @@ int pool_bench_main(int argc, char **argv) {
     if (hs_pool_open(&po, &b.pool) != HS_OK) return fail(&b, "opening the pool");
     if (nhuge > 1)
       snprintf(b.variant, sizeof b.variant, "%s huge=%s(%s)", specs[pi], huge_names[hi],
-               huge_used_name(hs_pool_huge_pages(b.pool)));
+               bench_huge_used_name(hs_pool_huge_pages(b.pool)));
     else
       snprintf(b.variant, sizeof b.variant, "%s", specs[pi]);
     for (int wl = 0; wl < WL_COUNT; wl++) {

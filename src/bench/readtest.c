@@ -18,6 +18,14 @@
  * buffer, then SSE2 non-temporal stores into the working set). A mode the
  * file system or the CPU cannot do says so in one line and is skipped; the
  * others still run.
+ *
+ * --huge-pages on puts the working set on 2 MiB pages (core/big_alloc.c:
+ * madvise(MADV_HUGEPAGE) on an aligned region, or reserved huge pages), off
+ * keeps it on 4 KiB ones (MADV_NOHUGEPAGE). Sherry put most of the 2007 gap
+ * down to TLB misses; with 2 MiB pages a 256 MiB working set needs 128
+ * translations instead of 65,536, so what is left of the gap is the data
+ * caches' share. Each cell says how much of its working set the kernel
+ * really put on huge pages (/proc/self/smaps), since asking is not getting.
  */
 #include "bench/readtest.h"
 
@@ -25,6 +33,7 @@
 #include "cli/args.h"
 #include "cli/human_size.h"
 #include "cli/json.h"
+#include "core/big_alloc.h"
 #include "core/error.h"
 #include "storage/direct_io.h"
 
@@ -52,14 +61,17 @@
  * this much time has gone: long enough that a rate moves by a few percent
  * from run to run, short enough for 15 sizes × 4 modes in a minute. */
 #define TARGET_NS 300000000ull
+#define HUGE_PAGE (2ull << 20) /* big_alloc's unit: a region of one or more gets huge pages */
 
 enum { MODE_READ, MODE_DIRECT, MODE_MMAP, MODE_NT };
 static const char *const mode_names[NMODES] = {"read", "direct", "mmap", "nt"};
+enum { HUGE_OFF, HUGE_ON, NHUGE };
+static const char *const huge_names[NHUGE] = {"off", "on"};
 
 static const args_command command = {
     .cmd = {.prog = PROG},
-    .synopsis = "[--size LIST] [--io SIZE] [--iterations N] [--mode LIST] [--file PATH | --dir "
-                "DIR] [--json] [--plot FILE]",
+    .synopsis = "[--size LIST] [--io SIZE] [--iterations N] [--mode LIST] [--huge-pages LIST] "
+                "[--file PATH | --dir DIR] [--json] [--plot FILE]",
     .about = "Reads a file in --io pieces into a working set of --size bytes, cycling through\n"
              "it (piece i lands at offset (i * io) % size), and reports ns per read and MB/s\n"
              "per size and mode: a working set that fits a CPU cache is cheaper to copy into.\n"
@@ -71,7 +83,11 @@ static const args_command command = {
     "buffer, then SSE2 non-temporal stores into the working set). Every cell first\n"
     "makes one untimed pass (it brings the file into the page cache for read, mmap\n"
     "and nt; direct reads only the working set's worth). Without --iterations each\n"
-    "cell runs whole passes over the file for at least 0.3 s.\n",
+    "cell runs whole passes over the file for at least 0.3 s.\n"
+    "Each cell's working set is the start of a fresh mapping of whole 2 MiB units:\n"
+    "--huge-pages on asks for huge pages (madvise(MADV_HUGEPAGE), or reserved ones),\n"
+    "off for small pages (MADV_NOHUGEPAGE); how much of the working set the kernel\n"
+    "put on huge pages is read from /proc/self/smaps and shown per cell.\n",
 };
 static const args_cmd *const cmd = &command.cmd;
 
@@ -79,9 +95,10 @@ typedef struct readtest {
   uint64_t sizes[MAX_SIZES];
   int nsizes;
   bool mode_on[NMODES];
+  bool huge_on[NHUGE];
   uint64_t io, iterations;
   args_uint_list size_list;
-  const char *mode_flag, *file_flag, *dir_flag, *plot_file;
+  const char *mode_flag, *huge_flag, *file_flag, *dir_flag, *plot_file;
   bool json;
   /* The CPU's data and unified caches, from sysfs. */
   int ncaches;
@@ -97,17 +114,16 @@ static void parse_sizes(readtest *t) {
   for (uint32_t i = 0; i < t->size_list.n; i++) t->sizes[t->nsizes++] = t->size_list.v[i];
 }
 
-static void parse_modes(readtest *t) {
-  const char *p = t->mode_flag;
-  for (;;) {
+/* A comma-separated list of names from `names` (n of them) into on[];
+ * `want` lists them for the message. */
+static void parse_names(const char *flag, const char *value, const char *const *names, int n,
+                        bool *on, const char *want) {
+  for (const char *p = value;;) {
     size_t len = strcspn(p, ",");
-    int m = 0;
-    while (m < NMODES && !(strlen(mode_names[m]) == len && strncmp(p, mode_names[m], len) == 0))
-      m++;
-    if (m == NMODES)
-      args_usage_error(cmd, "--mode: unknown mode \"%.*s\" (read, direct, mmap or nt)", (int)len,
-                       p);
-    t->mode_on[m] = true;
+    int k = 0;
+    while (k < n && !(strlen(names[k]) == len && strncmp(p, names[k], len) == 0)) k++;
+    if (k == n) args_usage_error(cmd, "--%s: unknown value \"%.*s\" (%s)", flag, (int)len, p, want);
+    on[k] = true;
     if (p[len] == '\0') break;
     p += len + 1;
   }
@@ -140,6 +156,12 @@ static void parse_flags(readtest *t, int argc, char **argv) {
        .arg = "LIST",
        .def = "read,direct,mmap,nt",
        .help = "ways of reading, comma-separated"},
+      {.name = "huge-pages",
+       .kind = ARGS_STRING,
+       .dest = &t->huge_flag,
+       .arg = "LIST",
+       .def = "off",
+       .help = "the working set on small pages (off), huge pages (on), or both (off,on)"},
       {.name = "file",
        .kind = ARGS_PATH,
        .dest = &t->file_flag,
@@ -155,7 +177,8 @@ static void parse_flags(readtest *t, int argc, char **argv) {
   };
   args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
   parse_sizes(t);
-  parse_modes(t);
+  parse_names("mode", t->mode_flag, mode_names, NMODES, t->mode_on, "read, direct, mmap or nt");
+  parse_names("huge-pages", t->huge_flag, huge_names, NHUGE, t->huge_on, "off or on");
   for (int i = 0; i < t->nsizes; i++)
     if (t->sizes[i] < t->io || t->sizes[i] % t->io != 0) {
       char a[32], b[32];
@@ -359,10 +382,42 @@ io_error:;
 
 /* ---- the run ---- */
 
+/* Per size, huge-pages setting and mode. huge_bytes: of the working set on
+ * huge pages, UINT64_MAX when smaps could not say. */
 typedef struct results {
-  bool measured[MAX_SIZES][NMODES];
-  double mbps[MAX_SIZES][NMODES], ns_per_read[MAX_SIZES][NMODES];
+  bool measured[MAX_SIZES][NHUGE][NMODES];
+  double mbps[MAX_SIZES][NHUGE][NMODES], ns_per_read[MAX_SIZES][NHUGE][NMODES];
+  uint64_t huge_bytes[MAX_SIZES][NHUGE][NMODES];
+  hs_huge_pages_used got[NHUGE]; /* what big_alloc said, for the table's titles */
 } results;
+
+/* Bytes of [p, p + len) the kernel holds on huge pages: AnonHugePages
+ * (transparent) and the Hugetlb lines (reserved) of the mappings in
+ * /proc/self/smaps that overlap it. A mapping the kernel merged with a
+ * neighbour counts whole, hence the cap at len. UINT64_MAX when smaps
+ * cannot be read. */
+static uint64_t huge_bytes_of(const void *p, size_t len) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (!f) return UINT64_MAX;
+  uintptr_t lo = (uintptr_t)p, hi = lo + len;
+  uint64_t kib = 0;
+  bool in = false;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    uintptr_t start, end;
+    unsigned long long v;
+    /* A mapping's first line is "start-end perms ..." in hex; its fields
+     * follow, one "Name:   N kB" a line. */
+    if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &start, &end) == 2)
+      in = start < hi && end > lo;
+    else if (in && (sscanf(line, "AnonHugePages: %llu kB", &v) == 1 ||
+                    sscanf(line, "Private_Hugetlb: %llu kB", &v) == 1 ||
+                    sscanf(line, "Shared_Hugetlb: %llu kB", &v) == 1))
+      kib += v;
+  }
+  fclose(f);
+  return kib * 1024 < len ? kib * 1024 : len;
+}
 
 /* Opens what `mode` reads through. 0 ready, 1 skipped (one line printed),
  * -1 failed (hs_fail set). */
@@ -437,44 +492,123 @@ static void print_caches(const readtest *t) {
 
 /* One table row's cells of one measure (MB/s or ns per read), a column per
  * mode in use. */
-static void print_cells(const readtest *t, const results *res, int s, const double (*v)[NMODES],
-                        int width) {
+static void print_cells(const readtest *t, const results *res, int s, int h,
+                        const double (*v)[NHUGE][NMODES], int width) {
   for (int m = 0; m < NMODES; m++) {
     if (!t->mode_on[m]) continue;
-    if (res->measured[s][m])
-      printf(" %*.0f", width, v[s][m]);
+    if (res->measured[s][h][m])
+      printf(" %*.0f", width, v[s][h][m]);
     else
       printf(" %*s", width, "-");
   }
 }
 
-static void print_table(const readtest *t, const results *res) {
+/* The share of size s's working set on huge pages: the least any mode's
+ * cell got ("?" when smaps could not say, "-" when nothing ran). */
+static void print_huge_share(const readtest *t, const results *res, int s, int h) {
+  double least = 2;
+  bool unknown = false;
+  for (int m = 0; m < NMODES; m++) {
+    if (!res->measured[s][h][m]) continue;
+    if (res->huge_bytes[s][h][m] == UINT64_MAX) {
+      unknown = true;
+      continue;
+    }
+    double share = (double)res->huge_bytes[s][h][m] / (double)t->sizes[s];
+    if (share < least) least = share;
+  }
+  if (least <= 1)
+    printf(" %6.0f%%", 100 * least);
+  else
+    printf(" %7s", unknown ? "?" : "-");
+}
+
+/* The table of one huge-pages setting; with show_huge (--huge-pages names
+ * on) a title line above it and a column of the working set's share on huge
+ * pages. */
+static void print_table(const readtest *t, const results *res, int h, bool show_huge) {
   char b[32];
+  if (show_huge)
+    printf("huge pages %s (%s):\n", huge_names[h],
+           h == HUGE_OFF ? "MADV_NOHUGEPAGE" : bench_huge_used_name(res->got[h]));
   printf("%-10s", "size");
   for (int m = 0; m < NMODES; m++)
     if (t->mode_on[m]) printf(" %7s MB/s", mode_names[m]);
   for (int m = 0; m < NMODES; m++)
     if (t->mode_on[m]) printf(" %7s ns/read", mode_names[m]);
+  if (show_huge) printf(" %7s", "on huge");
   putchar('\n');
   for (int s = 0; s < t->nsizes; s++) {
     printf("%-10s", human_size(t->sizes[s], b, sizeof b));
-    print_cells(t, res, s, res->mbps, 12);
-    print_cells(t, res, s, res->ns_per_read, 15);
+    print_cells(t, res, s, h, res->mbps, 12);
+    print_cells(t, res, s, h, res->ns_per_read, 15);
+    if (show_huge) print_huge_share(t, res, s, h);
     putchar('\n');
   }
 }
 
-static int run(readtest *t, const char *path, uint64_t file_bytes, results *res) {
-  uint64_t max_size = 0;
-  for (int s = 0; s < t->nsizes; s++)
-    if (t->sizes[s] > max_size) max_size = t->sizes[s];
-  unsigned char *ws = NULL;
-  if (posix_memalign((void **)&ws, 4096, max_size) != 0) {
-    char b[32];
-    fprintf(stderr, PROG ": allocating a %s working set: out of memory\n",
-            human_size(max_size, b, sizeof b));
-    return 1;
+static void print_json(const readtest *t, const results *res, int s, int h, int m,
+                       const cell_result *r) {
+  json_out j;
+  json_begin(&j, stdout);
+  json_u64(&j, "size", t->sizes[s]);
+  json_str(&j, "mode", mode_names[m]);
+  json_u64(&j, "io", t->io);
+  json_u64(&j, "iterations", r->passes);
+  json_u64(&j, "reads", r->reads);
+  json_double(&j, "ns_per_read", "%.1f", res->ns_per_read[s][h][m]);
+  json_double(&j, "mb_per_sec", "%.1f", res->mbps[s][h][m]);
+  json_str(&j, "huge_pages", huge_names[h]);
+  json_str(&j, "huge_pages_used", bench_huge_used_name(res->got[h]));
+  if (res->huge_bytes[s][h][m] != UINT64_MAX)
+    json_u64(&j, "huge_page_bytes", res->huge_bytes[s][h][m]);
+  json_end_line(&j);
+}
+
+/* The cells of one mode with one huge-pages setting, a size at a time.
+ * 0, 1 after an error line, -1 interrupted. */
+static int run_sizes(readtest *t, int m, int h, const cell_io *c, const char *path, results *res) {
+  for (int s = 0; s < t->nsizes; s++) {
+    /* Whole huge-page units, so that even a 16 KiB working set can sit on
+     * a huge page; a fresh region per cell, so no cell inherits another's
+     * pages. */
+    size_t region = (size_t)((t->sizes[s] + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
+    hs_huge_pages_used got;
+    unsigned char *ws =
+        big_alloc(region, h == HUGE_ON ? HS_HUGE_PAGES_ON : HS_HUGE_PAGES_OFF, &got);
+    if (!ws && h == HUGE_ON && errno == EOPNOTSUPP) {
+      fprintf(stderr, PROG ": huge pages on: this system has neither reserved nor transparent "
+                           "huge pages; skipped\n");
+      t->huge_on[HUGE_ON] = false; /* for the other modes too */
+      return 0;
+    }
+    if (!ws) {
+      char b[32];
+      fprintf(stderr, PROG ": allocating a %s working set: %s\n", human_size(region, b, sizeof b),
+              strerror(errno));
+      return 1;
+    }
+    cell_result r;
+    int cell_rc = run_cell(t, m, c, ws, t->sizes[s], path, &r);
+    uint64_t huge = cell_rc == 0 ? huge_bytes_of(ws, region) : 0;
+    big_free(ws, region);
+    if (cell_rc != 0) {
+      if (bench_interrupted()) return -1;
+      fprintf(stderr, PROG ": %s\n", hs_last_error());
+      return 1;
+    }
+    res->got[h] = got;
+    res->measured[s][h][m] = true;
+    res->ns_per_read[s][h][m] = (double)r.ns / (double)r.reads;
+    res->mbps[s][h][m] = (double)r.reads * (double)t->io / 1e6 / ((double)r.ns / 1e9);
+    res->huge_bytes[s][h][m] = huge == UINT64_MAX || huge < t->sizes[s] ? huge : t->sizes[s];
+    if (t->json) print_json(t, res, s, h, m, &r);
   }
+  return 0;
+}
+
+static int run(readtest *t, const char *path, uint64_t file_bytes, results *res) {
+  bool show_huge = t->huge_on[HUGE_ON];
   if (!t->json) {
     char a[32], b[32];
     print_caches(t);
@@ -492,51 +626,41 @@ static int run(readtest *t, const char *path, uint64_t file_bytes, results *res)
       rc = 1;
       break;
     }
-    for (int s = 0; s < t->nsizes && rc == 0; s++) {
-      cell_result r;
-      if (run_cell(t, m, &c, ws, t->sizes[s], path, &r) != 0) {
-        if (bench_interrupted())
-          rc = -1;
-        else {
-          fprintf(stderr, PROG ": %s\n", hs_last_error());
-          rc = 1;
-        }
-        break;
-      }
-      double sec = (double)r.ns / 1e9;
-      res->measured[s][m] = true;
-      res->ns_per_read[s][m] = (double)r.ns / (double)r.reads;
-      res->mbps[s][m] = (double)r.reads * (double)t->io / 1e6 / sec;
-      if (t->json) {
-        json_out j;
-        json_begin(&j, stdout);
-        json_u64(&j, "size", t->sizes[s]);
-        json_str(&j, "mode", mode_names[m]);
-        json_u64(&j, "io", t->io);
-        json_u64(&j, "iterations", r.passes);
-        json_u64(&j, "reads", r.reads);
-        json_double(&j, "ns_per_read", "%.1f", res->ns_per_read[s][m]);
-        json_double(&j, "mb_per_sec", "%.1f", res->mbps[s][m]);
-        json_end_line(&j);
-      }
-    }
+    for (int h = 0; h < NHUGE && rc == 0; h++)
+      if (t->huge_on[h]) rc = run_sizes(t, m, h, &c, path, res);
     close_mode(&c);
   }
-  free(ws);
-  if (rc == 0 && !t->json) print_table(t, res);
+  if (rc == 0 && !t->json)
+    for (int h = 0; h < NHUGE; h++)
+      if (t->huge_on[h]) print_table(t, res, h, show_huge);
   return rc;
 }
 
+/* One curve per (mode, huge-pages setting): series h * NMODES + m. */
 static void plot(const readtest *t, const results *res, int *rc) {
-  static readtest_cell cells[MAX_SIZES * NMODES];
+  static readtest_cell cells[MAX_SIZES * NHUGE * NMODES];
+  static char names[NHUGE * NMODES][32];
+  const char *series[NHUGE * NMODES];
+  bool both = t->huge_on[HUGE_OFF] && t->huge_on[HUGE_ON];
+  for (int h = 0; h < NHUGE; h++)
+    for (int m = 0; m < NMODES; m++) {
+      int k = h * NMODES + m;
+      if (h == HUGE_ON)
+        snprintf(names[k], sizeof names[k], "%s, huge pages", mode_names[m]);
+      else
+        snprintf(names[k], sizeof names[k], "%s%s", mode_names[m], both ? ", small pages" : "");
+      series[k] = names[k];
+    }
   size_t n = 0;
   for (int s = 0; s < t->nsizes; s++)
-    for (int m = 0; m < NMODES; m++)
-      if (res->measured[s][m])
-        cells[n++] = (readtest_cell){.size = t->sizes[s], .mode = m, .mb_per_sec = res->mbps[s][m]};
-  const char *names[MAX_CACHE];
-  for (int i = 0; i < t->ncaches; i++) names[i] = t->cache_name[i];
-  if (readtest_plot(t->plot_file, cells, n, mode_names, NMODES, names, t->cache_bytes,
+    for (int h = 0; h < NHUGE; h++)
+      for (int m = 0; m < NMODES; m++)
+        if (res->measured[s][h][m])
+          cells[n++] = (readtest_cell){
+              .size = t->sizes[s], .series = h * NMODES + m, .mb_per_sec = res->mbps[s][h][m]};
+  const char *levels[MAX_CACHE];
+  for (int i = 0; i < t->ncaches; i++) levels[i] = t->cache_name[i];
+  if (readtest_plot(t->plot_file, cells, n, series, NHUGE * NMODES, levels, t->cache_bytes,
                     t->ncaches) != 0)
     *rc = 1;
 }

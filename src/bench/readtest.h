@@ -10,18 +10,20 @@
 
 int readtest_main(int argc, char **argv);
 
-/* One measured (size, mode) cell, for the plot. */
+/* One measured cell, for the plot: a size on one curve (a mode, with or
+ * without huge pages). Cells come in order of size. */
 typedef struct readtest_cell {
   uint64_t size;
-  int mode; /* index into the mode names */
+  int series; /* index into the curves' names */
   double mb_per_sec;
 } readtest_cell;
 
-/* Draws MB/s against the working-set size (log x), one line per mode, with
- * a vertical line at each cache size (level[i] names it, bytes[i] its
- * size). 0, or -1 after printing one line. */
+/* Draws MB/s against the working-set size (log x), one line per series
+ * that has cells (series_names[i] its title), with a vertical line at each
+ * cache size (level[i] names it, bytes[i] its size). 0, or -1 after
+ * printing one line. */
 int readtest_plot(const char *file, const readtest_cell *cells, size_t n,
-                  const char *const *mode_names, int nmodes, const char *const *level,
+                  const char *const *series_names, int nseries, const char *const *level,
                   const uint64_t *bytes, int ncaches);
 
 #endif

@@ -2,8 +2,9 @@
  * bench/readtest_plot.c — `hotset readtest --plot`: MB/s against the
  * working-set size through gnuplot.
  *
- * One data file (a row per size, a column per mode, '-' where a mode was
- * skipped) and one script: log-2 x axis, a line per mode, and a dashed
+ * One data file (a row per size, a column per curve — a mode, with or
+ * without huge pages — '-' where a cell was skipped) and one script: log-2
+ * x axis, a line per curve, and a dashed
  * vertical line at each cache size, so a knee can be matched with the cache
  * it falls out of. Kept apart from the measuring, as the other labs' plots
  * are (cli/gnuplot.c runs it; the files stay for a look if it fails).
@@ -19,22 +20,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PLOT_PROG "hotset readtest: --plot"
-#define MAX_MODES 8
+#define PLOT_PROG  "hotset readtest: --plot"
+#define MAX_SERIES 8
 
-/* The data file: size in bytes, then one MB/s column per mode in use. */
+/* The data file: size in bytes, then one MB/s column per series in use. */
 static int write_data(const char *path, const readtest_cell *cells, size_t n, const bool *used,
-                      int nmodes) {
+                      int nseries) {
   FILE *d = fopen(path, "w");
   if (!d) return -1;
   for (size_t i = 0; i < n; i++) {
     if (i > 0 && cells[i].size == cells[i - 1].size) continue;
     fprintf(d, "%" PRIu64, cells[i].size);
-    for (int m = 0; m < nmodes; m++) {
+    for (int m = 0; m < nseries; m++) {
       if (!used[m]) continue;
       const readtest_cell *c = NULL;
       for (size_t k = i; k < n && cells[k].size == cells[i].size; k++)
-        if (cells[k].mode == m) c = &cells[k];
+        if (cells[k].series == m) c = &cells[k];
       if (c)
         fprintf(d, " %.6g", c->mb_per_sec);
       else
@@ -46,22 +47,23 @@ static int write_data(const char *path, const readtest_cell *cells, size_t n, co
 }
 
 int readtest_plot(const char *file, const readtest_cell *cells, size_t n,
-                  const char *const *mode_names, int nmodes, const char *const *level,
+                  const char *const *series_names, int nseries, const char *const *level,
                   const uint64_t *bytes, int ncaches) {
   if (!gnuplot_installed()) {
     fprintf(stderr, PLOT_PROG ": gnuplot is not installed (apt-get install gnuplot-nox)\n");
     return -1;
   }
-  bool used[MAX_MODES] = {false};
+  if (nseries > MAX_SERIES) nseries = MAX_SERIES;
+  bool used[MAX_SERIES] = {false};
   for (size_t i = 0; i < n; i++)
-    if (cells[i].mode < MAX_MODES) used[cells[i].mode] = true;
+    if (cells[i].series < nseries) used[cells[i].series] = true;
   char dir[4096], script[4200], data[4200];
   if (gnuplot_workdir(PLOT_PROG, dir, sizeof dir) != 0) return -1;
   snprintf(script, sizeof script, "%s/readtest.gp", dir);
   snprintf(data, sizeof data, "%s/readtest.dat", dir);
   int rc = -1;
   FILE *s = NULL;
-  if (write_data(data, cells, n, used, nmodes) != 0) {
+  if (write_data(data, cells, n, used, nseries) != 0) {
     fprintf(stderr, PLOT_PROG ": writing %s: %s\n", data, strerror(errno));
     goto out;
   }
@@ -85,12 +87,12 @@ int readtest_plot(const char *file, const readtest_cell *cells, size_t n,
   }
   fputs("plot ", s);
   int col = 2;
-  for (int m = 0; m < nmodes && m < MAX_MODES; m++) {
+  for (int m = 0; m < nseries; m++) {
     if (!used[m]) continue;
     if (col > 2) fputs(", ", s);
     gnuplot_quote(s, data);
     fprintf(s, " using 1:%d with linespoints title ", col++);
-    gnuplot_quote(s, mode_names[m]);
+    gnuplot_quote(s, series_names[m]);
   }
   fputc('\n', s);
   if (fclose(s) != 0) {

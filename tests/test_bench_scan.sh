@@ -5,7 +5,10 @@
 # policy pushes an OLTP workload's hot pages out of an LRU pool, and a ring
 # keeps them in (here checked for clock-sweep, PostgreSQL's own policy).
 # Also: the JSON fields, the flag errors, nothing on stderr when it is not a
-# terminal, and --plot when gnuplot is installed.
+# terminal, --plot when gnuplot is installed, and a list of ring sizes
+# (--ring-size 64KiB,...,sweep): a cell per ring with its ring_bytes, the
+# scan alone with --oltp-threads 0, a ring over the pool's cap skipped with
+# a one-line note (or refused when none fits), bad items refused.
 #
 # Usage: test_bench_scan.sh PATH/TO/hotset   (CTest passes $<TARGET_FILE:hotset>)
 # Prints "N passed, N failed" last and exits non-zero if anything failed.
@@ -82,6 +85,16 @@ run bench scan --io sideways
 expect_usage_error --io "bench scan --io sideways" "hotset bench"
 run bench scan --io auto --direct
 expect_usage_error "--direct and --io auto" "bench scan --io auto --direct" "hotset bench"
+# A list of rings: an empty item, an option word before any ring, a word
+# that is neither, the same ring twice, and a list whose every ring is over
+# the pool's cap (1/8 of 4 MiB) are refused.
+for list in 64KiB,,1MiB own-writes,64KiB 64KiB,bogus 64KiB,fixed:64KiB sweep,1MiB 1MiB,2MiB; do
+  run bench scan --pool 4MiB --policy lru --scan seq --ring-size "$list"
+  expect_usage_error --ring-size "bench scan --ring-size $list" "hotset bench"
+done
+if grep -q 'over the cap of 512 KiB.*--pool 8 MiB or more' "$err"; then ok; else
+  bad "a list with no ring under the cap does not say which --pool runs one"
+fi
 
 # ---- the experiment ----
 
@@ -176,6 +189,10 @@ per_recycle() {
     f = $0; sub(/.*"wal_flushes":/, "", f); sub(/[,}].*/, "", f)
     if (r > 0) printf "%.4f", f / r }' "$1"
 }
+# One ring spec, as before lists: its JSON names it as given, and the ring
+# it made (1 page of 1 KiB).
+if grep -q '"ring":"on","scan":"vacuum".*"ring_size":"fixed:1KiB","ring_bytes":1024,' "$vac.fixed:1KiB"
+then ok; else bad "vacuum cell with --ring-size fixed:1KiB: no ring_size fixed:1KiB, ring_bytes 1024"; fi
 one=$(per_recycle "$vac.fixed:1KiB")
 big=$(per_recycle "$vac.fixed:32KiB")
 if holds "$one" '>=' 0.99; then ok; else bad "vacuum, 1-page ring: $one WAL flushes per recycle"; fi
@@ -271,6 +288,56 @@ else
     grep -q 'raw O_DIRECT pread of it' "$out"; then ok; else
     bad "bench scan --io auto on a file system with O_DIRECT did not run direct"
   fi
+fi
+
+# ---- a list of ring sizes ----
+
+# The scan alone (no OLTP clients, so no baseline cells), a ring per listed
+# size, one with its own option; 1 MiB is over the cap of a 4 MiB pool
+# (512 KiB), so its cell is skipped with one note rather than run as a
+# second 512 KiB ring.
+sweep=$scratch/sweep.json
+"$HOTSET" bench scan --pool 4MiB --hot 1MiB --big 16MiB --seconds 0.1 --warmup 0 --warmup-turns 1 \
+  --oltp-threads 0 --policy clock-sweep --scan seq --ring on --io-workers 0 \
+  --ring-size 64KiB,128KiB,own-writes,1MiB,fixed:256KiB --json >"$sweep" 2>"$err"
+status=$?
+expect_status 0 "bench scan --ring-size 64KiB,128KiB,own-writes,1MiB,fixed:256KiB"
+if [[ $(wc -l <"$sweep") -eq 3 ]]; then ok; else bad "$(wc -l <"$sweep") JSON lines, want 3 (one per ring that fits)"; fi
+n=0
+for want in fixed:64KiB:65536 fixed:128KiB,own-writes:131072 fixed:256KiB:262144; do
+  n=$((n + 1))
+  spec=${want%:*}
+  bytes=${want##*:}
+  # (json_line_field stops at a comma, which a ring spec may hold.)
+  if sed -n "${n}p" "$sweep" | grep -q "\"ring_size\":\"$spec\",\"ring_bytes\":$bytes,"; then ok; else
+    bad "line $n: want ring_size $spec, ring_bytes $bytes: $(sed -n "${n}p" "$sweep" | grep -o '"ring_size.*ring_bytes":[0-9]*')"
+  fi
+  if [[ $(json_line_field "$sweep" $n scan) == seq && $(json_line_field "$sweep" $n ring) == on &&
+    $(json_line_field "$sweep" $n oltp_threads) == 0 && $(json_line_field "$sweep" $n oltp_ops) == 0 ]]
+  then ok; else bad "line $n is not a seq scan with a ring and no OLTP"; fi
+  if holds "$(json_line_field "$sweep" $n scan_mb_per_sec)" '>' 0; then ok; else bad "line $n: no scan MB/s"; fi
+done
+if [[ $(wc -l <"$err") -eq 1 ]] &&
+  grep -q '^hotset bench scan: --ring-size fixed:1MiB: over the ring cap of 512 KiB .* skipped (--pool 8 MiB or more' "$err"
+then ok; else bad "the 1 MiB ring over a 4 MiB pool's cap is not skipped with one note"; fi
+
+# sweep: 64 KiB to 64 MiB, doubling; on a 1 MiB-capped pool (8 MiB) the
+# five that fit run, the six over it are each noted. The table gets a ring
+# size column, and a row per ring.
+run bench scan --pool 8MiB --hot 1MiB --big 32MiB --seconds 0.05 --warmup 0 --warmup-turns 1 \
+  --oltp-threads 0 --policy clock-sweep --scan seq --ring on --io-workers 0 --ring-size sweep
+expect_status 0 "bench scan --ring-size sweep"
+if [[ $(grep -c 'skipped (--pool' "$err") -eq 6 && $(wc -l <"$err") -eq 6 ]]; then ok; else
+  bad "sweep over an 8 MiB pool: $(grep -c 'skipped' "$err") notes, want 6 (2 MiB ... 64 MiB)"
+fi
+if grep -q '^policy  *ring ring size scan ' "$out"; then ok; else bad "no ring size column"; fi
+for size in "64 KiB" "128 KiB" "256 KiB" "512 KiB" "1 MiB"; do
+  if [[ $(grep -c "^clock-sweep  *on  *$size seq  *- " "$out") -eq 1 ]]; then ok; else
+    bad "no single table row for the $size ring (OLTP columns \"-\")"
+  fi
+done
+if grep -q 'by ring (mean over policies): fixed:64KiB [0-9]' "$out"; then ok; else
+  bad "no conclusion line of MB/s by ring"
 fi
 
 # ---- --plot ----

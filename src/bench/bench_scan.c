@@ -78,6 +78,8 @@
 #define RAW_SECONDS      0.5  /* timed raw passes go on at least this long */
 #define RAW_CELL_SECONDS 0.25 /* the same, just before and after each sequential-scan cell */
 #define MAX_THREADS      64
+#define SWEEP_FIRST      (64ull << 10) /* --ring-size sweep: 64 KiB, 128 KiB, ... 64 MiB */
+#define SWEEP_LAST       (64ull << 20)
 
 static const args_command command = {
     .cmd = {.prog = PROG},
@@ -142,6 +144,146 @@ static void take_scan(scan_bench *b, const char *t) {
   if (!dup) b->scans[b->nscans++] = k;
 }
 
+/* ---- --ring-size ---- */
+
+static bool is_ring_option(const char *word) {
+  return strcmp(word, "recycle-first") == 0 || strcmp(word, "own-writes") == 0;
+}
+
+static bool same_ring(const hs_ring_config *x, const hs_ring_config *y) {
+  return x->rule == y->rule && x->bytes == y->bytes && x->workers == y->workers &&
+         x->fraction == y->fraction && x->recycle_first == y->recycle_first &&
+         x->own_writes == y->own_writes;
+}
+
+/* One ring of --ring-size: `spec` (hs_ring_config_parse's form) followed by
+ * its options (",own-writes" ...). */
+static void add_ring(scan_bench *b, const char *spec, const char *opts) {
+  if (b->nrings == MAX_RING_SPECS)
+    args_usage_error(cmd, "--ring-size: more than %d rings", MAX_RING_SPECS);
+  char *name = b->ring_names[b->nrings];
+  if ((size_t)snprintf(name, RING_NAME_LEN, "%s%s", spec, opts) >= RING_NAME_LEN)
+    args_usage_error(cmd, "--ring-size: \"%s%s\" is too long", spec, opts);
+  hs_ring_config *cfg = &b->ring_cfgs[b->nrings];
+  if (hs_ring_config_parse(name, cfg) != HS_OK)
+    args_usage_error(cmd, "--ring-size: %s", hs_last_error());
+  for (int i = 0; i < b->nrings; i++)
+    if (same_ring(&b->ring_cfgs[i], cfg)) {
+      if (strcmp(name, b->ring_names[i]) == 0)
+        args_usage_error(cmd, "--ring-size: %s is in the list twice", name);
+      args_usage_error(cmd, "--ring-size: \"%s\" is the same ring as \"%s\"", name,
+                       b->ring_names[i]);
+    }
+  b->nrings++;
+}
+
+/* --ring-size: a list of ring specs. A spec's own options contain commas
+ * ("fixed:1MiB,own-writes"), so an item is a spec and the option words
+ * after it; any other word starts the next item. A bare size is a fixed
+ * ring of that size; "sweep" is one of each size from SWEEP_FIRST to
+ * SWEEP_LAST, doubling (its options apply to them all). */
+static void parse_ring_sizes(scan_bench *b) {
+  if (!b->ring_size_flag) {
+    add_ring(b, "fixed", ""); /* the kind's default: what a NULL config gives */
+    return;
+  }
+  char buf[1024];
+  if (strlen(b->ring_size_flag) >= sizeof buf)
+    args_usage_error(cmd, "--ring-size: the list is longer than %zu characters", sizeof buf - 1);
+  strcpy(buf, b->ring_size_flag);
+  bool sweep = false;
+  for (char *p = buf; p;) {
+    char *head = p;
+    p = strchr(p, ',');
+    if (p) *p++ = '\0';
+    if (!*head) args_usage_error(cmd, "--ring-size: \"%s\" has an empty item", b->ring_size_flag);
+    if (is_ring_option(head)) args_usage_error(cmd, "--ring-size: \"%s\" follows no ring", head);
+    /* The option words that follow, kept with their commas. */
+    char opts[128] = "";
+    while (p) {
+      char *next = strchr(p, ',');
+      if (next) *next = '\0';
+      if (!is_ring_option(p)) {
+        if (next) *next = ',';
+        break;
+      }
+      if (strlen(opts) + strlen(p) + 2 > sizeof opts)
+        args_usage_error(cmd, "--ring-size: too many options after \"%s\"", head);
+      strcat(opts, ",");
+      strcat(opts, p);
+      p = next ? next + 1 : NULL;
+    }
+    if (strcmp(head, "sweep") == 0) {
+      sweep = true;
+      for (uint64_t bytes = SWEEP_FIRST; bytes <= SWEEP_LAST; bytes *= 2) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "fixed:%" PRIu64 "%s",
+                 bytes >= (1u << 20) ? bytes >> 20 : bytes >> 10,
+                 bytes >= (1u << 20) ? "MiB" : "KiB");
+        add_ring(b, spec, opts);
+      }
+    } else if (*head >= '0' && *head <= '9') {
+      char spec[RING_NAME_LEN];
+      if ((size_t)snprintf(spec, sizeof spec, "fixed:%s", head) >= sizeof spec)
+        args_usage_error(cmd, "--ring-size: \"%s\" is too long", head);
+      add_ring(b, spec, opts);
+    } else {
+      add_ring(b, head, opts);
+    }
+  }
+  b->ring_list = sweep || b->nrings > 1;
+}
+
+/* A list's fixed rings that the pool's cap (1/8 of its buffers) would cut
+ * down: each would run as a copy of the largest ring that fits, so its
+ * cells are skipped, with a note saying what --pool runs them. Refused when
+ * no ring of the list fits. */
+static void check_ring_caps(scan_bench *b) {
+  bool ring_scans = false; /* index scans never use a ring */
+  for (int s = 0; s < b->nscans; s++) ring_scans |= b->scans[s] != SCAN_INDEX;
+  if (!b->ring_list || !b->ring_on || !ring_scans) return;
+  uint64_t cap = b->nbuffers / 8 ? b->nbuffers / 8 : 1;
+  uint64_t need[MAX_RING_SPECS][SCAN_VACUUM + 1] = {{0}}, least = 0;
+  bool any_fits = false;
+  for (int k = 0; k < b->nrings; k++)
+    for (int s = 0; s < b->nscans; s++) {
+      scan_kind kind = b->scans[s];
+      if (kind == SCAN_INDEX || b->ring_cfgs[k].rule != HS_RING_FIXED) {
+        any_fits |= kind != SCAN_INDEX;
+        continue;
+      }
+      uint64_t bytes = b->ring_cfgs[k].bytes;
+      if (!bytes)
+        bytes = hs_strategy_default_bytes(kind == SCAN_VACUUM ? HS_STRATEGY_VACUUM
+                                                              : HS_STRATEGY_BULKREAD);
+      uint64_t n = bytes / b->page_size ? bytes / b->page_size : 1;
+      if (n <= cap) {
+        any_fits = true;
+        continue;
+      }
+      need[k][kind] = n * 8 * b->page_size;
+      if (!least || need[k][kind] < least) least = need[k][kind];
+    }
+  char pool[32], cap_s[32], want[32];
+  args_format_size(b->pool_bytes, pool, sizeof pool);
+  args_format_size(cap * b->page_size, cap_s, sizeof cap_s);
+  if (!any_fits)
+    args_usage_error(cmd,
+                     "--ring-size: every ring is over the cap of %s (1/8 of --pool %s); "
+                     "--pool %s or more runs the smallest",
+                     cap_s, pool, args_format_size(least, want, sizeof want));
+  for (int k = 0; k < b->nrings; k++)
+    for (int kind = SCAN_SEQ; kind <= SCAN_VACUUM; kind++) {
+      if (!need[k][kind]) continue;
+      b->ring_over[k][kind] = true;
+      fprintf(stderr,
+              PROG ": --ring-size %s: over the ring cap of %s (1/8 of --pool %s); its %s cells "
+                   "are skipped (--pool %s or more runs them)\n",
+              b->ring_names[k], cap_s, pool, scan_kind_names[kind],
+              args_format_size(need[k][kind], want, sizeof want));
+    }
+}
+
 /* Bytes to pages for --hot and --big: at least one page, at most what a
  * block number can count. */
 static hs_blockno size_to_pages(const scan_bench *b, const char *flag, uint64_t bytes) {
@@ -194,9 +336,12 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
       {.name = "ring-size",
        .kind = ARGS_STRING,
        .dest = &b->ring_size_flag,
-       .arg = "SPEC",
+       .arg = "LIST",
        .help = "the ring's sizing rule: fixed[:SIZE], workers:N, fraction:X, adaptive, each "
-               "optionally ,recycle-first (default fixed: 256 KiB)"},
+               "optionally followed by ,recycle-first and ,own-writes (default fixed: 256 KiB); "
+               "or a comma-separated list of them, where a bare SIZE means fixed:SIZE and "
+               "\"sweep\" 64KiB, 128KiB, ... 64MiB, and each ring cell runs once per ring "
+               "(a list's fixed ring over 1/8 of the pool is skipped with a note)"},
       {.name = "pool",
        .kind = ARGS_SIZE,
        .dest = &b->pool_bytes,
@@ -217,10 +362,9 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
       {.name = "oltp-threads",
        .kind = ARGS_UINT,
        .dest = &b->oltp_threads,
-       .min = 1,
        .max = MAX_THREADS,
        .def = "1",
-       .help = "OLTP threads"},
+       .help = "OLTP threads (0: the scans alone, no baseline cells)"},
       {.name = "scan-threads",
        .kind = ARGS_UINT,
        .dest = &b->scan_threads,
@@ -355,11 +499,7 @@ static void check_flags(scan_bench *b) {
     args_usage_error(cmd, "--direct and --io %s contradict each other", b->io_flag);
   if (b->direct_flag) b->io_flag = "direct";
   b->direct = strcmp(b->io_flag, "buffered") != 0; /* auto: until the file system says no */
-  if (b->ring_size_flag) {
-    if (hs_ring_config_parse(b->ring_size_flag, &b->ring_cfg) != HS_OK)
-      args_usage_error(cmd, "--ring-size: %s", hs_last_error());
-    b->ring = &b->ring_cfg;
-  }
+  parse_ring_sizes(b);
   uint64_t npages = b->pool_bytes / b->page_size;
   uint64_t threads = b->oltp_threads + b->scan_threads;
   /* Each thread pins one buffer at a time; leave the policies room to work. */
@@ -378,21 +518,32 @@ static void check_flags(scan_bench *b) {
   b->big_pages = size_to_pages(b, "big", b->big_bytes);
   b->hot_head = (hs_blockno)((double)b->hot_pages * HOT_PART);
   if (b->hot_head < 1) b->hot_head = 1;
+  check_ring_caps(b);
 }
 
-/* The matrix, in run order: per policy the baseline, then each scan kind
- * with each ring setting (index: once, ring off). */
+static void put_cell(cell *cells, int *n, cell c) {
+  if (cells) cells[*n] = c;
+  (*n)++;
+}
+
+/* The matrix, in run order: per policy the baseline (none without OLTP
+ * clients: nothing to measure), then each scan kind with each ring (index:
+ * once, ring off) and without. Returns the number of cells; cells may be
+ * NULL, to count them. */
 static int build_cells(const scan_bench *b, cell *cells) {
   int n = 0;
   for (int p = 0; p < b->npolicies; p++) {
-    cells[n++] = (cell){.policy = p, .scan = SCAN_NONE, .ring = false};
+    if (b->oltp_threads) put_cell(cells, &n, (cell){.policy = p, .scan = SCAN_NONE});
     for (int s = 0; s < b->nscans; s++) {
-      if (b->scans[s] == SCAN_INDEX) {
-        cells[n++] = (cell){.policy = p, .scan = SCAN_INDEX, .ring = false};
+      scan_kind kind = b->scans[s];
+      if (kind == SCAN_INDEX) {
+        put_cell(cells, &n, (cell){.policy = p, .scan = SCAN_INDEX});
         continue;
       }
-      if (b->ring_on) cells[n++] = (cell){.policy = p, .scan = b->scans[s], .ring = true};
-      if (b->ring_off) cells[n++] = (cell){.policy = p, .scan = b->scans[s], .ring = false};
+      for (int k = 0; b->ring_on && k < b->nrings; k++)
+        if (!b->ring_over[k][kind])
+          put_cell(cells, &n, (cell){.policy = p, .scan = kind, .ring = true, .ring_spec = k});
+      if (b->ring_off) put_cell(cells, &n, (cell){.policy = p, .scan = kind});
     }
   }
   return n;
@@ -486,8 +637,8 @@ static int run_cells(scan_bench *b) {
   for (int i = 0; i < b->ncells; i++) {
     const cell *c = &b->cells[i];
     cell_result *r = &b->res[i];
-    char name[32];
-    scan_cell_name(c, name, sizeof name);
+    char name[96];
+    scan_cell_name(b, c, name, sizeof name);
     snprintf(b->prog.what, sizeof b->prog.what, "%s, %s", b->specs[c->policy], name);
     b->prog.cell_t0 = bench_now_ns();
     progress_show(&b->prog);
@@ -572,17 +723,22 @@ static int bench_scan_run(scan_bench *b) {
 
 int bench_scan_main(int argc, char **argv) {
   scan_bench *b = calloc(1, sizeof *b);
-  cell *cells = calloc(MAX_CELLS, sizeof *cells);
-  cell_result *res = calloc(MAX_CELLS, sizeof *res);
-  if (!b || !cells || !res) {
+  if (!b) {
+    fprintf(stderr, PROG ": out of memory\n");
+    return 1;
+  }
+  parse_flags(b, argc, argv);
+  check_flags(b);
+  int ncells = build_cells(b, NULL);
+  cell *cells = calloc((size_t)ncells, sizeof *cells);
+  cell_result *res = calloc((size_t)ncells, sizeof *res);
+  if (!cells || !res) {
     fprintf(stderr, PROG ": out of memory\n");
     free(b);
     free(cells);
     free(res);
     return 1;
   }
-  parse_flags(b, argc, argv);
-  check_flags(b);
   b->cells = cells;
   b->res = res;
   b->ncells = build_cells(b, cells);

@@ -157,7 +157,9 @@ static int run_phases(scan_bench *b, const cell *c, cell_shared *sh, worker *w, 
    * scan to wait for: its warm-up is that settling (LIRS, for one, needs a
    * few hundred thousand accesses to turn the hot pages into LIR blocks). */
   if (!create_err) {
-    wait_phase(b, sh, c->scan != SCAN_NONE ? b->settle : b->warmup);
+    /* With no OLTP clients (--oltp-threads 0: the scan alone, e.g. to size
+     * its ring) there is nothing to settle. */
+    if (noltp) wait_phase(b, sh, c->scan != SCAN_NONE ? b->settle : b->warmup);
     int expect = PHASE_SETTLE;
     atomic_compare_exchange_strong(&sh->phase, &expect, PHASE_WARMUP);
   }
@@ -298,6 +300,7 @@ int scan_run_cell(scan_bench *b, const cell *c, cell_result *r) {
   sh->log = log;
   sh->scan = c->scan;
   sh->ring = c->ring;
+  sh->ring_cfg = &b->ring_cfgs[c->ring_spec];
   pthread_mutex_init(&sh->gate_lock, NULL);
   pthread_cond_init(&sh->gate, NULL);
   pthread_mutex_init(&sh->err_lock, NULL);

@@ -31,7 +31,8 @@
 #define HOT_PART       0.2 /* the hot relation's most-read share of blocks */
 #define HOT_PART_READS 0.8 /* ... and the share of reads that go there */
 #define RAW_CHUNK      (256u * 1024u)
-#define MAX_CELLS      (ARGS_LIST_MAX * 6)
+#define MAX_RING_SPECS 32
+#define RING_NAME_LEN  64
 
 typedef enum scan_kind { SCAN_NONE = 0, SCAN_SEQ, SCAN_INDEX, SCAN_VACUUM } scan_kind;
 extern const char *const scan_kind_names[];
@@ -41,6 +42,7 @@ typedef struct cell {
   int policy; /* index into scan_bench.specs */
   scan_kind scan;
   bool ring;
+  int ring_spec; /* with a ring: index into scan_bench.ring_cfgs */
 } cell;
 
 typedef struct cell_result {
@@ -111,8 +113,15 @@ typedef struct scan_bench {
   bool ring_on, ring_off; /* which ring settings seq scans run with */
   scan_kind scans[3];     /* in the order given */
   int nscans;
-  hs_ring_config ring_cfg;
-  const hs_ring_config *ring; /* NULL: the default fixed 256 KiB */
+  /* --ring-size: one ring spec (default "fixed", the kind's own size), or
+   * a list, where each ring cell runs once per spec. A list's fixed ring
+   * over the cap (1/8 of the pool) for a scan kind is skipped for it,
+   * rather than run capped as a copy of the largest ring that fits. */
+  hs_ring_config ring_cfgs[MAX_RING_SPECS];
+  char ring_names[MAX_RING_SPECS][RING_NAME_LEN]; /* as the JSON names them */
+  bool ring_over[MAX_RING_SPECS][SCAN_VACUUM + 1];
+  int nrings;
+  bool ring_list;
   uint32_t nbuffers;
   hs_blockno hot_pages, hot_head, big_pages;
 
@@ -138,8 +147,9 @@ int scan_run_cell(scan_bench *b, const cell *c, cell_result *r);
 void progress_show(progress *p);
 void progress_clear(progress *p);
 const char *scan_ring_label(const cell *c);
-/* "no scan", "index scan", "seq, ring on" ... */
-void scan_cell_name(const cell *c, char *buf, size_t len);
+/* "no scan", "index scan", "seq, ring on" ("seq, ring fixed:64KiB" with a
+ * list of rings) ... */
+void scan_cell_name(const scan_bench *b, const cell *c, char *buf, size_t len);
 void scan_print_header(const scan_bench *b);
 void scan_print_row(const scan_bench *b, const cell *c, const cell_result *r);
 /* After the last row: what the columns mean, what the run showed, and the

@@ -55,13 +55,28 @@ const char *scan_ring_label(const cell *c) {
   return c->ring ? "on" : "off";
 }
 
-void scan_cell_name(const cell *c, char *buf, size_t len) {
+void scan_cell_name(const scan_bench *b, const cell *c, char *buf, size_t len) {
   if (c->scan == SCAN_NONE)
     snprintf(buf, len, "no scan");
   else if (c->scan == SCAN_INDEX)
     snprintf(buf, len, "index scan");
+  else if (c->ring && b->ring_list)
+    snprintf(buf, len, "%s, ring %s", scan_kind_names[c->scan], b->ring_names[c->ring_spec]);
   else
     snprintf(buf, len, "%s, ring %s", scan_kind_names[c->scan], scan_ring_label(c));
+}
+
+/* The cell's ring spec for the JSON: with a list, a ring cell's own; else
+ * (and for cells without a ring) the flag as given. */
+static const char *ring_spec_name(const scan_bench *b, const cell *c) {
+  if (c->ring && b->ring_list) return b->ring_names[c->ring_spec];
+  return b->ring_size_flag ? b->ring_size_flag : "fixed";
+}
+
+/* The ring the cell's scanners used, in bytes (0: none, the scan read
+ * through the policy). */
+static uint64_t ring_bytes(const scan_bench *b, const cell_result *r) {
+  return (uint64_t)r->ring_buffers * b->page_size;
 }
 
 /* ---- the ratios ---- */
@@ -121,7 +136,8 @@ void scan_print_json(const scan_bench *b, const cell *c, const cell_result *r) {
   json_double(&j, "raw_mb_per_cpu_sec", "%.1f", r->raw_mb_per_cpu_sec);
   json_double(&j, "scan_raw_cpu_ratio", "%.4f", scan_cpu_ratio(r));
   json_u64(&j, "ring_buffers", r->ring_buffers);
-  json_str(&j, "ring_size", b->ring_size_flag ? b->ring_size_flag : "fixed");
+  json_str(&j, "ring_size", ring_spec_name(b, c));
+  json_u64(&j, "ring_bytes", ring_bytes(b, r));
   json_u64(&j, "oltp_ops", r->oltp_ops);
   json_u64(&j, "oltp_updates", r->oltp_updates);
   json_u64(&j, "scan_bytes", r->scan_bytes);
@@ -192,9 +208,12 @@ void scan_print_header(const scan_bench *b) {
          b->ring_size_flag ? b->ring_size_flag : "fixed (256 KiB)", b->warmup, b->seconds);
   printf("The hot relation fills at most %.1f%% of the pool: the best possible hot share.\n\n",
          100 * best_hot_share(b));
-  printf("%-22s %-4s %-5s %12s %8s %9s %9s %9s %9s %10s %9s %8s %8s %7s\n", "policy", "ring",
-         "scan", "oltp ops/s", "hit%", "p50 us", "p99 us", "miss us", "hot share", "scan MB/s",
-         "MB/CPU-s", "raw MB/s", "scan/raw", "per CPU");
+  /* With a list of rings, a column of the size each cell's ring had. */
+  printf("%-22s %-4s ", "policy", "ring");
+  if (b->ring_list) printf("%9s ", "ring size");
+  printf("%-5s %12s %8s %9s %9s %9s %9s %10s %9s %8s %8s %7s\n", "scan", "oltp ops/s", "hit%",
+         "p50 us", "p99 us", "miss us", "hot share", "scan MB/s", "MB/CPU-s", "raw MB/s",
+         "scan/raw", "per CPU");
   fflush(stdout);
 }
 
@@ -210,12 +229,23 @@ void scan_print_row(const scan_bench *b, const cell *c, const cell_result *r) {
   if (c->scan != SCAN_NONE && c->scan != SCAN_INDEX)
     snprintf(ratio, sizeof ratio, "%.2f", scan_ratio(r));
   if (c->scan == SCAN_SEQ) snprintf(raw, sizeof raw, "%.0f", r->raw_mb_per_sec);
-  char miss[16] = "-";
-  if (r->hit_ratio < 1) snprintf(miss, sizeof miss, "%.2f", r->miss_us);
-  printf("%-22s %-4s %-5s %12.0f %7.2f%% %9.2f %9.2f %9s %8.1f%% %10s %9s %8s %8s %7s\n",
-         b->specs[c->policy], scan_ring_label(c), scan_kind_names[c->scan], r->oltp_ops_per_sec,
-         100 * r->hit_ratio, r->p50_us, r->p99_us, miss, 100 * r->hot_share, mb, per_cpu, raw,
-         ratio, cpu_ratio);
+  /* Without OLTP clients (--oltp-threads 0) their columns stay empty. */
+  char ops[24] = "-", hit[16] = "-", p50[24] = "-", p99[24] = "-", miss[16] = "-";
+  if (b->oltp_threads) {
+    snprintf(ops, sizeof ops, "%.0f", r->oltp_ops_per_sec);
+    snprintf(hit, sizeof hit, "%.2f%%", 100 * r->hit_ratio);
+    snprintf(p50, sizeof p50, "%.2f", r->p50_us);
+    snprintf(p99, sizeof p99, "%.2f", r->p99_us);
+    if (r->hit_ratio < 1) snprintf(miss, sizeof miss, "%.2f", r->miss_us);
+  }
+  printf("%-22s %-4s ", b->specs[c->policy], scan_ring_label(c));
+  if (b->ring_list) {
+    char size[32] = "-";
+    if (ring_bytes(b, r)) args_format_size(ring_bytes(b, r), size, sizeof size);
+    printf("%9s ", size);
+  }
+  printf("%-5s %12s %8s %9s %9s %9s %8.1f%% %10s %9s %8s %8s %7s\n", scan_kind_names[c->scan], ops,
+         hit, p50, p99, miss, 100 * r->hot_share, mb, per_cpu, raw, ratio, cpu_ratio);
   fflush(stdout);
 }
 
@@ -246,10 +276,14 @@ static void put_wrapped(const char *text) {
   fputc('\n', stdout);
 }
 
-/* The index of policy p's cell with this scan and ring, or -1. */
-static int find_cell(const scan_bench *b, int p, scan_kind scan, bool ring) {
-  for (int i = 0; i < b->ncells; i++)
-    if (b->cells[i].policy == p && b->cells[i].scan == scan && b->cells[i].ring == ring) return i;
+/* The index of policy p's cell with this scan and ring (spec: which ring
+ * of the list), or -1. */
+static int find_cell(const scan_bench *b, int p, scan_kind scan, bool ring, int spec) {
+  for (int i = 0; i < b->ncells; i++) {
+    const cell *c = &b->cells[i];
+    if (c->policy == p && c->scan == scan && c->ring == ring && (!ring || c->ring_spec == spec))
+      return i;
+  }
   return -1;
 }
 
@@ -302,14 +336,16 @@ static void fmt_ratio(char *buf, size_t len, double lo, double hi) {
     snprintf(buf, len, "%s-%s", a, b);
 }
 
-/* One line: how the policies fared under `scan` with `ring`, against their
- * baselines. Nothing when the matrix has no such cells. */
-static void conclude_scan(const scan_bench *b, const char *label, scan_kind scan, bool ring) {
+/* One line: how the policies fared under `scan` with `ring` (spec: which
+ * ring of the list), against their baselines. Nothing when the matrix has
+ * no such cells. */
+static void conclude_scan(const scan_bench *b, const char *label, scan_kind scan, bool ring,
+                          int spec) {
   group g[NVERDICTS];
   memset(g, 0, sizeof g);
   int total = 0;
   for (int p = 0; p < b->npolicies; p++) {
-    int base = find_cell(b, p, SCAN_NONE, false), i = find_cell(b, p, scan, ring);
+    int base = find_cell(b, p, SCAN_NONE, false, 0), i = find_cell(b, p, scan, ring, spec);
     if (base < 0 || i < 0) continue;
     verdict v = judge(&b->res[base], &b->res[i]);
     group_add(&g[v], b->specs[p], &b->res[base], &b->res[i]);
@@ -345,7 +381,7 @@ static void conclude_latency(const scan_bench *b) {
   for (int i = 0; i < b->ncells; i++) {
     const cell *c = &b->cells[i];
     if (c->scan != SCAN_SEQ) continue;
-    int base = find_cell(b, c->policy, SCAN_NONE, false);
+    int base = find_cell(b, c->policy, SCAN_NONE, false, 0);
     if (base < 0 || b->res[base].p99_us <= 0) continue;
     const cell_result *r = &b->res[i];
     int k = c->ring ? 1 : 0;
@@ -419,6 +455,49 @@ static void conclude_speed(const scan_bench *b) {
   put_wrapped(line);
 }
 
+/* conclude_scan for each ring of the list (`label`: the one ring when
+ * --ring-size named one; `each`: followed by the ring's spec, for a list). */
+static void conclude_rings(const scan_bench *b, const char *label, const char *each,
+                           scan_kind scan) {
+  for (int k = 0; k < b->nrings; k++) {
+    char line[RING_NAME_LEN + 48];
+    snprintf(line, sizeof line, "%s %s", each, b->ring_names[k]);
+    conclude_scan(b, b->ring_list ? line : label, scan, true, k);
+  }
+}
+
+/* With a list of rings: the seq scan's MB/s through each (the mean over the
+ * policies), and the fastest. */
+static void conclude_ring_speed(const scan_bench *b) {
+  if (!b->ring_list) return;
+  char line[4096];
+  size_t off = (size_t)snprintf(line, sizeof line, "- seq scan MB/s by ring (mean over policies):");
+  int best = -1, nlisted = 0;
+  double best_mb = 0;
+  for (int k = 0; k < b->nrings && off < sizeof line; k++) {
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < b->ncells; i++) {
+      const cell *c = &b->cells[i];
+      if (c->scan == SCAN_SEQ && c->ring && c->ring_spec == k) {
+        sum += b->res[i].scan_mb_per_sec;
+        n++;
+      }
+    }
+    if (!n) continue;
+    double mb = sum / n;
+    off += (size_t)snprintf(line + off, sizeof line - off, "%s %s %.0f", nlisted++ ? "," : "",
+                            b->ring_names[k], mb);
+    if (best < 0 || mb > best_mb) {
+      best = k;
+      best_mb = mb;
+    }
+  }
+  if (best < 0 || off >= sizeof line) return;
+  snprintf(line + off, sizeof line - off, "; fastest: %s", b->ring_names[best]);
+  put_wrapped(line);
+}
+
 static void print_vacuum_table(const scan_bench *b) {
   bool any = false;
   for (int i = 0; i < b->ncells; i++) any |= b->cells[i].scan == SCAN_VACUUM;
@@ -450,17 +529,20 @@ void scan_print_footer(const scan_bench *b) {
          "MB per CPU-second, the same comparison per unit of CPU. Index scans and the\n"
          "baselines (scan none) never use a ring.\n",
          100 * best_hot_share(b));
+  if (b->ring_list)
+    printf("ring size: the ring each cell's scanners used (--ring-size's list; \"-\": none).\n");
   printf("\nWhat this run shows (hot share at best %.1f%%; \"kept\": at least 90%% of the\n"
          "policy's own share without a scan and its hit ratio within a point; \"collapsed\":\n"
          "under half that share):\n",
          100 * best_hot_share(b));
-  conclude_scan(b, "seq scan with a ring", SCAN_SEQ, true);
-  conclude_scan(b, "seq scan without a ring", SCAN_SEQ, false);
-  conclude_scan(b, "index scan (no ring can help)", SCAN_INDEX, false);
-  conclude_scan(b, "vacuum with its ring", SCAN_VACUUM, true);
-  conclude_scan(b, "vacuum without a ring", SCAN_VACUUM, false);
+  conclude_rings(b, "seq scan with a ring", "seq scan with ring", SCAN_SEQ);
+  conclude_scan(b, "seq scan without a ring", SCAN_SEQ, false, 0);
+  conclude_scan(b, "index scan (no ring can help)", SCAN_INDEX, false, 0);
+  conclude_rings(b, "vacuum with its ring", "vacuum with ring", SCAN_VACUUM);
+  conclude_scan(b, "vacuum without a ring", SCAN_VACUUM, false, 0);
   conclude_latency(b);
   conclude_speed(b);
+  conclude_ring_speed(b);
   print_vacuum_table(b);
 }
 
@@ -469,7 +551,7 @@ void scan_print_footer(const scan_bench *b) {
 int scan_plot(const scan_bench *b) {
   int n = b->ncells;
   scan_plot_cell *pc = calloc((size_t)n, sizeof *pc);
-  char(*names)[32] = calloc((size_t)n, sizeof *names);
+  char(*names)[96] = calloc((size_t)n, sizeof *names);
   if (!pc || !names) {
     free(pc);
     free(names);
@@ -479,7 +561,7 @@ int scan_plot(const scan_bench *b) {
   for (int i = 0; i < n; i++) {
     const cell *c = &b->cells[i];
     const cell_result *r = &b->res[i];
-    scan_cell_name(c, names[i], sizeof names[i]);
+    scan_cell_name(b, c, names[i], sizeof names[i]);
     pc[i] = (scan_plot_cell){.policy = b->specs[c->policy],
                              .variant = names[i],
                              .hit_ratio = r->hit_ratio,

@@ -317,7 +317,7 @@ static void seq_scans(worker *w) {
   bool vacuum = sh->scan == SCAN_VACUUM;
   hs_strategy *ring = NULL;
   if (sh->ring && (vacuum || hs_pool_scan_needs_ring(pool, n, 0)) &&
-      hs_strategy_create(pool, vacuum ? HS_STRATEGY_VACUUM : HS_STRATEGY_BULKREAD, b->ring,
+      hs_strategy_create(pool, vacuum ? HS_STRATEGY_VACUUM : HS_STRATEGY_BULKREAD, sh->ring_cfg,
                          &ring) != HS_OK) {
     worker_fail(w, "scanner %u creating its ring: %s", w->id, hs_last_error());
     return;

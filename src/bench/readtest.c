@@ -565,45 +565,44 @@ static void print_json(const readtest *t, const results *res, int s, int h, int 
   json_end_line(&j);
 }
 
-/* The cells of one mode with one huge-pages setting, a size at a time.
- * 0, 1 after an error line, -1 interrupted. */
-static int run_sizes(readtest *t, int m, int h, const cell_io *c, const char *path, results *res) {
-  for (int s = 0; s < t->nsizes; s++) {
-    /* Whole huge-page units, so that even a 16 KiB working set can sit on
-     * a huge page; a fresh region per cell, so no cell inherits another's
-     * pages. */
-    size_t region = (size_t)((t->sizes[s] + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
-    hs_huge_pages_used got;
-    unsigned char *ws =
-        big_alloc(region, h == HUGE_ON ? HS_HUGE_PAGES_ON : HS_HUGE_PAGES_OFF, &got);
-    if (!ws && h == HUGE_ON && errno == EOPNOTSUPP) {
-      fprintf(stderr, PROG ": huge pages on: this system has neither reserved nor transparent "
-                           "huge pages; skipped\n");
-      t->huge_on[HUGE_ON] = false; /* for the other modes too */
-      return 0;
-    }
-    if (!ws) {
-      char b[32];
-      fprintf(stderr, PROG ": allocating a %s working set: %s\n", human_size(region, b, sizeof b),
-              strerror(errno));
-      return 1;
-    }
-    cell_result r;
-    int cell_rc = run_cell(t, m, c, ws, t->sizes[s], path, &r);
-    uint64_t huge = cell_rc == 0 ? huge_bytes_of(ws, region) : 0;
-    big_free(ws, region);
-    if (cell_rc != 0) {
-      if (bench_interrupted()) return -1;
-      fprintf(stderr, PROG ": %s\n", hs_last_error());
-      return 1;
-    }
-    res->got[h] = got;
-    res->measured[s][h][m] = true;
-    res->ns_per_read[s][h][m] = (double)r.ns / (double)r.reads;
-    res->mbps[s][h][m] = (double)r.reads * (double)t->io / 1e6 / ((double)r.ns / 1e9);
-    res->huge_bytes[s][h][m] = huge == UINT64_MAX || huge < t->sizes[s] ? huge : t->sizes[s];
-    if (t->json) print_json(t, res, s, h, m, &r);
+/* One cell: mode m, size s, huge-pages setting h. 0 (measured, or huge
+ * pages skipped for good after one line), 1 after an error line, -1
+ * interrupted. */
+static int run_one(readtest *t, int m, int s, int h, const cell_io *c, const char *path,
+                   results *res) {
+  /* Whole huge-page units, so that even a 16 KiB working set can sit on a
+   * huge page; a fresh region per cell, so no cell inherits another's
+   * pages. */
+  size_t region = (size_t)((t->sizes[s] + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
+  hs_huge_pages_used got;
+  unsigned char *ws = big_alloc(region, h == HUGE_ON ? HS_HUGE_PAGES_ON : HS_HUGE_PAGES_OFF, &got);
+  if (!ws && h == HUGE_ON && errno == EOPNOTSUPP) {
+    fprintf(stderr, PROG ": huge pages on: this system has neither reserved nor transparent "
+                         "huge pages; skipped\n");
+    t->huge_on[HUGE_ON] = false; /* for every later cell */
+    return 0;
   }
+  if (!ws) {
+    char b[32];
+    fprintf(stderr, PROG ": allocating a %s working set: %s\n", human_size(region, b, sizeof b),
+            strerror(errno));
+    return 1;
+  }
+  cell_result r;
+  int cell_rc = run_cell(t, m, c, ws, t->sizes[s], path, &r);
+  uint64_t huge = cell_rc == 0 ? huge_bytes_of(ws, region) : 0;
+  big_free(ws, region);
+  if (cell_rc != 0) {
+    if (bench_interrupted()) return -1;
+    fprintf(stderr, PROG ": %s\n", hs_last_error());
+    return 1;
+  }
+  res->got[h] = got;
+  res->measured[s][h][m] = true;
+  res->ns_per_read[s][h][m] = (double)r.ns / (double)r.reads;
+  res->mbps[s][h][m] = (double)r.reads * (double)t->io / 1e6 / ((double)r.ns / 1e9);
+  res->huge_bytes[s][h][m] = huge == UINT64_MAX || huge < t->sizes[s] ? huge : t->sizes[s];
+  if (t->json) print_json(t, res, s, h, m, &r);
   return 0;
 }
 
@@ -626,8 +625,12 @@ static int run(readtest *t, const char *path, uint64_t file_bytes, results *res)
       rc = 1;
       break;
     }
-    for (int h = 0; h < NHUGE && rc == 0; h++)
-      if (t->huge_on[h]) rc = run_sizes(t, m, h, &c, path, res);
+    /* A size's cells with and without huge pages back to back: this
+     * machine's copy rate drifts by a fifth from one minute to the next,
+     * and the pair must see the same machine. */
+    for (int s = 0; s < t->nsizes && rc == 0; s++)
+      for (int h = 0; h < NHUGE && rc == 0; h++)
+        if (t->huge_on[h]) rc = run_one(t, m, s, h, &c, path, res);
     close_mode(&c);
   }
   if (rc == 0 && !t->json)

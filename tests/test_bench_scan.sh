@@ -85,6 +85,8 @@ run bench scan --io sideways
 expect_usage_error --io "bench scan --io sideways" "hotset bench"
 run bench scan --io auto --direct
 expect_usage_error "--direct and --io auto" "bench scan --io auto --direct" "hotset bench"
+run bench scan --io buffered --direct
+expect_usage_error "--direct and --io buffered" "bench scan --io buffered --direct" "hotset bench"
 # A list of rings: an empty item, an option word before any ring, a word
 # that is neither, the same ring twice, and a list whose every ring is over
 # the pool's cap (1/8 of 4 MiB) are refused.

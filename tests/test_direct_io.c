@@ -335,6 +335,58 @@ static void test_refusing_fs(void) {
   CHECK_OK(hs_smgr_open_ex(data, &o, &s));
   CHECK(!hs_smgr_direct_io(s));
   hs_smgr_close(s);
+
+  /* A relation file that is a link into the ramfs, from a data directory
+   * that does direct I/O: its open is refused naming ramfs, not the data
+   * directory's file system. */
+  char ext[PATH_MAX - 64], target[PATH_MAX], link[PATH_MAX];
+  testdir_make(ext, sizeof ext, "dio-link");
+  snprintf(target, sizeof target, "%s/rel", dir);
+  int fd = open(target, O_RDWR | O_CREAT, 0600);
+  REQUIRE(fd >= 0 && ftruncate(fd, PAGE) == 0);
+  close(fd);
+  snprintf(link, sizeof link, "%s/%u", ext, REL);
+  REQUIRE(symlink(target, link) == 0);
+  o.direct_io = true;
+  s = open_smgr(ext, PAGE, true);
+  unsigned char *page = test_page_alloc(PAGE);
+  CHECK_ST(hs_smgr_read(s, REL, HS_FORK_MAIN, 0, page), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "with O_DIRECT: the file system there (ramfs) refuses");
+  free(page);
+  hs_smgr_close(s);
+  testdir_remove(ext);
+  unmount_fs(dir);
+}
+
+/* A full file system is not one that refuses direct I/O: the probe's
+ * ENOSPC is reported as what it is (a pool must still open on a full disk
+ * to recover), not as a refusal a caller would answer by going buffered. */
+static void test_full_fs_not_refusal(void) {
+  char dir[PATH_MAX - 64], fill[PATH_MAX];
+  testdir_make(dir, sizeof dir, "dio-full");
+  if (geteuid() != 0 || mount("none", dir, "tmpfs", 0, "size=64k") != 0) {
+    check_skip("test_direct_io", "full file system part: cannot mount a tmpfs here (needs root)");
+    rmdir(dir);
+    return;
+  }
+  snprintf(fill, sizeof fill, "%s/fill", dir);
+  int fd = open(fill, O_WRONLY | O_CREAT, 0600);
+  REQUIRE(fd >= 0);
+  static const char block[4096];
+  while (write(fd, block, sizeof block) > 0) continue;
+  close(fd);
+  hs_smgr_options o = {.page_size = 4096, .direct_io = true};
+  hs_smgr *s = NULL;
+  hs_status st = hs_smgr_open_ex(dir, &o, &s);
+  if (st == HS_ERR_INVALID && strstr(hs_last_error(), "turning O_DIRECT on")) {
+    /* Kernels before 6.6: tmpfs refuses O_DIRECT outright. */
+    check_skip("test_direct_io", "full file system part: this kernel's tmpfs refuses O_DIRECT");
+  } else {
+    CHECK_ST(st, HS_ERR_NOSPACE);
+    CHECK(strstr(hs_last_error(), "refuses") == NULL);
+    CHECK_CONTAINS(hs_last_error(), "could not write and read back a test page");
+  }
+  if (s) hs_smgr_close(s);
   unmount_fs(dir);
 }
 
@@ -582,6 +634,7 @@ int main(void) {
   test_short_faults();
   test_refusing_fs();
   test_alignment_above_page();
+  test_full_fs_not_refusal();
   test_4k_device();
   test_pool_paths();
   return check_finish();

@@ -3,9 +3,13 @@
  * opens whatever the system allows and says what it got (a pool too small
  * for one huge page gets small ones); ON opens with huge pages or refuses
  * with a message naming them; a value out of range is refused. Every pool
- * reads and writes its pages the same, whatever memory it got.
+ * reads and writes its pages the same, whatever memory it got. And
+ * big_alloc_aligned, which direct I/O uses for a small pool's frames when
+ * the file system asks for more than a page's alignment: every size and
+ * alignment gives an aligned region, and a bad alignment is refused.
  */
 #include "check.h"
+#include "core/big_alloc.h"
 #include "hotset/pool.h"
 #include "pool_util.h"
 #include "testdir.h"
@@ -41,7 +45,24 @@ static void exercise(hs_pool *pool, uint32_t pages) {
   }
 }
 
+static void test_aligned_alloc(void) {
+  const size_t sizes[] = {1, 4096, 8192 * 16, 1u << 20, 3u << 20};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    for (size_t align = 4096; align <= 65536; align *= 2) {
+      /* A small mapping first, so the next one is not aligned by luck. */
+      void *pad = big_alloc(4096, HS_HUGE_PAGES_OFF, NULL);
+      void *p = big_alloc_aligned(sizes[i], align, HS_HUGE_PAGES_OFF, NULL);
+      CHECK(p != NULL && (uintptr_t)p % align == 0);
+      if (p) memset(p, 1, sizes[i]);
+      big_free(p, sizes[i]);
+      big_free(pad, 4096);
+    }
+  }
+  CHECK(big_alloc_aligned(4096, 3 * 4096, HS_HUGE_PAGES_OFF, NULL) == NULL);
+}
+
 int main(void) {
+  test_aligned_alloc();
   char dir[256];
   testdir_make(dir, sizeof dir, "huge");
   hs_status st;

@@ -243,7 +243,8 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
 hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy *strategy,
                          bool lock, hs_buf *out, hs_blockno *block);
 
-/* The page of a pinned buffer (page_size bytes, 4 KiB aligned). */
+/* The page of a pinned buffer (page_size bytes, aligned to 4 KiB and to
+ * what direct I/O needs). */
 void *hs_buf_page(hs_pool *pool, hs_buf buf);
 hs_relid hs_buf_rel(hs_pool *pool, hs_buf buf);
 hs_fork hs_buf_fork(hs_pool *pool, hs_buf buf);

@@ -460,8 +460,8 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
        .kind = ARGS_STRING,
        .dest = &b->io_flag,
        .arg = "MODE",
-       .def = "buffered",
-       .help = "buffered, direct or auto. direct: the pool reads and writes its relations with "
+       .help = "buffered (the default), direct or auto. direct: the pool reads and writes its "
+               "relations with "
                "O_DIRECT, so a miss costs a device read, not a copy from the kernel's page "
                "cache, and the raw rates are the device's O_DIRECT rates (fails where the data "
                "directory's file system refuses it); auto: direct where possible, else buffered, "
@@ -492,12 +492,15 @@ static void check_flags(scan_bench *b) {
   if (strcmp(b->wal_flag, "log") != 0 && strcmp(b->wal_flag, "counter") != 0)
     args_usage_error(cmd, "--wal: \"%s\" is not log or counter", b->wal_flag);
   b->real_wal = strcmp(b->wal_flag, "log") == 0;
-  if (strcmp(b->io_flag, "buffered") != 0 && strcmp(b->io_flag, "direct") != 0 &&
+  /* --io has no default in the flag table, so that --direct beside an
+   * explicit --io buffered (or auto) is seen as the contradiction it is. */
+  if (b->io_flag && strcmp(b->io_flag, "buffered") != 0 && strcmp(b->io_flag, "direct") != 0 &&
       strcmp(b->io_flag, "auto") != 0)
     args_usage_error(cmd, "--io: \"%s\" is not buffered, direct or auto", b->io_flag);
-  if (b->direct_flag && strcmp(b->io_flag, "buffered") != 0 && strcmp(b->io_flag, "direct") != 0)
+  if (b->direct_flag && b->io_flag && strcmp(b->io_flag, "direct") != 0)
     args_usage_error(cmd, "--direct and --io %s contradict each other", b->io_flag);
   if (b->direct_flag) b->io_flag = "direct";
+  if (!b->io_flag) b->io_flag = "buffered";
   b->direct = strcmp(b->io_flag, "buffered") != 0; /* auto: until the file system says no */
   parse_ring_sizes(b);
   uint64_t npages = b->pool_bytes / b->page_size;
@@ -580,8 +583,12 @@ static int make_relations(scan_bench *b) {
    * minutes of preparation; the relations are still written buffered
    * (quicker) and synced, and every read after that is direct. */
   hs_smgr_options probe = {.page_size = (uint32_t)b->page_size, .direct_io = true};
-  if (b->direct && hs_smgr_open_ex(b->dir, &probe, &smgr) != HS_OK) {
-    if (strcmp(b->io_flag, "auto") != 0) return fail(b, "--io direct");
+  hs_status probed = b->direct ? hs_smgr_open_ex(b->dir, &probe, &smgr) : HS_OK;
+  if (probed != HS_OK) {
+    /* auto falls back only where direct I/O is refused (HS_ERR_INVALID:
+     * the file system says no, or wants bigger pages); a full disk or a
+     * permission problem fails as it would buffered. */
+    if (strcmp(b->io_flag, "auto") != 0 || probed != HS_ERR_INVALID) return fail(b, "--io direct");
     snprintf(b->io_note, sizeof b->io_note, "%s", hs_last_error());
     b->direct = false;
   } else if (b->direct) {

@@ -74,6 +74,17 @@ void *big_alloc(size_t bytes, hs_huge_pages mode, hs_huge_pages_used *used) {
   return p;
 }
 
+void *big_alloc_aligned(size_t bytes, size_t align, hs_huge_pages mode, hs_huge_pages_used *used) {
+  if (align <= SMALL_BYTES || mapped_bytes(bytes ? bytes : 1) >= HUGE_BYTES)
+    return big_alloc(bytes, mode, used); /* a page, or a huge page: aligned enough */
+  if (used) *used = HS_HUGE_PAGES_NONE;
+  if (align > HUGE_BYTES || (align & (align - 1)) != 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  return map_aligned(mapped_bytes(bytes ? bytes : 1));
+}
+
 void big_free(void *p, size_t bytes) {
   if (!p) return;
   munmap(p, mapped_bytes(bytes ? bytes : 1));

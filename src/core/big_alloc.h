@@ -21,7 +21,12 @@
  * pages, and MADV_NOHUGEPAGE so a system set to "always" does not give it
  * huge ones either. */
 void *big_alloc(size_t bytes, hs_huge_pages mode, hs_huge_pages_used *used);
-/* Frees what big_alloc gave for the same `bytes`; NULL is a no-op. */
+/* The same, starting on a multiple of `align` (a power of two up to 2 MiB):
+ * what direct I/O needs of a small pool's frames when the file system asks
+ * for more than a page's alignment. Huge-page regions already are. */
+void *big_alloc_aligned(size_t bytes, size_t align, hs_huge_pages mode, hs_huge_pages_used *used);
+/* Frees what big_alloc or big_alloc_aligned gave for the same `bytes`; NULL
+ * is a no-op. */
 void big_free(void *p, size_t bytes);
 
 #endif

@@ -187,11 +187,15 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
     pool_free(pool);
     return st;
   }
-  /* Page-aligned (mmap), on huge pages as opts->huge_pages says. */
+  /* Page-aligned (mmap), on huge pages as opts->huge_pages says; the frames
+   * also as direct I/O asks (the probe made sure that divides page_size,
+   * so every frame is aligned when the first is). */
   hs_huge_pages_used frames_got;
   pool->huge_mode = opts->huge_pages;
+  uint32_t io_align = hs_smgr_io_alignment(pool->smgr);
   pool->descs = big_alloc(sizeof *pool->descs * npages, opts->huge_pages, NULL);
-  pool->pages = big_alloc((size_t)npages * page_size, opts->huge_pages, &frames_got);
+  pool->pages =
+      big_alloc_aligned((size_t)npages * page_size, io_align, opts->huge_pages, &frames_got);
   if (!pool->descs || !pool->pages) {
     bool refused = opts->huge_pages == HS_HUGE_PAGES_ON && errno == EOPNOTSUPP;
     pool_free(pool);
@@ -203,16 +207,6 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
                      npages);
     return hs_fail(HS_ERR_NOMEM, errno, "could not allocate %" PRIu64 " buffers of %u bytes",
                    npages, page_size);
-  }
-  /* mmap gives at least page alignment; a file system asking for more
-   * than that and the page size both is refused here, not on a read. */
-  uint32_t io_align = hs_smgr_io_alignment(pool->smgr);
-  if ((uintptr_t)pool->pages % io_align != 0) {
-    pool_free(pool);
-    return hs_fail(HS_ERR_INVALID, 0,
-                   "direct I/O in \"%s\" needs buffers aligned to %u bytes, more than the pool's "
-                   "frames have; turn direct_io off",
-                   opts->dir, io_align);
   }
   /* What the frames got is what a user asks about; descriptors too small
    * for a huge page (a small pool) do not make it "none". */

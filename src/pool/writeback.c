@@ -41,7 +41,10 @@
 #include <string.h>
 
 /* The copy a page is stamped on before it is written (checksums on): one
- * per thread, the largest page size, freed when the thread exits. */
+ * per thread, the largest page size, freed when the thread exits. Aligned
+ * to the largest page size too: direct I/O may ask for up to a page's
+ * alignment (the storage manager's probe refuses more), and the copy serves
+ * every pool this thread writes for. */
 static pthread_key_t copy_key;
 static pthread_once_t copy_key_once = PTHREAD_ONCE_INIT;
 static void make_copy_key(void) {
@@ -52,7 +55,7 @@ static unsigned char *write_copy_buffer(void) {
   unsigned char *copy = pthread_getspecific(copy_key);
   if (copy) return copy;
   void *mem;
-  if (posix_memalign(&mem, 4096, HS_PAGE_SIZE_MAX) != 0) return NULL;
+  if (posix_memalign(&mem, HS_PAGE_SIZE_MAX, HS_PAGE_SIZE_MAX) != 0) return NULL;
   if (pthread_setspecific(copy_key, mem) != 0) {
     free(mem);
     return NULL;

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,20 +79,28 @@ void dio_fs_name(const char *path, char *buf, size_t len) {
 }
 
 /* An unnamed file in `dir` (O_TMPFILE), or a named one removed at once
- * where the file system cannot make unnamed ones. Returns the fd or -1
- * with errno set. */
+ * where the file system cannot make unnamed ones: created exclusively,
+ * never through a symlink, under a name no other probe in this process or
+ * another uses at the same time. Returns the fd or -1 with errno set. */
 static int probe_file(const char *dir) {
   int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != ENOENT)) return fd;
-  char path[PATH_MAX];
-  if (snprintf(path, sizeof path, "%s/hotset.direct-probe.%ld", dir, (long)getpid()) >=
-      (int)sizeof path) {
-    errno = ENAMETOOLONG;
-    return -1;
+  static _Atomic unsigned probes;
+  for (int tries = 0; tries < 100; tries++) {
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/hotset.direct-probe.%ld.%u", dir, (long)getpid(),
+                 atomic_fetch_add(&probes, 1)) >= (int)sizeof path) {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      unlink(path);
+      return fd;
+    }
+    if (errno != EEXIST) return -1;
   }
-  fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd >= 0) unlink(path);
-  return fd;
+  return -1;
 }
 
 /* The alignment statx reports for fd, or the fallback; false if the file
@@ -162,10 +171,18 @@ hs_status dio_probe(const char *dir, uint32_t page_size, dio_info *out) {
                  dir, out->fs_name, need, page_size, need);
   } else {
     int err = probe_transfer(fd, page_size, out->mem_align);
+    /* EINVAL (or EOPNOTSUPP) is the file system saying no to O_DIRECT
+     * transfers; anything else (ENOSPC on a full disk, EIO) is not a
+     * refusal and must not read as one: a pool must still open on a full
+     * disk to recover. */
     if (err == ENOMEM)
       st = hs_fail(HS_ERR_NOMEM, err, "no memory for a page to try direct I/O with");
-    else if (err)
+    else if (err == EINVAL || err == EOPNOTSUPP)
       st = refused(dir, out, err, "a page written and read back");
+    else if (err)
+      st = hs_fail(hs_status_from_errno(err), err,
+                   "could not write and read back a test page with O_DIRECT in \"%s\" (%s): %s",
+                   dir, out->fs_name, strerror(err));
   }
   close(fd);
   return st;

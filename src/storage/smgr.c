@@ -411,7 +411,10 @@ static int direct_flag(const hs_smgr *s) {
  * the message names the file system, and there is no buffered retry. */
 static hs_status direct_refused(const hs_smgr *s, int err, const char *path) {
   char fs[sizeof s->dio.fs_name];
-  dio_fs_name(s->dir, fs, sizeof fs);
+  /* The file's own file system (it may be a link to another one), or the
+   * directory's for a file not there yet. */
+  struct stat sb;
+  dio_fs_name(stat(path, &sb) == 0 ? path : s->dir, fs, sizeof fs);
   return hs_fail(HS_ERR_INVALID, err,
                  "could not open \"%s\" with O_DIRECT: the file system there (%s) refuses "
                  "direct I/O (Invalid argument); use a file system that supports it, or turn "
@@ -521,9 +524,9 @@ hs_status hs_smgr_open(const char *dir, uint32_t page_size, hs_smgr **out) {
 
 hs_status hs_smgr_open_ex(const char *dir, const hs_smgr_options *opts, hs_smgr **out) {
   if (!out) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_open: out is NULL");
+  *out = NULL;
   if (!opts) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_open_ex: opts is NULL");
   uint32_t page_size = opts->page_size ? opts->page_size : HS_PAGE_SIZE_DEFAULT;
-  *out = NULL;
   if (!dir || !*dir) return hs_fail(HS_ERR_INVALID, 0, "no data directory given");
   if (strlen(dir) > DIR_MAX)
     return hs_fail(HS_ERR_INVALID, 0, "data directory name is too long (%zu bytes, at most %d)",

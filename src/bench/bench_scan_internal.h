@@ -83,12 +83,12 @@ bool scan_wal_needs_flush(void *ctx, hs_lsn lsn);
 typedef struct progress {
   bool on;
   bool printed;
-  uint64_t t0;        /* start of the run */
-  uint64_t cells_ns;  /* time spent in finished cells */
-  int done, total;    /* cells */
-  uint64_t cell_t0;   /* start of the current cell (0: still preparing) */
-  double cell_budget; /* warm-up + measurement of one cell, in seconds */
-  char what[ARGS_SPEC_LEN + 64];
+  uint64_t t0;                    /* start of the run */
+  uint64_t cells_ns;              /* time spent in finished cells */
+  int done, total;                /* cells */
+  uint64_t cell_t0;               /* start of the current cell (0: still preparing) */
+  double cell_budget;             /* warm-up + measurement of one cell, in seconds */
+  char what[ARGS_SPEC_LEN + 104]; /* "<policy>, <cell name>" */
 } progress;
 
 /* Everything a run knows: the flags, what follows from them, the run's

@@ -252,6 +252,17 @@ assert o["policy"] == "clock-sweep" and o["dir"] is None and o["writes_ahead_of_
 assert o["wal"] == "log" and o["wal_records"] == o["updates"] + 1 and o["updates"] > 0, o
 assert o["wal_flushed_lsn"] == o["wal_inserted_lsn"] > 0 and o["wal_syncs"] >= 1, o
 ' "$out"; then ok; else bad "workload --json output fails the JSON checks"; fi
+  # --direct: the same run over O_DIRECT files, every update found on disk
+  # by the check after close (or, where the file system refuses, one line).
+  run workload --seconds 0.2 --threads 2 --pages 512 --pool 1MiB --direct --json
+  if [[ $status -ne 0 ]] && grep -q 'refuses\|moves blocks of' "$err"; then
+    echo "SKIPPED: test_cli: workload --direct: $(head -1 "$err")"
+  elif python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["direct"] is True and o["updates"] > 0 and o["updates"] == o["updates_on_disk"], o
+assert o["writes_ahead_of_wal"] == 0, o
+' "$out"; then ok; else bad "workload --direct fails the JSON checks"; fi
   run workload --seconds 0.2 --threads 2 --pages 512 --pool 1MiB --wal counter --json
   if python3 -c '
 import json, sys

@@ -273,7 +273,7 @@ static void wl_stop_if_interrupted(wl_run *d) {
 int workload_main(int argc, char **argv) {
   uint64_t threads, pool_bytes, pages, page_size, seed, bgwriter_delay, bgwriter_maxpages;
   double seconds;
-  bool json = false, keep = false;
+  bool json = false, keep = false, direct = false;
   const char *policy = NULL, *dir_flag = NULL, *wal_flag = NULL;
   const args_opt opts[] = {
       {.name = "threads",
@@ -341,6 +341,11 @@ int workload_main(int argc, char **argv) {
        .max = HS_POOL_MAX_PAGES,
        .def = "100",
        .help = "pages the background writer writes at most per round"},
+      {.name = "direct",
+       .kind = ARGS_FLAG,
+       .dest = &direct,
+       .help = "the pool reads and writes the relation with O_DIRECT (fails, naming the file "
+               "system, where it refuses)"},
       {.name = "json",
        .kind = ARGS_FLAG,
        .dest = &json,
@@ -403,6 +408,7 @@ int workload_main(int argc, char **argv) {
   po.policy = policy;
   po.bgwriter_delay_ms = (uint32_t)bgwriter_delay;
   po.bgwriter_lru_maxpages = (uint32_t)bgwriter_maxpages;
+  po.direct_io = direct;
   if (wal.log) {
     po.wal = wal.log;
   } else {
@@ -520,6 +526,7 @@ int workload_main(int argc, char **argv) {
     json_out j;
     json_begin(&j, stdout);
     json_str(&j, "policy", policy_name);
+    json_bool(&j, "direct", direct);
     json_u64(&j, "threads", threads);
     json_double(&j, "seconds", "%.3f", (double)elapsed / 1e9);
     json_u64(&j, "ops", ops);
@@ -556,9 +563,10 @@ int workload_main(int argc, char **argv) {
     args_format_size((uint64_t)nbuffers * page_size, pool, sizeof pool);
     args_format_size(page_size, page, sizeof page);
     args_format_size(pages * page_size, rel, sizeof rel);
-    printf("hotset workload: %" PRIu64 " threads for %.2f s; pool %s (%u buffers of %s, %s); "
+    printf("hotset workload: %" PRIu64 " threads for %.2f s; pool %s (%u buffers of %s, %s%s); "
            "relation %" PRIu64 " pages (%s)\n",
-           threads, (double)elapsed / 1e9, pool, nbuffers, page, policy_name, pages, rel);
+           threads, (double)elapsed / 1e9, pool, nbuffers, page, policy_name,
+           direct ? ", O_DIRECT" : "", pages, rel);
     printf("  %" PRIu64 " ops (%" PRIu64 " reads, %" PRIu64 " updates): %.0f ops/s\n", ops, reads,
            updates, ops_per_sec);
     if (wal.log)

@@ -85,11 +85,8 @@ int bench_scan_plot(const char *file, const char *title, const scan_plot_cell *c
   int rc = -1;
   for (int p = 0; p < NPANELS; p++) {
     snprintf(data[p], sizeof data[p], "%s/panel%d.dat", dir, p);
-    FILE *d = fopen(data[p], "w");
-    if (!d) {
-      fprintf(stderr, PLOT_PROG ": writing %s: %s\n", data[p], strerror(errno));
-      goto out;
-    }
+    FILE *d = gnuplot_create(PLOT_PROG, data[p]);
+    if (!d) goto out;
     fputs("policy", d);
     for (int v = 0; v < nbars; v++) {
       fputc(' ', d);
@@ -106,17 +103,11 @@ int bench_scan_plot(const char *file, const char *title, const scan_plot_cell *c
       }
       fputc('\n', d);
     }
-    if (fclose(d) != 0) {
-      fprintf(stderr, PLOT_PROG ": writing %s: %s\n", data[p], strerror(errno));
-      goto out;
-    }
+    if (gnuplot_close(PLOT_PROG, d, data[p]) != 0) goto out;
   }
 
-  FILE *s = fopen(script, "w");
-  if (!s) {
-    fprintf(stderr, PLOT_PROG ": writing %s: %s\n", script, strerror(errno));
-    goto out;
-  }
+  FILE *s = gnuplot_create(PLOT_PROG, script);
+  if (!s) goto out;
   int width = 300 + 90 * ngroups * (nbars + 1);
   if (width < 900) width = 900;
   gnuplot_terminal(s, file, width, 300 * NPANELS);
@@ -146,10 +137,7 @@ int bench_scan_plot(const char *file, const char *title, const scan_plot_cell *c
     fputc('\n', s);
   }
   fputs("unset multiplot\n", s);
-  if (fclose(s) != 0) {
-    fprintf(stderr, PLOT_PROG ": writing %s: %s\n", script, strerror(errno));
-    goto out;
-  }
+  if (gnuplot_close(PLOT_PROG, s, script) != 0) goto out;
 
   if (gnuplot_run(PLOT_PROG, script, dir, file) != 0) return -1; /* input kept */
   rc = 0;

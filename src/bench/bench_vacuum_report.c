@@ -298,11 +298,8 @@ int vac_plot(const char *file, const vac_cell *cells, size_t n) {
   snprintf(script, sizeof script, "%s/vacuum.gp", dir);
   snprintf(data, sizeof data, "%s/cells.dat", dir);
   int rc = -1;
-  FILE *d = fopen(data, "w");
-  if (!d) {
-    fprintf(stderr, PLOT_PROG ": writing %s: %s\n", data, strerror(errno));
-    goto out;
-  }
+  FILE *d = gnuplot_create(PLOT_PROG, data);
+  if (!d) goto out;
   /* Two blocks (paced, unpaced), each row: time, loss, label. */
   for (int fg = VAC_FG_PACED; fg <= VAC_FG_UNPACED; fg++) {
     for (size_t i = 0; i < n; i++) {
@@ -319,15 +316,9 @@ int vac_plot(const char *file, const vac_cell *cells, size_t n) {
     }
     fputs("\n\n", d);
   }
-  if (fclose(d) != 0) {
-    fprintf(stderr, PLOT_PROG ": writing %s: %s\n", data, strerror(errno));
-    goto out;
-  }
-  FILE *s = fopen(script, "w");
-  if (!s) {
-    fprintf(stderr, PLOT_PROG ": writing %s: %s\n", script, strerror(errno));
-    goto out;
-  }
+  if (gnuplot_close(PLOT_PROG, d, data) != 0) goto out;
+  FILE *s = gnuplot_create(PLOT_PROG, script);
+  if (!s) goto out;
   gnuplot_terminal(s, file, 1000, 700);
   fputs("set title 'hotset bench vacuum: vacuum time against foreground loss'\n"
         "set xlabel 'vacuum seconds'\nset ylabel 'foreground tps loss'\nset logscale x\n"
@@ -338,10 +329,7 @@ int vac_plot(const char *file, const vac_cell *cells, size_t n) {
         "labels offset 1,0.6 left notitle, '' index 1 using 1:2 with points pt 5 ps 1.5 title "
         "'unpaced', '' index 1 using 1:2:3 with labels offset 1,-0.6 left notitle\n",
         s);
-  if (fclose(s) != 0) {
-    fprintf(stderr, PLOT_PROG ": writing %s: %s\n", script, strerror(errno));
-    goto out;
-  }
+  if (gnuplot_close(PLOT_PROG, s, script) != 0) goto out;
   if (gnuplot_run(PLOT_PROG, script, dir, file) != 0) return -1;
   rc = 0;
 out:

@@ -26,7 +26,7 @@
 /* The data file: size in bytes, then one MB/s column per series in use. */
 static int write_data(const char *path, const readtest_cell *cells, size_t n, const bool *used,
                       int nseries) {
-  FILE *d = fopen(path, "w");
+  FILE *d = gnuplot_create(PLOT_PROG, path);
   if (!d) return -1;
   for (size_t i = 0; i < n; i++) {
     if (i > 0 && cells[i].size == cells[i - 1].size) continue;
@@ -43,7 +43,7 @@ static int write_data(const char *path, const readtest_cell *cells, size_t n, co
     }
     fputc('\n', d);
   }
-  return fclose(d);
+  return gnuplot_close(PLOT_PROG, d, path);
 }
 
 int readtest_plot(const char *file, const readtest_cell *cells, size_t n,
@@ -63,15 +63,9 @@ int readtest_plot(const char *file, const readtest_cell *cells, size_t n,
   snprintf(data, sizeof data, "%s/readtest.dat", dir);
   int rc = -1;
   FILE *s = NULL;
-  if (write_data(data, cells, n, used, nseries) != 0) {
-    fprintf(stderr, PLOT_PROG ": writing %s: %s\n", data, strerror(errno));
-    goto out;
-  }
-  s = fopen(script, "w");
-  if (!s) {
-    fprintf(stderr, PLOT_PROG ": writing %s: %s\n", script, strerror(errno));
-    goto out;
-  }
+  if (write_data(data, cells, n, used, nseries) != 0) goto out;
+  s = gnuplot_create(PLOT_PROG, script);
+  if (!s) goto out;
   gnuplot_terminal(s, file, 1000, 600);
   fputs("set title 'readtest: reads cycling through a working set'\n"
         "set logscale x 2\nset format x '%.0b%B'\nset xlabel 'working set (bytes)'\n"
@@ -95,10 +89,7 @@ int readtest_plot(const char *file, const readtest_cell *cells, size_t n,
     gnuplot_quote(s, series_names[m]);
   }
   fputc('\n', s);
-  if (fclose(s) != 0) {
-    fprintf(stderr, PLOT_PROG ": writing %s: %s\n", script, strerror(errno));
-    goto out;
-  }
+  if (gnuplot_close(PLOT_PROG, s, script) != 0) goto out;
   if (gnuplot_run(PLOT_PROG, script, dir, file) != 0) return -1; /* input kept */
   rc = 0;
 out:

@@ -74,3 +74,15 @@ int gnuplot_run(const char *prog, const char *script, const char *dir, const cha
   }
   return 0;
 }
+
+FILE *gnuplot_create(const char *prog, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) fprintf(stderr, "%s: writing %s: %s\n", prog, path, strerror(errno));
+  return f;
+}
+
+int gnuplot_close(const char *prog, FILE *f, const char *path) {
+  if (fclose(f) == 0) return 0;
+  fprintf(stderr, "%s: writing %s: %s\n", prog, path, strerror(errno));
+  return -1;
+}

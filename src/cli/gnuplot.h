@@ -23,6 +23,12 @@ void gnuplot_terminal(FILE *script, const char *output, int width, int height);
 /* Creates a fresh temporary directory into dir. 0, or -1 after printing one
  * line starting with `prog`. */
 int gnuplot_workdir(const char *prog, char *dir, size_t len);
+/* fopen(path, "w") for a plot's data or script: the stream, or NULL after
+ * printing "<prog>: writing <path>: <why>". */
+FILE *gnuplot_create(const char *prog, const char *path);
+/* fclose(f) of such a file: 0, or -1 after printing the same line (a full
+ * disk shows first here). */
+int gnuplot_close(const char *prog, FILE *f, const char *path);
 /* Runs gnuplot on `script` (in `dir`) to draw `output`. 0, or -1 after
  * printing one line starting with `prog`; on failure the directory is kept
  * for a look, and its name is in the message. */

@@ -617,7 +617,7 @@ static hs_status measure_raw_io(const scan_bench *b, uint32_t io, double seconds
   hs_smgr_fork_filename(BIG_REL, HS_FORK_MAIN, name, sizeof name);
   if ((size_t)snprintf(path, sizeof path, "%s/%s", b->dir, name) >= sizeof path)
     return hs_fail(HS_ERR_INVALID, 0, "the relation's path under %s is too long", b->dir);
-  return bench_raw_read_rate_ex(path, io, RAW_CHUNK, seconds, b->direct, rate);
+  return bench_raw_read_rate(path, io, RAW_CHUNK, seconds, b->direct, rate);
 }
 
 /* Both limits: 256 KiB reads (the file system's best) and page-sized reads

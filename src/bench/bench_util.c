@@ -6,6 +6,7 @@
 #include "bench/bench_util.h"
 
 #include "core/error.h"
+#include "storage/direct_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -382,12 +383,7 @@ hs_status bench_make_relation_fork(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs
 /* ---- raw read rate ---- */
 
 hs_status bench_raw_read_rate(const char *path, uint32_t io, uint32_t buf_bytes, double seconds,
-                              bench_raw_rate *rate) {
-  return bench_raw_read_rate_ex(path, io, buf_bytes, seconds, false, rate);
-}
-
-hs_status bench_raw_read_rate_ex(const char *path, uint32_t io, uint32_t buf_bytes, double seconds,
-                                 bool direct, bench_raw_rate *rate) {
+                              bool direct, bench_raw_rate *rate) {
   if (io == 0 || io > buf_bytes)
     return hs_fail(HS_ERR_INVALID, 0, "reads of %u bytes into a %u-byte buffer", io, buf_bytes);
   int fd = open(path, O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
@@ -447,14 +443,7 @@ hs_status bench_raw_read_rate_ex(const char *path, uint32_t io, uint32_t buf_byt
 /* ---- direct I/O ---- */
 
 uint32_t bench_dio_align(int fd) {
-#ifdef STATX_DIOALIGN
-  struct statx sx;
-  if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN) &&
-      sx.stx_dio_offset_align > 0)
-    return sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align
-                                                          : sx.stx_dio_mem_align;
-#else
-  (void)fd;
-#endif
-  return 4096;
+  dio_info dio;
+  if (!dio_alignment(fd, &dio)) return 4096;
+  return dio.offset_align > dio.mem_align ? dio.offset_align : dio.mem_align;
 }

@@ -196,21 +196,21 @@ typedef struct bench_raw_rate {
  * the page cache, then timed passes for at least `seconds` (one pass over a
  * cached 256 MiB takes some 15 ms: a rate from one or two of them moves by a
  * quarter from run to run). Fails (hs_fail) on an I/O error or when
- * bench_interrupted() is set. */
-hs_status bench_raw_read_rate(const char *path, uint32_t io, uint32_t buf_bytes, double seconds,
-                              bench_raw_rate *rate);
-/* The same with O_DIRECT (`direct`): the device's rate for reads of `io`
- * bytes, with no untimed pass (there is no cache to fill) and the clock
+ * bench_interrupted() is set.
+ *
+ * With `direct` the reads use O_DIRECT: the device's rate for reads of
+ * `io` bytes, with no untimed pass (there is no cache to fill) and the clock
  * checked inside a pass, since one pass over a big file at a device's
- * page-at-a-time rate can take seconds. io must be a multiple of the file
- * system's direct I/O alignment. */
-hs_status bench_raw_read_rate_ex(const char *path, uint32_t io, uint32_t buf_bytes, double seconds,
-                                 bool direct, bench_raw_rate *rate);
+ * page-at-a-time rate can take seconds; io must then be a multiple of the
+ * file system's direct I/O alignment. */
+hs_status bench_raw_read_rate(const char *path, uint32_t io, uint32_t buf_bytes, double seconds,
+                              bool direct, bench_raw_rate *rate);
 
 /* ---- direct I/O ---- */
 
 /* The alignment O_DIRECT needs on `fd`, for offsets, lengths and buffers:
- * statx's STATX_DIOALIGN where the kernel reports it, else 4096 (a page:
+ * the larger of storage/direct_io.h's dio_alignment (statx STATX_DIOALIGN),
+ * or 4096 where the file system does no direct I/O on it (a page:
  * what every device accepts). (The file system's name for messages is
  * storage/direct_io.h's dio_fs_name.) */
 uint32_t bench_dio_align(int fd);

@@ -103,9 +103,7 @@ static int probe_file(const char *dir) {
   return -1;
 }
 
-/* The alignment statx reports for fd, or the fallback; false if the file
- * system says it does no direct I/O on this file (offset alignment 0). */
-static bool probe_alignment(int fd, dio_info *out) {
+bool dio_alignment(int fd, dio_info *out) {
   out->mem_align = DIO_FALLBACK_ALIGN;
   out->offset_align = DIO_FALLBACK_ALIGN;
 #ifdef STATX_DIOALIGN
@@ -161,7 +159,7 @@ hs_status dio_probe(const char *dir, uint32_t page_size, dio_info *out) {
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_DIRECT) != 0) {
     st = refused(dir, out, errno, "turning O_DIRECT on");
-  } else if (!probe_alignment(fd, out)) {
+  } else if (!dio_alignment(fd, out)) {
     st = refused(dir, out, EINVAL, "statx says no direct I/O for its files");
   } else if (page_size % out->offset_align != 0 || page_size % out->mem_align != 0) {
     uint32_t need = out->offset_align > out->mem_align ? out->offset_align : out->mem_align;

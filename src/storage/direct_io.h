@@ -11,6 +11,7 @@
 
 #include "hotset/status.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,12 @@ typedef struct dio_info {
  * or when page_size is not a multiple of the alignment; HS_ERR_IO when the
  * probe file cannot be made. */
 hs_status dio_probe(const char *dir, uint32_t page_size, dio_info *out);
+
+/* The alignment statx reports for direct I/O on the open file fd into
+ * out->mem_align and out->offset_align (4096 both where the kernel cannot
+ * say); false if the file system says it does no direct I/O on this file.
+ * out->fs_name is left alone. */
+bool dio_alignment(int fd, dio_info *out);
 
 /* The name of the file system that holds `path`, from statfs's magic
  * number ("type 0x..." for ones this table does not know). */

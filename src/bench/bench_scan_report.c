@@ -296,44 +296,55 @@ static verdict judge(const cell_result *base, const cell_result *r) {
 }
 
 /* The policies of one verdict and the range of their figures. */
+/* The range of the values seen so far (n: how many). */
+typedef struct span {
+  double lo, hi;
+  int n;
+} span;
+
+static void span_add(span *s, double x) {
+  if (!s->n || x < s->lo) s->lo = x;
+  if (!s->n || x > s->hi) s->hi = x;
+  s->n++;
+}
+
 typedef struct group {
   char names[ARGS_LIST_MAX * 24];
   int n;
-  double share_lo, share_hi, hit_lo, hit_hi, base_hit_lo, base_hit_hi;
+  span share, hit, base_hit;
 } group;
 
 static void group_add(group *g, const char *name, const cell_result *base, const cell_result *r) {
   size_t len = strlen(g->names);
   snprintf(g->names + len, sizeof g->names - len, "%s%s", g->n ? ", " : "", name);
-  if (!g->n || r->hot_share < g->share_lo) g->share_lo = r->hot_share;
-  if (!g->n || r->hot_share > g->share_hi) g->share_hi = r->hot_share;
-  if (!g->n || r->hit_ratio < g->hit_lo) g->hit_lo = r->hit_ratio;
-  if (!g->n || r->hit_ratio > g->hit_hi) g->hit_hi = r->hit_ratio;
-  if (!g->n || base->hit_ratio < g->base_hit_lo) g->base_hit_lo = base->hit_ratio;
-  if (!g->n || base->hit_ratio > g->base_hit_hi) g->base_hit_hi = base->hit_ratio;
+  span_add(&g->share, r->hot_share);
+  span_add(&g->hit, r->hit_ratio);
+  span_add(&g->base_hit, base->hit_ratio);
   g->n++;
 }
 
-/* "x%" or "x-y%" (percent of a share or ratio), with `digits` decimals. */
-static void fmt_range(char *buf, size_t len, double lo, double hi, int digits) {
+/* "x" or "x-y": the span's ends with `digits` decimals, once when they
+ * print the same; as percentages (times 100, then "%") with `percent`. */
+static void fmt_span(char *buf, size_t len, const span *s, int digits, bool percent) {
   char a[16], b[16];
-  snprintf(a, sizeof a, "%.*f", digits, 100 * lo);
-  snprintf(b, sizeof b, "%.*f", digits, 100 * hi);
+  double scale = percent ? 100 : 1;
+  snprintf(a, sizeof a, "%.*f", digits, scale * s->lo);
+  snprintf(b, sizeof b, "%.*f", digits, scale * s->hi);
+  const char *unit = percent ? "%" : "";
   if (strcmp(a, b) == 0)
-    snprintf(buf, len, "%s%%", a);
+    snprintf(buf, len, "%s%s", a, unit);
   else
-    snprintf(buf, len, "%s-%s%%", a, b);
+    snprintf(buf, len, "%s-%s%s", a, b, unit);
+}
+
+/* "x%" or "x-y%" (percent of a share or ratio), with `digits` decimals. */
+static void fmt_range(char *buf, size_t len, const span *s, int digits) {
+  fmt_span(buf, len, s, digits, true);
 }
 
 /* "x.xx" or "x.xx-y.yy". */
-static void fmt_ratio(char *buf, size_t len, double lo, double hi) {
-  char a[16], b[16];
-  snprintf(a, sizeof a, "%.2f", lo);
-  snprintf(b, sizeof b, "%.2f", hi);
-  if (strcmp(a, b) == 0)
-    snprintf(buf, len, "%s", a);
-  else
-    snprintf(buf, len, "%s-%s", a, b);
+static void fmt_ratio(char *buf, size_t len, const span *s) {
+  fmt_span(buf, len, s, 2, false);
 }
 
 /* One line: how the policies fared under `scan` with `ring` (spec: which
@@ -358,9 +369,9 @@ static void conclude_scan(const scan_bench *b, const char *label, scan_kind scan
                                               "collapsed"};
   for (int v = 0; v < NVERDICTS; v++) {
     if (!g[v].n) continue;
-    fmt_range(share, sizeof share, g[v].share_lo, g[v].share_hi, 1);
-    fmt_range(hit, sizeof hit, g[v].hit_lo, g[v].hit_hi, 2);
-    fmt_range(base_hit, sizeof base_hit, g[v].base_hit_lo, g[v].base_hit_hi, 2);
+    fmt_range(share, sizeof share, &g[v].share, 1);
+    fmt_range(hit, sizeof hit, &g[v].hit, 2);
+    fmt_range(base_hit, sizeof base_hit, &g[v].base_hit, 2);
     const char *who = g[v].n == total ? (total == 1 ? g[v].names : "every policy") : g[v].names;
     off += (size_t)snprintf(line + off, sizeof line - off,
                             "%s %s %s (hot share %s, hit ratio %s against %s without a scan)",
@@ -376,45 +387,33 @@ static void conclude_scan(const scan_bench *b, const char *label, scan_kind scan
  * ring). With direct I/O a miss is a device read, and this is the line
  * that shows why rings exist; buffered, it is a copy from the page cache. */
 static void conclude_latency(const scan_bench *b) {
-  double lo[2] = {0, 0}, hi[2] = {0, 0}, miss_lo = 0, miss_hi = 0;
-  int n[2] = {0, 0}, nmiss = 0;
+  span ratio[2] = {{0, 0, 0}, {0, 0, 0}}, miss = {0, 0, 0}; /* [ring]: without, with */
   for (int i = 0; i < b->ncells; i++) {
     const cell *c = &b->cells[i];
     if (c->scan != SCAN_SEQ) continue;
     int base = find_cell(b, c->policy, SCAN_NONE, false, 0);
     if (base < 0 || b->res[base].p99_us <= 0) continue;
     const cell_result *r = &b->res[i];
-    int k = c->ring ? 1 : 0;
-    double x = r->p99_us / b->res[base].p99_us;
-    if (!n[k] || x < lo[k]) lo[k] = x;
-    if (!n[k] || x > hi[k]) hi[k] = x;
-    n[k]++;
+    span_add(&ratio[c->ring], r->p99_us / b->res[base].p99_us);
     /* A handful of misses says little about what one costs. */
-    if (!c->ring && r->oltp_misses >= 100) {
-      if (!nmiss || r->miss_us < miss_lo) miss_lo = r->miss_us;
-      if (!nmiss || r->miss_us > miss_hi) miss_hi = r->miss_us;
-      nmiss++;
-    }
+    if (!c->ring && r->oltp_misses >= 100) span_add(&miss, r->miss_us);
   }
-  if (!n[0] && !n[1]) return;
+  if (!ratio[0].n && !ratio[1].n) return;
   char line[512], x[40];
   size_t off = (size_t)snprintf(
       line, sizeof line, "- OLTP p99 beside a seq scan, against the same policy without one:");
-  if (n[1]) {
-    fmt_ratio(x, sizeof x, lo[1], hi[1]);
+  if (ratio[1].n) {
+    fmt_ratio(x, sizeof x, &ratio[1]);
     off += (size_t)snprintf(line + off, sizeof line - off, " %sx with a ring", x);
   }
-  if (n[0]) {
-    fmt_ratio(x, sizeof x, lo[0], hi[0]);
-    off +=
-        (size_t)snprintf(line + off, sizeof line - off, "%s %sx without one", n[1] ? ";" : "", x);
+  if (ratio[0].n) {
+    fmt_ratio(x, sizeof x, &ratio[0]);
+    off += (size_t)snprintf(line + off, sizeof line - off, "%s %sx without one",
+                            ratio[1].n ? ";" : "", x);
   }
-  if (nmiss) {
+  if (miss.n) {
     char m[40];
-    if ((int)(miss_lo + 0.5) == (int)(miss_hi + 0.5))
-      snprintf(m, sizeof m, "%.0f", miss_lo);
-    else
-      snprintf(m, sizeof m, "%.0f-%.0f", miss_lo, miss_hi);
+    fmt_span(m, sizeof m, &miss, 0, false);
     snprintf(line + off, sizeof line - off, " (a miss cost %s us: %s)", m,
              b->direct ? "a device read" : "a copy from the page cache, or a device read");
   }
@@ -424,33 +423,27 @@ static void conclude_latency(const scan_bench *b) {
 /* The ring's scan speed against the raw preads, and the scan's without a
  * ring. */
 static void conclude_speed(const scan_bench *b) {
-  double lo[2] = {0, 0}, hi[2] = {0, 0}, cpu_lo = 0, cpu_hi = 0;
-  int n[2] = {0, 0};
+  span speed[2] = {{0, 0, 0}, {0, 0, 0}}, ring_cpu = {0, 0, 0}; /* [ring]: without, with */
   for (int i = 0; i < b->ncells; i++) {
     const cell *c = &b->cells[i];
     if (c->scan != SCAN_SEQ) continue;
-    int k = c->ring ? 1 : 0;
-    double x = scan_ratio(&b->res[i]), y = scan_cpu_ratio(&b->res[i]);
-    if (!n[k] || x < lo[k]) lo[k] = x;
-    if (!n[k] || x > hi[k]) hi[k] = x;
-    if (k == 1 && (!n[1] || y < cpu_lo)) cpu_lo = y;
-    if (k == 1 && (!n[1] || y > cpu_hi)) cpu_hi = y;
-    n[k]++;
+    span_add(&speed[c->ring], scan_ratio(&b->res[i]));
+    if (c->ring) span_add(&ring_cpu, scan_cpu_ratio(&b->res[i]));
   }
-  if (!n[0] && !n[1]) return;
+  if (!speed[0].n && !speed[1].n) return;
   char line[512];
   size_t off =
       (size_t)snprintf(line, sizeof line, "- seq scan speed against one thread's 256 KiB preads:");
   char x[40], cpu[40];
-  if (n[1]) {
-    fmt_ratio(x, sizeof x, lo[1], hi[1]);
-    fmt_ratio(cpu, sizeof cpu, cpu_lo, cpu_hi);
+  if (speed[1].n) {
+    fmt_ratio(x, sizeof x, &speed[1]);
+    fmt_ratio(cpu, sizeof cpu, &ring_cpu);
     off += (size_t)snprintf(line + off, sizeof line - off,
                             " %sx through the ring (%s per CPU-second)", x, cpu);
   }
-  if (n[0]) {
-    fmt_ratio(x, sizeof x, lo[0], hi[0]);
-    snprintf(line + off, sizeof line - off, "%s %sx without a ring", n[1] ? ";" : "", x);
+  if (speed[0].n) {
+    fmt_ratio(x, sizeof x, &speed[0]);
+    snprintf(line + off, sizeof line - off, "%s %sx without a ring", speed[1].n ? ";" : "", x);
   }
   put_wrapped(line);
 }

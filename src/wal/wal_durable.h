@@ -39,18 +39,56 @@ bool wal_rmgr_get(hs_wal *w, uint8_t id, hs_wal_redo_fn *redo, void **ctx);
 /* The current redo point: a page whose LSN is at or below it has not been
  * changed since the checkpoint that set it began. */
 hs_lsn wal_redo_point(hs_wal *w);
-/* Where recovery starts: the control file's redo point at open (0 for a
- * log that never had a checkpoint). */
-hs_lsn wal_recovery_start(hs_wal *w);
+/* Sets the redo point at open: the pool passes its control file's redo
+ * point (hotset/control.h) before recovery, so full-page decisions and
+ * max_wal_size pacing start from the last checkpoint. */
+void wal_set_redo_point(hs_wal *w, hs_lsn redo);
 
-/* A checkpoint's two ends. begin moves the redo point to the end of what
- * is reserved now (so later changes log full images) and returns it. end,
- * once the pages changed before it are on disk, logs the checkpoint record,
- * flushes it, replaces the control file, and recycles (renames for reuse,
- * keeping spares for keep_bytes of log, at least two) or removes the
- * segments wholly before the redo point. */
+/* ---- the log's identity (the data directory's control file holds it too) ----
+ *
+ * Every segment's header carries the log's system identifier: a random
+ * non-zero 64-bit number chosen when a log's first segment is created. */
+/* The log's system identifier (read from its segments at open; for a log
+ * with no segment yet, the one its first segment will get). */
+uint64_t wal_system_id(const hs_wal *w);
+/* True if the directory held no segment when the log was opened and none
+ * has been written since: a log with no history. */
+bool wal_is_empty(const hs_wal *w);
+/* For an empty log only (else HS_ERR_INVALID): its segments will carry `id`
+ * (the data directory's), and its first record will start at `start` (a
+ * multiple of the segment size; 0 keeps the start at 0) — what
+ * `hotset reset-log` needs to begin a new log past everything the data
+ * files have seen. */
+hs_status wal_adopt_identity(hs_wal *w, uint64_t id, hs_lsn start);
+
+/* Why the log ended where hs_wal_open found its end (the reader's
+ * classification: a clean end, a torn last record, or corruption followed
+ * by more records, with where those bytes were kept), and whether it was
+ * corruption. The text is fit for hs_recovery_report.why_end. */
+const char *wal_open_why_end(const hs_wal *w);
+bool wal_open_end_corrupt(const hs_wal *w);
+
+/* A checkpoint's three steps. begin moves the redo point to the end of
+ * what is reserved now (so later changes log full images) and returns it.
+ * log, once the pages changed before it are on disk, logs the checkpoint
+ * record (payload: the redo point, the wall time) and flushes it,
+ * returning where the record starts. The pool then writes its control
+ * file, and only then recycle renames for reuse (keeping spares for
+ * keep_bytes of log, at least two) or removes the segments wholly before
+ * the redo point: a crash between the two leaves a control file whose redo
+ * segment still exists. */
 hs_lsn wal_checkpoint_begin(hs_wal *w);
+hs_status wal_checkpoint_log(hs_wal *w, hs_lsn redo, hs_lsn *checkpoint);
+hs_status wal_recycle(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uint64_t *recycled,
+                      uint64_t *removed);
+
+/* Until the control file moves to the data directory (being replaced):
+ * the control file's redo point at open, and begin's old counterpart. */
+hs_lsn wal_recovery_start(hs_wal *w);
 hs_status wal_checkpoint_end(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, hs_lsn *checkpoint,
                              uint64_t *recycled, uint64_t *removed);
+
+/* A checkpoint record read back: true if `rec` is one, with its redo point. */
+bool wal_record_is_checkpoint(const hs_wal_read_record *rec, hs_lsn *redo);
 
 #endif

@@ -152,7 +152,11 @@ static void test_dirty_roundtrip(const char *dir) {
   CHECK_OK(hs_pool_close(pool));
 }
 
-static void test_close_writes_everything(const char *dir) {
+static void test_close_writes_everything(const char *parent) {
+  /* 8 KiB pages: a directory of its own (the others hold 4 KiB pages, and a
+   * data directory's control file fixes its page size). */
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/8k", parent);
   hs_pool *pool = open_pool(dir, 16, 8192, NULL, NULL);
   make_relation(pool, REL + 2, 10);
   for (hs_blockno i = 0; i < 10; i++) must_update(pool, REL + 2, i, 7000 + i, 0);

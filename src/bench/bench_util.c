@@ -6,6 +6,7 @@
 #include "bench/bench_util.h"
 
 #include "core/error.h"
+#include "hotset/control.h"
 #include "storage/direct_io.h"
 
 #include <errno.h>
@@ -322,6 +323,14 @@ hs_blockno bench_page_block(const void *page) {
 hs_status bench_log_open_fresh(const char *dir, char *logdir, size_t len, hs_wal **out) {
   snprintf(logdir, len, "%s/wal", dir);
   bench_tempdir_remove(logdir);
+  /* A new log starts a new history: the data directory's control file,
+   * which names the old log's checkpoint, goes with it (the relation files
+   * stay, and the pool writes a new control file for them). */
+  char control[4200];
+  snprintf(control, sizeof control, "%s/" HS_CONTROL_FILE, dir);
+  if (unlink(control) != 0 && errno != ENOENT)
+    return hs_fail(HS_ERR_IO, errno, "%s: cannot remove the old control file: %s", control,
+                   strerror(errno));
   hs_wal_options wo;
   hs_wal_options_init(&wo);
   wo.dir = logdir;

@@ -33,6 +33,9 @@
 #include "core/error.h"
 #include "hotset/page.h"
 #include "pool/pins.h"
+#include "wal/wal_internal.h"
+
+#include <inttypes.h>
 
 static inline hs_wait_stripe *io_stripe(hs_pool *pool, hs_buf b) {
   return &pool->io_waits[(uint32_t)b % HS_WAIT_STRIPES];
@@ -105,7 +108,24 @@ hs_status pool_check_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno 
                      rel, (int)fork, first + i, expected, found);
       continue;
     }
-    atomic_store_explicit(&pool_desc(pool, bufs[i])->lsn, hs_page_lsn(page), memory_order_relaxed);
+    /* A page is written only after the log is durable up to its LSN, so
+     * a page past the end of the log proves the log lost records it had
+     * (a stale control file, a log cut short or reset): refused, as
+     * PostgreSQL's "xlog flush request is not satisfied". */
+    hs_lsn lsn = hs_page_lsn(page);
+    if (pool->wal && lsn > hs_wal_insert_lsn(pool->wal)) {
+      if (st == HS_OK)
+        st = hs_fail(HS_ERR_CORRUPT, 0,
+                     "relation %u fork %d block %u carries LSN %" PRIX64
+                     ", past the end of the log in %s (%" PRIX64
+                     "): the log has lost records this page has; restore the log that goes with "
+                     "the data directory, or accept the loss with `hotset reset-log --dir %s "
+                     "--force`",
+                     rel, (int)fork, first + i, lsn, pool->wal->dir, hs_wal_insert_lsn(pool->wal),
+                     hs_smgr_dir(pool->smgr));
+      continue;
+    }
+    atomic_store_explicit(&pool_desc(pool, bufs[i])->lsn, lsn, memory_order_relaxed);
   }
   return st;
 }

@@ -19,8 +19,10 @@
  *  4. every file written since its last fsync is fsynced (the storage
  *     manager tracks them, so pages the background writer or an eviction
  *     wrote since the last checkpoint are covered too);
- *  5. the checkpoint record is logged and flushed, the control file
- *     replaced, and old log segments recycled (wal_checkpoint_end).
+ *  5. the checkpoint record is logged and flushed (wal_checkpoint_log),
+ *     the data directory's control file replaced to name it
+ *     (pool_control.c), and only then old log segments recycled
+ *     (wal_recycle).
  *
  * A page dirtied after the collection in step 3 need not be written: its
  * change is after the redo point, in the log. A page dirtied before the
@@ -168,8 +170,12 @@ static hs_status run_checkpoint(hs_pool *pool, bool spread, bool timed) {
   uint64_t sync_ms = ms_since(t_sync);
   hs_lsn at = 0;
   uint64_t recycled = 0, removed = 0;
-  if (st == HS_OK)
-    st = wal_checkpoint_end(pool->wal, redo, pool->keep_wal_bytes, &at, &recycled, &removed);
+  /* The record, then the control file naming it, then recycling: a crash
+   * between any two leaves a control file whose checkpoint and redo
+   * segment are still in the log. */
+  if (st == HS_OK) st = wal_checkpoint_log(pool->wal, redo, &at);
+  if (st == HS_OK) st = pool_control_note_checkpoint(pool, at, redo);
+  if (st == HS_OK) st = wal_recycle(pool->wal, redo, pool->keep_wal_bytes, &recycled, &removed);
   pthread_mutex_lock(&pool->ckpt_stats_lock);
   hs_checkpoint_stats *cs = &pool->ckpt_stats;
   if (timed)

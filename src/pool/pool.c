@@ -34,6 +34,7 @@
 #include "hotset/fault.h"
 #include "pool/pins.h"
 #include "pool/strategy_internal.h"
+#include "storage/control_file.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -44,7 +45,7 @@
 
 void hs_pool_options_init(hs_pool_options *opts) {
   memset(opts, 0, sizeof *opts);
-  opts->page_size = HS_PAGE_SIZE_DEFAULT;
+  opts->page_size = 0; /* the data directory's; HS_PAGE_SIZE_DEFAULT for a new one */
   opts->pool_bytes = 128ull << 20;
   opts->partitions = 128;
   opts->checkpoint_completion_target = 0.9;
@@ -141,15 +142,26 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: options and out are required");
   *out = NULL;
   const char *policy = opts->policy ? opts->policy : "clock-sweep";
+  if (!opts->dir || !*opts->dir)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: option dir: a data directory is required");
+  hs_pool *pool = aligned_alloc(64, sizeof *pool);
+  if (!pool) return hs_fail(HS_ERR_NOMEM, 0, "could not allocate the pool");
+  memset(pool, 0, sizeof *pool);
+  /* The options first, on their own; then the directory says what its
+   * pages are (a page_size of 0 takes its), before anything is sized. */
   uint32_t page_size = opts->page_size ? opts->page_size : HS_PAGE_SIZE_DEFAULT;
   uint64_t npages = opts->pool_pages ? opts->pool_pages : opts->pool_bytes / page_size;
   hs_status valid = check_options(opts, page_size, npages);
   if (valid == HS_OK) valid = bgwriter_check_options(opts);
-  if (valid != HS_OK) return valid;
-
-  hs_pool *pool = aligned_alloc(64, sizeof *pool);
-  if (!pool) return hs_fail(HS_ERR_NOMEM, 0, "could not allocate the pool");
-  memset(pool, 0, sizeof *pool);
+  if (valid == HS_OK) valid = pool_control_check(pool, opts, &page_size);
+  if (valid == HS_OK && !opts->page_size) {
+    npages = opts->pool_pages ? opts->pool_pages : opts->pool_bytes / page_size;
+    valid = check_options(opts, page_size, npages);
+  }
+  if (valid != HS_OK) {
+    free(pool);
+    return valid;
+  }
   pool->nbuffers = (uint32_t)npages;
   pool->page_size = page_size;
   pool->flush_wal_up_to = opts->flush_wal_up_to;
@@ -183,6 +195,9 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   hs_status st = hs_smgr_open_ex(opts->dir, &smgr_opts, &pool->smgr);
   /* One pool per data directory: two would overwrite each other's pages. */
   if (st == HS_OK) st = hs_smgr_lock_dir(pool->smgr);
+  /* With the directory locked: its control file against the log, and
+   * where recovery starts. */
+  if (st == HS_OK) st = pool_control_start(pool);
   if (st != HS_OK) {
     pool_free(pool);
     return st;
@@ -283,7 +298,16 @@ hs_status hs_pool_close(hs_pool *pool) {
   /* With a log, a last checkpoint (PostgreSQL's shutdown checkpoint):
    * every page on disk and the redo point at the end, so the next open
    * has nothing to replay. */
-  if (st == HS_OK) st = pool->wal ? hs_checkpoint(pool) : hs_pool_flush_all(pool);
+  if (st == HS_OK) {
+    pool->shutting_down = true; /* the checkpoint's control file says "shut down" */
+    st = pool->wal ? hs_checkpoint(pool) : hs_pool_flush_all(pool);
+    if (st == HS_OK && !pool->wal) {
+      hs_control c = pool->control;
+      c.state = HS_DB_SHUT_DOWN;
+      st = control_write(hs_smgr_dir(pool->smgr), &c);
+    }
+    if (st != HS_OK) pool->shutting_down = false;
+  }
   if (st != HS_OK) {
     /* The pool stays open (its dirty pages are not lost), threads and all. */
     char why[512];

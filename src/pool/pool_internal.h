@@ -6,6 +6,7 @@
 #ifndef HOTSET_POOL_POOL_INTERNAL_H
 #define HOTSET_POOL_POOL_INTERNAL_H
 
+#include "hotset/control.h"
 #include "hotset/durability.h"
 #include "hotset/policy.h"
 #include "hotset/pool.h"
@@ -95,6 +96,13 @@ struct hs_pool {
   uint64_t ckpt_failures;         /* the thread's checkpoints that failed */
   char ckpt_last_error[256];      /* ... and the last one's message */
   hs_recovery_report recovery;
+  /* The data directory's control file as last written (pool_control.c),
+   * under ckpt_run_lock once the pool is open; where recovery starts; and
+   * whether the next checkpoint is the shutdown one (its control file
+   * says "shut down"). */
+  hs_control control;
+  hs_lsn recovery_start;
+  bool shutting_down;
 
   /* White-box tests only: called by hs_buf_log_change / hs_buf_log_record
    * after the record is inserted and before the buffer's LSN is raised,
@@ -263,6 +271,17 @@ hs_status pool_flush_pinned(hs_pool *pool, hs_buf b, bool *wrote);
  * pool has a log and checkpoint_timeout_ms, stopped first thing by close. */
 hs_status pool_checkpointer_start(hs_pool *pool);
 void pool_checkpointer_stop(hs_pool *pool);
+/* The data directory's control file (pool_control.c). check reads it
+ * before anything is opened and settles the page size (*page_size: the
+ * option, or the directory's when the option is 0); start, with the
+ * directory locked, validates the log against it (its system, its segment
+ * size, the checkpoint record it names) and writes it (a new directory's
+ * first one; "in recovery" or "in production"), setting
+ * pool->recovery_start. note_checkpoint records a checkpoint that just
+ * ended, before its log segments are recycled. */
+hs_status pool_control_check(hs_pool *pool, const hs_pool_options *opts, uint32_t *page_size);
+hs_status pool_control_start(hs_pool *pool);
+hs_status pool_control_note_checkpoint(hs_pool *pool, hs_lsn checkpoint, hs_lsn redo);
 /* Crash recovery (recovery.c), run by hs_pool_open when the pool has a log. */
 hs_status pool_recover(hs_pool *pool);
 

@@ -29,6 +29,7 @@
 #include "core/error.h"
 #include "hotset/durability.h"
 #include "pool/pins.h"
+#include "storage/control_file.h"
 #include "wal/wal_durable.h"
 #include "wal/wal_internal.h"
 
@@ -158,7 +159,7 @@ hs_status pool_recover(hs_pool *pool) {
   memset(rep, 0, sizeof *rep);
   uint64_t t0 = pool_now_ns();
   hs_wal *wal = pool->wal;
-  rep->start = wal_recovery_start(wal);
+  rep->start = pool->recovery_start;
   hs_wal_reader *r;
   hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, rep->start, &r);
   if (st != HS_OK) return st;
@@ -186,9 +187,26 @@ hs_status pool_recover(hs_pool *pool) {
   }
   free(rs);
   rep->end = hs_wal_reader_end(r);
-  snprintf(rep->why_end, sizeof rep->why_end, "%s", hs_wal_reader_why_end(r));
+  /* Why the log ends is what opening the log found (a clean end, a torn
+   * last record, or corruption with the bytes after it kept aside). */
+  const char *why = wal_open_why_end(wal);
+  snprintf(rep->why_end, sizeof rep->why_end, "%s", *why ? why : hs_wal_reader_why_end(r));
+  char reader_why[256];
+  snprintf(reader_why, sizeof reader_why, "%s", hs_wal_reader_why_end(r));
   hs_wal_reader_close(r);
   if (st != HS_OK) return st;
+  /* Replay must reach the end the log was opened at, and get past the
+   * checkpoint the control file names: stopping earlier (a segment missing
+   * between the redo point and the end) would drop what follows. */
+  hs_lsn log_end = hs_wal_insert_lsn(wal);
+  if (rep->end != log_end || (pool->control.has_checkpoint && rep->end <= pool->control.checkpoint))
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "recovery: replay from %" PRIX64 " stopped at %" PRIX64 " (%s), but the log in "
+                   "%s ends at %" PRIX64 " and the last checkpoint is at %" PRIX64
+                   ": records in between cannot be read; restore the missing log, or accept the "
+                   "loss with `hotset reset-log --dir %s --force`",
+                   rep->start, rep->end, reader_why, wal->dir, log_end, pool->control.checkpoint,
+                   hs_smgr_dir(pool->smgr));
   rep->ran = rep->records > 0;
   uint64_t t1 = pool_now_ns();
   rep->seconds = (double)(t1 - t0) / 1e9;
@@ -198,6 +216,14 @@ hs_status pool_recover(hs_pool *pool) {
    * past the redo point: nothing changed. */
   if (rep->images + rep->applied > 0) st = hs_checkpoint(pool);
   rep->checkpoint_seconds = (double)(pool_now_ns() - t1) / 1e9;
+  /* Out of recovery: the control file says so (the checkpoint above, if
+   * one ran, already did). */
+  if (st == HS_OK && pool->control.state != HS_DB_IN_PRODUCTION) {
+    hs_control c = pool->control;
+    c.state = HS_DB_IN_PRODUCTION;
+    st = control_write(hs_smgr_dir(pool->smgr), &c);
+    if (st == HS_OK) pool->control = c;
+  }
   return st;
 }
 

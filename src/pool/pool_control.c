@@ -1,0 +1,247 @@
+/*
+ * pool/pool_control.c — the data directory's control file as the pool
+ * uses it (hotset/control.h): what a directory is, checked before anything
+ * in it is read, and where recovery must start, proven before replay.
+ *
+ * Opening refuses what it cannot prove. Each refusal below exists because
+ * the alternative loses acknowledged commits without an error or leaves a
+ * directory that never opens again:
+ *
+ *  - options that contradict the directory (page size, checksums): reading
+ *    8 KiB pages as 16 KiB ones returns the wrong blocks' bytes;
+ *  - a log of another system (its segments carry another identifier), or
+ *    of another segment size;
+ *  - a directory kept with a log opened without it, or with an empty log
+ *    while its control file names a checkpoint: the changes since that
+ *    checkpoint are in the log that is missing;
+ *  - a checkpoint record that is missing, damaged, not a checkpoint, or
+ *    past the end of the log (a stale control file put back from a backup
+ *    names a redo point whose segment was recycled since; a flipped byte
+ *    in the record). Treating that spot as the end of the log would drop
+ *    everything after it.
+ *
+ * The way out is explicit: `hotset reset-log --dir D --force` starts a new
+ * log past everything the data files have seen, printing what it gives up.
+ */
+#include "core/error.h"
+#include "pool/pins.h"
+#include "storage/control_file.h"
+#include "wal/wal_durable.h"
+#include "wal/wal_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define WAY_OUT                                                                                    \
+  "restore the control file and log that belong together, or accept losing what the log "          \
+  "cannot prove with `hotset reset-log --dir %s --force`"
+
+/* Whether `dir` holds a relation file (digits, then a fork's suffix). */
+static bool has_relation_files(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  bool found = false;
+  for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
+    size_t digits = strspn(e->d_name, "0123456789");
+    const char *rest = e->d_name + digits;
+    found = digits > 0 &&
+            (!*rest || !strcmp(rest, "_fsm") || !strcmp(rest, "_vm") || !strcmp(rest, "_init"));
+  }
+  closedir(d);
+  return found;
+}
+
+hs_status pool_control_check(hs_pool *pool, const hs_pool_options *opts, uint32_t *page_size) {
+  hs_control *c = &pool->control;
+  hs_status st = hs_control_read(opts->dir, c);
+  if (st == HS_ERR_NOENT) {
+    memset(c, 0, sizeof *c); /* format 0: a new control file is written at start */
+    if (!opts->page_size && has_relation_files(opts->dir))
+      return hs_fail(HS_ERR_INVALID, 0,
+                     "hs_pool_open: %s holds relation files but no control file (%s), so its "
+                     "page size is unknown: pass option page_size (a new control file is then "
+                     "written with it)",
+                     opts->dir, HS_CONTROL_FILE);
+    *page_size = opts->page_size ? opts->page_size : HS_PAGE_SIZE_DEFAULT;
+    return HS_OK;
+  }
+  if (st != HS_OK) return st;
+  /* Nothing stored depends on the page size yet (no relation file, no
+   * log): the directory takes the option's, and says so in its next
+   * control file. */
+  if (opts->page_size && opts->page_size != c->page_size && !c->segment_bytes &&
+      !has_relation_files(opts->dir))
+    c->page_size = opts->page_size;
+  if (opts->page_size && opts->page_size != c->page_size)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_open: %s/%s says its pages are %u bytes; option page_size is %u: "
+                   "open it with page_size %u or 0 (the directory's)",
+                   opts->dir, HS_CONTROL_FILE, c->page_size, opts->page_size, c->page_size);
+  if (opts->checksums != c->checksums && !c->segment_bytes && !has_relation_files(opts->dir))
+    c->checksums = opts->checksums;
+  if (opts->checksums != c->checksums)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_open: %s/%s says its pages %s checksums; option checksums is %s: "
+                   "open it with checksums %s",
+                   opts->dir, HS_CONTROL_FILE, c->checksums ? "carry" : "carry no",
+                   opts->checksums ? "on" : "off", c->checksums ? "on" : "off");
+  *page_size = c->page_size;
+  return HS_OK;
+}
+
+/* Proves the checkpoint record the control file names: it must be in the
+ * log, whole, and a checkpoint with the same redo point. */
+static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
+  hs_control *c = &pool->control;
+  hs_wal *wal = pool->wal;
+  hs_lsn end = hs_wal_insert_lsn(wal);
+  if (c->checkpoint >= end)
+    return hs_fail(
+        HS_ERR_CORRUPT, 0,
+        "hs_pool_open: %s/%s names a checkpoint record at %" PRIX64
+        ", but the log in %s ends at %" PRIX64
+        " (%s): the log was cut short or belongs to an older state of the directory; " WAY_OUT,
+        dir, HS_CONTROL_FILE, c->checkpoint, wal->dir, end, wal_open_why_end(wal), dir);
+  hs_wal_reader *r;
+  hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, c->checkpoint, &r);
+  if (st != HS_OK) return st;
+  hs_wal_read_record rec;
+  bool got = false;
+  st = hs_wal_reader_next(r, &rec, &got);
+  char why[256];
+  snprintf(why, sizeof why, "%s", got ? "" : hs_wal_reader_why_end(r));
+  hs_lsn redo = 0;
+  bool is_checkpoint = got && wal_record_is_checkpoint(&rec, &redo);
+  uint8_t rmgr = got ? rec.rmgr : 0, type = got ? rec.type : 0;
+  hs_wal_reader_close(r);
+  if (st != HS_OK) return st;
+  if (!got)
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "hs_pool_open: could not read the checkpoint record at %" PRIX64
+                   " that %s/%s names from the log in %s (%s); " WAY_OUT,
+                   c->checkpoint, dir, HS_CONTROL_FILE, wal->dir, why, dir);
+  if (!is_checkpoint)
+    return hs_fail(
+        HS_ERR_CORRUPT, 0,
+        "hs_pool_open: the record at %" PRIX64 " that %s/%s names as the last "
+        "checkpoint is not one (resource manager %u, type %u) in the log in %s; " WAY_OUT,
+        c->checkpoint, dir, HS_CONTROL_FILE, rmgr, type, wal->dir, dir);
+  if (redo != c->redo)
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "hs_pool_open: the checkpoint record at %" PRIX64
+                   " in %s has redo point %" PRIX64 ", but %s/%s says %" PRIX64 "; " WAY_OUT,
+                   c->checkpoint, wal->dir, redo, dir, HS_CONTROL_FILE, c->redo, dir);
+  return HS_OK;
+}
+
+/* The log `wal` against the control file `c` of `dir`: whose it is and
+ * where recovery starts. */
+static hs_status check_log(hs_pool *pool, const char *dir) {
+  hs_control *c = &pool->control;
+  hs_wal *wal = pool->wal;
+  pool->recovery_start = 0;
+  if (!c->segment_bytes) {
+    /* A directory that never had a log: it takes an empty one, which gets
+     * its identity. A log with records is some other directory's. */
+    if (!wal_is_empty(wal))
+      return hs_fail(HS_ERR_INVALID, 0,
+                     "hs_pool_open: %s has never been opened with a log, but the log in %s "
+                     "already holds records (system %016" PRIX64
+                     "): it is another directory's; give %s an empty log directory",
+                     dir, wal->dir, wal_system_id(wal), dir);
+    c->segment_bytes = wal->segment_bytes;
+    return wal_adopt_identity(wal, c->system_id, 0);
+  }
+  if (c->segment_bytes != wal->segment_bytes)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_open: %s/%s says its log has %" PRIu64
+                   "-byte segments; the log in %s was opened with %" PRIu64
+                   ": open the log with segment_bytes %" PRIu64,
+                   dir, HS_CONTROL_FILE, c->segment_bytes, wal->dir, wal->segment_bytes,
+                   c->segment_bytes);
+  if (wal_is_empty(wal)) {
+    if (c->has_checkpoint)
+      return hs_fail(HS_ERR_CORRUPT, 0,
+                     "hs_pool_open: the log in %s is empty, but %s/%s names a checkpoint at "
+                     "%" PRIX64 " in a log of system %016" PRIX64
+                     ": the log is missing (or this is not its directory); " WAY_OUT,
+                     wal->dir, dir, HS_CONTROL_FILE, c->checkpoint, c->system_id, dir);
+    return wal_adopt_identity(wal, c->system_id, 0);
+  }
+  if (wal_system_id(wal) != c->system_id)
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "hs_pool_open: the log in %s belongs to system %016" PRIX64
+                   ", the data directory %s to system %016" PRIX64
+                   ": they are not each other's; open %s with its own log",
+                   wal->dir, wal_system_id(wal), dir, c->system_id, dir);
+  if (!c->has_checkpoint) return HS_OK; /* a log that never had one starts at 0 */
+  hs_status st = check_checkpoint(pool, dir);
+  if (st == HS_OK) pool->recovery_start = c->redo;
+  return st;
+}
+
+hs_status pool_control_start(hs_pool *pool) {
+  hs_control *c = &pool->control;
+  const char *dir = hs_smgr_dir(pool->smgr);
+  hs_wal *wal = pool->wal;
+  pool->recovery_start = 0;
+  if (c->format == 0) {
+    /* A new directory (or one from before control files, opened with an
+     * explicit page size): its first control file. */
+    c->format = HS_CONTROL_FORMAT;
+    c->page_size = pool->page_size;
+    c->checksums = pool->checksums;
+    c->segment_bytes = wal ? wal->segment_bytes : 0;
+    c->system_id = wal ? wal_system_id(wal) : control_new_system_id();
+    c->has_checkpoint = false;
+    /* A log with records and no control file: replayable only from its
+     * very start, which a log that never had a checkpoint still has. */
+    if (wal && !wal_is_empty(wal)) {
+      hs_wal_reader *r;
+      hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, 0, &r);
+      if (st != HS_OK) return st;
+      hs_wal_read_record rec;
+      bool got = false;
+      st = hs_wal_reader_next(r, &rec, &got);
+      char why[256];
+      snprintf(why, sizeof why, "%s", hs_wal_reader_why_end(r));
+      hs_wal_reader_close(r);
+      if (st != HS_OK) return st;
+      if (!got && hs_wal_insert_lsn(wal) > 0)
+        return hs_fail(HS_ERR_CORRUPT, 0,
+                       "hs_pool_open: %s has no control file, and the log in %s cannot be "
+                       "replayed from its start (%s): the directory that goes with this log is "
+                       "elsewhere, or its control file was lost; " WAY_OUT,
+                       dir, wal->dir, why, dir);
+    }
+  } else if (!wal) {
+    if (c->segment_bytes)
+      return hs_fail(HS_ERR_INVALID, 0,
+                     "hs_pool_open: %s is kept with a write-ahead log (%" PRIu64
+                     "-byte segments, system %016" PRIX64
+                     "): open it with its log (option wal), or its changes since the last "
+                     "checkpoint are lost and later ones unlogged",
+                     dir, c->segment_bytes, c->system_id);
+  } else {
+    hs_status st = check_log(pool, dir);
+    if (st != HS_OK) return st;
+  }
+  c->state = wal ? HS_DB_IN_RECOVERY : HS_DB_IN_PRODUCTION;
+  hs_status st = control_write(dir, c);
+  if (st == HS_OK && wal) wal_set_redo_point(wal, pool->recovery_start);
+  return st;
+}
+
+hs_status pool_control_note_checkpoint(hs_pool *pool, hs_lsn checkpoint, hs_lsn redo) {
+  hs_control next = pool->control;
+  next.has_checkpoint = true;
+  next.checkpoint = checkpoint;
+  next.redo = redo;
+  next.state = pool->shutting_down ? HS_DB_SHUT_DOWN : HS_DB_IN_PRODUCTION;
+  hs_status st = control_write(hs_smgr_dir(pool->smgr), &next);
+  if (st == HS_OK) pool->control = next;
+  return st;
+}

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -318,6 +319,23 @@ bool bench_page_check(const void *page, hs_relid rel, hs_blockno block) {
 
 hs_blockno bench_page_block(const void *page) {
   return get_u32((const unsigned char *)page + BENCH_PAGE_OFF_BLOCK);
+}
+
+hs_status bench_dir_page_size(const char *dir, uint64_t *page_size) {
+  hs_control c;
+  hs_status st = dir ? hs_control_read(dir, &c) : HS_ERR_NOENT;
+  if (st == HS_ERR_NOENT) {
+    if (!*page_size) *page_size = HS_PAGE_SIZE_DEFAULT;
+    return HS_OK;
+  }
+  if (st != HS_OK) return st;
+  if (*page_size && *page_size != c.page_size)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "%s holds %u-byte pages (its control file), not %" PRIu64
+                   ": leave --page-size out, or give another --dir",
+                   dir, c.page_size, *page_size);
+  *page_size = c.page_size;
+  return HS_OK;
 }
 
 hs_status bench_log_open_fresh(const char *dir, char *logdir, size_t len, hs_wal **out) {

@@ -82,6 +82,16 @@ hs_status bench_check_space(const char *dir, uint64_t need, const char *what);
     .min = HS_PAGE_SIZE_MIN, .max = HS_PAGE_SIZE_MAX, .def = "8KiB",                               \
     .help = "page size, a power of two from 1KiB to 64KiB"                                         \
   }
+/* --page-size for a tool that opens an existing data directory: no
+ * default in the table (dest starts 0), so bench_dir_page_size can tell a
+ * size asked for from one left to the directory. */
+#define BENCH_OPT_DIR_PAGE_SIZE(dest_)                                                             \
+  {                                                                                                \
+    .name = "page-size", .kind = ARGS_SIZE, .dest = (dest_), .power_of_two = true,                 \
+    .min = HS_PAGE_SIZE_MIN, .max = HS_PAGE_SIZE_MAX,                                              \
+    .help = "page size, a power of two from 1KiB to 64KiB (default: the data directory's, from "   \
+            "its control file; 8KiB for a new one)"                                                \
+  }
 #define BENCH_OPT_DIR(dest_)                                                                       \
   {                                                                                                \
     .name = "dir", .kind = ARGS_PATH, .dest = (dest_), .max = BENCH_DIR_MAX, .arg = "DIR",         \
@@ -169,6 +179,11 @@ void bench_page_set_u64(void *page, size_t off, uint64_t v);
 /* Opens a fresh log (default options) in <dir>/wal, its path left in
  * logdir: whatever an earlier run left there (a reused --dir) is removed
  * first. */
+/* The page size to open data directory `dir` with: its control file's
+ * when *page_size is 0 (not given; 8 KiB without a control file), else
+ * *page_size, which must then agree with the control file (an error names
+ * both). */
+hs_status bench_dir_page_size(const char *dir, uint64_t *page_size);
 hs_status bench_log_open_fresh(const char *dir, char *logdir, size_t len, hs_wal **out);
 hs_status bench_log_change(hs_wal *log, hs_relid rel, hs_blockno blk, hs_lsn *lsn);
 

@@ -617,7 +617,7 @@ int replay_main(int argc, char **argv) {
        .dest = &pool_bytes,
        .min = 1,
        .help = "pool size (required); its pages are SIZE / --page-size"},
-      BENCH_OPT_PAGE_SIZE(&page_size),
+      BENCH_OPT_DIR_PAGE_SIZE(&page_size),
       {.name = "policy",
        .kind = ARGS_STRING,
        .dest = &policy,
@@ -687,6 +687,11 @@ int replay_main(int argc, char **argv) {
   if (ring_rule && mode == MODE_THREADS)
     args_usage_error(cmd,
                      "--ring-rule pg needs each scan on one thread: use --ordered or --by-pid");
+  /* An existing --dir says its page size (its control file). */
+  if (bench_dir_page_size(dir_flag, &page_size) != HS_OK) {
+    fprintf(stderr, PROG ": %s\n", hs_last_error());
+    return 1;
+  }
   if (pool_bytes / page_size == 0) {
     char pool[32], page[32];
     args_usage_error(cmd, "--pool: %s holds no page of %s",

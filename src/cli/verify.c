@@ -17,6 +17,7 @@
 #include "cli/args.h"
 #include "cli/json.h"
 #include "core/error.h"
+#include "hotset/control.h"
 #include "hotset/page.h"
 #include "hotset/wal.h"
 
@@ -37,6 +38,7 @@ static const args_command command = {
     .synopsis = "--dir DIR [--page-size SIZE] [--json]",
     .about = "Checks every page of the relation files in DIR on disk: its checksum (a page of\n"
              "zeros passes) and that its LSN is not past the end of the log in DIR/wal.\n"
+             "The page size and the log's segment size come from DIR's control file.\n"
              "Prints each bad page on a line (file, block, what is wrong), then a summary.\n",
     .notes = "Exit status 1 if any page is bad (or a file cannot be read).\n",
 };
@@ -193,7 +195,7 @@ static hs_status verify_file(const char *path, uint32_t page_size, bool have_end
 
 int verify_main(int argc, char **argv) {
   const char *dir = NULL;
-  uint64_t page_size;
+  uint64_t page_size = 0;
   bool json = false;
   const args_opt opts[] = {
       {.name = "dir",
@@ -202,7 +204,7 @@ int verify_main(int argc, char **argv) {
        .max = BENCH_DIR_MAX,
        .arg = "DIR",
        .help = "the data directory (its log in DIR/wal)"},
-      BENCH_OPT_PAGE_SIZE(&page_size),
+      BENCH_OPT_DIR_PAGE_SIZE(&page_size),
       {.name = "json",
        .kind = ARGS_FLAG,
        .dest = &json,
@@ -213,11 +215,25 @@ int verify_main(int argc, char **argv) {
 
   char waldir[4200];
   snprintf(waldir, sizeof waldir, "%s/wal", dir);
-  bool have_end;
-  hs_lsn end;
+  bool have_end = false;
+  hs_lsn end = 0;
   char **names = NULL;
   size_t n = 0;
-  hs_status st = log_end(waldir, &have_end, &end);
+  /* The directory says what its pages are: their size, whether they carry
+   * checksums to verify, and its log's segment size. */
+  hs_control control;
+  hs_status st = hs_control_read(dir, &control);
+  bool have_control = st == HS_OK;
+  if (st == HS_ERR_NOENT) st = HS_OK;
+  if (st == HS_OK) st = bench_dir_page_size(dir, &page_size);
+  if (st == HS_OK && have_control && !control.checksums) {
+    fprintf(stderr,
+            PROG ": %s: its pages carry no checksums (%s/" HS_CONTROL_FILE
+            "), so there is nothing to verify them against\n",
+            dir, dir);
+    return 1;
+  }
+  if (st == HS_OK) st = log_end(waldir, &have_end, &end);
   if (st == HS_OK) st = list_relation_files(dir, &names, &n);
   void *page = NULL;
   if (st == HS_OK && !(page = malloc(page_size)))

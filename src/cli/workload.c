@@ -271,7 +271,7 @@ static void wl_stop_if_interrupted(wl_run *d) {
 }
 
 int workload_main(int argc, char **argv) {
-  uint64_t threads, pool_bytes, pages, page_size, seed, bgwriter_delay, bgwriter_maxpages;
+  uint64_t threads, pool_bytes, pages, page_size = 0, seed, bgwriter_delay, bgwriter_maxpages;
   double seconds;
   bool json = false, keep = false, direct = false;
   const char *policy = NULL, *dir_flag = NULL, *wal_flag = NULL;
@@ -304,7 +304,7 @@ int workload_main(int argc, char **argv) {
        .max = HS_INVALID_BLOCK - 1,
        .def = "4096",
        .help = "blocks in the relation"},
-      BENCH_OPT_PAGE_SIZE(&page_size),
+      BENCH_OPT_DIR_PAGE_SIZE(&page_size),
       {.name = "policy",
        .kind = ARGS_STRING,
        .dest = &policy,
@@ -357,6 +357,11 @@ int workload_main(int argc, char **argv) {
                      bgwriter_delay, HS_POOL_BGWRITER_MIN_DELAY_MS);
   if (strcmp(wal_flag, "log") != 0 && strcmp(wal_flag, "counter") != 0)
     args_usage_error(cmd, "--wal: \"%s\" is not log or counter", wal_flag);
+  /* An existing --dir says its page size (its control file). */
+  if (bench_dir_page_size(dir_flag, &page_size) != HS_OK) {
+    fprintf(stderr, PROG ": %s\n", hs_last_error());
+    return 1;
+  }
   if (pool_bytes / page_size <= threads) {
     char pool[32];
     args_usage_error(cmd, "--pool: %s holds %" PRIu64 " pages; %" PRIu64 " threads need more",

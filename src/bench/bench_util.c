@@ -11,8 +11,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

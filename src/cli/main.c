@@ -12,6 +12,7 @@
 #include "bench/readtest.h"
 #include "cli/crash_test.h"
 #include "cli/replay.h"
+#include "cli/reset_log.h"
 #include "cli/sim_cmd.h"
 #include "cli/verify.h"
 #include "cli/workload.h"
@@ -40,6 +41,8 @@ static const subcommand subcommands[] = {
     {"crash-test", "kill a logged workload at random moments, recover, check nothing was lost",
      crash_test_main},
     {"verify", "check every page of a data directory: checksums, LSNs within the log", verify_main},
+    {"reset-log", "start a new log for a directory whose log cannot prove its checkpoint",
+     reset_log_main},
 };
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])

@@ -229,7 +229,7 @@ int verify_main(int argc, char **argv) {
   if (st == HS_OK && have_control && !control.checksums) {
     fprintf(stderr,
             PROG ": %s: its pages carry no checksums (%s/" HS_CONTROL_FILE
-            "), so there is nothing to verify them against\n",
+                 "), so there is nothing to verify them against\n",
             dir, dir);
     return 1;
   }

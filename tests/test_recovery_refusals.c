@@ -1,0 +1,439 @@
+/*
+ * tests/test_recovery_refusals.c — opening refuses what it cannot prove
+ * (hotset/control.h, docs/wal.md "What recovery refuses"), at every segment
+ * size the log allows.
+ *
+ * Each case is an operator's bad day done through the public API and the
+ * files: a flipped byte in the checkpoint record, an old control file put
+ * back, a log of another directory, a log lost, an older log put back
+ * beside newer data files, a directory opened with the wrong page size.
+ * Each must be refused with a message naming what and where, with nothing
+ * on disk changed by the refusal, and — once the damage is undone — open
+ * with every acknowledged change there.
+ */
+#include "check.h"
+#include "core/error.h"
+#include "hotset/control.h"
+#include "hotset/durability.h"
+#include "hotset/pool.h"
+#include "hotset/wal.h"
+#include "testdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PAGE       4096u
+#define REL        7u
+#define BLOCKS     8u
+#define COUNTER_AT 64u
+
+static char root[4096];
+
+typedef struct env {
+  char dir[4200], waldir[4300];
+  uint64_t segment;
+  hs_wal *wal;
+  hs_pool *pool;
+} env;
+
+static void env_init(env *e, const char *name, uint64_t segment) {
+  snprintf(e->dir, sizeof e->dir, "%s/%s-%" PRIu64, root, name, segment);
+  snprintf(e->waldir, sizeof e->waldir, "%s/wal", e->dir);
+  e->segment = segment;
+  e->wal = NULL;
+  e->pool = NULL;
+  mkdir(e->dir, 0700);
+}
+
+/* Opens the log in waldir and a pool over dir (recovery runs in
+ * hs_pool_open); on failure nothing stays open and the error is the
+ * thread's. */
+static hs_status env_open_with(env *e, const char *waldir, uint32_t page_size) {
+  hs_wal_options wo;
+  hs_wal_options_init(&wo);
+  wo.dir = waldir;
+  wo.segment_bytes = e->segment;
+  wo.writer_delay_ms = 0;
+  hs_status st = hs_wal_open(&wo, &e->wal);
+  if (st != HS_OK) return st;
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = e->dir;
+  po.page_size = page_size;
+  po.pool_pages = 32;
+  po.wal = e->wal;
+  po.checksums = true;
+  st = hs_pool_open(&po, &e->pool);
+  if (st != HS_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", hs_last_error());
+    int err = hs_last_errno();
+    hs_wal_close(e->wal);
+    e->wal = NULL;
+    hs_fail(st, err, "%s", why);
+  }
+  return st;
+}
+
+static hs_status env_open(env *e) {
+  return env_open_with(e, e->waldir, PAGE);
+}
+
+static void env_close(env *e) {
+  CHECK_OK(hs_pool_close(e->pool));
+  CHECK_OK(hs_wal_close(e->wal));
+  e->pool = NULL;
+  e->wal = NULL;
+}
+
+/* A crash: the pool's dirty pages are lost, the log's durable part stays. */
+static void env_crash(env *e) {
+  hs_pool_abandon(e->pool);
+  CHECK_OK(hs_wal_close(e->wal));
+  e->pool = NULL;
+  e->wal = NULL;
+}
+
+static void make_relation(env *e) {
+  hs_smgr *smgr = hs_pool_smgr(e->pool);
+  REQUIRE(hs_smgr_create_if_missing(smgr, REL, HS_FORK_MAIN, NULL) == HS_OK);
+  hs_blockno n;
+  REQUIRE(hs_smgr_nblocks(smgr, REL, HS_FORK_MAIN, &n) == HS_OK);
+  for (; n < BLOCKS; n++) {
+    hs_buf b;
+    REQUIRE(hs_pool_extend(e->pool, REL, HS_FORK_MAIN, NULL, false, &b, NULL) == HS_OK);
+    hs_buf_release(e->pool, b);
+  }
+}
+
+/* Adds 1 to block blk's counter, logged and flushed: acknowledged. */
+static void bump(env *e, hs_blockno blk) {
+  hs_buf b;
+  REQUIRE(hs_pool_read(e->pool, REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, NULL) == HS_OK);
+  hs_buf_lock(e->pool, b, HS_LOCK_EXCLUSIVE);
+  unsigned char *p = hs_buf_page(e->pool, b);
+  uint64_t v;
+  memcpy(&v, p + COUNTER_AT, 8);
+  v++;
+  memcpy(p + COUNTER_AT, &v, 8);
+  hs_wal_range r = {COUNTER_AT, 8};
+  hs_lsn end;
+  REQUIRE(hs_buf_log_change(e->pool, b, &r, 1, &end) == HS_OK);
+  hs_buf_unlock(e->pool, b);
+  hs_buf_release(e->pool, b);
+  REQUIRE(hs_wal_flush(e->wal, end, HS_WAL_CAUSE_COMMIT, NULL) == HS_OK);
+}
+
+static void bump_all(env *e, unsigned times) {
+  for (unsigned t = 0; t < times; t++)
+    for (hs_blockno i = 0; i < BLOCKS; i++) bump(e, i);
+}
+
+/* Every block's counter is `want`. */
+static void check_counters(env *e, uint64_t want) {
+  for (hs_blockno i = 0; i < BLOCKS; i++) {
+    hs_buf b;
+    if (hs_pool_read(e->pool, REL, HS_FORK_MAIN, i, HS_READ_NORMAL, NULL, &b, NULL) != HS_OK) {
+      fprintf(stderr, "reading block %u: %s\n", i, hs_last_error());
+      CHECK(false);
+      continue;
+    }
+    uint64_t v;
+    memcpy(&v, (unsigned char *)hs_buf_page(e->pool, b) + COUNTER_AT, 8);
+    CHECK_EQ(v, want);
+    hs_buf_release(e->pool, b);
+  }
+}
+
+/* ---- files ----------------------------------------------------------------- */
+
+/* A hash of every file under `path` (names and bytes; lock files, whose pid
+ * changes with each opener, left out): what "nothing changed" compares. */
+static uint64_t tree_hash(const char *path, uint64_t h) {
+  DIR *d = opendir(path);
+  if (!d) return h;
+  char *names[512];
+  size_t n = 0;
+  for (struct dirent *x; (x = readdir(d)) && n < 512;)
+    if (strcmp(x->d_name, ".") && strcmp(x->d_name, "..") && !strstr(x->d_name, ".lock"))
+      names[n++] = strdup(x->d_name);
+  closedir(d);
+  for (size_t i = 0; i < n; i++) /* readdir's order is not stable: sort */
+    for (size_t j = i + 1; j < n; j++)
+      if (strcmp(names[j], names[i]) < 0) {
+        char *t = names[i];
+        names[i] = names[j];
+        names[j] = t;
+      }
+  static unsigned char buf[1 << 16];
+  for (size_t i = 0; i < n; i++) {
+    char p[4600];
+    snprintf(p, sizeof p, "%s/%s", path, names[i]);
+    for (const char *c = names[i]; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    struct stat sb;
+    if (stat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+      h = tree_hash(p, h);
+    } else {
+      int fd = open(p, O_RDONLY);
+      for (ssize_t got; fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0;)
+        for (ssize_t k = 0; k < got; k++) h = (h ^ buf[k]) * 1099511628211ull;
+      if (fd >= 0) close(fd);
+    }
+    free(names[i]);
+  }
+  return h;
+}
+
+static void copy_file(const char *from, const char *to) {
+  int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  REQUIRE(in >= 0 && out >= 0);
+  static char buf[1 << 16];
+  for (ssize_t got; (got = read(in, buf, sizeof buf)) > 0;)
+    REQUIRE(write(out, buf, (size_t)got) == got);
+  close(in);
+  close(out);
+}
+
+/* Copies every regular file of directory `from` into `to` (created). */
+static void copy_dir(const char *from, const char *to) {
+  mkdir(to, 0700);
+  DIR *d = opendir(from);
+  REQUIRE(d != NULL);
+  for (struct dirent *x; (x = readdir(d));) {
+    char a[4600], b[4600];
+    snprintf(a, sizeof a, "%s/%s", from, x->d_name);
+    snprintf(b, sizeof b, "%s/%s", to, x->d_name);
+    struct stat sb;
+    if (stat(a, &sb) == 0 && S_ISREG(sb.st_mode)) copy_file(a, b);
+  }
+  closedir(d);
+}
+
+static void remove_dir(const char *path) {
+  nftw(path, testdir_unlink_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Flips one byte of the log at `lsn`. */
+static void flip_log_byte(env *e, uint64_t lsn) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%016" PRIX64, e->waldir, lsn - lsn % e->segment);
+  int fd = open(path, O_RDWR);
+  REQUIRE(fd >= 0);
+  unsigned char c;
+  REQUIRE(pread(fd, &c, 1, (off_t)(lsn % e->segment)) == 1);
+  c ^= 0x40;
+  REQUIRE(pwrite(fd, &c, 1, (off_t)(lsn % e->segment)) == 1);
+  close(fd);
+}
+
+static hs_control control_of(env *e) {
+  hs_control c;
+  REQUIRE(hs_control_read(e->dir, &c) == HS_OK);
+  return c;
+}
+
+/* ---- the cases ----------------------------------------------------------- */
+
+/* Finding 1: one flipped byte in the checkpoint record the control file
+ * names. Opening used to take that spot for the end of the log, zero what
+ * followed and open without an error. */
+static void test_damaged_checkpoint(uint64_t segment) {
+  env e;
+  env_init(&e, "ckpt", segment);
+  REQUIRE(env_open(&e) == HS_OK);
+  make_relation(&e);
+  bump_all(&e, 3);
+  CHECK_OK(hs_checkpoint(e.pool));
+  bump_all(&e, 2);
+  env_crash(&e);
+  hs_control c = control_of(&e);
+  CHECK(c.has_checkpoint);
+  CHECK_EQ(c.state, HS_DB_IN_PRODUCTION);
+  flip_log_byte(&e, c.checkpoint + 36); /* inside the record, covered by its CRC */
+  uint64_t before = tree_hash(e.dir, 14695981039346656037ull);
+  CHECK_ST(env_open(&e), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), "checkpoint");
+  CHECK_CONTAINS(hs_last_error(), "reset-log");
+  CHECK_EQ(tree_hash(e.dir, 14695981039346656037ull), before); /* the refusal changed nothing */
+  flip_log_byte(&e, c.checkpoint + 36);
+  REQUIRE(env_open(&e) == HS_OK);
+  check_counters(&e, 5);
+  env_close(&e);
+  CHECK_EQ(control_of(&e).state, HS_DB_SHUT_DOWN);
+}
+
+/* Finding 2: an older control file put back (a restored backup). Where its
+ * redo segment is gone, opening must refuse (it used to report "no more
+ * log", delete every later segment and open). Where it is still there,
+ * replay from the older redo point is correct and loses nothing. */
+static void test_stale_control(uint64_t segment) {
+  env e;
+  env_init(&e, "stale", segment);
+  REQUIRE(env_open(&e) == HS_OK);
+  make_relation(&e);
+  bump_all(&e, 2);
+  CHECK_OK(hs_checkpoint(e.pool));
+  char control[4400], saved[4400];
+  snprintf(control, sizeof control, "%s/%s", e.dir, HS_CONTROL_FILE);
+  snprintf(saved, sizeof saved, "%s.saved", e.dir);
+  copy_file(control, saved);
+  hs_control old = control_of(&e);
+  /* Enough log for the old redo segment to be recycled, where that is
+   * cheap: a few segments of changes and checkpoints. */
+  bool recycles = segment <= (1u << 20);
+  unsigned rounds = 2;
+  if (recycles)
+    while (true) {
+      bump_all(&e, 4);
+      rounds += 4;
+      CHECK_OK(hs_checkpoint(e.pool));
+      char path[4400];
+      snprintf(path, sizeof path, "%s/%016" PRIX64, e.waldir, old.redo - old.redo % segment);
+      hs_control now = control_of(&e);
+      if (now.redo - now.redo % segment > old.redo - old.redo % segment && access(path, F_OK) != 0)
+        break;
+      REQUIRE(rounds < 100000);
+    }
+  bump_all(&e, 2);
+  rounds += 2;
+  env_crash(&e);
+  copy_file(saved, control);
+  unlink(saved);
+  if (recycles) {
+    uint64_t before = tree_hash(e.dir, 14695981039346656037ull);
+    CHECK_ST(env_open(&e), HS_ERR_CORRUPT);
+    CHECK_CONTAINS(hs_last_error(), "checkpoint");
+    CHECK_EQ(tree_hash(e.dir, 14695981039346656037ull), before);
+    return;
+  }
+  REQUIRE(env_open(&e) == HS_OK);
+  check_counters(&e, rounds);
+  env_close(&e);
+}
+
+/* A log of another directory: each directory's log carries its system
+ * identifier, so swapping them is refused. */
+static void test_other_system(uint64_t segment) {
+  env a, b;
+  env_init(&a, "sysa", segment);
+  env_init(&b, "sysb", segment);
+  REQUIRE(env_open(&a) == HS_OK);
+  make_relation(&a);
+  bump_all(&a, 1);
+  env_close(&a);
+  REQUIRE(env_open(&b) == HS_OK);
+  make_relation(&b);
+  bump_all(&b, 1);
+  env_close(&b);
+  CHECK(control_of(&a).system_id != control_of(&b).system_id);
+  CHECK_ST(env_open_with(&a, b.waldir, PAGE), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), "system");
+  /* The log lost: an empty log directory where the control file names a
+   * checkpoint. */
+  char empty[4400];
+  snprintf(empty, sizeof empty, "%s/empty-wal", a.dir);
+  CHECK_ST(env_open_with(&a, empty, PAGE), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), "empty");
+  /* Opened without any log at all. */
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = a.dir;
+  po.pool_pages = 16;
+  po.checksums = true;
+  hs_pool *pool;
+  CHECK_ST(hs_pool_open(&po, &pool), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "option wal");
+  REQUIRE(env_open(&a) == HS_OK);
+  check_counters(&a, 1);
+  env_close(&a);
+}
+
+/* An older log put back (with its control file) beside newer data files:
+ * pages carry LSNs past the end of that log, which proves it lost records;
+ * reading such a page is refused. */
+static void test_page_past_log(uint64_t segment) {
+  env e;
+  env_init(&e, "past", segment);
+  REQUIRE(env_open(&e) == HS_OK);
+  make_relation(&e);
+  bump_all(&e, 1);
+  CHECK_OK(hs_checkpoint(e.pool));
+  char oldwal[4400], control[4400], saved[4400];
+  snprintf(oldwal, sizeof oldwal, "%s.oldwal", e.dir);
+  snprintf(control, sizeof control, "%s/%s", e.dir, HS_CONTROL_FILE);
+  snprintf(saved, sizeof saved, "%s.control", e.dir);
+  copy_dir(e.waldir, oldwal);
+  copy_file(control, saved);
+  bump_all(&e, 3);
+  env_close(&e); /* every page written, with LSNs of the newer log */
+  remove_dir(e.waldir);
+  copy_dir(oldwal, e.waldir);
+  copy_file(saved, control);
+  remove_dir(oldwal);
+  unlink(saved);
+  hs_status st = env_open(&e);
+  if (st == HS_OK) { /* recovery touched no page: the first read refuses */
+    hs_buf b;
+    CHECK_ST(hs_pool_read(e.pool, REL, HS_FORK_MAIN, 0, HS_READ_NORMAL, NULL, &b, NULL),
+             HS_ERR_CORRUPT);
+    CHECK_CONTAINS(hs_last_error(), "past the end of the log");
+    hs_pool_abandon(e.pool);
+    hs_wal_close(e.wal);
+  } else {
+    CHECK_EQ(st, HS_ERR_CORRUPT);
+    CHECK_CONTAINS(hs_last_error(), "past the end of the log");
+  }
+}
+
+/* Finding 5: a directory knows its page size. */
+static void test_page_size(void) {
+  env e;
+  env_init(&e, "pagesize", 1u << 20);
+  REQUIRE(env_open_with(&e, e.waldir, 8192) == HS_OK);
+  CHECK_EQ(hs_control_read(e.dir, &(hs_control){0}), HS_OK);
+  hs_smgr *smgr = hs_pool_smgr(e.pool);
+  REQUIRE(hs_smgr_create_if_missing(smgr, REL, HS_FORK_MAIN, NULL) == HS_OK);
+  env_close(&e);
+  CHECK_ST(env_open_with(&e, e.waldir, 16384), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "8192");
+  CHECK_CONTAINS(hs_last_error(), "16384");
+  REQUIRE(env_open_with(&e, e.waldir, 0) == HS_OK); /* 0: the directory's */
+  CHECK_EQ(hs_pool_page_size(e.pool), 8192);
+  env_close(&e);
+  hs_control c = control_of(&e);
+  CHECK_EQ(c.page_size, 8192);
+  CHECK(c.checksums);
+  CHECK_EQ(c.format, HS_CONTROL_FORMAT);
+  /* A damaged control file is refused, naming it. */
+  char control[4400];
+  snprintf(control, sizeof control, "%s/%s", e.dir, HS_CONTROL_FILE);
+  int fd = open(control, O_RDWR);
+  REQUIRE(fd >= 0);
+  unsigned char x = 0xFF;
+  REQUIRE(pwrite(fd, &x, 1, 14) == 1);
+  close(fd);
+  CHECK_ST(env_open_with(&e, e.waldir, 0), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), HS_CONTROL_FILE);
+}
+
+int main(void) {
+  testdir_make(root, sizeof root, "refusals");
+  test_page_size();
+  for (uint64_t seg = HS_WAL_MIN_SEGMENT; seg <= HS_WAL_MAX_SEGMENT; seg *= 2) {
+    test_damaged_checkpoint(seg);
+    test_stale_control(seg);
+    test_other_system(seg);
+    test_page_past_log(seg);
+    /* The big segments' directories go as soon as they are done. */
+    remove_dir(root);
+    mkdir(root, 0700);
+  }
+  testdir_remove(root);
+  return check_finish();
+}

@@ -76,6 +76,7 @@
  */
 #include "core/dir_lock.h"
 #include "core/error.h"
+#include "core/sysio.h"
 #include "hotset/fault.h"
 #include "hotset/storage.h"
 #include "storage/direct_io.h"
@@ -396,7 +397,7 @@ static int open_fd(hs_smgr *s, const char *path, int flags, int *fd) {
   int err = fault_take(s, HS_IO_OPEN);
   if (err > 0) return err;
   do {
-    *fd = open(path, flags | O_CLOEXEC, 0600);
+    *fd = sys_open(path, flags | O_CLOEXEC, 0600);
   } while (*fd < 0 && errno == EINTR);
   return *fd < 0 ? errno : 0;
 }
@@ -461,7 +462,7 @@ static bool page_size_valid(uint32_t page_size) {
 
 /* Creates `dir` if missing (not its parents); fails if it is not a directory. */
 static hs_status make_dir(const char *dir) {
-  if (mkdir(dir, 0700) == 0) return HS_OK;
+  if (sys_mkdir(dir, 0700) == 0) return HS_OK;
   if (errno != EEXIST) return fail_sys(errno, "could not create directory \"%s\"", dir);
   struct stat sb;
   if (stat(dir, &sb) != 0) return fail_sys(errno, "could not stat directory \"%s\"", dir);
@@ -639,7 +640,7 @@ hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
   if (st) return st;
   char path[PATH_MAX];
   fork_path(smgr, rel, fork, path);
-  int err = unlink(path) != 0 ? errno : 0;
+  int err = sys_unlink(path) != 0 ? errno : 0;
   if (err != 0 && err != ENOENT) return fail_sys(err, "could not unlink \"%s\"", path);
   pthread_rwlock_wrlock(&smgr->table_lock);
   smgr_file **link = find_link(smgr, rel, fork);
@@ -700,7 +701,7 @@ static int preadv_full(int fd, struct iovec *iov, int n, off_t off, size_t *done
 static int pwrite_full(int fd, const void *buf, size_t len, off_t off, size_t *done) {
   *done = 0;
   while (*done < len) {
-    ssize_t n = pwrite(fd, (const char *)buf + *done, len - *done, off + (off_t)*done);
+    ssize_t n = sys_pwrite(fd, (const char *)buf + *done, len - *done, off + (off_t)*done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno;
     if (n == 0) break; /* cannot happen for len > 0; never loop forever */
@@ -941,7 +942,7 @@ static hs_status truncate_locked(hs_smgr *s, smgr_file *f, hs_blockno nblocks) {
                    nblocks, cur);
   int rc;
   do {
-    rc = ftruncate(f->fd, block_offset(s, nblocks));
+    rc = sys_ftruncate(f->fd, block_offset(s, nblocks));
   } while (rc != 0 && errno == EINTR);
   atomic_store_explicit(&f->needs_sync, true, memory_order_release);
   if (rc != 0) return fail_sys(errno, "could not truncate \"%s\" to %u blocks", path, nblocks);
@@ -964,7 +965,7 @@ static int sync_fd(hs_smgr *s, int fd) {
   if (err > 0) return err;
   int rc;
   do {
-    rc = fsync(fd);
+    rc = sys_fsync(fd);
   } while (rc != 0 && errno == EINTR);
   return rc != 0 ? errno : 0;
 }

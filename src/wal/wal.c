@@ -25,6 +25,7 @@
 #include "core/crc32c.h"
 #include "core/dir_lock.h"
 #include "core/error.h"
+#include "core/sysio.h"
 #include "wal/wal_durable.h"
 #include "wal/wal_format.h"
 #include "wal/wal_internal.h"
@@ -424,7 +425,7 @@ static bool power_of_two(uint64_t v) {
 }
 
 static hs_status make_dir(const char *dir) {
-  if (mkdir(dir, 0700) == 0 || errno == EEXIST) {
+  if (sys_mkdir(dir, 0700) == 0 || errno == EEXIST) {
     struct stat sb;
     if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)) return HS_OK;
     return hs_fail(HS_ERR_IO, ENOTDIR, "%s: the log's directory is not a directory", dir);
@@ -517,7 +518,7 @@ static hs_status clear_after_end(hs_wal *w, uint64_t end) {
     if (starts[i] <= seg) continue;
     char path[4200];
     wal_segment_path(w->dir, starts[i], path, sizeof path);
-    if (unlink(path) != 0)
+    if (sys_unlink(path) != 0)
       st = hs_fail(HS_ERR_IO, errno, "%s: cannot remove a log segment past the end", path);
     removed = true;
   }

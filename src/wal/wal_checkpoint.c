@@ -13,6 +13,7 @@
  * not start where it is read. Spares beyond `keep_segments` are removed.
  */
 #include "core/error.h"
+#include "core/sysio.h"
 #include "wal/wal_durable.h"
 #include "wal/wal_format.h"
 #include "wal/wal_internal.h"
@@ -86,7 +87,7 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
     while (spares < keep && !kept) {
       wal_segment_path(w->dir, next, new_path, sizeof new_path);
       next += w->segment_bytes;
-      if (link(old_path, new_path) == 0) {
+      if (sys_link(old_path, new_path) == 0) {
         kept = true;
       } else if (errno != EEXIST) {
         st = hs_fail(HS_ERR_IO, errno, "%s: cannot link the old log segment to %s for reuse",
@@ -95,7 +96,7 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
       }
     }
     if (st != HS_OK) break;
-    if (unlink(old_path) != 0) {
+    if (sys_unlink(old_path) != 0) {
       st = hs_fail(HS_ERR_IO, errno, "%s: cannot remove an old log segment", old_path);
       break;
     }

@@ -17,6 +17,7 @@
  */
 #include "core/crc32c.h"
 #include "core/error.h"
+#include "core/sysio.h"
 #include "wal/wal_format.h"
 #include "wal/wal_internal.h"
 
@@ -74,17 +75,17 @@ hs_status wal_control_write(hs_wal *w, const wal_control *c) {
   wal_put64(b + 24, c->redo);
   wal_put64(b + 32, c->time_ms);
   wal_put32(b + 40, hs_crc32c(0, b, 40));
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot create the new control file", tmp);
   hs_status st = HS_OK;
-  if (pwrite(fd, b, sizeof b, 0) != (ssize_t)sizeof b)
+  if (sys_pwrite(fd, b, sizeof b, 0) != (ssize_t)sizeof b)
     st = hs_fail(HS_ERR_IO, errno ? errno : ENOSPC, "%s: cannot write the new control file", tmp);
-  else if (fsync(fd) != 0)
+  else if (sys_fsync(fd) != 0)
     st = hs_fail(HS_ERR_IO, errno, "%s: fsync of the new control file failed", tmp);
   close(fd);
-  if (st == HS_OK && rename(tmp, path) != 0)
+  if (st == HS_OK && sys_rename(tmp, path) != 0)
     st = hs_fail(HS_ERR_IO, errno, "%s: cannot rename the new control file to %s", tmp, path);
   if (st == HS_OK) st = wal_sync_dir(w->dir);
-  if (st != HS_OK) unlink(tmp);
+  if (st != HS_OK) sys_unlink(tmp);
   return st;
 }

@@ -7,6 +7,7 @@
  * of one leaves). Unarmed, a call costs one relaxed atomic load.
  */
 #include "core/error.h"
+#include "core/sysio.h"
 #include "hotset/fault.h"
 #include "wal/wal_internal.h"
 
@@ -51,11 +52,11 @@ ssize_t wal_pwrite(hs_wal *w, int fd, const void *buf, size_t n, off_t off) {
       return -1;
     }
     /* Torn: half of it reaches the file, the rest does not. */
-    ssize_t half = pwrite(fd, buf, n / 2, off);
+    ssize_t half = sys_pwrite(fd, buf, n / 2, off);
     if (half >= 0) errno = EIO;
     return half < 0 ? -1 : half;
   }
-  return pwrite(fd, buf, n, off);
+  return sys_pwrite(fd, buf, n, off);
 }
 
 int wal_fdatasync(hs_wal *w, int fd) {
@@ -64,5 +65,5 @@ int wal_fdatasync(hs_wal *w, int fd) {
     errno = err;
     return -1;
   }
-  return fdatasync(fd);
+  return sys_fdatasync(fd);
 }

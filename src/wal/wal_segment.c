@@ -10,6 +10,7 @@
  * XLogFileInit does the same.
  */
 #include "core/error.h"
+#include "core/sysio.h"
 #include "wal/wal_format.h"
 #include "wal/wal_internal.h"
 
@@ -32,7 +33,7 @@ void wal_segment_path(const char *dir, uint64_t segment_start, char *out, size_t
 hs_status wal_sync_dir(const char *dir) {
   int fd = open(dir, O_RDONLY | O_DIRECTORY);
   if (fd < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot open the directory to sync it", dir);
-  int rc = fsync(fd);
+  int rc = sys_fsync(fd);
   int err = errno;
   close(fd);
   if (rc != 0) return hs_fail(HS_ERR_IO, err, "%s: fsync of the directory failed", dir);
@@ -61,17 +62,17 @@ hs_status wal_write_zeros(hs_wal *w, int fd, uint64_t from, uint64_t to, const c
 static hs_status create_segment(hs_wal *w, const char *path) {
   char tmp[4300];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot create a log segment", tmp);
   char what[4400];
   snprintf(what, sizeof what, "%s (a new log segment)", tmp);
   hs_status st = wal_write_zeros(w, fd, 0, w->segment_bytes, what);
   close(fd);
-  if (st == HS_OK && rename(tmp, path) != 0)
+  if (st == HS_OK && sys_rename(tmp, path) != 0)
     st = hs_fail(HS_ERR_IO, errno, "%s: cannot rename the new log segment to %s", tmp, path);
   if (st == HS_OK) st = wal_sync_dir(w->dir);
   if (st != HS_OK) {
-    unlink(tmp);
+    sys_unlink(tmp);
     return st;
   }
   atomic_fetch_add_explicit(&w->st_segments, 1, memory_order_relaxed);

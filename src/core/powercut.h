@@ -1,0 +1,80 @@
+/*
+ * core/powercut.h — the power-cut recorder and its applier (internal; for
+ * tests and `hotset crash-test --power-loss`).
+ *
+ * Armed in a child process, the recorder journals every change the
+ * core/sysio.h wrappers make to files under one root directory, before
+ * making it: a write with the bytes it overwrites, a sync, a size change,
+ * a new, renamed, linked or removed directory entry, a directory sync.
+ * Each such change is an operation with a number (1, 2, ...); armed to cut
+ * at operation N, the recorder does not do the Nth: the process _exits
+ * (status PC_CUT_EXIT) at once, leaving the page cache with everything
+ * before it — what a SIGKILL leaves.
+ *
+ * The applier, in another process once the child is gone, reads the
+ * journal and turns the directory into one state a power loss at that
+ * moment could have left: every write since its file's last sync kept,
+ * dropped or torn (per 512-byte sector), growth since the last sync cut
+ * back, and directory entries since their directory's last sync undone
+ * past a random point. docs/wal.md, "Power cuts in the test suite".
+ */
+#ifndef HOTSET_CORE_POWERCUT_H
+#define HOTSET_CORE_POWERCUT_H
+
+#include "hotset/status.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* The exit status of a child the recorder cut. */
+#define PC_CUT_EXIT 86
+
+typedef struct pc_arm {
+  const char *root;        /* changes to files under it are journaled */
+  const char *journal;     /* the journal file (outside root), created */
+  uint64_t cut_at;         /* the operation not done; 0: never */
+  uint64_t cut_after_mark; /* 0, or k: cut at the kth operation after the
+                              mark_nth-th pc_mark (cut_at then unused) */
+  uint64_t mark_nth;
+  bool skip_syncs; /* journal syncs without doing them (the journal, not
+                      the device, decides what survives) */
+} pc_arm;
+
+/* Arms the recorder in this process. */
+hs_status pc_arm_recorder(const pc_arm *arm);
+/* Marks an event (a checkpoint's start): armed with cut_after_mark, counts
+ * operations from the mark_nth-th mark. No-op unarmed. */
+void pc_mark(void);
+/* Operations journaled so far (armed process). */
+uint64_t pc_operations(void);
+
+typedef struct pc_result {
+  uint64_t operations;       /* operations in the journal */
+  uint64_t writes_dropped;   /* unsynced writes none of whose sectors survived */
+  uint64_t writes_torn;      /* unsynced writes some of whose sectors survived */
+  uint64_t writes_kept;      /* unsynced writes all of whose sectors survived */
+  uint64_t dir_entries_lost; /* directory changes undone */
+  uint64_t files_cut;        /* files whose unsynced growth was cut */
+  uint64_t checkpoint_ops;   /* operations after the last mark (info) */
+} pc_result;
+
+/* Applies a power cut described by `journal` to the directory tree under
+ * `root`, in place, with choices drawn from `seed`. */
+hs_status pc_apply(const char *root, const char *journal, uint64_t seed, pc_result *out);
+
+/* The wrappers' armed paths (core/sysio.c). */
+int pc_open(const char *path, int flags, mode_t mode);
+ssize_t pc_pwrite(int fd, const void *buf, size_t len, off_t off);
+ssize_t pc_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off);
+ssize_t pc_write(int fd, const void *buf, size_t len);
+int pc_sync(int fd, bool data_only);
+int pc_ftruncate(int fd, off_t len);
+int pc_fallocate(int fd, int mode, off_t off, off_t len);
+int pc_rename(const char *from, const char *to);
+int pc_link(const char *from, const char *to);
+int pc_unlink(const char *path);
+int pc_mkdir(const char *path, mode_t mode);
+
+#endif

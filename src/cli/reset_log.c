@@ -29,6 +29,7 @@
 #include "bench/bench_util.h"
 #include "cli/args.h"
 #include "core/error.h"
+#include "core/sysio.h"
 #include "hotset/control.h"
 #include "hotset/page.h"
 #include "hotset/wal.h"
@@ -150,7 +151,7 @@ static hs_status move_log_aside(const char *waldir, const char *keep, size_t *mo
   *moved = 0;
   char aside[4400];
   snprintf(aside, sizeof aside, "%s/%s", waldir, keep);
-  if (mkdir(aside, 0700) != 0)
+  if (sys_mkdir(aside, 0700) != 0)
     return hs_fail(HS_ERR_IO, errno, "cannot create %s to keep the old log in: %s", aside,
                    strerror(errno));
   DIR *d = opendir(waldir);
@@ -163,7 +164,7 @@ static hs_status move_log_aside(const char *waldir, const char *keep, size_t *mo
     char from[4700], to[5000];
     snprintf(from, sizeof from, "%s/%s", waldir, e->d_name);
     snprintf(to, sizeof to, "%s/%s", aside, e->d_name);
-    if (rename(from, to) != 0)
+    if (sys_rename(from, to) != 0)
       st = hs_fail(HS_ERR_IO, errno, "cannot move %s to %s: %s", from, to, strerror(errno));
     else
       (*moved)++;
@@ -171,7 +172,7 @@ static hs_status move_log_aside(const char *waldir, const char *keep, size_t *mo
   closedir(d);
   for (int i = 0; st == HS_OK && i < 2; i++) {
     int fd = open(i ? aside : waldir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || fsync(fd) != 0)
+    if (fd < 0 || sys_fsync(fd) != 0)
       st = hs_fail(HS_ERR_IO, errno, "fsync of %s failed: %s", i ? aside : waldir, strerror(errno));
     if (fd >= 0) close(fd);
   }
@@ -309,7 +310,7 @@ int reset_log_main(int argc, char **argv) {
   struct stat sb;
   if (stat(waldir, &sb) == 0) {
     if (move_log_aside(waldir, keep, &moved) != HS_OK) return fail("moving the old log aside");
-  } else if (mkdir(waldir, 0700) != 0) {
+  } else if (sys_mkdir(waldir, 0700) != 0) {
     hs_fail(HS_ERR_IO, errno, "cannot create %s: %s", waldir, strerror(errno));
     return fail("creating the log directory");
   }

@@ -25,6 +25,7 @@
  */
 #include "core/crc32c.h"
 #include "core/error.h"
+#include "core/sysio.h"
 #include "storage/control_file.h"
 
 #include <errno.h>
@@ -153,25 +154,25 @@ hs_status control_write(const char *dir, const hs_control *c) {
   put64(b + 56, (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u);
   put32(b + CONTROL_CRC, hs_crc32c(0, b, CONTROL_CRC));
 
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return write_failed(errno, tmp, "cannot create the new control file");
   hs_status st = HS_OK;
-  ssize_t n = pwrite(fd, b, sizeof b, 0);
+  ssize_t n = sys_pwrite(fd, b, sizeof b, 0);
   if (n != (ssize_t)sizeof b)
     st = write_failed(n < 0 ? errno : ENOSPC, tmp, "cannot write the new control file");
-  else if (fsync(fd) != 0)
+  else if (sys_fsync(fd) != 0)
     st = write_failed(errno, tmp, "fsync of the new control file failed");
   close(fd);
-  if (st == HS_OK && rename(tmp, path) != 0)
+  if (st == HS_OK && sys_rename(tmp, path) != 0)
     st = write_failed(errno, tmp, "cannot rename the new control file into place");
   if (st == HS_OK) {
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 || fsync(dfd) != 0)
+    if (dfd < 0 || sys_fsync(dfd) != 0)
       st = write_failed(errno, dir,
                         "fsync of the data directory after replacing its control "
                         "file failed");
     if (dfd >= 0) close(dfd);
   }
-  if (st != HS_OK) unlink(tmp);
+  if (st != HS_OK) sys_unlink(tmp);
   return st;
 }

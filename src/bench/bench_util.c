@@ -6,6 +6,7 @@
 #include "bench/bench_util.h"
 
 #include "core/error.h"
+#include "core/mkdirs.h"
 #include "hotset/control.h"
 #include "storage/direct_io.h"
 
@@ -235,8 +236,8 @@ double bench_rng_double(bench_rng *r) {
 hs_status bench_base_dir(const char *dir_flag, const char *tag, char *tmp, size_t len,
                          const char **base) {
   if (dir_flag) {
-    if (mkdir(dir_flag, 0700) != 0 && errno != EEXIST)
-      return hs_fail(HS_ERR_IO, errno, "creating %s", dir_flag);
+    hs_status st = make_dirs(dir_flag, 0700, "the directory");
+    if (st != HS_OK) return st;
     *base = dir_flag;
     return HS_OK;
   }

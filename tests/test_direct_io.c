@@ -18,6 +18,7 @@
 #include "hotset/storage.h"
 #include "hotset/stream.h"
 #include "pool_util.h"
+#include "storage/direct_io.h"
 #include "testdir.h"
 
 #include <errno.h>
@@ -412,6 +413,57 @@ static void test_alignment_above_page(void) {
   unmount_fs(dir);
 }
 
+/* A file system that wants buffers aligned more than file offsets (memory
+ * 64 KiB, offsets 512): the probe must hold pages to the memory
+ * alignment, report it, and the pool's frames must follow it. */
+static void wide_memory_alignment(dio_info *out) {
+  out->mem_align = 1u << 16;
+  out->offset_align = 512;
+}
+
+static void test_memory_alignment(void) {
+  char dir[PATH_MAX - 64];
+  testdir_make(dir, sizeof dir, "dio-memalign");
+  hs_smgr *plain = NULL;
+  hs_smgr_options o = {.page_size = PAGE, .direct_io = true};
+  if (hs_smgr_open_ex(dir, &o, &plain) != HS_OK) {
+    check_skip("test_direct_io", "memory alignment: no direct I/O in the test directory");
+    testdir_remove(dir);
+    return;
+  }
+  hs_smgr_close(plain);
+  dio_alignment_hook = wide_memory_alignment;
+  hs_smgr *s = NULL;
+  o.page_size = 16384; /* a multiple of the offsets' 512, not of 64 KiB */
+  CHECK_ST(hs_smgr_open_ex(dir, &o, &s), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "65536");
+  o.page_size = 1u << 16;
+  CHECK_OK(hs_smgr_open_ex(dir, &o, &s));
+  CHECK_EQ(hs_smgr_io_alignment(s), 1u << 16);
+  CHECK_OK(hs_smgr_create(s, REL, HS_FORK_MAIN));
+  unsigned char *mem = NULL;
+  REQUIRE(posix_memalign((void **)&mem, 1u << 16, 3u << 16) == 0);
+  memset(mem, 0, 3u << 16);
+  hs_blockno got;
+  CHECK_ST(hs_smgr_extend(s, REL, HS_FORK_MAIN, mem + 4096, &got), HS_ERR_INVALID);
+  CHECK_OK(hs_smgr_extend(s, REL, HS_FORK_MAIN, mem, &got));
+  free(mem);
+  hs_smgr_close(s);
+  /* The pool's frames, aligned to 64 KiB. */
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = dir;
+  po.page_size = 1u << 16;
+  po.pool_pages = 4;
+  po.direct_io = true;
+  hs_pool *pool;
+  CHECK_OK(hs_pool_open(&po, &pool));
+  for (hs_buf b = 0; b < 4; b++) CHECK_EQ((uintptr_t)hs_buf_page(pool, b) % (1u << 16), 0);
+  CHECK_OK(hs_pool_close(pool));
+  dio_alignment_hook = NULL;
+  testdir_remove(dir);
+}
+
 /* The output of a shell command's first line into buf; false on failure. */
 static bool run_line(const char *cmd, char *buf, size_t len) {
   FILE *p = popen(cmd, "r");
@@ -634,6 +686,7 @@ int main(void) {
   test_short_faults();
   test_refusing_fs();
   test_alignment_above_page();
+  test_memory_alignment();
   test_full_fs_not_refusal();
   test_4k_device();
   test_pool_paths();

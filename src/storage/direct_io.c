@@ -103,6 +103,8 @@ static int probe_file(const char *dir) {
   return -1;
 }
 
+void (*dio_alignment_hook)(dio_info *out);
+
 bool dio_alignment(int fd, dio_info *out) {
   out->mem_align = DIO_FALLBACK_ALIGN;
   out->offset_align = DIO_FALLBACK_ALIGN;
@@ -114,6 +116,7 @@ bool dio_alignment(int fd, dio_info *out) {
     out->offset_align = stx.stx_dio_offset_align;
   }
 #endif
+  if (dio_alignment_hook) dio_alignment_hook(out);
   return true;
 }
 

@@ -527,8 +527,8 @@ static hs_status make_dir(const char *dir) {
         st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot create the log's directory (at %s)", dir,
                           path);
       else if (!S_ISDIR(sb.st_mode))
-        st = hs_fail(HS_ERR_IO, ENOTDIR,
-                     "%s: cannot create the log's directory: %s is not a directory", dir, path);
+        st = wal_sys_fail(HS_ERR_IO, ENOTDIR,
+                          "%s: cannot create the log's directory: %s is no directory", dir, path);
     }
     path[i] = c;
   }

@@ -3,13 +3,13 @@
  * made durable by group commit, read back for recovery.
  *
  * The log is one stream of bytes cut into segment files of a fixed size
- * (16 MiB by default), each preallocated with zeros and named by the
- * position of its first byte. An LSN is a byte position in that stream.
- * A record carries a resource-manager id (whose redo applies it: the engine
- * registers its own, as PostgreSQL's rmgrs), a type within it, the pages it
- * touches, a payload, the LSN it starts at and the one of the record before
- * it, and a CRC-32C over all of it. Reading stops at the first record that
- * is incomplete, out of place or fails its CRC: that is the end of the log.
+ * (16 MiB by default), each preallocated with zeros, named by the position
+ * of its first byte, and beginning with a header carrying the log's system
+ * identifier; records never cross from one segment into the next. An LSN is a byte position in that
+ * stream. A record carries a resource-manager id (whose redo applies it: the engine registers its
+ * own, as PostgreSQL's rmgrs), a type within it, the pages it touches, a payload, the LSN it starts
+ * at and the one of the record before it, and a CRC-32C over all of it. Reading stops at the first
+ * record that is incomplete, out of place or fails its CRC: that is the end of the log.
  *
  * Inserting is two steps, as PostgreSQL's WAL insertion locks allow: space
  * is reserved under a small lock (a few instructions), then the record is
@@ -59,8 +59,9 @@ typedef struct hs_wal_options {
   const char *dir;             /* the log's directory, created if missing (required) */
   uint64_t segment_bytes;      /* a power of two, 64 KiB .. 1 GiB; default 16 MiB */
   uint64_t buffer_bytes;       /* the in-memory log buffer: a power of two, at least
-                                  4 records of the largest size and at most a
-                                  segment; default 4 MiB (or the segment) */
+                                  32 KiB and at most a segment; the largest
+                                  record is about half of it; default 4 MiB (or
+                                  the segment) */
   uint32_t writer_delay_ms;    /* the WAL writer's period; default 200; 0 = no
                                   writer thread (flushes only when asked) */
   uint64_t writer_flush_after; /* bytes waiting that wake the writer early;

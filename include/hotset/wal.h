@@ -5,11 +5,13 @@
  * The log is one stream of bytes cut into segment files of a fixed size
  * (16 MiB by default), each preallocated with zeros, named by the position
  * of its first byte, and beginning with a header carrying the log's system
- * identifier; records never cross from one segment into the next. An LSN is a byte position in that
- * stream. A record carries a resource-manager id (whose redo applies it: the engine registers its
- * own, as PostgreSQL's rmgrs), a type within it, the pages it touches, a payload, the LSN it starts
- * at and the one of the record before it, and a CRC-32C over all of it. Reading stops at the first
- * record that is incomplete, out of place or fails its CRC: that is the end of the log.
+ * identifier; records never cross from one segment into the next. An LSN
+ * is a byte position in that stream. A record carries a resource-manager
+ * id (whose redo applies it: the engine registers its own, as PostgreSQL's
+ * rmgrs), a type within it, the pages it touches, a payload, the LSN it
+ * starts at and the one of the record before it, and a CRC-32C over all of
+ * it. Reading stops at the first record that is incomplete, out of place or
+ * fails its CRC: that is the end of the log.
  *
  * Inserting is two steps, as PostgreSQL's WAL insertion locks allow: space
  * is reserved under a small lock (a few instructions), then the record is

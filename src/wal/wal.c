@@ -781,6 +781,12 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
   char lock_path[4200];
   snprintf(lock_path, sizeof lock_path, "%s/wal.lock", w->dir);
   st = dir_lock_take("log directory", w->dir, lock_path, &w->lock_fd);
+  if (st == HS_ERR_IO) {
+    /* dir_lock's message says what failed; the log's say why too. */
+    char what[600];
+    snprintf(what, sizeof what, "%s", hs_last_error());
+    st = wal_sys_fail(HS_ERR_IO, hs_last_errno(), "%s", what);
+  }
   if (st != HS_OK) {
     wal_free(w);
     return st;

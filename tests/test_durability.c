@@ -687,30 +687,29 @@ static void test_refusals(void) {
   /* A log too small for the records full-page writes make: refused up
    * front, whatever the checkpoints' timing, with nothing logged or
    * marked. 64 KiB segments give a 64 KiB buffer: records of at most
-   * ~15.6 KiB, one 8 KiB image but not two. */
+   * ~31.6 KiB, three 8 KiB images but not four. */
   testdir_make(dir, sizeof dir, "dur-refuse3");
   REQUIRE(env_open(&e, true, 8, 1 << 16, NULL) == HS_OK);
-  make_relation(&e, 2);
-  CHECK_OK(bump(&e, 0, 1, NULL));
-  CHECK_OK(bump(&e, 1, 1, NULL)); /* both changed since the redo point: no image needed */
-  hs_buf two[2];
-  for (int i = 0; i < 2; i++) {
+  make_relation(&e, 4);
+  for (hs_blockno blk = 0; blk < 4; blk++)
+    CHECK_OK(bump(&e, blk, 1, NULL)); /* changed since the redo point: no image needed */
+  hs_buf two[4];
+  for (int i = 0; i < 4; i++) {
     REQUIRE(hs_pool_read(e.pool, REL, HS_FORK_MAIN, (hs_blockno)i, HS_READ_NORMAL, NULL, &two[i],
                          NULL) == HS_OK);
     hs_buf_lock(e.pool, two[i], HS_LOCK_EXCLUSIVE);
   }
-  CHECK_OK(hs_pool_flush_buffer(e.pool, two[0]));
-  CHECK_OK(hs_pool_flush_buffer(e.pool, two[1]));
+  for (int i = 0; i < 4; i++) CHECK_OK(hs_pool_flush_buffer(e.pool, two[i]));
   uint64_t by = 1;
-  hs_wal_record rec3 = {.rmgr = 20, .npages = 2, .data = &by, .len = 8};
+  hs_wal_record rec3 = {.rmgr = 20, .npages = 4, .data = &by, .len = 8};
   hs_lsn before = hs_wal_insert_lsn(e.wal);
   CHECK_ST(hs_buf_log_record(e.pool, &rec3, two, NULL), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "largest record");
   CHECK_EQ(hs_wal_insert_lsn(e.wal), before);
   hs_buffer_info info[8];
   REQUIRE(hs_pool_dump(e.pool, info, 8) == HS_OK);
-  for (int i = 0; i < 2; i++) CHECK(!info[two[i]].dirty);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 4; i++) CHECK(!info[two[i]].dirty);
+  for (int i = 0; i < 4; i++) {
     hs_buf_unlock(e.pool, two[i]);
     hs_buf_release(e.pool, two[i]);
   }
@@ -724,7 +723,7 @@ static void test_refusals(void) {
   hs_wal_options_init(&wo);
   wo.dir = wd;
   wo.segment_bytes = 1 << 16;
-  wo.buffer_bytes = 1 << 15; /* records of at most 7.6 KiB */
+  wo.buffer_bytes = 1 << 15; /* records of at most 15.5 KiB */
   hs_wal *small;
   REQUIRE(hs_wal_open(&wo, &small) == HS_OK);
   hs_pool_options po2;
@@ -732,6 +731,7 @@ static void test_refusals(void) {
   po2.dir = dir;
   po2.pool_pages = 8;
   po2.wal = small;
+  po2.page_size = 32768;
   hs_pool *p2;
   CHECK_ST(hs_pool_open(&po2, &p2), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "cannot carry a full image");

@@ -3,13 +3,15 @@
  * made durable by group commit, read back for recovery.
  *
  * The log is one stream of bytes cut into segment files of a fixed size
- * (16 MiB by default), each preallocated with zeros and named by the
- * position of its first byte. An LSN is a byte position in that stream.
- * A record carries a resource-manager id (whose redo applies it: the engine
- * registers its own, as PostgreSQL's rmgrs), a type within it, the pages it
- * touches, a payload, the LSN it starts at and the one of the record before
- * it, and a CRC-32C over all of it. Reading stops at the first record that
- * is incomplete, out of place or fails its CRC: that is the end of the log.
+ * (16 MiB by default), each preallocated with zeros, named by the position
+ * of its first byte, and beginning with a header carrying the log's system
+ * identifier; records never cross from one segment into the next. An LSN
+ * is a byte position in that stream. A record carries a resource-manager
+ * id (whose redo applies it: the engine registers its own, as PostgreSQL's
+ * rmgrs), a type within it, the pages it touches, a payload, the LSN it
+ * starts at and the one of the record before it, and a CRC-32C over all of
+ * it. Reading stops at the first record that is incomplete, out of place or
+ * fails its CRC: that is the end of the log.
  *
  * Inserting is two steps, as PostgreSQL's WAL insertion locks allow: space
  * is reserved under a small lock (a few instructions), then the record is
@@ -59,8 +61,9 @@ typedef struct hs_wal_options {
   const char *dir;             /* the log's directory, created if missing (required) */
   uint64_t segment_bytes;      /* a power of two, 64 KiB .. 1 GiB; default 16 MiB */
   uint64_t buffer_bytes;       /* the in-memory log buffer: a power of two, at least
-                                  4 records of the largest size and at most a
-                                  segment; default 4 MiB (or the segment) */
+                                  32 KiB and at most a segment; the largest
+                                  record is about half of it; default 4 MiB (or
+                                  the segment) */
   uint32_t writer_delay_ms;    /* the WAL writer's period; default 200; 0 = no
                                   writer thread (flushes only when asked) */
   uint64_t writer_flush_after; /* bytes waiting that wake the writer early;
@@ -70,11 +73,16 @@ typedef struct hs_wal_options {
 /* Fills in the defaults (dir stays NULL). */
 void hs_wal_options_init(hs_wal_options *opts);
 
-/* Opens the log in opts->dir, creating it if missing. An existing log is
- * read from the control file's redo point (its start if there is none) to
- * its end (the first record that is incomplete, out of place or fails its
- * CRC), and new records follow it. One opener at a time: a log open
- * elsewhere (another process, or another handle in this one) is
+/* Opens the log in opts->dir, creating it (and missing parents) if
+ * missing. An existing log is read from its oldest segment to its end (the
+ * first record that is incomplete, out of place or fails its CRC), and new
+ * records follow it. Opening changes nothing on disk: what lies past the
+ * end is cleared just before the log's first write — a torn last record's
+ * remains zeroed; after corruption (more valid records past a bad one) the
+ * bytes from the bad record on and every later segment are first moved to
+ * <dir>/kept-<LSN hex>/, never deleted. A segment of another log (another
+ * system identifier) is HS_ERR_CORRUPT naming it. One opener at a time: a
+ * log open elsewhere (another process, or another handle in this one) is
  * HS_ERR_BUSY naming the holder's pid (<dir>/wal.lock). */
 hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out);
 /* Flushes everything inserted, stops the writer and frees the log. On a
@@ -201,7 +209,8 @@ const char *hs_wal_rmgr_name(const hs_wal *wal, uint8_t id);
 typedef struct hs_wal_reader hs_wal_reader;
 
 /* A reader of the log in `dir` (segments of `segment_bytes`) from `start`,
- * which must be a record's start (0 for a log that begins there). */
+ * which must be a record's or a segment's start; 0 reads from the oldest
+ * segment present (whatever its start). */
 hs_status hs_wal_reader_open(const char *dir, uint64_t segment_bytes, hs_lsn start,
                              hs_wal_reader **out);
 /* A record as read: pointers into the reader's buffer, valid until the
@@ -228,13 +237,26 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
 hs_status hs_wal_generic_redo(void *ctx, const hs_wal_read_record *rec, void *const *pages,
                               uint32_t page_size);
 /* Where the log in `dir` ends, found without changing anything (hs_wal_open
- * finds it the same way before it continues there): read from the control
- * file's redo point, or from LSN 0 if there never was a checkpoint. 0 for a
- * directory without segments; HS_ERR_CORRUPT for a damaged control file. */
+ * finds it the same way before it continues there): read from the oldest
+ * segment. 0 for a directory without segments; HS_ERR_CORRUPT for a
+ * segment of another log. */
 hs_status hs_wal_find_end(const char *dir, uint64_t segment_bytes, hs_lsn *end);
-/* Where the log ends (after *got = false) and why, e.g. "zeros at 1F40". */
+
+/* Why the log ended. */
+typedef enum hs_wal_end_kind {
+  HS_WAL_END_CLEAN = 0, /* zeros, a recycled segment or stale record, no next segment */
+  HS_WAL_END_TORN,      /* an invalid last record with nothing valid after it: a crash
+                           mid-write, the normal way a log ends after one */
+  HS_WAL_END_CORRUPT    /* an invalid record (bad CRC, length or chain) with valid-looking
+                           records after it, or a segment of another log: damage */
+} hs_wal_end_kind;
+/* Where the log ends (after *got = false: the end of the last record read)
+ * and why, e.g. "clean end at 1F40: zeros", "torn last record at 1F40: ...",
+ * "the record at 1F40 fails its CRC ...; valid records follow at 2000". */
 hs_lsn hs_wal_reader_end(const hs_wal_reader *r);
 const char *hs_wal_reader_why_end(const hs_wal_reader *r);
+hs_wal_end_kind hs_wal_reader_end_kind(const hs_wal_reader *r);
+const char *hs_wal_end_kind_name(hs_wal_end_kind kind);
 void hs_wal_reader_close(hs_wal_reader *r);
 
 #pragma GCC visibility pop

@@ -8,8 +8,8 @@
  * is meant to show. Each page must pass hs_page_verify at its block number
  * (a page of zeros does), and its LSN must not be past the end of the log
  * in D/wal — a page written ahead of its log record, or a log cut short.
- * The log is only read (hs_wal_find_end: from the control file's redo
- * point), never opened for writing, so verifying changes nothing.
+ * The log is only read (hs_wal_find_end: from its oldest segment), never
+ * opened for writing, so verifying changes nothing.
  */
 #include "cli/verify.h"
 

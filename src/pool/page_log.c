@@ -70,7 +70,7 @@ static hs_status fits_log(hs_pool *pool, const char *call, uint64_t bytes, uint3
   if (bytes <= max) return HS_OK;
   return hs_fail(HS_ERR_INVALID, 0,
                  "%s: %" PRIu64 " bytes with the full images of its %u page(s) of %u bytes, more "
-                 "than the log's largest record (%u bytes: a quarter of its buffer_bytes); "
+                 "than the log's largest record (%u bytes: about half of its buffer_bytes); "
                  "nothing was logged or marked",
                  call, bytes, npages, pool->page_size, max);
 }

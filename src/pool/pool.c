@@ -117,10 +117,10 @@ static hs_status check_options(const hs_pool_options *opts, uint32_t page_size, 
                    "other (the log is hotset's own, the callbacks are for a log of the engine's)");
   if (opts->wal && hs_wal_max_record(opts->wal) < page_size)
     return hs_fail(HS_ERR_INVALID, 0,
-                   "hs_pool_open: option wal: the log's largest record (%u bytes, a quarter of its "
-                   "buffer) cannot carry a full image of a %u-byte page; give the log a "
+                   "hs_pool_open: option wal: the log's largest record (%u bytes, about half of "
+                   "its buffer) cannot carry a full image of a %u-byte page; give the log a "
                    "buffer_bytes of at least %u",
-                   hs_wal_max_record(opts->wal), page_size, page_size * 8);
+                   hs_wal_max_record(opts->wal), page_size, page_size * 4);
   if (!opts->wal && (opts->checkpoint_timeout_ms || opts->max_wal_size))
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pool_open: options checkpoint_timeout_ms and max_wal_size need the pool's "

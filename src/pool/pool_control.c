@@ -99,12 +99,12 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
   hs_wal *wal = pool->wal;
   hs_lsn end = hs_wal_insert_lsn(wal);
   if (c->checkpoint >= end)
-    return hs_fail(
-        HS_ERR_CORRUPT, 0,
-        "hs_pool_open: %s/%s names a checkpoint record at %" PRIX64
-        ", but the log in %s ends at %" PRIX64
-        " (%s): the log was cut short or belongs to an older state of the directory; " WAY_OUT,
-        dir, HS_CONTROL_FILE, c->checkpoint, wal->dir, end, wal_open_why_end(wal), dir);
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "hs_pool_open: %s/%s names a checkpoint record at %" PRIX64
+                   ", but the log in %s ends at %" PRIX64
+                   ": the record is damaged, or the log was cut short or belongs to an older "
+                   "state of the directory; " WAY_OUT ". Why the log ends there: %s",
+                   dir, HS_CONTROL_FILE, c->checkpoint, wal->dir, end, dir, wal_open_why_end(wal));
   hs_wal_reader *r;
   hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, c->checkpoint, &r);
   if (st != HS_OK) return st;

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,6 +110,17 @@ static uint64_t wal_copied(hs_wal *w) {
 
 /* ---- writing --------------------------------------------------------------- */
 
+/* The status of a failed write or sync: a full disk (or quota) is
+ * HS_ERR_NOSPACE, anything else HS_ERR_IO; and its reason for a message. */
+static hs_status io_status(int err) {
+  return err == ENOSPC || err == EDQUOT ? HS_ERR_NOSPACE : HS_ERR_IO;
+}
+static const char *io_reason(int err) {
+  if (err == ENOSPC) return "the disk is full (No space left on device)";
+  if (err == EDQUOT) return "the disk is full for this user (Disk quota exceeded)";
+  return strerror(err);
+}
+
 /* fdatasyncs the segment being written if anything went into it since its
  * last sync, timing it; a failure stops the log. Under write_lock. */
 static hs_status wal_sync_segment(hs_wal *w) {
@@ -117,9 +129,12 @@ static hs_status wal_sync_segment(hs_wal *w) {
   int rc = wal_fdatasync(w, w->fd);
   atomic_fetch_add_explicit(&w->st_sync_ns, now_ns() - t0, memory_order_relaxed);
   atomic_fetch_add_explicit(&w->st_syncs, 1, memory_order_relaxed);
-  if (rc != 0)
-    return wal_fail(w, HS_ERR_IO, errno, "fdatasync of log segment %016" PRIX64 " in %s failed",
-                    w->fd_segment, w->dir);
+  if (rc != 0) {
+    int err = errno;
+    return wal_fail(w, io_status(err), err,
+                    "fdatasync of log segment %016" PRIX64 " in %s failed: %s", w->fd_segment,
+                    w->dir, io_reason(err));
+  }
   w->fd_unsynced = false;
   return HS_OK;
 }
@@ -133,6 +148,10 @@ static hs_status wal_write_out(hs_wal *w, uint64_t target) {
    * wal_copied() now runs past bytes that were never put in the ring. */
   hs_status failed = wal_failed(w);
   if (failed != HS_OK) return failed;
+  if (w->clear_pending) {
+    hs_status st = wal_clear_after_end(w);
+    if (st != HS_OK) return wal_fail(w, st, hs_last_errno(), "%s", hs_last_error());
+  }
   uint64_t pos = atomic_load_explicit(&w->written, memory_order_relaxed);
   while (pos < target) {
     uint64_t seg = pos - pos % w->segment_bytes;
@@ -164,11 +183,17 @@ static hs_status wal_write_out(hs_wal *w, uint64_t target) {
     if (n > ring_left) n = ring_left;
     ssize_t got = wal_pwrite(w, w->fd, w->buffer + off, (size_t)n, (off_t)(pos - seg));
     atomic_fetch_add_explicit(&w->st_writes, 1, memory_order_relaxed);
-    if (got != (ssize_t)n)
-      return wal_fail(w, HS_ERR_IO, got < 0 ? errno : ENOSPC,
-                      "writing %" PRIu64 " bytes of the log at %" PRIX64 " to segment %016" PRIX64
-                      " in %s failed",
-                      n, pos, seg, w->dir);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      int err = got < 0 ? errno : ENOSPC; /* no progress at all: no room */
+      return wal_fail(w, io_status(err), err,
+                      "writing %" PRIu64 " bytes of the log at %" PRIX64
+                      " to segment %s/%016" PRIX64 " failed: %s",
+                      n, pos, w->dir, seg, io_reason(err));
+    }
+    /* A short write (the disk filling up, a signal) is taken as far as it
+     * went; the rest is written again, and a full disk then says so. */
+    n = (uint64_t)got;
     w->fd_unsynced = true;
     pos += n;
     atomic_store_explicit(&w->written, pos, memory_order_release);
@@ -203,6 +228,14 @@ uint32_t hs_wal_max_record(const hs_wal *w) {
   return w->max_record;
 }
 
+/* Sets n bytes of the ring at LSN pos to `byte` (wrapping at its end). */
+static void ring_fill(hs_wal *w, uint64_t pos, int byte, uint64_t n) {
+  uint64_t off = pos & (w->buffer_bytes - 1);
+  uint64_t first = w->buffer_bytes - off < n ? w->buffer_bytes - off : n;
+  memset(w->buffer + off, byte, (size_t)first);
+  if (n > first) memset(w->buffer, byte, (size_t)(n - first));
+}
+
 /* Copies `n` bytes to the ring at LSN `pos` (wrapping at its end). */
 static void ring_copy(hs_wal *w, uint64_t pos, const void *src, uint64_t n) {
   uint64_t off = pos & (w->buffer_bytes - 1);
@@ -234,8 +267,36 @@ static void kick_writer(hs_wal *w, uint64_t end) {
   pthread_mutex_unlock(&w->writer_lock);
 }
 
+/* The bytes an insert owns before its record (wal_format.h): zeros from
+ * `start`, a switch record at `switch_at` (naming `prev`) if one is due,
+ * and the header of the segment at `seg_head` if the record opens one
+ * (UINT64_MAX: none of either). */
+static void put_boundary(hs_wal *w, uint64_t start, uint64_t switch_at, uint64_t prev,
+                         uint64_t seg_head, uint64_t rec_start) {
+  if (start < rec_start) ring_fill(w, start, 0, rec_start - start);
+  if (switch_at != UINT64_MAX) {
+    unsigned char h[WAL_HEADER];
+    hs_wal_record sw = {.rmgr = HS_WAL_RMGR_LOG, .type = WAL_LOG_SWITCH};
+    wal_encode_head(h, WAL_HEADER, switch_at, prev, &sw, NULL, 0);
+    uint32_t crc = hs_crc32c(0, h + 8, WAL_HEADER - 8);
+    wal_put32(h + 4, hs_crc32c(crc, h, 4));
+    ring_copy(w, switch_at, h, WAL_HEADER);
+  }
+  if (seg_head != UINT64_MAX) {
+    unsigned char h[WAL_SEG_HEADER];
+    wal_seg_header_encode(h, w->system_id, seg_head, w->segment_bytes);
+    ring_copy(w, seg_head, h, WAL_SEG_HEADER);
+  }
+}
+
 hs_status wal_insert_images(hs_wal *w, const hs_wal_record *rec, const void *const *images,
                             uint32_t image_len, hs_lsn redo_seen, bool *stale, hs_lsn *end) {
+  return wal_insert_at(w, rec, images, image_len, redo_seen, stale, NULL, end);
+}
+
+hs_status wal_insert_at(hs_wal *w, const hs_wal_record *rec, const void *const *images,
+                        uint32_t image_len, hs_lsn redo_seen, bool *stale, hs_lsn *start_out,
+                        hs_lsn *end) {
   if (stale) *stale = false;
   if (!w || !rec || !end)
     return hs_fail(HS_ERR_INVALID, 0, "hs_wal_insert: wal, rec and end needed");
@@ -263,26 +324,46 @@ hs_status wal_insert_images(hs_wal *w, const hs_wal_record *rec, const void *con
     *stale = true;
     return HS_OK;
   }
+  /* Where the record goes: records never cross a segment boundary. One
+   * that does not fit in the rest of this segment leaves it to a switch
+   * record (or, if not even a record header fits, to zeros: the gap rule)
+   * and goes after the next segment's header, which this insert writes
+   * too, as it does when the log is exactly at a segment's start. */
+  const uint64_t S = w->segment_bytes;
   uint64_t start = w->reserved, prev = w->last_start;
-  w->reserved = start + size;
-  w->last_start = start;
+  uint64_t pos = start, switch_at = UINT64_MAX, seg_head = UINT64_MAX;
+  uint64_t left = S - pos % S;
+  if (left != S && left < size) {
+    if (left >= WAL_HEADER) switch_at = pos;
+    pos += left;
+  }
+  if (pos % S == 0) {
+    seg_head = pos;
+    pos += WAL_SEG_HEADER;
+  }
+  uint64_t rec_start = pos, rec_prev = switch_at != UINT64_MAX ? switch_at : prev;
+  w->reserved = rec_start + size;
+  w->last_start = rec_start;
   atomic_store(&w->slots[slot], start);
-  atomic_store(&w->reserved_pub, start + size);
+  atomic_store(&w->reserved_pub, rec_start + size);
   pthread_mutex_unlock(&w->reserve_lock);
 
-  st = wal_make_room(w, start + size);
+  st = wal_make_room(w, rec_start + size);
   if (st == HS_OK) {
+    put_boundary(w, start, switch_at, prev, seg_head, rec_start);
+    prev = rec_prev;
+    uint64_t rec_lsn = rec_start;
     unsigned char head[WAL_HEADER + WAL_PAGE_REF * HS_WAL_MAX_PAGES_PER_RECORD];
     size_t head_len = WAL_HEADER + (size_t)WAL_PAGE_REF * rec->npages;
-    wal_encode_head(head, total, start, prev, rec, images, image_len);
+    wal_encode_head(head, total, rec_lsn, prev, rec, images, image_len);
     uint32_t crc = hs_crc32c(0, head + 8, head_len - 8);
     if (rec->len) crc = hs_crc32c(crc, rec->data, rec->len);
     for (uint16_t i = 0; image_bytes && i < rec->npages; i++)
       if (images[i]) crc = hs_crc32c(crc, images[i], image_len);
     crc = hs_crc32c(crc, head, 4);
     wal_put32(head + 4, crc);
-    ring_copy(w, start, head, head_len);
-    uint64_t at = start + head_len;
+    ring_copy(w, rec_lsn, head, head_len);
+    uint64_t at = rec_lsn + head_len;
     if (rec->len) ring_copy(w, at, rec->data, rec->len);
     at += rec->len;
     for (uint16_t i = 0; image_bytes && i < rec->npages; i++)
@@ -291,19 +372,20 @@ hs_status wal_insert_images(hs_wal *w, const hs_wal_record *rec, const void *con
         at += image_len;
       }
     static const unsigned char pad[WAL_ALIGN];
-    if (size > total) ring_copy(w, start + total, pad, size - total);
+    if (size > total) ring_copy(w, rec_lsn + total, pad, size - total);
   }
   /* Released even after a failure: the log is stopped then, and a flusher
    * must not wait for these bytes forever. */
   atomic_store(&w->slots[slot], WAL_SLOT_IDLE);
   if (st != HS_OK) return st;
   atomic_fetch_add_explicit(&w->st_records, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&w->st_bytes, size, memory_order_relaxed);
+  atomic_fetch_add_explicit(&w->st_bytes, rec_start + size - start, memory_order_relaxed);
   uint64_t fpi = image_len ? image_bytes / image_len : 0;
   if (rec->rmgr == HS_WAL_RMGR_GENERIC && rec->type == HS_WAL_GENERIC_IMAGE) fpi++;
   if (fpi) atomic_fetch_add_explicit(&w->st_fpi, fpi, memory_order_relaxed);
-  *end = start + size;
-  kick_writer(w, start + size);
+  *end = rec_start + size;
+  if (start_out) *start_out = rec_start;
+  kick_writer(w, rec_start + size);
   return HS_OK;
 }
 
@@ -424,13 +506,35 @@ static bool power_of_two(uint64_t v) {
   return v && !(v & (v - 1));
 }
 
+/* Creates the log's directory and any missing parent (mkdir -p), naming the
+ * component that could not be made and why. */
 static hs_status make_dir(const char *dir) {
-  if (sys_mkdir(dir, 0700) == 0 || errno == EEXIST) {
-    struct stat sb;
-    if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)) return HS_OK;
-    return hs_fail(HS_ERR_IO, ENOTDIR, "%s: the log's directory is not a directory", dir);
+  size_t len = strlen(dir);
+  char *path = malloc(len + 1);
+  if (!path) return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for the log's directory name");
+  memcpy(path, dir, len + 1);
+  hs_status st = HS_OK;
+  for (size_t i = 1; i <= len && st == HS_OK; i++) {
+    if (path[i] != '/' && path[i] != '\0') continue;
+    if (path[i - 1] == '/') continue; /* "a//b" */
+    char c = path[i];
+    path[i] = '\0';
+    if (sys_mkdir(path, 0700) != 0 && errno != EEXIST) {
+      int err = errno;
+      st = wal_sys_fail(HS_ERR_IO, err, "%s: cannot create the log's directory (at %s)", dir, path);
+    } else {
+      struct stat sb;
+      if (stat(path, &sb) != 0)
+        st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot create the log's directory (at %s)", dir,
+                          path);
+      else if (!S_ISDIR(sb.st_mode))
+        st = wal_sys_fail(HS_ERR_IO, ENOTDIR,
+                          "%s: cannot create the log's directory: %s is no directory", dir, path);
+    }
+    path[i] = c;
   }
-  return hs_fail(HS_ERR_IO, errno, "%s: cannot create the log's directory", dir);
+  free(path);
+  return st;
 }
 
 static void wal_free(hs_wal *w) {
@@ -452,38 +556,69 @@ static void wal_free(hs_wal *w) {
   free(w);
 }
 
-/* Finds where the existing log ends: read from the control file's redo
- * point (a record's start), or from the first segment of a log that never
- * had a checkpoint — which then starts at 0: only a checkpoint removes
- * segments, and a segment's first bytes may be the tail of a record begun
- * in the one before, so no other segment start is a place to read from. */
-static hs_status find_end(const char *dir, uint64_t segment_bytes, bool have_control, uint64_t redo,
-                          uint64_t *end, uint64_t *last_start) {
-  *end = *last_start = 0;
-  uint64_t first = redo;
-  if (!have_control) {
-    uint64_t *starts;
-    size_t n;
-    hs_status st = wal_segment_list(dir, segment_bytes, &starts, &n);
-    if (st != HS_OK) return st;
-    if (n == 0) return HS_OK;
-    first = starts[0];
-    free(starts);
-    if (first != 0)
-      return hs_fail(HS_ERR_CORRUPT, 0,
-                     "%s: the log's first segment starts at %" PRIX64
-                     " but there is no control file saying where to read from",
-                     dir, first);
-  }
-  hs_wal_reader *r;
-  hs_status st = hs_wal_reader_open(dir, segment_bytes, first, &r);
+/* Reads every segment's header: all that are valid must carry one system
+ * id (a segment of another log, copied or restored into this directory,
+ * is refused: reading it as this log's would replay another database's
+ * changes). *id is that id (0 if no segment has a valid header). */
+static hs_status check_identity(const char *dir, uint64_t segment_bytes, uint64_t *id) {
+  *id = 0;
+  uint64_t *starts;
+  size_t n;
+  hs_status st = wal_segment_list(dir, segment_bytes, &starts, &n);
   if (st != HS_OK) return st;
-  *end = first;
+  uint64_t first_at = 0;
+  for (size_t i = 0; i < n && st == HS_OK; i++) {
+    char path[4200];
+    wal_segment_path(dir, starts[i], path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
+      break;
+    }
+    unsigned char hb[WAL_SEG_HEADER];
+    wal_seg_header h;
+    ssize_t got = pread(fd, hb, sizeof hb, 0);
+    int err = errno;
+    close(fd);
+    if (got < 0) {
+      st = wal_sys_fail(HS_ERR_IO, err, "%s: cannot read the log segment's header", path);
+      break;
+    }
+    if (got != (ssize_t)sizeof hb || wal_seg_header_decode(hb, &h) != WAL_SEG_VALID) continue;
+    if (*id == 0) {
+      *id = h.system_id;
+      first_at = starts[i];
+    } else if (h.system_id != *id) {
+      st = hs_fail(HS_ERR_CORRUPT, 0,
+                   "%s: this log segment belongs to another log (system id %016" PRIX64
+                   "; this log's, from segment %016" PRIX64 ", is %016" PRIX64
+                   "): move it out of %s, or put back the log it belongs to, and open again",
+                   path, h.system_id, first_at, *id, dir);
+    }
+  }
+  free(starts);
+  return st;
+}
+
+/* Finds where the existing log ends, read from its oldest segment (every
+ * segment's first record starts right after its header), and why. */
+static hs_status find_end(const char *dir, uint64_t segment_bytes, uint64_t *end,
+                          uint64_t *last_start, uint64_t *fail_at, hs_wal_end_kind *kind, char *why,
+                          size_t why_len) {
+  *end = *last_start = *fail_at = 0;
+  hs_wal_reader *r;
+  hs_status st = hs_wal_reader_open(dir, segment_bytes, 0, &r);
+  if (st != HS_OK) return st;
   hs_wal_read_record rec;
   bool got;
   while ((st = hs_wal_reader_next(r, &rec, &got)) == HS_OK && got) {
-    *last_start = rec.lsn;
-    *end = rec.end;
+  }
+  if (st == HS_OK) {
+    *end = hs_wal_reader_end(r);
+    *last_start = wal_reader_prev(r);
+    *fail_at = wal_reader_fail_at(r);
+    *kind = hs_wal_reader_end_kind(r);
+    snprintf(why, why_len, "%s", hs_wal_reader_why_end(r));
   }
   hs_wal_reader_close(r);
   return st;
@@ -492,48 +627,100 @@ static hs_status find_end(const char *dir, uint64_t segment_bytes, bool have_con
 hs_status hs_wal_find_end(const char *dir, uint64_t segment_bytes, hs_lsn *end) {
   if (!dir || !end) return hs_fail(HS_ERR_INVALID, 0, "hs_wal_find_end: dir and end needed");
   *end = 0;
-  wal_control control;
-  bool have_control;
-  hs_status st = wal_control_read(dir, segment_bytes, &control, &have_control);
-  uint64_t last;
-  if (st == HS_OK) st = find_end(dir, segment_bytes, have_control, control.redo, end, &last);
+  uint64_t id, last, fail_at;
+  hs_wal_end_kind kind;
+  char why[400];
+  hs_status st = check_identity(dir, segment_bytes, &id);
+  if (st == HS_OK) st = find_end(dir, segment_bytes, end, &last, &fail_at, &kind, why, sizeof why);
   return st;
 }
 
-/* Nothing may follow the end of the log: whatever lies past it — a torn
- * record's remains, records a crash kept from being acknowledged, segments
- * made ahead — could pass for a continuation once new records of the same
- * lengths fill the space before it (same places, same chain). So the rest
- * of the end's segment is zeroed and later segments are removed, before the
- * first new record is written. */
-static hs_status clear_after_end(hs_wal *w, uint64_t end) {
-  uint64_t *starts;
-  size_t n;
-  hs_status st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
-  if (st != HS_OK) return st;
-  uint64_t seg = end - end % w->segment_bytes;
-  bool removed = false, have_end_segment = false;
-  for (size_t i = 0; i < n && st == HS_OK; i++) {
-    if (starts[i] == seg) have_end_segment = true;
-    if (starts[i] <= seg) continue;
-    char path[4200];
-    wal_segment_path(w->dir, starts[i], path, sizeof path);
-    if (sys_unlink(path) != 0)
-      st = hs_fail(HS_ERR_IO, errno, "%s: cannot remove a log segment past the end", path);
-    removed = true;
+/* Copies [from, segment end) of the segment at `seg` to `to`, fsynced. */
+static hs_status copy_tail(hs_wal *w, uint64_t seg, uint64_t from, const char *to) {
+  char path[4200];
+  wal_segment_path(w->dir, seg, path, sizeof path);
+  int in = open(path, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return wal_sys_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
+  int out = sys_open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (out < 0) {
+    int err = errno;
+    close(in);
+    return wal_sys_fail(HS_ERR_IO, err, "%s: cannot create the copy of the log past its end", to);
   }
-  free(starts);
-  if (st == HS_OK && removed) st = wal_sync_dir(w->dir);
-  if (st != HS_OK || !have_end_segment) return st;
-  int fd;
-  st = wal_segment_open_write(w, seg, &fd);
-  if (st != HS_OK) return st;
-  char what[4400];
-  snprintf(what, sizeof what,
-           "the log's tail past its end %" PRIX64 " in segment %016" PRIX64 " of %s", end, seg,
-           w->dir);
-  st = wal_write_zeros(w, fd, end - seg, w->segment_bytes, what);
-  close(fd);
+  hs_status st = HS_OK;
+  size_t cap = 1u << 20;
+  unsigned char *b = malloc(cap);
+  if (!b) st = hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to copy the log past its end");
+  for (uint64_t off = from - seg; st == HS_OK && off < w->segment_bytes;) {
+    size_t want = w->segment_bytes - off < cap ? (size_t)(w->segment_bytes - off) : cap;
+    ssize_t got = pread(in, b, want, (off_t)off);
+    if (got <= 0) {
+      st = got < 0 ? wal_sys_fail(HS_ERR_IO, errno, "%s: reading at %" PRIu64 " failed", path, off)
+                   : HS_OK;
+      break; /* a short segment: all of it is copied */
+    }
+    ssize_t put = sys_pwrite(out, b, (size_t)got, (off_t)(off - (from - seg)));
+    if (put != got)
+      st = wal_sys_fail(HS_ERR_IO, put < 0 ? errno : ENOSPC, "%s: writing the copy failed", to);
+    off += (uint64_t)got;
+  }
+  free(b);
+  if (st == HS_OK && sys_fsync(out) != 0)
+    st = wal_sys_fail(HS_ERR_IO, errno, "%s: fsync of the copy failed", to);
+  close(out);
+  close(in);
+  return st;
+}
+
+/* Nothing may follow the end of the log: a torn record's remains, or
+ * records past a damaged one, could pass for a continuation once new
+ * records of the same lengths fill the space before them (same places,
+ * same chain). hs_wal_open notes what lies there; this clears it, just
+ * before the log's first write (under write_lock), so opening a log — to
+ * read it, or to look at why it ended — changes nothing. After corruption
+ * the bytes from the bad record on and every later segment are evidence:
+ * they are moved to kept_dir (copied and fsynced first), never deleted. */
+hs_status wal_clear_after_end(hs_wal *w) {
+  if (!w->clear_pending) return HS_OK;
+  const uint64_t S = w->segment_bytes;
+  uint64_t seg = w->clear_at - w->clear_at % S;
+  char path[4200];
+  wal_segment_path(w->dir, seg, path, sizeof path);
+  hs_status st = HS_OK;
+  if (w->keep_evidence) {
+    if (sys_mkdir(w->kept_dir, 0700) != 0 && errno != EEXIST)
+      return wal_sys_fail(HS_ERR_IO, errno,
+                          "%s: cannot create the directory for the log past its end", w->kept_dir);
+    char copy[4400];
+    snprintf(copy, sizeof copy, "%s/%016" PRIX64 ".from-%016" PRIX64, w->kept_dir, seg,
+             w->clear_at);
+    if (access(path, F_OK) == 0) st = copy_tail(w, seg, w->clear_at, copy);
+    uint64_t *starts = NULL;
+    size_t n = 0;
+    if (st == HS_OK) st = wal_segment_list(w->dir, S, &starts, &n);
+    for (size_t i = 0; i < n && st == HS_OK; i++) {
+      if (starts[i] <= seg) continue;
+      char from[4200], to[4400];
+      wal_segment_path(w->dir, starts[i], from, sizeof from);
+      snprintf(to, sizeof to, "%s/%016" PRIX64, w->kept_dir, starts[i]);
+      if (sys_rename(from, to) != 0)
+        st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot move the log segment to %s", from, to);
+    }
+    free(starts);
+    if (st == HS_OK) st = wal_sync_dir(w->kept_dir);
+    if (st == HS_OK) st = wal_sync_dir(w->dir);
+    if (st != HS_OK) return st;
+  }
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 && errno != ENOENT)
+    return wal_sys_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
+  if (fd >= 0) {
+    char what[4400];
+    snprintf(what, sizeof what, "the log's tail past its end %" PRIX64 " in %s", w->clear_at, path);
+    st = wal_write_zeros(w, fd, w->clear_at - seg, S, what);
+    close(fd);
+  }
+  if (st == HS_OK) w->clear_pending = false;
   return st;
 }
 
@@ -575,8 +762,12 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
   w->lock_fd = -1;
   w->segment_bytes = opts->segment_bytes;
   w->buffer_bytes = buffer;
-  /* A quarter of the ring, so several records always fit at once. */
-  w->max_record = (uint32_t)(buffer / 4 - WAL_HEADER - WAL_PAGE_REF * HS_WAL_MAX_PAGES_PER_RECORD);
+  /* Half the ring, less a segment header: a reservation (the rest of a
+   * segment, the next one's header, the record) then always fits in the
+   * ring (wal_internal.h), and a record fits in a segment after its
+   * header. At 64 KiB that is two 8 KiB page images and 8 KiB more. */
+  uint64_t largest = ((buffer - WAL_SEG_HEADER) / 2) & ~(uint64_t)(WAL_ALIGN - 1);
+  w->max_record = (uint32_t)(largest - WAL_HEADER - WAL_PAGE_REF * HS_WAL_MAX_PAGES_PER_RECORD);
   w->writer_delay_ms = opts->writer_delay_ms;
   w->writer_flush_after = opts->writer_flush_after;
   for (unsigned i = 0; i < WAL_SLOTS; i++) atomic_init(&w->slots[i], WAL_SLOT_IDLE);
@@ -591,25 +782,76 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
   char lock_path[4200];
   snprintf(lock_path, sizeof lock_path, "%s/wal.lock", w->dir);
   st = dir_lock_take("log directory", w->dir, lock_path, &w->lock_fd);
+  if (st == HS_ERR_IO) {
+    /* dir_lock's message says what failed; the log's say why too. */
+    char what[600];
+    snprintf(what, sizeof what, "%s", hs_last_error());
+    st = wal_sys_fail(HS_ERR_IO, hs_last_errno(), "%s", what);
+  }
   if (st != HS_OK) {
     wal_free(w);
     return st;
   }
+  /* The old control file in the log's directory still gives recovery its
+   * start (wal_recovery_start); the end is found without it. */
   wal_control control;
   bool have_control;
-  uint64_t end, last;
   st = wal_control_read(w->dir, w->segment_bytes, &control, &have_control);
+  if (st == HS_OK) st = check_identity(w->dir, w->segment_bytes, &w->system_id);
+  uint64_t end = 0, last = 0, fail_at = 0;
+  hs_wal_end_kind kind = HS_WAL_END_CLEAN;
+  char why[400] = "";
+  if (st == HS_OK)
+    st = find_end(w->dir, w->segment_bytes, &end, &last, &fail_at, &kind, why, sizeof why);
+  if (st == HS_OK && w->system_id == 0) {
+    /* A log with no history: its first segment will carry a new id. */
+    w->empty_at_open = true;
+    while (w->system_id == 0)
+      if (getrandom(&w->system_id, sizeof w->system_id, 0) != (ssize_t)sizeof w->system_id) {
+        st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot choose the log's system id (getrandom)",
+                          w->dir);
+        break;
+      }
+  }
   if (st != HS_OK) {
     wal_free(w);
     return st;
   }
   w->recovery_start = have_control ? control.redo : 0;
   atomic_init(&w->redo, w->recovery_start);
-  st = find_end(w->dir, w->segment_bytes, have_control, control.redo, &end, &last);
-  if (st == HS_OK) st = clear_after_end(w, end);
-  if (st != HS_OK) {
-    wal_free(w);
-    return st;
+  w->log_start = end;
+  w->end_kind = (int)kind;
+  const uint64_t S = w->segment_bytes;
+  if (kind == HS_WAL_END_TORN) {
+    w->clear_pending = true;
+    w->clear_at = fail_at;
+    snprintf(w->why_end, sizeof w->why_end, "%s", why);
+  } else if (kind == HS_WAL_END_CORRUPT) {
+    /* What is kept: the rest of the failed record's segment, and every
+     * later segment. */
+    uint64_t *starts;
+    size_t n;
+    st = wal_segment_list(w->dir, S, &starts, &n);
+    if (st != HS_OK) {
+      wal_free(w);
+      return st;
+    }
+    uint64_t seg = fail_at - fail_at % S, kept = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (starts[i] == seg) kept += seg + S - fail_at;
+      if (starts[i] > seg) kept += S;
+    }
+    free(starts);
+    w->clear_pending = true;
+    w->keep_evidence = true;
+    w->clear_at = fail_at;
+    snprintf(w->kept_dir, sizeof w->kept_dir, "%s/kept-%016" PRIX64, w->dir, fail_at);
+    snprintf(w->why_end, sizeof w->why_end,
+             "%s; %" PRIu64 " bytes from %" PRIX64 " on kept in %s (moved there before the log is "
+             "written again)",
+             why, kept, fail_at, w->kept_dir);
+  } else {
+    snprintf(w->why_end, sizeof w->why_end, "%s", why);
   }
   w->reserved = end;
   w->last_start = last;

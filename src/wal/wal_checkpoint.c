@@ -34,6 +34,70 @@ hs_lsn wal_recovery_start(hs_wal *w) {
   return w->recovery_start;
 }
 
+void wal_set_redo_point(hs_wal *w, hs_lsn redo) {
+  pthread_mutex_lock(&w->reserve_lock);
+  atomic_store_explicit(&w->redo, redo, memory_order_release);
+  pthread_mutex_unlock(&w->reserve_lock);
+}
+
+uint64_t wal_system_id(const hs_wal *w) {
+  return w->system_id;
+}
+
+bool wal_is_empty(const hs_wal *w) {
+  return w->empty_at_open && atomic_load(&((hs_wal *)w)->reserved_pub) == w->log_start;
+}
+
+hs_status wal_adopt_identity(hs_wal *w, uint64_t id, hs_lsn start) {
+  if (id == 0 || start % w->segment_bytes != 0)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "wal_adopt_identity: a non-zero system id and a start that is a multiple of "
+                   "the segment size %" PRIu64 " are needed (start %" PRIX64 ")",
+                   w->segment_bytes, start);
+  pthread_mutex_lock(&w->write_lock);
+  pthread_mutex_lock(&w->reserve_lock);
+  hs_status st = HS_OK;
+  if (!wal_is_empty(w)) {
+    st = hs_fail(HS_ERR_INVALID, 0,
+                 "%s: the log has history (segments, or records since it was opened): it keeps "
+                 "its system id %016" PRIX64,
+                 w->dir, w->system_id);
+  } else {
+    /* Nothing was written, so every position may move together. */
+    w->system_id = id;
+    w->log_start = start;
+    w->reserved = start;
+    w->last_start = 0;
+    atomic_store(&w->reserved_pub, start);
+    atomic_store(&w->written, start);
+    atomic_store(&w->flushed, start);
+    if (atomic_load(&w->redo) < start) atomic_store(&w->redo, start);
+    if (w->recovery_start < start) w->recovery_start = start;
+    /* A torn or damaged remnant noted at open lies before the new start:
+     * nothing of it will be overwritten, so nothing is cleared. */
+    w->clear_pending = false;
+  }
+  pthread_mutex_unlock(&w->reserve_lock);
+  pthread_mutex_unlock(&w->write_lock);
+  return st;
+}
+
+const char *wal_open_why_end(const hs_wal *w) {
+  return w->why_end;
+}
+
+bool wal_open_end_corrupt(const hs_wal *w) {
+  return w->end_kind == HS_WAL_END_CORRUPT;
+}
+
+bool wal_record_is_checkpoint(const hs_wal_read_record *rec, hs_lsn *redo) {
+  if (rec->rmgr != HS_WAL_RMGR_LOG || rec->type != WAL_LOG_CHECKPOINT || rec->len < 16 ||
+      rec->npages != 0)
+    return false;
+  if (redo) *redo = wal_get64(rec->data);
+  return true;
+}
+
 hs_lsn wal_checkpoint_begin(hs_wal *w) {
   pthread_mutex_lock(&w->reserve_lock);
   uint64_t redo = w->reserved;
@@ -60,9 +124,16 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
    * exists (rename would silently put a stale segment over one the log is
    * writing), and the old name is then removed. */
   pthread_mutex_lock(&w->write_lock);
+  /* Segments past a damaged end are evidence, not spares: they go aside
+   * before any is counted or named. */
+  hs_status st = wal_clear_after_end(w);
+  if (st != HS_OK) {
+    pthread_mutex_unlock(&w->write_lock);
+    return st;
+  }
   uint64_t *starts;
   size_t n;
-  hs_status st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
+  st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
   if (st != HS_OK) {
     pthread_mutex_unlock(&w->write_lock);
     return st;
@@ -90,14 +161,14 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
       if (sys_link(old_path, new_path) == 0) {
         kept = true;
       } else if (errno != EEXIST) {
-        st = hs_fail(HS_ERR_IO, errno, "%s: cannot link the old log segment to %s for reuse",
-                     old_path, new_path);
+        st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot link the old log segment to %s for reuse",
+                          old_path, new_path);
         break;
       }
     }
     if (st != HS_OK) break;
     if (sys_unlink(old_path) != 0) {
-      st = hs_fail(HS_ERR_IO, errno, "%s: cannot remove an old log segment", old_path);
+      st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot remove an old log segment", old_path);
       break;
     }
     if (kept) {
@@ -113,31 +184,57 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
   return st;
 }
 
-hs_status wal_checkpoint_end(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, hs_lsn *checkpoint,
-                             uint64_t *recycled, uint64_t *removed) {
-  *recycled = *removed = 0;
+/* The checkpoint record, flushed; *checkpoint is where it starts. Under
+ * checkpoint_lock. */
+static hs_status checkpoint_log(hs_wal *w, hs_lsn redo, uint64_t now, hs_lsn *checkpoint) {
   unsigned char payload[16];
-  uint64_t now = wall_ms();
   wal_put64(payload, redo);
   wal_put64(payload + 8, now);
   hs_wal_record rec = {
       .rmgr = HS_WAL_RMGR_LOG, .type = WAL_LOG_CHECKPOINT, .data = payload, .len = sizeof payload};
-  hs_lsn end;
-  pthread_mutex_lock(&w->checkpoint_lock);
-  /* The record's start: the end LSN minus its aligned size. */
-  hs_status st = hs_wal_insert(w, &rec, &end);
+  hs_lsn start, end;
+  /* The start as the insert reserved it: with a switch record or a segment
+   * header before the record, end minus its size would point elsewhere. */
+  hs_status st = wal_insert_at(w, &rec, NULL, 0, 0, NULL, &start, &end);
   if (st == HS_OK) st = hs_wal_flush(w, end, HS_WAL_CAUSE_CHECKPOINT, NULL);
-  hs_lsn start = end - wal_align(wal_record_total(0, sizeof payload));
+  if (st == HS_OK) *checkpoint = start;
+  return st;
+}
+
+hs_status wal_checkpoint_log(hs_wal *w, hs_lsn redo, hs_lsn *checkpoint) {
+  pthread_mutex_lock(&w->checkpoint_lock);
+  hs_status st = checkpoint_log(w, redo, wall_ms(), checkpoint);
+  pthread_mutex_unlock(&w->checkpoint_lock);
+  return st;
+}
+
+hs_status wal_recycle(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uint64_t *recycled,
+                      uint64_t *removed) {
+  *recycled = *removed = 0;
+  pthread_mutex_lock(&w->checkpoint_lock);
+  hs_status st = recycle_before(w, redo, keep_bytes, recycled, removed);
+  pthread_mutex_unlock(&w->checkpoint_lock);
+  atomic_fetch_add_explicit(&w->st_recycled, *recycled, memory_order_relaxed);
+  atomic_fetch_add_explicit(&w->st_removed, *removed, memory_order_relaxed);
+  return st;
+}
+
+hs_status wal_checkpoint_end(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, hs_lsn *checkpoint,
+                             uint64_t *recycled, uint64_t *removed) {
+  *recycled = *removed = 0;
+  uint64_t now = wall_ms();
+  hs_lsn start = 0;
+  pthread_mutex_lock(&w->checkpoint_lock);
+  hs_status st = checkpoint_log(w, redo, now, &start);
   if (st == HS_OK) {
     wal_control c = {.checkpoint = start, .redo = redo, .time_ms = now};
     st = wal_control_write(w, &c);
   }
   if (st == HS_OK) st = recycle_before(w, redo, keep_bytes, recycled, removed);
   pthread_mutex_unlock(&w->checkpoint_lock);
-  if (st == HS_OK) {
-    atomic_fetch_add_explicit(&w->st_recycled, *recycled, memory_order_relaxed);
-    atomic_fetch_add_explicit(&w->st_removed, *removed, memory_order_relaxed);
-    *checkpoint = start;
-  }
+  /* What was recycled or removed is counted even if a later one failed. */
+  atomic_fetch_add_explicit(&w->st_recycled, *recycled, memory_order_relaxed);
+  atomic_fetch_add_explicit(&w->st_removed, *removed, memory_order_relaxed);
+  if (st == HS_OK) *checkpoint = start;
   return st;
 }

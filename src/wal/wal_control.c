@@ -40,13 +40,13 @@ hs_status wal_control_read(const char *dir, uint64_t segment_bytes, wal_control 
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return HS_OK;
-    return hs_fail(HS_ERR_IO, errno, "%s: cannot open the control file", path);
+    return wal_sys_fail(HS_ERR_IO, errno, "%s: cannot open the control file", path);
   }
   unsigned char b[CONTROL_SIZE];
   ssize_t got = pread(fd, b, sizeof b, 0);
   int err = errno;
   close(fd);
-  if (got < 0) return hs_fail(HS_ERR_IO, err, "%s: cannot read the control file", path);
+  if (got < 0) return wal_sys_fail(HS_ERR_IO, err, "%s: cannot read the control file", path);
   if (got != (ssize_t)sizeof b || memcmp(b, CONTROL_MAGIC, 8) != 0 ||
       hs_crc32c(0, b, 40) != wal_get32(b + 40))
     return hs_fail(HS_ERR_CORRUPT, 0,
@@ -76,15 +76,17 @@ hs_status wal_control_write(hs_wal *w, const wal_control *c) {
   wal_put64(b + 32, c->time_ms);
   wal_put32(b + 40, hs_crc32c(0, b, 40));
   int fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot create the new control file", tmp);
+  if (fd < 0) return wal_sys_fail(HS_ERR_IO, errno, "%s: cannot create the new control file", tmp);
   hs_status st = HS_OK;
-  if (sys_pwrite(fd, b, sizeof b, 0) != (ssize_t)sizeof b)
-    st = hs_fail(HS_ERR_IO, errno ? errno : ENOSPC, "%s: cannot write the new control file", tmp);
+  ssize_t put = sys_pwrite(fd, b, sizeof b, 0);
+  if (put != (ssize_t)sizeof b) /* A short write of 48 bytes is the disk filling up. */
+    st = wal_sys_fail(HS_ERR_IO, put < 0 ? errno : ENOSPC, "%s: cannot write the new control file",
+                      tmp);
   else if (sys_fsync(fd) != 0)
-    st = hs_fail(HS_ERR_IO, errno, "%s: fsync of the new control file failed", tmp);
+    st = wal_sys_fail(HS_ERR_IO, errno, "%s: fsync of the new control file failed", tmp);
   close(fd);
   if (st == HS_OK && sys_rename(tmp, path) != 0)
-    st = hs_fail(HS_ERR_IO, errno, "%s: cannot rename the new control file to %s", tmp, path);
+    st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot rename the new control file to %s", tmp, path);
   if (st == HS_OK) st = wal_sync_dir(w->dir);
   if (st != HS_OK) sys_unlink(tmp);
   return st;

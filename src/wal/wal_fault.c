@@ -51,10 +51,12 @@ ssize_t wal_pwrite(hs_wal *w, int fd, const void *buf, size_t n, off_t off) {
       errno = err;
       return -1;
     }
-    /* Torn: half of it reaches the file, the rest does not. */
+    /* Torn: half of it reaches the file, the rest does not, and the call
+     * fails (EIO) — a short count alone would be retried by the caller, as
+     * a real short write must be. */
     ssize_t half = sys_pwrite(fd, buf, n / 2, off);
     if (half >= 0) errno = EIO;
-    return half < 0 ? -1 : half;
+    return -1;
   }
   return sys_pwrite(fd, buf, n, off);
 }

@@ -20,12 +20,41 @@
  * The length comes first and is covered by the CRC, as in PostgreSQL's
  * XLogRecord; the CRC field itself is left out of its own sum. A header of
  * zeros is where a preallocated segment was never written: the end.
+ *
+ * Segments. Every segment begins with a 48-byte segment header, and the LSN
+ * space counts its bytes: a segment starting at S holds its header in
+ * [S, S + 48) and its first record at S + 48. Little-endian:
+ *
+ *   0  8 bytes   magic "HSWALSEG"
+ *   8  u32       format version (1)
+ *  12  u32       header size (48)
+ *  16  u64       the log's system identifier (random, non-zero, chosen when
+ *                the log's first segment is made; every segment repeats it)
+ *  24  u64       the segment's start LSN (its name): a recycled spare keeps
+ *                its old header, whose start is not its new name
+ *  32  u64       the segment size
+ *  40  u32       CRC-32C of bytes [0, 40)
+ *  44  u32       0
+ *
+ * Records never cross a segment boundary, so every segment start + 48 is a
+ * record start and the log can be read from its oldest segment without
+ * knowing where a checkpoint was. A record that does not fit in the rest of
+ * its segment goes right after the next segment's header; the rest of the
+ * segment holds a switch record (HS_WAL_RMGR_LOG, WAL_LOG_SWITCH: a bare
+ * 32-byte header whose prev is the last record, followed by zeros to the
+ * segment's end) if at least a record header fits there, else (fewer than
+ * 32 bytes left: 8, 16 or 24) only zeros — the gap rule, which writer and
+ * reader both apply: a position with fewer than WAL_HEADER bytes left in its
+ * segment is no record start, the next segment's is. The record after a
+ * switch names the switch record as its prev; the one after a gap names
+ * the record before the gap. The chain never breaks at a boundary.
  */
 #ifndef HOTSET_WAL_FORMAT_H
 #define HOTSET_WAL_FORMAT_H
 
 #include "hotset/wal.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -89,6 +118,37 @@ static inline void wal_encode_head(unsigned char *h, uint32_t total, hs_lsn lsn,
     uint16_t kib = images && images[i] ? (uint16_t)(image_len / 1024u) : 0;
     memcpy(ref + 10, &kib, 2);
   }
+}
+
+/* The log's own record type that fills the rest of a segment (above);
+ * the reader follows it and never hands it out. WAL_LOG_CHECKPOINT (200)
+ * is in wal_durable.h. */
+enum { WAL_LOG_SWITCH = 201 };
+
+#define WAL_SEG_HEADER  48u
+#define WAL_SEG_MAGIC   "HSWALSEG"
+#define WAL_SEG_VERSION 1u
+
+/* Fills a segment header. */
+void wal_seg_header_encode(unsigned char *h, uint64_t system_id, uint64_t start,
+                           uint64_t segment_bytes);
+/* What a segment's first WAL_SEG_HEADER bytes are. */
+typedef enum wal_seg_header_kind {
+  WAL_SEG_ZEROS,   /* never written: a segment made ahead */
+  WAL_SEG_DAMAGED, /* not zeros, but bad magic or CRC */
+  WAL_SEG_VALID    /* magic and CRC pass: the fields below are set */
+} wal_seg_header_kind;
+typedef struct wal_seg_header {
+  uint32_t version;
+  uint64_t system_id, start, segment_bytes;
+} wal_seg_header;
+wal_seg_header_kind wal_seg_header_decode(const unsigned char *h, wal_seg_header *out);
+
+/* True if a record (not a segment header) may start at `pos`: not inside a
+ * segment header, and at least a record header left in the segment. */
+static inline bool wal_is_record_pos(uint64_t pos, uint64_t segment_bytes) {
+  uint64_t off = pos % segment_bytes;
+  return off >= WAL_SEG_HEADER && segment_bytes - off >= WAL_HEADER;
 }
 
 /* A segment's file name: the LSN of its first byte, 16 hex digits. */

@@ -12,6 +12,17 @@
  * into [start, end) once written >= end - buffer_bytes, and writes out older
  * bytes itself when it is not (wal_make_room), never waiting for a later
  * insert, so no insert waits for another that waits for it.
+ *
+ * An insert's reservation may hold more than its record: when the record
+ * does not fit in the rest of its segment, the inserter also owns that rest
+ * (a switch record or the gap, then zeros) and the next segment's header
+ * (wal_format.h), and copies all of it into the ring, so the ring stays
+ * byte-positional and wal_write_out needs to know nothing of records. A
+ * reservation is thus at most rest + segment header + record < 2 * record
+ * + WAL_SEG_HEADER; max_record keeps a record at most (buffer_bytes -
+ * WAL_SEG_HEADER) / 2 with its header and page refs, so every reservation
+ * fits in the ring, and wal_make_room only ever needs bytes below its own
+ * start: it always makes progress.
  */
 #ifndef HOTSET_WAL_INTERNAL_H
 #define HOTSET_WAL_INTERNAL_H
@@ -109,6 +120,19 @@ struct hs_wal {
   void (*spare_name_hook)(hs_wal *w, uint64_t next, void *ctx);
   void *spare_name_ctx;
 
+  /* The log's identity and its end as found at open (wal_durable.h). */
+  uint64_t system_id;
+  uint64_t log_start; /* where the first record goes in an empty log */
+  bool empty_at_open; /* no segment with a valid header at open */
+  int end_kind;       /* hs_wal_end_kind */
+  char why_end[4800]; /* fit for hs_recovery_report.why_end */
+  /* What must be cleared past the end before the first write (under
+   * write_lock): hs_wal_open itself changes nothing on disk. */
+  bool clear_pending;
+  uint64_t clear_at;   /* zero [clear_at, its segment's end), if the segment exists */
+  bool keep_evidence;  /* corruption: first keep clear_at's rest and later segments */
+  char kept_dir[4200]; /* ... in this directory */
+
   pthread_mutex_t rmgr_lock;
   wal_rmgr rmgrs[HS_WAL_RMGR_COUNT];
 
@@ -138,6 +162,32 @@ hs_status wal_write_zeros(hs_wal *w, int fd, uint64_t from, uint64_t to, const c
 hs_status wal_segment_list(const char *dir, uint64_t segment_bytes, uint64_t **starts, size_t *n);
 /* Makes a durable note of a directory entry change (fsync the directory). */
 hs_status wal_sync_dir(const char *dir);
+
+/* The status and message for a failed system call: HS_ERR_NOSPACE saying
+ * the disk is full for ENOSPC and EDQUOT, else `st`; the message is the
+ * formatted text, then ": " and strerror(err). */
+hs_status wal_sys_fail(hs_status st, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* wal_reader.c: what the reader found at the end (after *got = false).
+ * prev: the last record's start, switch records included (what the next
+ * record names as its prev; 0 if none was read). fail_at: where reading
+ * stopped (the invalid record or header, or the place of the missing
+ * one). */
+hs_lsn wal_reader_prev(const hs_wal_reader *r);
+hs_lsn wal_reader_fail_at(const hs_wal_reader *r);
+/* The system id of the segments read (0 if no header was read). */
+uint64_t wal_reader_system_id(const hs_wal_reader *r);
+
+/* wal.c: wal_insert_images that also says where the record starts
+ * (*start, may be NULL) — not *end minus its size when a switch record or
+ * a segment header came before it. */
+hs_status wal_insert_at(hs_wal *w, const hs_wal_record *rec, const void *const *images,
+                        uint32_t image_len, hs_lsn redo_seen, bool *stale, hs_lsn *start,
+                        hs_lsn *end);
+
+/* wal.c: the deferred clearing past the end (under write_lock). */
+hs_status wal_clear_after_end(hs_wal *w);
 
 /* wal_fault.c: pwrite and fdatasync through the fault layer (the real
  * calls when nothing is armed: one relaxed load). */

@@ -10,6 +10,19 @@
  * log there, with a reason the caller can report — a crash mid-write leaves
  * exactly such a torn last record. A missing segment file ends it too. Only
  * a failed read (EIO) is an error.
+ *
+ * At a segment's start the reader checks the segment header (wal_format.h):
+ * zeros (never written) and a header naming another start (a recycled
+ * spare) are the end; a header of another system id ends the log as
+ * corruption. Switch records are followed, never handed out.
+ *
+ * Why the log ended. After an invalid record (or header) the reader looks
+ * for valid ones past it: the rest of that segment at 8-byte steps (a header
+ * whose LSN field is its own position and whose CRC passes), then the first
+ * record of every later segment. Finding one means the log was damaged,
+ * not cut short (HS_WAL_END_CORRUPT); finding none after an invalid record
+ * is the normal crash (HS_WAL_END_TORN), and zeros, a stale header or
+ * record, or no next segment is a clean end.
  */
 #include "core/crc32c.h"
 #include "core/error.h"
@@ -28,8 +41,11 @@
 struct hs_wal_reader {
   char *dir;
   uint64_t segment_bytes;
-  hs_lsn pos, prev; /* the next record's start; the last record's start */
-  bool first;       /* no record read yet: its prev is not checked */
+  hs_lsn pos, prev;   /* the next record's start; the last record's start */
+  hs_lsn last_end;    /* the end of the last record read (or the start) */
+  bool first;         /* no record read yet: its prev is not checked */
+  bool oldest;        /* start 0: from the oldest segment present */
+  uint64_t system_id; /* from the first segment header read, 0 before */
   int fd;
   uint64_t fd_segment;
   unsigned char *buf;
@@ -39,8 +55,9 @@ struct hs_wal_reader {
   unsigned char *win;
   hs_lsn win_start;
   size_t win_len;
-  hs_lsn end;
-  char why[200];
+  hs_lsn end, fail_at;
+  hs_wal_end_kind kind;
+  char why[400];
 };
 
 hs_status hs_wal_reader_open(const char *dir, uint64_t segment_bytes, hs_lsn start,
@@ -59,8 +76,9 @@ hs_status hs_wal_reader_open(const char *dir, uint64_t segment_bytes, hs_lsn sta
     return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for a log reader");
   }
   r->segment_bytes = segment_bytes;
-  r->pos = start;
+  r->pos = r->last_end = start;
   r->first = true;
+  r->oldest = start == 0;
   r->fd = -1;
   *out = r;
   return HS_OK;
@@ -83,6 +101,34 @@ const char *hs_wal_reader_why_end(const hs_wal_reader *r) {
   return r->why;
 }
 
+hs_wal_end_kind hs_wal_reader_end_kind(const hs_wal_reader *r) {
+  return r->kind;
+}
+
+const char *hs_wal_end_kind_name(hs_wal_end_kind kind) {
+  switch (kind) {
+  case HS_WAL_END_CLEAN:
+    return "clean";
+  case HS_WAL_END_TORN:
+    return "torn";
+  case HS_WAL_END_CORRUPT:
+    return "corrupt";
+  }
+  return "unknown";
+}
+
+hs_lsn wal_reader_prev(const hs_wal_reader *r) {
+  return r->first ? 0 : r->prev;
+}
+
+hs_lsn wal_reader_fail_at(const hs_wal_reader *r) {
+  return r->fail_at;
+}
+
+uint64_t wal_reader_system_id(const hs_wal_reader *r) {
+  return r->system_id;
+}
+
 #define READ_AHEAD (1u << 20)
 
 /* Fills the window with the log from lsn on, up to READ_AHEAD bytes and
@@ -99,7 +145,8 @@ static hs_status fill_window(hs_wal_reader *r, hs_lsn lsn) {
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (r->fd < 0) {
       if (errno == ENOENT) return HS_OK;
-      return hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
+      return hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment: %s", path,
+                     strerror(errno));
     }
     r->fd_segment = seg;
   }
@@ -112,8 +159,8 @@ static hs_status fill_window(hs_wal_reader *r, hs_lsn lsn) {
     ssize_t got = pread(r->fd, r->win + have, want - have, (off_t)(lsn - seg + have));
     if (got < 0) {
       if (errno == EINTR) continue;
-      return hs_fail(HS_ERR_IO, errno, "%s: reading the log at %" PRIX64 " failed", r->dir,
-                     lsn + have);
+      return hs_fail(HS_ERR_IO, errno, "%s: reading the log at %" PRIX64 " failed: %s", r->dir,
+                     lsn + have, strerror(errno));
     }
     if (got == 0) break; /* a short segment */
     have += (size_t)got;
@@ -147,85 +194,318 @@ static hs_status read_log(hs_wal_reader *r, hs_lsn lsn, void *dst, size_t n, boo
   return HS_OK;
 }
 
-static hs_status stop(hs_wal_reader *r, bool *got, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static hs_status stop(hs_wal_reader *r, bool *got, const char *fmt, ...) {
+/* ---- looking past the end ---------------------------------------------- */
+
+/* Whether a whole record whose CRC passes starts at `pos` of the segment at
+ * `seg` (open as fd): its LSN field is its position, its length fits the
+ * segment. Such bytes past an invalid record are the evidence of damage. */
+static hs_status valid_record_at(int fd, const char *path, uint64_t seg, uint64_t segment_bytes,
+                                 uint64_t pos, bool *valid) {
+  *valid = false;
+  unsigned char h[WAL_HEADER];
+  ssize_t got = pread(fd, h, sizeof h, (off_t)(pos - seg));
+  if (got < 0)
+    return hs_fail(HS_ERR_IO, errno, "%s: reading the log at %" PRIX64 " failed: %s", path, pos,
+                   strerror(errno));
+  if (got != (ssize_t)sizeof h || wal_get64(h + 8) != pos) return HS_OK;
+  uint32_t total = wal_get32(h);
+  if (total < WAL_HEADER || total > segment_bytes - (pos - seg)) return HS_OK;
+  unsigned char *b = malloc(total);
+  if (!b)
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to check a log record of %u bytes", total);
+  got = pread(fd, b, total, (off_t)(pos - seg));
+  if (got == (ssize_t)total) {
+    uint32_t crc = hs_crc32c(0, b + 8, total - 8);
+    crc = hs_crc32c(crc, b, 4);
+    *valid = crc == wal_get32(b + 4);
+  }
+  free(b);
+  return HS_OK;
+}
+
+#define SCAN_CHUNK (1u << 20)
+
+/* The first valid record in [from, end of its segment), at 8-byte steps,
+ * if any (*found). A missing segment holds none. */
+static hs_status scan_segment(hs_wal_reader *r, uint64_t from, bool *found, uint64_t *at) {
+  *found = false;
+  uint64_t S = r->segment_bytes, seg = from - from % S;
+  char path[4200];
+  wal_segment_path(r->dir, seg, path, sizeof path);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return HS_OK;
+    return hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment: %s", path, strerror(errno));
+  }
+  unsigned char *chunk = malloc(SCAN_CHUNK + WAL_HEADER);
+  if (!chunk) {
+    close(fd);
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to scan the log past its end");
+  }
+  hs_status st = HS_OK;
+  for (uint64_t off = from - seg; st == HS_OK && !*found && off + WAL_HEADER <= S;
+       off += SCAN_CHUNK) {
+    /* A chunk and the 16 bytes past it, so a header at its last step is
+     * seen whole enough to compare its LSN field. */
+    uint64_t want = S - off < SCAN_CHUNK + 16 ? S - off : SCAN_CHUNK + 16;
+    ssize_t got = pread(fd, chunk, (size_t)want, (off_t)off);
+    if (got < 0) {
+      st = hs_fail(HS_ERR_IO, errno, "%s: reading the log at %" PRIX64 " failed: %s", path,
+                   seg + off, strerror(errno));
+      break;
+    }
+    for (uint64_t k = 0; k + 16 <= (uint64_t)got && k < SCAN_CHUNK; k += WAL_ALIGN) {
+      uint64_t pos = seg + off + k;
+      if (wal_get64(chunk + k + 8) != pos) continue; /* the cheap test first */
+      bool valid;
+      st = valid_record_at(fd, path, seg, S, pos, &valid);
+      if (st != HS_OK || valid) {
+        *found = valid;
+        *at = pos;
+        break;
+      }
+    }
+  }
+  free(chunk);
+  close(fd);
+  return st;
+}
+
+/* The first later segment (after the one at `seg`) whose header is this
+ * log's and names it, and whose first record is valid. */
+static hs_status scan_later(hs_wal_reader *r, uint64_t seg, bool *found, uint64_t *at) {
+  *found = false;
+  uint64_t *starts;
+  size_t n;
+  hs_status st = wal_segment_list(r->dir, r->segment_bytes, &starts, &n);
+  if (st != HS_OK) return st;
+  for (size_t i = 0; i < n && st == HS_OK && !*found; i++) {
+    if (starts[i] <= seg) continue;
+    char path[4200];
+    wal_segment_path(r->dir, starts[i], path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      st = hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment: %s", path, strerror(errno));
+      break;
+    }
+    unsigned char hb[WAL_SEG_HEADER];
+    wal_seg_header h;
+    if (pread(fd, hb, sizeof hb, 0) == (ssize_t)sizeof hb &&
+        wal_seg_header_decode(hb, &h) == WAL_SEG_VALID && h.start == starts[i] &&
+        (r->system_id == 0 || h.system_id == r->system_id)) {
+      bool valid;
+      st = valid_record_at(fd, path, starts[i], r->segment_bytes, starts[i] + WAL_SEG_HEADER,
+                           &valid);
+      if (st == HS_OK && valid) {
+        *found = true;
+        *at = starts[i] + WAL_SEG_HEADER;
+      }
+    }
+    close(fd);
+  }
+  free(starts);
+  return st;
+}
+
+/* How reading stopped, before looking past it. */
+typedef enum stop_how {
+  STOP_CLEAN,   /* zeros, a stale header or record, no segment */
+  STOP_INVALID, /* a record or header that is not zeros and not valid */
+  STOP_FOREIGN  /* a segment of another log */
+} stop_how;
+
+static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt, ...) {
+  char what[300];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(r->why, sizeof r->why, fmt, ap);
+  vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  r->end = r->pos;
   *got = false;
+  r->end = r->last_end;
+  r->fail_at = r->pos;
+  uint64_t S = r->segment_bytes, seg = r->pos - r->pos % S;
+  bool found = false;
+  uint64_t at = 0;
+  hs_status st = HS_OK;
+  if (how != STOP_FOREIGN) {
+    /* Past a segment header that failed, records start after its place. */
+    uint64_t from = r->pos % S == 0 ? r->pos + WAL_SEG_HEADER : r->pos + WAL_ALIGN;
+    st = scan_segment(r, from, &found, &at);
+    if (st == HS_OK && !found) st = scan_later(r, seg, &found, &at);
+    if (st != HS_OK) return st;
+  }
+  if (how == STOP_FOREIGN) {
+    r->kind = HS_WAL_END_CORRUPT;
+    snprintf(r->why, sizeof r->why, "%s", what);
+  } else if (found) {
+    r->kind = HS_WAL_END_CORRUPT;
+    snprintf(r->why, sizeof r->why,
+             "the record at %" PRIX64 " %s; valid records follow at %" PRIX64
+             ": the log is damaged there, not cut short",
+             r->pos, what, at);
+  } else if (how == STOP_INVALID) {
+    r->kind = HS_WAL_END_TORN;
+    snprintf(r->why, sizeof r->why, "torn last record at %" PRIX64 ": %s", r->pos, what);
+  } else {
+    r->kind = HS_WAL_END_CLEAN;
+    snprintf(r->why, sizeof r->why, "clean end at %" PRIX64 ": %s", r->pos, what);
+  }
   return HS_OK;
+}
+
+/* For a reader from the oldest segment: the first segment whose header is
+ * not zeros (a segment made ahead and never written holds no log), or the
+ * first segment if all are. */
+static hs_status find_oldest(hs_wal_reader *r) {
+  uint64_t *starts;
+  size_t n;
+  hs_status st = wal_segment_list(r->dir, r->segment_bytes, &starts, &n);
+  if (st != HS_OK) return st;
+  for (size_t i = 0; i < n; i++) {
+    char path[4200];
+    wal_segment_path(r->dir, starts[i], path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      st = hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment: %s", path, strerror(errno));
+      break;
+    }
+    unsigned char hb[WAL_SEG_HEADER];
+    wal_seg_header h;
+    ssize_t got = pread(fd, hb, sizeof hb, 0);
+    close(fd);
+    if (got == (ssize_t)sizeof hb && wal_seg_header_decode(hb, &h) != WAL_SEG_ZEROS) {
+      r->pos = r->last_end = starts[i];
+      break;
+    }
+    if (i == 0) r->pos = r->last_end = starts[0];
+  }
+  free(starts);
+  return st;
 }
 
 hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *got) {
   *got = false;
   if (r->why[0]) return HS_OK; /* already at the end */
-  unsigned char h[WAL_HEADER];
+  hs_status st;
+  if (r->oldest) {
+    r->oldest = false;
+    if ((st = find_oldest(r)) != HS_OK) return st;
+  }
+  const uint64_t S = r->segment_bytes;
   bool whole;
-  hs_status st = read_log(r, r->pos, h, WAL_HEADER, &whole);
-  if (st != HS_OK) return st;
-  if (!whole) return stop(r, got, "no more log at %" PRIX64 " (segment missing or short)", r->pos);
-  static const unsigned char zeros[WAL_HEADER];
-  if (memcmp(h, zeros, WAL_HEADER) == 0) return stop(r, got, "zeros at %" PRIX64, r->pos);
-  uint32_t total = wal_get32(h);
-  uint16_t npages;
-  memcpy(&npages, h + 26, 2);
-  uint32_t len = wal_get32(h + 28);
-  if (npages > HS_WAL_MAX_PAGES_PER_RECORD || total < wal_record_total(npages, len) ||
-      total > wal_record_total(npages, len) + (uint64_t)npages * HS_PAGE_SIZE_MAX ||
-      total > r->segment_bytes)
-    return stop(r, got, "a record of impossible length %u (%u pages, %u bytes) at %" PRIX64, total,
-                npages, len, r->pos);
-  if (wal_get64(h + 8) != r->pos)
-    return stop(r, got, "the record at %" PRIX64 " says it starts at %" PRIX64 " (a stale one)",
-                r->pos, wal_get64(h + 8));
-  if (!r->first && wal_get64(h + 16) != r->prev)
-    return stop(r, got, "the record at %" PRIX64 " follows %" PRIX64 ", not %" PRIX64, r->pos,
-                wal_get64(h + 16), r->prev);
-  if (r->cap < total) {
-    unsigned char *bigger = realloc(r->buf, total);
-    if (!bigger)
-      return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for a log record of %u bytes", total);
-    r->buf = bigger;
-    r->cap = total;
+  for (;;) {
+    uint64_t seg = r->pos - r->pos % S;
+    if (r->pos != seg && S - (r->pos - seg) < WAL_HEADER) {
+      r->pos = seg + S; /* the gap rule (wal_format.h) */
+      continue;
+    }
+    if (r->pos == seg) {
+      unsigned char hb[WAL_SEG_HEADER];
+      st = read_log(r, r->pos, hb, WAL_SEG_HEADER, &whole);
+      if (st != HS_OK) return st;
+      if (!whole) return stop(r, got, STOP_CLEAN, "no segment %016" PRIX64, seg);
+      wal_seg_header h;
+      switch (wal_seg_header_decode(hb, &h)) {
+      case WAL_SEG_ZEROS:
+        return stop(r, got, STOP_CLEAN, "zeros (a segment never written)");
+      case WAL_SEG_DAMAGED:
+        return stop(r, got, STOP_INVALID,
+                    "the segment header fails its magic or CRC (segment %016" PRIX64 ")", seg);
+      case WAL_SEG_VALID:
+        break;
+      }
+      if (h.start != seg)
+        return stop(r, got, STOP_CLEAN,
+                    "a recycled segment (its header says it starts at %" PRIX64 ")", h.start);
+      if (h.segment_bytes != S || h.version != WAL_SEG_VERSION)
+        return hs_fail(HS_ERR_INVALID, 0,
+                       "%s/%016" PRIX64 ": a log segment of format %u with %" PRIu64
+                       "-byte segments, read as format %u with %" PRIu64 "-byte segments",
+                       r->dir, seg, h.version, h.segment_bytes, WAL_SEG_VERSION, S);
+      if (r->system_id && h.system_id != r->system_id)
+        return stop(r, got, STOP_FOREIGN,
+                    "segment %s/%016" PRIX64 " belongs to another log (system id %016" PRIX64
+                    ", this log's %016" PRIX64 ")",
+                    r->dir, seg, h.system_id, r->system_id);
+      r->system_id = h.system_id;
+      r->pos += WAL_SEG_HEADER;
+    }
+    unsigned char h[WAL_HEADER];
+    st = read_log(r, r->pos, h, WAL_HEADER, &whole);
+    if (st != HS_OK) return st;
+    if (!whole) return stop(r, got, STOP_CLEAN, "no more log (segment short)");
+    static const unsigned char zeros[WAL_HEADER];
+    if (memcmp(h, zeros, WAL_HEADER) == 0) return stop(r, got, STOP_CLEAN, "zeros");
+    uint32_t total = wal_get32(h);
+    uint16_t npages;
+    memcpy(&npages, h + 26, 2);
+    uint32_t len = wal_get32(h + 28);
+    if (npages > HS_WAL_MAX_PAGES_PER_RECORD || total < wal_record_total(npages, len) ||
+        total > wal_record_total(npages, len) + (uint64_t)npages * HS_PAGE_SIZE_MAX ||
+        total > seg + S - r->pos)
+      return stop(r, got, STOP_INVALID,
+                  "has an impossible length %u (%u pages, %u bytes, %" PRIu64
+                  " left in its segment)",
+                  total, npages, len, seg + S - r->pos);
+    if (wal_get64(h + 8) != r->pos)
+      return stop(r, got, STOP_CLEAN, "a stale record (it says it starts at %" PRIX64 ")",
+                  wal_get64(h + 8));
+    if (!r->first && wal_get64(h + 16) != r->prev)
+      return stop(r, got, STOP_INVALID,
+                  "breaks the chain (it follows %" PRIX64 ", the record before is at %" PRIX64 ")",
+                  wal_get64(h + 16), r->prev);
+    if (r->cap < total) {
+      unsigned char *bigger = realloc(r->buf, total);
+      if (!bigger)
+        return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for a log record of %u bytes", total);
+      r->buf = bigger;
+      r->cap = total;
+    }
+    st = read_log(r, r->pos, r->buf, total, &whole);
+    if (st != HS_OK) return st;
+    if (!whole) return stop(r, got, STOP_INVALID, "is cut short (its segment is short)");
+    uint32_t crc = hs_crc32c(0, r->buf + 8, total - 8);
+    crc = hs_crc32c(crc, r->buf, 4);
+    if (crc != wal_get32(r->buf + 4))
+      return stop(r, got, STOP_INVALID, "fails its CRC (%08X, stored %08X)", crc,
+                  wal_get32(r->buf + 4));
+    if (h[24] == HS_WAL_RMGR_LOG && h[25] == WAL_LOG_SWITCH) {
+      /* The rest of the segment is the switch's: the next record starts
+       * after the next segment's header. */
+      r->prev = r->pos;
+      r->first = false;
+      r->pos = r->last_end = seg + S;
+      continue;
+    }
+    rec->lsn = r->pos;
+    rec->prev = wal_get64(h + 16);
+    rec->end = r->pos + wal_align(total);
+    rec->rmgr = h[24];
+    rec->type = h[25];
+    rec->npages = npages;
+    const unsigned char *ref = r->buf + WAL_HEADER;
+    const unsigned char *image = r->buf + wal_record_total(npages, len);
+    uint64_t images = 0;
+    for (uint16_t i = 0; i < npages; i++, ref += WAL_PAGE_REF) {
+      rec->pages[i].rel = wal_get32(ref);
+      rec->pages[i].block = wal_get32(ref + 4);
+      rec->pages[i].fork = (hs_fork)ref[8];
+      uint32_t image_len = wal_ref_image_len(ref);
+      rec->images[i] = image_len ? image + images : NULL;
+      rec->image_len[i] = image_len;
+      images += image_len;
+    }
+    if (wal_record_total(npages, len) + images != total)
+      return stop(r, got, STOP_INVALID, "has %u bytes, its parts %" PRIu64, total,
+                  wal_record_total(npages, len) + images);
+    rec->data = r->buf + WAL_HEADER + (size_t)WAL_PAGE_REF * npages;
+    rec->len = len;
+    r->prev = r->pos;
+    r->first = false;
+    r->pos = r->last_end = rec->end;
+    *got = true;
+    return HS_OK;
   }
-  st = read_log(r, r->pos, r->buf, total, &whole);
-  if (st != HS_OK) return st;
-  if (!whole) return stop(r, got, "the record at %" PRIX64 " is cut short", r->pos);
-  uint32_t crc = hs_crc32c(0, r->buf + 8, total - 8);
-  crc = hs_crc32c(crc, r->buf, 4);
-  if (crc != wal_get32(r->buf + 4))
-    return stop(r, got, "the record at %" PRIX64 " fails its CRC (%08X, stored %08X)", r->pos, crc,
-                wal_get32(r->buf + 4));
-
-  rec->lsn = r->pos;
-  rec->prev = wal_get64(h + 16);
-  rec->end = r->pos + wal_align(total);
-  rec->rmgr = h[24];
-  rec->type = h[25];
-  rec->npages = npages;
-  const unsigned char *ref = r->buf + WAL_HEADER;
-  const unsigned char *image = r->buf + wal_record_total(npages, len);
-  uint64_t images = 0;
-  for (uint16_t i = 0; i < npages; i++, ref += WAL_PAGE_REF) {
-    rec->pages[i].rel = wal_get32(ref);
-    rec->pages[i].block = wal_get32(ref + 4);
-    rec->pages[i].fork = (hs_fork)ref[8];
-    uint32_t image_len = wal_ref_image_len(ref);
-    rec->images[i] = image_len ? image + images : NULL;
-    rec->image_len[i] = image_len;
-    images += image_len;
-  }
-  if (wal_record_total(npages, len) + images != total)
-    return stop(r, got, "the record at %" PRIX64 " has %u bytes, its parts %" PRIu64, r->pos, total,
-                wal_record_total(npages, len) + images);
-  rec->data = r->buf + WAL_HEADER + (size_t)WAL_PAGE_REF * npages;
-  rec->len = len;
-  r->prev = r->pos;
-  r->first = false;
-  r->pos = rec->end;
-  *got = true;
-  return HS_OK;
 }

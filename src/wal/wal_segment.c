@@ -9,6 +9,7 @@
  * leaves only a temporary file, never a short segment. PostgreSQL's
  * XLogFileInit does the same.
  */
+#include "core/crc32c.h"
 #include "core/error.h"
 #include "core/sysio.h"
 #include "wal/wal_format.h"
@@ -18,10 +19,47 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+hs_status wal_sys_fail(hs_status st, int err, const char *fmt, ...) {
+  char what[4600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (err == ENOSPC || err == EDQUOT)
+    return hs_fail(HS_ERR_NOSPACE, err, "%s: the disk is full (%s)", what, strerror(err));
+  return hs_fail(st, err, "%s: %s", what, err ? strerror(err) : "no error number");
+}
+
+void wal_seg_header_encode(unsigned char *h, uint64_t system_id, uint64_t start,
+                           uint64_t segment_bytes) {
+  memset(h, 0, WAL_SEG_HEADER);
+  memcpy(h, WAL_SEG_MAGIC, 8);
+  wal_put32(h + 8, WAL_SEG_VERSION);
+  wal_put32(h + 12, WAL_SEG_HEADER);
+  wal_put64(h + 16, system_id);
+  wal_put64(h + 24, start);
+  wal_put64(h + 32, segment_bytes);
+  wal_put32(h + 40, hs_crc32c(0, h, 40));
+}
+
+wal_seg_header_kind wal_seg_header_decode(const unsigned char *h, wal_seg_header *out) {
+  static const unsigned char zeros[WAL_SEG_HEADER];
+  memset(out, 0, sizeof *out);
+  if (memcmp(h, zeros, WAL_SEG_HEADER) == 0) return WAL_SEG_ZEROS;
+  if (memcmp(h, WAL_SEG_MAGIC, 8) != 0 || hs_crc32c(0, h, 40) != wal_get32(h + 40))
+    return WAL_SEG_DAMAGED;
+  out->version = wal_get32(h + 8);
+  out->system_id = wal_get64(h + 16);
+  out->start = wal_get64(h + 24);
+  out->segment_bytes = wal_get64(h + 32);
+  return WAL_SEG_VALID;
+}
 
 /* Zeros written at a time while preallocating. */
 #define ZERO_CHUNK (1u << 20)
@@ -32,11 +70,12 @@ void wal_segment_path(const char *dir, uint64_t segment_start, char *out, size_t
 
 hs_status wal_sync_dir(const char *dir) {
   int fd = open(dir, O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot open the directory to sync it", dir);
+  if (fd < 0)
+    return wal_sys_fail(HS_ERR_IO, errno, "%s: cannot open the directory to sync it", dir);
   int rc = sys_fsync(fd);
   int err = errno;
   close(fd);
-  if (rc != 0) return hs_fail(HS_ERR_IO, err, "%s: fsync of the directory failed", dir);
+  if (rc != 0) return wal_sys_fail(HS_ERR_IO, err, "%s: fsync of the directory failed", dir);
   return HS_OK;
 }
 
@@ -49,13 +88,13 @@ hs_status wal_write_zeros(hs_wal *w, int fd, uint64_t from, uint64_t to, const c
     size_t k = to - off < chunk ? (size_t)(to - off) : chunk;
     ssize_t n = wal_pwrite(w, fd, zeros, k, (off_t)off);
     if (n != (ssize_t)k)
-      st = hs_fail(HS_ERR_IO, n < 0 ? errno : ENOSPC, "%s: writing zeros at %" PRIu64 " failed",
-                   what, off);
+      st = wal_sys_fail(HS_ERR_IO, n < 0 ? errno : ENOSPC,
+                        "%s: writing zeros at %" PRIu64 " failed", what, off);
     off += k;
   }
   free(zeros);
   if (st == HS_OK && wal_fdatasync(w, fd) != 0)
-    st = hs_fail(HS_ERR_IO, errno, "%s: fdatasync after writing zeros failed", what);
+    st = wal_sys_fail(HS_ERR_IO, errno, "%s: fdatasync after writing zeros failed", what);
   return st;
 }
 
@@ -63,13 +102,13 @@ static hs_status create_segment(hs_wal *w, const char *path) {
   char tmp[4300];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   int fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot create a log segment", tmp);
+  if (fd < 0) return wal_sys_fail(HS_ERR_IO, errno, "%s: cannot create a log segment", tmp);
   char what[4400];
   snprintf(what, sizeof what, "%s (a new log segment)", tmp);
   hs_status st = wal_write_zeros(w, fd, 0, w->segment_bytes, what);
   close(fd);
   if (st == HS_OK && sys_rename(tmp, path) != 0)
-    st = hs_fail(HS_ERR_IO, errno, "%s: cannot rename the new log segment to %s", tmp, path);
+    st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot rename the new log segment to %s", tmp, path);
   if (st == HS_OK) st = wal_sync_dir(w->dir);
   if (st != HS_OK) {
     sys_unlink(tmp);
@@ -88,7 +127,7 @@ hs_status wal_segment_open_write(hs_wal *w, uint64_t start, int *fd) {
     if (st != HS_OK) return st;
     f = open(path, O_WRONLY | O_CLOEXEC);
   }
-  if (f < 0) return hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
+  if (f < 0) return wal_sys_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
   *fd = f;
   return HS_OK;
 }
@@ -102,7 +141,7 @@ hs_status wal_segment_list(const char *dir, uint64_t segment_bytes, uint64_t **s
   *starts = NULL;
   *n = 0;
   DIR *d = opendir(dir);
-  if (!d) return hs_fail(HS_ERR_IO, errno, "%s: cannot list the log directory", dir);
+  if (!d) return wal_sys_fail(HS_ERR_IO, errno, "%s: cannot list the log directory", dir);
   size_t cap = 0;
   hs_status st = HS_OK;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {

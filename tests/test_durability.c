@@ -407,7 +407,7 @@ static void test_checkpoint_recycles(void) {
   env_close(&e);
   /* A damaged control file is an error naming it, never a silent restart. */
   char path[4300];
-  snprintf(path, sizeof path, "%s/wal/hotset.control", dir);
+  snprintf(path, sizeof path, "%s/hotset.control", dir); /* the data directory's */
   int fd = open(path, O_WRONLY);
   REQUIRE(fd >= 0);
   REQUIRE(pwrite(fd, "X", 1, 20) == 1);

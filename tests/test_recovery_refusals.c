@@ -180,9 +180,17 @@ static uint64_t tree_hash(const char *path, uint64_t h) {
     if (stat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
       h = tree_hash(p, h);
     } else {
+      /* Eight bytes at a time: the log's segments reach 1 GiB. */
       int fd = open(p, O_RDONLY);
-      for (ssize_t got; fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0;)
-        for (ssize_t k = 0; k < got; k++) h = (h ^ buf[k]) * 1099511628211ull;
+      for (ssize_t got; fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0;) {
+        h = (h ^ (uint64_t)got) * 1099511628211ull;
+        for (ssize_t k = 0; k + 8 <= got; k += 8) {
+          uint64_t word;
+          memcpy(&word, buf + k, 8);
+          h = (h ^ word) * 1099511628211ull;
+        }
+        for (ssize_t k = got & ~(ssize_t)7; k < got; k++) h = (h ^ buf[k]) * 1099511628211ull;
+      }
       if (fd >= 0) close(fd);
     }
     free(names[i]);
@@ -193,9 +201,9 @@ static uint64_t tree_hash(const char *path, uint64_t h) {
 static void copy_file(const char *from, const char *to) {
   int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   REQUIRE(in >= 0 && out >= 0);
-  static char buf[1 << 16];
-  for (ssize_t got; (got = read(in, buf, sizeof buf)) > 0;)
-    REQUIRE(write(out, buf, (size_t)got) == got);
+  /* In the kernel (a 1 GiB segment need not pass through here). */
+  for (ssize_t got; (got = copy_file_range(in, NULL, out, NULL, 1u << 30, 0)) != 0;)
+    REQUIRE(got > 0);
   close(in);
   close(out);
 }
@@ -428,8 +436,12 @@ int main(void) {
   for (uint64_t seg = HS_WAL_MIN_SEGMENT; seg <= HS_WAL_MAX_SEGMENT; seg *= 2) {
     test_damaged_checkpoint(seg);
     test_stale_control(seg);
-    test_other_system(seg);
-    test_page_past_log(seg);
+    /* The other refusals do not depend on where segments end: every size
+     * up to 16 MiB (the default) and the largest. */
+    if (seg <= (16u << 20) || seg == HS_WAL_MAX_SEGMENT) {
+      test_other_system(seg);
+      test_page_past_log(seg);
+    }
     /* The big segments' directories go as soon as they are done. */
     remove_dir(root);
     mkdir(root, 0700);

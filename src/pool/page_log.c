@@ -68,11 +68,13 @@ static bool needs_image(hs_pool *pool, hs_buf buf, hs_lsn redo) {
 static hs_status fits_log(hs_pool *pool, const char *call, uint64_t bytes, uint32_t npages) {
   uint32_t max = hs_wal_max_record(pool->wal);
   if (bytes <= max) return HS_OK;
-  return hs_fail(HS_ERR_INVALID, 0,
-                 "%s: %" PRIu64 " bytes with the full images of its %u page(s) of %u bytes, more "
-                 "than the log's largest record (%u bytes: a quarter of its buffer_bytes); "
-                 "nothing was logged or marked",
-                 call, bytes, npages, pool->page_size, max);
+  return hs_fail(
+      HS_ERR_INVALID, 0,
+      "%s: %" PRIu64 " bytes with the full images of its %u page(s) of %u bytes, more "
+      "than the log's largest record (%u bytes, hs_wal_max_record: it grows with the log's "
+      "buffer_bytes); "
+      "nothing was logged or marked",
+      call, bytes, npages, pool->page_size, max);
 }
 
 hs_status hs_buf_log_change(hs_pool *pool, hs_buf buf, const hs_wal_range *ranges, uint32_t n,
@@ -154,6 +156,7 @@ hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_bu
     hs_lsn redo = wal_redo_point(pool->wal);
     for (uint16_t i = 0; i < rec->npages; i++)
       images[i] = needs_image(pool, bufs[i], redo) ? hs_buf_page(pool, bufs[i]) : NULL;
+    if (pool->decided_hook) pool->decided_hook(pool, pool->durability_hook_ctx);
     st = wal_insert_images(pool->wal, &with_refs, images, pool->page_size, redo, &stale, &lsn);
     if (st != HS_OK) return st;
   }

@@ -383,6 +383,8 @@ static void test_sizes(void) {
 typedef struct fault_setup {
   env e;
   hs_tid a, b, full; /* a small row, another, and the largest on its own page */
+  hs_tid gone;       /* a row deleted and committed */
+  bool visible;      /* vacuumed: the pages are all-visible, nothing to prune */
   unsigned char *va, *vb, *vfull;
   uint32_t max;
 } fault_setup;
@@ -391,6 +393,7 @@ typedef struct fault_setup {
  * all-visible. Closed and reopened, so everything is on disk. */
 static void fault_prepare(fault_setup *f, bool visible) {
   testdir_make(dir, sizeof dir, "heap-faults");
+  f->visible = visible;
   REQUIRE(env_open(&f->e, 16u << 20, 8192) == HS_OK);
   f->max = hs_heap_max_data(f->e.h);
   f->va = pattern(SMALL, 10);
@@ -401,6 +404,11 @@ static void fault_prepare(fault_setup *f, bool visible) {
   REQUIRE(hs_heap_insert(f->e.h, x, f->va, SMALL, &f->a) == HS_OK);
   REQUIRE(hs_heap_insert(f->e.h, x, f->vb, SMALL, &f->b) == HS_OK);
   REQUIRE(hs_heap_insert(f->e.h, x, f->vfull, f->max, &f->full) == HS_OK);
+  REQUIRE(hs_heap_insert(f->e.h, x, f->va, SMALL, &f->gone) == HS_OK);
+  REQUIRE(hs_xact_commit(f->e.x, x) == HS_OK);
+  /* A dead version, for vacuum to prune (here if `visible`, else later). */
+  REQUIRE(hs_xact_begin(f->e.x, &x) == HS_OK);
+  REQUIRE(hs_heap_delete(f->e.h, x, f->gone) == HS_OK);
   REQUIRE(hs_xact_commit(f->e.x, x) == HS_OK);
   if (visible) {
     hs_vacuum_stats vs;
@@ -427,7 +435,7 @@ static void try_every_change(fault_setup *f, hs_xid x, const image *before, cons
   struct {
     const char *name;
     hs_status st;
-  } calls[5];
+  } calls[6];
   calls[0].name = "insert (same page)";
   calls[0].st = hs_heap_insert(e->h, x, row, SMALL, &t);
   calls[1].name = "insert (new page)";
@@ -438,7 +446,13 @@ static void try_every_change(fault_setup *f, hs_xid x, const image *before, cons
   calls[3].st = hs_heap_update(e->h, x, f->full, huge, f->max, &t);
   calls[4].name = "delete";
   calls[4].st = hs_heap_delete(e->h, x, f->b);
-  for (int i = 0; i < 5; i++) {
+  /* Vacuum: a prune of the dead version (none left if it ran before: every
+   * page is then all-visible and skipped). */
+  hs_vacuum_stats vs;
+  calls[5].name = "vacuum";
+  calls[5].st = hs_vacuum(e->h, NULL, NULL, &vs);
+  int n = f->visible && calls[5].st == HS_OK ? 5 : 6;
+  for (int i = 0; i < n; i++) {
     if (calls[i].st == HS_OK) fprintf(stderr, "%s (%s) succeeded\n", calls[i].name, why);
     CHECK(calls[i].st == HS_ERR_IO || calls[i].st == HS_ERR_NOSPACE);
   }
@@ -486,6 +500,12 @@ static void test_log_fault(bool visible, int err) {
   CHECK(hs_wal_flush(e->wal, hs_wal_insert_lsn(e->wal), HS_WAL_CAUSE_COMMIT, NULL) != HS_OK);
   try_every_change(&f, x, &before, why);
   drop(&before);
+  /* The commit cannot be logged: the transaction still runs, and the
+   * commit log does not say otherwise. */
+  CHECK(hs_xact_commit(e->x, x) != HS_OK);
+  hs_xact_status xs;
+  CHECK_OK(hs_xact_status_of(e->x, x, &xs));
+  CHECK_EQ(xs, HS_XACT_IN_PROGRESS);
   crash_and_check(&f, why);
   fault_finish(&f);
 }

@@ -498,12 +498,26 @@ static void test_log_fault(bool visible, int err) {
   /* Something to write, so the flush below reaches the fault. */
   hs_tid t;
   REQUIRE(hs_heap_insert(e->h, x, f.va, SMALL, &t) == HS_OK);
+  /* An index entry for key 1, for the index's own changes below. */
+  hs_pk_index *ix;
+  REQUIRE(hs_pk_index_open(e->pool, REL + 1, &ix) == HS_OK);
+  REQUIRE(hs_pk_index_insert(ix, 1, f.a) == HS_OK);
   image before;
   take(e, &before);
   REQUIRE(hs_wal_inject_fault(e->wal, HS_WAL_FAULT_WRITE, 1, err, 1000) == HS_OK);
   CHECK(hs_wal_flush(e->wal, hs_wal_insert_lsn(e->wal), HS_WAL_CAUSE_COMMIT, NULL) != HS_OK);
   try_every_change(&f, x, &before, why);
   drop(&before);
+  /* The index's changes are refused and leave its entries as they were. */
+  CHECK(hs_pk_index_insert(ix, 2, f.b) != HS_OK);
+  CHECK(hs_pk_index_move(ix, 1, f.a, f.b) != HS_OK);
+  hs_tid got;
+  bool found;
+  CHECK_OK(hs_pk_index_get(ix, 2, &got, &found));
+  CHECK(!found);
+  CHECK_OK(hs_pk_index_get(ix, 1, &got, &found));
+  CHECK(found && got.block == f.a.block && got.slot == f.a.slot);
+  hs_pk_index_close(ix);
   /* The commit cannot be logged: the transaction still runs, and the
    * commit log does not say otherwise. */
   CHECK(hs_xact_commit(e->x, x) != HS_OK);
@@ -565,6 +579,43 @@ static void test_read_fault(void) {
   CHECK_OK(hs_xact_abort(e->x, x));
   free(row);
   crash_and_check(&f, "read fault");
+  fault_finish(&f);
+}
+
+/* No buffer to be had: every buffer pinned but one, so an update reads
+ * its page into the last and then finds none for the page it would move
+ * the tuple to. */
+static void test_no_buffer(void) {
+  fault_setup f;
+  fault_prepare(&f, false);
+  env *e = &f.e;
+  hs_xid x;
+  REQUIRE(hs_xact_begin(e->x, &x) == HS_OK);
+  image before;
+  take(e, &before);
+  hs_smgr *smgr = hs_pool_smgr(e->pool);
+  REQUIRE(hs_smgr_create_if_missing(smgr, REL + 2, HS_FORK_MAIN, NULL) == HS_OK);
+  hs_buf pinned[POOL + 1];
+  unsigned n = 0;
+  hs_blockno blk;
+  while (n <= POOL &&
+         hs_pool_extend(e->pool, REL + 2, HS_FORK_MAIN, NULL, false, &pinned[n], &blk) == HS_OK)
+    n++;
+  CHECK(n < POOL + 1);
+  REQUIRE(n > 0);
+  hs_buf_release(e->pool, pinned[--n]); /* one left */
+  unsigned char *huge = pattern(f.max, 70);
+  hs_tid t;
+  CHECK_ST(hs_heap_update(e->h, x, f.full, huge, f.max, &t), HS_ERR_NO_BUFFERS);
+  while (n) hs_buf_release(e->pool, pinned[--n]);
+  image after;
+  take(e, &after);
+  CHECK(same(e, &before, &after, 2, "no buffer"));
+  drop(&after);
+  drop(&before);
+  CHECK_OK(hs_xact_abort(e->x, x));
+  free(huge);
+  crash_and_check(&f, "no buffer");
   fault_finish(&f);
 }
 
@@ -681,6 +732,7 @@ int main(void) {
   test_log_fault(true, ENOSPC);
   test_extend_fault();
   test_read_fault();
+  test_no_buffer();
   test_stale_redo();
   test_delete_clears_visible();
   return check_finish();

@@ -726,6 +726,62 @@ static void test_delete_clears_visible(void) {
   testdir_remove(dir);
 }
 
+/* The visibility map's record goes in, then the log fails before the
+ * change's own record: the heap page is put back (still flagged
+ * all-visible), the map's bit stays cleared — the one change a failed call
+ * may leave, and a safe one — and vacuum sets it again. */
+static void fail_the_log(hs_pool *pool, void *ctx) {
+  (void)ctx;
+  pool->logged_hook = NULL; /* once: after the map's record */
+  /* The map's record made durable, so recovery replays the cleared bit;
+   * then a record (of no resource manager: it never reaches the disk) whose
+   * write fails, which stops the log. */
+  CHECK_OK(hs_wal_flush(pool->wal, hs_wal_insert_lsn(pool->wal), HS_WAL_CAUSE_COMMIT, NULL));
+  CHECK_OK(hs_wal_inject_fault(pool->wal, HS_WAL_FAULT_WRITE, 1, EIO, 1000));
+  static const char junk[8] = "unused";
+  hs_wal_record rec = {.rmgr = HS_WAL_RMGR_FIRST_USER, .data = junk, .len = sizeof junk};
+  hs_lsn end;
+  CHECK_OK(hs_wal_insert(pool->wal, &rec, &end));
+  CHECK(hs_wal_flush(pool->wal, end, HS_WAL_CAUSE_COMMIT, NULL) != HS_OK);
+}
+
+static void test_map_then_log_fails(void) {
+  fault_setup f;
+  fault_prepare(&f, true);
+  env *e = &f.e;
+  hs_xid x;
+  REQUIRE(hs_xact_begin(e->x, &x) == HS_OK);
+  bool flag, bit;
+  visibility(e, f.b.block, &flag, &bit);
+  CHECK(flag && bit);
+  image before;
+  take(e, &before);
+  e->pool->logged_hook = fail_the_log;
+  CHECK_ST(hs_heap_delete(e->h, x, f.b), HS_ERR_IO);
+  CHECK(e->pool->logged_hook == NULL); /* the map's record was logged */
+  image after;
+  take(e, &after);
+  CHECK(same(e, &before, &after, 1, "map logged, then the log failed"));
+  drop(&after);
+  drop(&before);
+  visibility(e, f.b.block, &flag, &bit);
+  CHECK(flag);
+  CHECK(!bit);
+  env_crash(e);
+  REQUIRE(env_open(e, 16u << 20, 8192) == HS_OK);
+  CHECK(holds(e, f.b, f.vb, SMALL));
+  visibility(e, f.b.block, &flag, &bit);
+  CHECK(flag);
+  CHECK(!bit); /* the map's record was replayed */
+  hs_vacuum_stats vs;
+  CHECK_OK(hs_vacuum(e->h, NULL, NULL, &vs));
+  visibility(e, f.b.block, &flag, &bit);
+  CHECK(flag);
+  CHECK(bit);
+  env_close(e);
+  fault_finish(&f);
+}
+
 int main(void) {
   test_sizes();
   test_log_fault(false, EIO);
@@ -735,5 +791,6 @@ int main(void) {
   test_no_buffer();
   test_stale_redo();
   test_delete_clears_visible();
+  test_map_then_log_fails();
   return check_finish();
 }

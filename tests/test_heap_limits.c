@@ -435,7 +435,7 @@ static void try_every_change(fault_setup *f, hs_xid x, const image *before, cons
   struct {
     const char *name;
     hs_status st;
-  } calls[6];
+  } calls[7];
   calls[0].name = "insert (same page)";
   calls[0].st = hs_heap_insert(e->h, x, row, SMALL, &t);
   calls[1].name = "insert (new page)";
@@ -446,6 +446,11 @@ static void try_every_change(fault_setup *f, hs_xid x, const image *before, cons
   calls[3].st = hs_heap_update(e->h, x, f->full, huge, f->max, &t);
   calls[4].name = "delete";
   calls[4].st = hs_heap_delete(e->h, x, f->b);
+  /* Again: the first attempt's extension stays, an empty page that is now
+   * the insert target, so this one looks at a new page and must leave it
+   * new (not initialized on the look). */
+  calls[5].name = "update to another page, again";
+  calls[5].st = hs_heap_update(e->h, x, f->full, huge, f->max, &t);
   image after;
   take(e, &after);
   CHECK(same(e, before, &after, 2, why));
@@ -454,9 +459,9 @@ static void try_every_change(fault_setup *f, hs_xid x, const image *before, cons
    * marked the pages, setting the map's bits again — compared on its own:
    * its change of a bit could undo one a call above left behind. */
   hs_vacuum_stats vs;
-  calls[5].name = "vacuum";
-  calls[5].st = hs_vacuum(e->h, NULL, NULL, &vs);
-  int n = f->visible && calls[5].st == HS_OK ? 5 : 6;
+  calls[6].name = "vacuum";
+  calls[6].st = hs_vacuum(e->h, NULL, NULL, &vs);
+  int n = f->visible && calls[6].st == HS_OK ? 6 : 7;
   for (int i = 0; i < n; i++) {
     if (calls[i].st == HS_OK) fprintf(stderr, "%s (%s) succeeded\n", calls[i].name, why);
     CHECK(calls[i].st == HS_ERR_IO || calls[i].st == HS_ERR_NOSPACE);

@@ -121,8 +121,27 @@ typedef struct hs_tid {
   uint16_t slot;
 } hs_tid;
 
-/* The most data one tuple can carry (on pages of 32 KiB and more; smaller
- * pages hold less: an empty page less the headers). */
+/* Sizes. The most data one tuple can carry is HS_HEAP_MAX_DATA on pages of
+ * 32 KiB and more; smaller pages hold less: an empty page less its headers,
+ * a line pointer and the 24-byte tuple header (page_size - 68: 8124 bytes
+ * on 8 KiB pages; hs_heap_max_data says it for an open heap). It does not
+ * depend on the log: instead hs_heap_open refuses a pool whose log cannot
+ * carry the heap's largest record — an update that moves a tuple of that
+ * size to another page, with a full image of both pages (2 * page_size +
+ * 36 + max data bytes) — with HS_ERR_INVALID naming the sizes, so no call
+ * can fail later because a record is too large. hs_wal_max_record grows
+ * with the log's buffer_bytes (itself at most segment_bytes): a log of 64
+ * KiB segments may be too small for 8 KiB pages; a larger buffer or smaller
+ * pages fix it.
+ *
+ * Failures. A heap call that returns an error changed nothing a reader can
+ * see: the size checks come before anything is read, every fallible step
+ * (reading pages, extending the relation, the visibility map, memory)
+ * before the first byte of a page changes, and if the log refuses the
+ * record (an I/O error, a full disk) the pages are put back as they were.
+ * What may remain: an empty page at the relation's end (an extension is
+ * not taken back; the next insert uses it), a cleared visibility-map bit
+ * (vacuum sets it again), and free-space-map hints. */
 #define HS_HEAP_MAX_DATA 16359u
 
 typedef struct hs_heap hs_heap;
@@ -134,14 +153,19 @@ hs_status hs_heap_register_redo(hs_wal *wal);
 
 /* The heap stored in relation `rel` of `pool` (created if missing), whose
  * versions `xact` judges. HS_ERR_INVALID without a pool with a log or a
- * transaction manager; HS_ERR_NOMEM; storage errors. */
+ * transaction manager, or when the log's records are too small for the
+ * pool's pages (see "Sizes" above); HS_ERR_NOMEM; storage errors. */
 hs_status hs_heap_open(hs_pool *pool, hs_xact_mgr *xact, hs_relid rel, hs_heap **out);
 /* Frees the heap (its pages stay in the pool). NULL is a no-op. */
 void hs_heap_close(hs_heap *h);
+/* The most data one tuple of this heap can carry (see "Sizes" above);
+ * 0 for NULL. */
+uint32_t hs_heap_max_data(const hs_heap *h);
 
 /* Adds a version created by running transaction `xid` holding `len` bytes
- * of `data`; *tid says where. HS_ERR_INVALID if len is more than the page
- * size allows (at most HS_HEAP_MAX_DATA). Inserts from several threads
+ * of `data`; *tid says where. HS_ERR_INVALID if len is more than
+ * hs_heap_max_data (at most HS_HEAP_MAX_DATA), refused before anything
+ * changes. Inserts from several threads
  * take the page lock of the page they fill in turn, and extending the
  * relation is serialized. */
 hs_status hs_heap_insert(hs_heap *h, hs_xid xid, const void *data, uint32_t len, hs_tid *tid);

@@ -105,9 +105,11 @@ static inline hs_status fork_byte_update(fork_pages *fp, hs_blockno block, uint3
   unsigned char *p = (unsigned char *)hs_buf_page(fp->pool, b) + at;
   unsigned char want = (unsigned char)((*p & and_mask) | or_mask);
   if (want != *p) {
+    unsigned char before = *p;
     *p = want;
     hs_wal_range r = {at, 1};
     st = hs_buf_log_change(fp->pool, b, &r, 1, NULL);
+    if (st != HS_OK) *p = before; /* not logged: the page stays as it was */
   }
   fork_pages_unpin(fp, b);
   return st;

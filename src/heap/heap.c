@@ -206,10 +206,41 @@ hs_status hs_heap_register_redo(hs_wal *wal) {
 
 /* ---- open ---- */
 
+/* What precedes the tuple in an INSERT and an UPDATE record (heap/heap.h). */
+enum { INSERT_HEAD = 2, UPDATE_HEAD = 12, DELETE_LEN = 10, PRUNE_HEAD = 6 };
+
+/* The most data one tuple can carry on pages of `page_size`: an empty page
+ * less one line pointer, or the tuple format's limit. */
+static uint32_t page_max_data(uint32_t page_size) {
+  uint32_t room = page_size - HEAP_PAGE_FIRST_LP - HEAP_LINE_POINTER - HEAP_TUPLE_HEADER;
+  return room < HS_HEAP_MAX_DATA ? room : HS_HEAP_MAX_DATA;
+}
+
+/* The largest record the heap writes, counted as the log counts it (the
+ * payload and every page's full image): an update that moves the largest
+ * tuple to another page, both pages carrying their images. A prune's slot
+ * lists are smaller (at most 4 bytes per tuple on one page), a delete's and
+ * an all-visible mark's payloads are a few bytes on one page. */
+static uint64_t largest_record(uint32_t page_size) {
+  return 2ull * page_size + UPDATE_HEAD + HEAP_TUPLE_HEADER + page_max_data(page_size);
+}
+
 hs_status hs_heap_open(hs_pool *pool, hs_xact_mgr *xact, hs_relid rel, hs_heap **out) {
   *out = NULL;
   if (!pool || !xact || !hs_pool_wal(pool))
     return hs_fail(HS_ERR_INVALID, 0, "hs_heap_open: a pool with a log and a transaction manager");
+  /* Refused here rather than at the first update that moves a big tuple:
+   * whether a record is too large must not depend on the data or on when a
+   * checkpoint ran (hotset/heap.h, "Sizes"). */
+  uint32_t page_size = hs_pool_page_size(pool);
+  uint32_t max_record = hs_wal_max_record(hs_pool_wal(pool));
+  if (largest_record(page_size) > max_record)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_heap_open: relation %u: with %u-byte pages the heap's largest record (an "
+                   "update moving a %u-byte tuple to another page, both pages' full images) "
+                   "needs %" PRIu64 " bytes, the log's largest is %u; give the log a larger "
+                   "buffer_bytes (and segment_bytes), or the pool smaller pages",
+                   rel, page_size, page_max_data(page_size), largest_record(page_size), max_record);
   hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), rel, HS_FORK_MAIN, NULL);
   hs_blockno n = 0;
   if (st == HS_OK) st = hs_smgr_nblocks(hs_pool_smgr(pool), rel, HS_FORK_MAIN, &n);
@@ -219,7 +250,7 @@ hs_status hs_heap_open(hs_pool *pool, hs_xact_mgr *xact, hs_relid rel, hs_heap *
   h->pool = pool;
   h->xact = xact;
   h->rel = rel;
-  h->page_size = hs_pool_page_size(pool);
+  h->page_size = page_size;
   pthread_mutex_init(&h->extend_mu, NULL);
   atomic_init(&h->target, n ? n - 1 : HS_INVALID_BLOCK);
   st = fsm_open(pool, rel, &h->fsm);
@@ -230,6 +261,10 @@ hs_status hs_heap_open(hs_pool *pool, hs_xact_mgr *xact, hs_relid rel, hs_heap *
   }
   *out = h;
   return HS_OK;
+}
+
+uint32_t hs_heap_max_data(const hs_heap *h) {
+  return h ? page_max_data(h->page_size) : 0;
 }
 
 hs_pool *heap_pool(const hs_heap *h) {
@@ -258,7 +293,71 @@ void hs_heap_close(hs_heap *h) {
   free(h);
 }
 
-/* ---- changes ---- */
+/* ---- changes ----
+ *
+ * A call that fails changes nothing (hotset/heap.h). Every step that can
+ * fail — the size checks, memory, reading and locking pages, extending the
+ * relation, the visibility map — comes before the first byte of a heap page
+ * changes; the one that cannot come before is the log's insert, since the
+ * page image it may carry must hold the change. Each call therefore keeps
+ * a copy of the pages it is about to change and puts them back if the
+ * insert fails. Two things may remain, both states the heap reaches anyway
+ * and neither visible to a reader: an empty page at the relation's end (an
+ * extension cannot be taken back; the next insert uses it) and a cleared
+ * visibility-map bit (the map's bit is logged before the change's own
+ * record, so a crash between the two cannot leave a set bit over a changed
+ * page; a clear bit only makes vacuum read the page). */
+
+/* Whether a record of `payload` bytes on `npages` pages fits the log, every
+ * page counted with its image: whether an image is attached depends on
+ * when the last checkpoint ran, and a call must not fail because one just
+ * did. Checked before anything changes. */
+static hs_status record_fits(const hs_heap *h, const char *call, uint32_t data_len, uint16_t npages,
+                             uint32_t payload) {
+  uint64_t need = payload + (uint64_t)npages * h->page_size;
+  uint32_t max = hs_wal_max_record(hs_pool_wal(h->pool));
+  if (need <= max) return HS_OK;
+  return hs_fail(HS_ERR_INVALID, 0,
+                 "%s: relation %u: %u bytes of data make a record of %" PRIu64
+                 " bytes (%u of payload and %u full page image(s) of %u bytes), more than the "
+                 "log's largest (%u bytes); nothing was changed",
+                 call, h->rel, data_len, need, payload, npages, h->page_size, max);
+}
+
+/* Copies of the pages a call changes, taken before the change and put back
+ * if its record cannot be logged. */
+typedef struct page_undo {
+  unsigned n;
+  void *page[2];
+  unsigned char *copy[2];
+} page_undo;
+
+static hs_status undo_reserve(const hs_heap *h, const char *call, unsigned n, page_undo *u) {
+  *u = (page_undo){0};
+  for (unsigned i = 0; i < n; i++)
+    if (!(u->copy[i] = malloc(h->page_size))) {
+      for (unsigned j = 0; j < i; j++) free(u->copy[j]);
+      *u = (page_undo){0};
+      return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory for a copy of a %u-byte page", call,
+                     h->page_size);
+    }
+  return HS_OK;
+}
+
+static void undo_save(const hs_heap *h, page_undo *u, void *page) {
+  for (unsigned i = 0; i < u->n; i++)
+    if (u->page[i] == page) return; /* one page, changed twice */
+  u->page[u->n] = page;
+  memcpy(u->copy[u->n++], page, h->page_size);
+}
+
+static void undo_restore(const hs_heap *h, const page_undo *u) {
+  for (unsigned i = 0; i < u->n; i++) memcpy(u->page[i], u->copy[i], h->page_size);
+}
+
+static void undo_free(page_undo *u) {
+  for (unsigned i = 0; i < 2; i++) free(u->copy[i]);
+}
 
 static hs_status log_record(hs_heap *h, uint8_t type, const hs_buf *bufs, uint16_t npages,
                             const void *data, uint32_t len) {
@@ -268,20 +367,29 @@ static hs_status log_record(hs_heap *h, uint8_t type, const hs_buf *bufs, uint16
 }
 
 /* A new, empty page at the end, pinned and exclusively locked; the next
- * inserts' target. */
+ * inserts' target. Left all zeros (new): the caller initializes it with
+ * its change, so a call that fails leaves it as the extension made it. */
 static hs_status new_page(hs_heap *h, hs_buf *out) {
   pthread_mutex_lock(&h->extend_mu);
   hs_blockno block;
   hs_status st = hs_pool_extend(h->pool, h->rel, HS_FORK_MAIN, NULL, true, out, &block);
   pthread_mutex_unlock(&h->extend_mu);
   if (st != HS_OK) return st;
-  heap_page_init(hs_buf_page(h->pool, *out), h->page_size);
   atomic_store(&h->target, block);
   return HS_OK;
 }
 
+/* Whether a tuple of `len` fits the page, a new (all-zero) one read as the
+ * empty page it will become, without initializing it yet. */
+static bool page_fits(const hs_heap *h, const void *page, uint32_t len) {
+  if (!heap_page_is_new(page)) return heap_page_fits(page, len);
+  return len && len <= HEAP_MAX_TUPLE &&
+         len + HEAP_LINE_POINTER <= h->page_size - HEAP_PAGE_FIRST_LP;
+}
+
 /* Tries page `block` for a tuple of `len`: *out pinned and locked if it
- * has room; otherwise the free-space map learns what it really has. */
+ * has room; otherwise the free-space map learns what it really has (a
+ * hint, not the heap's contents: correcting it is no change to undo). */
 static hs_status try_page(hs_heap *h, hs_blockno block, uint32_t len, hs_buf *out, bool *ok) {
   *ok = false;
   hs_buf b;
@@ -289,8 +397,7 @@ static hs_status try_page(hs_heap *h, hs_blockno block, uint32_t len, hs_buf *ou
   if (st != HS_OK) return st;
   hs_buf_lock(h->pool, b, HS_LOCK_EXCLUSIVE);
   void *page = hs_buf_page(h->pool, b);
-  if (heap_page_is_new(page)) heap_page_init(page, h->page_size);
-  if (heap_page_fits(page, len)) {
+  if (page_fits(h, page, len)) {
     *out = b;
     *ok = true;
     return HS_OK;
@@ -325,37 +432,44 @@ static void unlock_release(hs_heap *h, hs_buf b) {
   hs_buf_release(h->pool, b);
 }
 
-/* The most data one tuple can carry on this heap's pages: an empty page
- * less one line pointer, or the tuple format's limit. */
-static uint32_t max_data(const hs_heap *h) {
-  uint32_t room = h->page_size - HEAP_PAGE_FIRST_LP - HEAP_LINE_POINTER - HEAP_TUPLE_HEADER;
-  return room < HS_HEAP_MAX_DATA ? room : HS_HEAP_MAX_DATA;
-}
-
 static hs_status check_data(const hs_heap *h, const char *call, const void *data, uint32_t len) {
-  if (len <= max_data(h) && (data || !len)) return HS_OK;
-  return hs_fail(HS_ERR_INVALID, 0, "%s: %u bytes of data (at most %u on %u-byte pages)", call, len,
-                 max_data(h), h->page_size);
+  uint32_t max = page_max_data(h->page_size);
+  if (len <= max && (data || !len)) return HS_OK;
+  return hs_fail(HS_ERR_INVALID, 0,
+                 "%s: relation %u: %u bytes of data (at most %u on %u-byte pages%s); nothing was "
+                 "changed",
+                 call, h->rel, len, max, h->page_size, data || !len ? "" : ", and data is NULL");
 }
 
-/* Before a change to the locked page in b: if it was all-visible, its map
- * bit is cleared (logged before the change's own record) and its flag too
- * (the change's redo clears the flag again). */
-static hs_status clear_visible(hs_heap *h, hs_buf b) {
+/* Before a change to the locked page in b: if it is all-visible, its map
+ * bit is cleared, logged before the change's own record. Fallible, so it
+ * runs before the page changes; the page's flag is cleared with the change
+ * (clear_flag), and the change's redo clears it again. */
+static hs_status clear_vm(hs_heap *h, hs_buf b) {
+  const void *page = hs_buf_page(h->pool, b);
+  if (heap_page_is_new(page) || !(heap_page_flags(page) & HEAP_PAGE_ALL_VISIBLE)) return HS_OK;
+  return vm_set(h->vm, hs_buf_block(h->pool, b), false);
+}
+
+/* The first change to a page in a call: its copy is kept, a new page is
+ * initialized, and it stops being all-visible. */
+static void begin_change(hs_heap *h, page_undo *u, hs_buf b) {
   void *page = hs_buf_page(h->pool, b);
-  uint16_t flags = heap_page_flags(page);
-  if (heap_page_is_new(page) || !(flags & HEAP_PAGE_ALL_VISIBLE)) return HS_OK;
-  hs_status st = vm_set(h->vm, hs_buf_block(h->pool, b), false);
-  if (st == HS_OK) heap_page_set_flags(page, (uint16_t)(flags & ~HEAP_PAGE_ALL_VISIBLE));
-  return st;
+  undo_save(h, u, page);
+  if (heap_page_is_new(page)) heap_page_init(page, h->page_size);
+  heap_page_set_flags(page, (uint16_t)(heap_page_flags(page) & ~HEAP_PAGE_ALL_VISIBLE));
 }
 
 /* A record's buffer: `head` bytes the caller fills in, then a new tuple
- * (header with xmin = xid, then the data). Freed by the caller. */
-static hs_status record_with_tuple(const hs_heap *h, const char *call, uint32_t head, hs_xid xid,
-                                   const void *data, uint32_t len, unsigned char **out) {
+ * (header with xmin = xid, then the data). Freed by the caller. Refused
+ * before anything is read if the tuple is too large for the page or the
+ * record (on `npages` pages) for the log. */
+static hs_status record_with_tuple(const hs_heap *h, const char *call, uint32_t head,
+                                   uint16_t npages, hs_xid xid, const void *data, uint32_t len,
+                                   unsigned char **out) {
   *out = NULL; /* set on every path: gcc -O3 cannot see the callers return on failure */
   hs_status st = check_data(h, call, data, len);
+  if (st == HS_OK) st = record_fits(h, call, len, npages, head + HEAP_TUPLE_HEADER + len);
   if (st != HS_OK) return st;
   unsigned char *rec = malloc(head + HEAP_TUPLE_HEADER + len);
   if (!rec) return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory for the record", call);
@@ -366,24 +480,37 @@ static hs_status record_with_tuple(const hs_heap *h, const char *call, uint32_t 
 }
 
 hs_status hs_heap_insert(hs_heap *h, hs_xid xid, const void *data, uint32_t len, hs_tid *tid) {
+  static const char call[] = "hs_heap_insert";
   unsigned char *rec;
-  hs_status st = record_with_tuple(h, "hs_heap_insert", 2, xid, data, len, &rec);
+  hs_status st = record_with_tuple(h, call, INSERT_HEAD, 1, xid, data, len, &rec);
   if (st != HS_OK) return st;
+  page_undo u;
+  if ((st = undo_reserve(h, call, 1, &u)) != HS_OK) {
+    free(rec);
+    return st;
+  }
   uint32_t total = HEAP_TUPLE_HEADER + len;
   hs_buf b;
   st = page_with_room(h, total, &b);
-  if (st == HS_OK && (st = clear_visible(h, b)) != HS_OK) unlock_release(h, b);
+  if (st == HS_OK && (st = clear_vm(h, b)) != HS_OK) unlock_release(h, b);
   if (st == HS_OK) {
+    /* Nothing fails from here to the insert: the page has room. */
+    begin_change(h, &u, b);
     uint16_t slot;
-    st = heap_page_add(hs_buf_page(h->pool, b), h->page_size, rec + 2, total, &slot);
+    st = heap_page_add(hs_buf_page(h->pool, b), h->page_size, rec + INSERT_HEAD, total, &slot);
     if (st == HS_OK) {
       memcpy(rec, &slot, 2);
-      st = log_record(h, REC_INSERT, &b, 1, rec, 2 + total);
+      st = log_record(h, REC_INSERT, &b, 1, rec, INSERT_HEAD + total);
+    }
+    if (st == HS_OK) {
       tid->block = hs_buf_block(h->pool, b);
       tid->slot = slot;
+    } else {
+      undo_restore(h, &u);
     }
     unlock_release(h, b);
   }
+  undo_free(&u);
   free(rec);
   return st;
 }
@@ -457,34 +584,53 @@ static hs_status may_delete(hs_heap *h, const unsigned char *t, hs_xid xid, hs_t
 }
 
 hs_status hs_heap_delete(hs_heap *h, hs_xid xid, hs_tid tid) {
-  hs_buf b;
-  hs_status st = read_locked(h, tid.block, HS_LOCK_EXCLUSIVE, &b);
+  static const char call[] = "hs_heap_delete";
+  hs_status st = record_fits(h, call, 0, 1, DELETE_LEN);
+  page_undo u;
+  if (st == HS_OK) st = undo_reserve(h, call, 1, &u);
   if (st != HS_OK) return st;
+  hs_buf b;
+  if ((st = read_locked(h, tid.block, HS_LOCK_EXCLUSIVE, &b)) != HS_OK) {
+    undo_free(&u);
+    return st;
+  }
   unsigned char *t;
   uint32_t len;
   st = tuple_at(h, b, tid, &t, &len);
   if (st == HS_OK) st = may_delete(h, t, xid, tid);
-  if (st == HS_OK) st = clear_visible(h, b);
+  if (st == HS_OK) st = clear_vm(h, b);
   if (st == HS_OK) {
+    begin_change(h, &u, b);
     tuple_set_xmax(t, xid, (hs_tid){0, 0});
-    unsigned char rec[10];
+    unsigned char rec[DELETE_LEN];
     memcpy(rec, &tid.slot, 2);
     memcpy(rec + 2, &xid, 8);
     st = log_record(h, REC_DELETE, &b, 1, rec, sizeof rec);
+    if (st != HS_OK) undo_restore(h, &u);
   }
   unlock_release(h, b);
+  undo_free(&u);
   return st;
 }
 
 hs_status hs_heap_update(hs_heap *h, hs_xid xid, hs_tid tid, const void *data, uint32_t len,
                          hs_tid *new_tid) {
+  static const char call[] = "hs_heap_update";
   unsigned char *rec;
-  hs_status st = record_with_tuple(h, "hs_heap_update", 12, xid, data, len, &rec);
+  /* Two pages counted whether or not the tuple moves: which it does depends
+   * on the page's room, and the same call must not fail on a fuller page. */
+  hs_status st = record_with_tuple(h, call, UPDATE_HEAD, 2, xid, data, len, &rec);
   if (st != HS_OK) return st;
+  page_undo u;
+  if ((st = undo_reserve(h, call, 2, &u)) != HS_OK) {
+    free(rec);
+    return st;
+  }
   uint32_t total = HEAP_TUPLE_HEADER + len;
   hs_buf old;
   st = read_locked(h, tid.block, HS_LOCK_EXCLUSIVE, &old);
   if (st != HS_OK) {
+    undo_free(&u);
     free(rec);
     return st;
   }
@@ -495,44 +641,45 @@ hs_status hs_heap_update(hs_heap *h, hs_xid xid, hs_tid tid, const void *data, u
   hs_buf bufs[2] = {old, HS_INVALID_BUF};
   uint16_t npages = 1;
   void *old_page = hs_buf_page(h->pool, old);
-  if (st == HS_OK && !heap_page_fits(old_page, total)) {
+  if (st == HS_OK && !page_fits(h, old_page, total)) {
     /* Another page, always a higher block than the old one, so the locks
      * are taken low to high: the insert target if it is higher and has
      * room, else a new page at the end. */
     hs_blockno target = atomic_load(&h->target);
     if (target != HS_INVALID_BLOCK && target > tid.block &&
         read_locked(h, target, HS_LOCK_EXCLUSIVE, &bufs[1]) == HS_OK) {
-      void *page = hs_buf_page(h->pool, bufs[1]);
-      if (heap_page_is_new(page)) heap_page_init(page, h->page_size);
-      if (heap_page_fits(page, total)) {
+      if (page_fits(h, hs_buf_page(h->pool, bufs[1]), total))
         npages = 2;
-      } else {
+      else
         unlock_release(h, bufs[1]);
-      }
     }
     if (npages == 1) {
       st = new_page(h, &bufs[1]);
       if (st == HS_OK) npages = 2;
     }
   }
-  for (uint16_t i = 0; i < npages && st == HS_OK; i++) st = clear_visible(h, bufs[i]);
+  for (uint16_t i = 0; i < npages && st == HS_OK; i++) st = clear_vm(h, bufs[i]);
   if (st == HS_OK) {
+    /* Nothing fails from here to the insert: the destination has room. */
+    for (uint16_t i = 0; i < npages; i++) begin_change(h, &u, bufs[i]);
     hs_buf dest = bufs[npages - 1];
     uint16_t slot;
-    st = heap_page_add(hs_buf_page(h->pool, dest), h->page_size, rec + 12, total, &slot);
+    st = heap_page_add(hs_buf_page(h->pool, dest), h->page_size, rec + UPDATE_HEAD, total, &slot);
     if (st == HS_OK) {
       /* Adding never moves tuples: the old one is still at t. */
-      new_tid->block = hs_buf_block(h->pool, dest);
-      new_tid->slot = slot;
-      tuple_set_xmax(t, xid, *new_tid);
+      hs_tid to = {hs_buf_block(h->pool, dest), slot};
+      tuple_set_xmax(t, xid, to);
       memcpy(rec, &tid.slot, 2);
       memcpy(rec + 2, &xid, 8);
       memcpy(rec + 10, &slot, 2);
-      st = log_record(h, REC_UPDATE, bufs, npages, rec, 12 + total);
+      st = log_record(h, REC_UPDATE, bufs, npages, rec, UPDATE_HEAD + total);
+      if (st == HS_OK) *new_tid = to;
     }
+    if (st != HS_OK) undo_restore(h, &u);
   }
   if (npages == 2) unlock_release(h, bufs[1]);
   unlock_release(h, old);
+  undo_free(&u);
   free(rec);
   return st;
 }
@@ -566,6 +713,12 @@ hs_status heap_prune(hs_heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dea
   hs_status st = heap_page_check(page, h->page_size);
   if (st != HS_OK) return st;
   uint32_t n = heap_page_slots(page);
+  /* The record's size is known before anything is decided, let alone
+   * changed: a slot is in at most two of the lists (frozen and cleared), and
+   * each list entry is a u16. */
+  if ((st = record_fits(h, "heap_prune", 0, 1, PRUNE_HEAD + 4 * n)) != HS_OK) return st;
+  page_undo u;
+  if ((st = undo_reserve(h, "heap_prune", 1, &u)) != HS_OK) return st;
   /* The record: u16 nremoved, u16 nfrozen, removed slots, frozen slots. */
   uint16_t *removed = malloc((n + 1) * sizeof *removed), *frozen = malloc((n + 1) * sizeof *frozen),
            *cleared = malloc((n + 1) * sizeof *cleared),
@@ -577,6 +730,7 @@ hs_status heap_prune(hs_heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dea
     free(frozen);
     free(cleared);
     free(rec);
+    undo_free(&u);
     return hs_fail(HS_ERR_NOMEM, 0, "heap_prune: no memory");
   }
   uint16_t nremoved = 0, nfrozen = 0, ncleared = 0, npending = 0;
@@ -651,6 +805,7 @@ hs_status heap_prune(hs_heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dea
   }
   if (st == HS_OK && (nremoved || nfrozen || ncleared)) {
     uint32_t before = heap_page_free(page);
+    undo_save(h, &u, page);
     st = apply_prune(page, h->page_size, removed, nremoved, frozen, nfrozen, cleared, ncleared);
     if (st == HS_OK) {
       memcpy(rec, &nremoved, 2);
@@ -660,8 +815,13 @@ hs_status heap_prune(hs_heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dea
       memcpy(lists, removed, 2 * (size_t)nremoved);
       memcpy(lists + 2 * (size_t)nremoved, frozen, 2 * (size_t)nfrozen);
       memcpy(lists + 2 * (size_t)(nremoved + nfrozen), cleared, 2 * (size_t)ncleared);
-      st = log_record(h, REC_PRUNE, &b, 1, rec, 6 + 2 * (uint32_t)(nremoved + nfrozen + ncleared));
+      st = log_record(h, REC_PRUNE, &b, 1, rec,
+                      PRUNE_HEAD + 2 * (uint32_t)(nremoved + nfrozen + ncleared));
     }
+    /* Not logged: the page goes back to what it was. (The index entries
+     * the callback moved stay moved: they were logged, and they only ever
+     * leave versions dead to everyone.) */
+    if (st != HS_OK) undo_restore(h, &u);
     out->removed = nremoved;
     out->frozen = nfrozen;
     out->freed_bytes = heap_page_free(page) - before;
@@ -669,10 +829,20 @@ hs_status heap_prune(hs_heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dea
   }
   /* All visible: the page's flag (logged), then the map's bit. */
   if (st == HS_OK && all_visible && !(heap_page_flags(page) & HEAP_PAGE_ALL_VISIBLE)) {
-    heap_page_set_flags(page, heap_page_flags(page) | HEAP_PAGE_ALL_VISIBLE);
+    uint16_t flags = heap_page_flags(page);
+    heap_page_set_flags(page, flags | HEAP_PAGE_ALL_VISIBLE);
     st = log_record(h, REC_VISIBLE, &b, 1, NULL, 0);
+    if (st != HS_OK) heap_page_set_flags(page, flags); /* not logged: put back */
     if (st == HS_OK) st = vm_set(h->vm, block, true);
     if (st == HS_OK) out->set_visible = out->changed = true;
+  } else if (st == HS_OK && all_visible) {
+    /* Flagged, but the map's bit may be clear: a change whose record could
+     * not be logged leaves its page as it was and the bit it cleared
+     * cleared (heap.c, "changes"). Setting it again is what makes vacuum
+     * skip the page once more. */
+    bool bit;
+    st = vm_get(h->vm, block, &bit);
+    if (st == HS_OK && !bit) st = vm_set(h->vm, block, true);
   }
   out->all_visible = all_visible;
   out->free_now = heap_page_free(page);
@@ -681,5 +851,6 @@ hs_status heap_prune(hs_heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dea
   free(frozen);
   free(pending);
   free(rec);
+  undo_free(&u);
   return st;
 }

@@ -92,11 +92,18 @@ static hs_status entry_set(hs_pk_index *ix, hs_buf b, uint32_t at, hs_tid tid, b
   unsigned char *page = hs_buf_page(ix->pool, b);
   uint32_t block1 = present ? tid.block + 1 : 0;
   uint16_t slot = present ? tid.slot : 0, zero = 0;
+  unsigned char before[ENTRY];
+  memcpy(before, page + at, ENTRY);
   memcpy(page + at, &block1, 4);
   memcpy(page + at + 4, &slot, 2);
   memcpy(page + at + 6, &zero, 2);
   hs_wal_range r = {at, ENTRY};
-  return hs_buf_log_change(ix->pool, b, &r, 1, NULL);
+  hs_status st = hs_buf_log_change(ix->pool, b, &r, 1, NULL);
+  /* Not logged (the log failed or refused): the entry is put back, so a
+   * failed call leaves the page as it was and nothing unlogged can reach
+   * the disk (the change must precede the insert: its image may carry it). */
+  if (st != HS_OK) memcpy(page + at, before, ENTRY);
+  return st;
 }
 
 static void unlock_release(hs_pk_index *ix, hs_buf b) {

@@ -93,10 +93,13 @@ static hs_status clog_set(hs_xact_mgr *m, hs_xid xid, hs_xact_status status, hs_
   unsigned shift;
   hs_status st = clog_pin(m, xid, HS_LOCK_EXCLUSIVE, &b, &byte, &shift);
   if (st != HS_OK) return st;
-  unsigned char *p = (unsigned char *)hs_buf_page(m->pool, b) + byte;
+  unsigned char *p = (unsigned char *)hs_buf_page(m->pool, b) + byte, before = *p;
   *p = (unsigned char)((*p & ~(3u << shift)) | ((unsigned)status << shift));
   hs_wal_range r = {byte, 1};
   st = hs_buf_log_change(m->pool, b, &r, 1, lsn);
+  /* Not logged: the status goes back, or readers would take a transaction
+   * the caller is told still runs for committed (or aborted). */
+  if (st != HS_OK) *p = before;
   clog_unpin(m, b);
   return st;
 }
@@ -115,9 +118,12 @@ static hs_status reservation_set(hs_xact_mgr *m, hs_xid r) {
   hs_buf b;
   hs_status st = fork_pages_pin(&m->clog, 0, true, HS_LOCK_EXCLUSIVE, &b);
   if (st != HS_OK) return st;
-  memcpy((unsigned char *)hs_buf_page(m->pool, b) + DATA_AT, &r, sizeof r);
+  unsigned char *at = (unsigned char *)hs_buf_page(m->pool, b) + DATA_AT, before[sizeof r];
+  memcpy(before, at, sizeof r);
+  memcpy(at, &r, sizeof r);
   hs_wal_range range = {DATA_AT, sizeof r};
   st = hs_buf_log_change(m->pool, b, &range, 1, NULL);
+  if (st != HS_OK) memcpy(at, before, sizeof r); /* not logged: put back */
   clog_unpin(m, b);
   return st;
 }

@@ -154,6 +154,7 @@ hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_bu
     hs_lsn redo = wal_redo_point(pool->wal);
     for (uint16_t i = 0; i < rec->npages; i++)
       images[i] = needs_image(pool, bufs[i], redo) ? hs_buf_page(pool, bufs[i]) : NULL;
+    if (pool->decided_hook) pool->decided_hook(pool, pool->durability_hook_ctx);
     st = wal_insert_images(pool->wal, &with_refs, images, pool->page_size, redo, &stale, &lsn);
     if (st != HS_OK) return st;
   }

@@ -112,6 +112,12 @@ struct hs_pool {
   void (*logged_hook)(hs_pool *pool, void *ctx);
   void (*collected_hook)(hs_pool *pool, void *ctx);
   void *durability_hook_ctx;
+  /* White-box tests only: called by hs_buf_log_record after it decided
+   * which pages carry a full image (from the redo point it read) and before
+   * it inserts — the window in which a checkpoint may move the redo point,
+   * after which the decision is stale and must be made again
+   * (tests/test_heap_limits.c). */
+  void (*decided_hook)(hs_pool *pool, void *ctx);
 
   /* White-box tests only: called by hs_pool_drop_relation with phase
    * DROP_HOOK_LOOKED after it decided from an unlocked look that buffer b

@@ -357,6 +357,7 @@ static void test_size(uint64_t S) {
   CHECK(all_zero);
   CHECK_EQ(read_back(dir, S, &found, &n), HS_WAL_END_CLEAN);
   CHECK_EQ(n, bad + 1);
+  CHECK_EQ(stat(kept, &sb), 0); /* the evidence stays: nothing deletes it */
 
   /* A segment of another log (another system id): refused, naming it, both
    * ids, and what to do. */

@@ -565,6 +565,44 @@ static void test_checkpoint_and_identity(void) {
   testdir_remove(dir);
 }
 
+/* A real segment of another log (its header names its own place), put in
+ * this log's directory: refused at open, and by hs_wal_find_end. */
+static void test_other_log(void) {
+  const uint64_t S = HS_WAL_MIN_SEGMENT;
+  char other[4096];
+  testdir_make(dir, sizeof dir, "walfmt-mine");
+  testdir_make(other, sizeof other, "walfmt-other");
+  nrecs = 0;
+  hs_wal *a = open_log(dir, S);
+  put(a, 8);
+  uint64_t id_a = wal_system_id(a);
+  CHECK_OK(hs_wal_close(a));
+  hs_wal *b = open_log(other, S);
+  CHECK_OK(wal_adopt_identity(b, id_a + 1, 4 * S)); /* starts where a's log has no segment */
+  put(b, 8);
+  CHECK_OK(hs_wal_close(b));
+  char from[4200], to[4200];
+  seg_path(from, sizeof from, other, 4 * S);
+  seg_path(to, sizeof to, dir, 4 * S);
+  REQUIRE(rename(from, to) == 0);
+  hs_wal_options o;
+  hs_wal_options_init(&o);
+  o.dir = dir;
+  o.segment_bytes = S;
+  CHECK_ST(hs_wal_open(&o, &a), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), to);
+  CHECK_CONTAINS(hs_last_error(), "another log");
+  hs_lsn end;
+  CHECK_ST(hs_wal_find_end(dir, S, &end), HS_ERR_CORRUPT);
+  REQUIRE(rename(to, from) == 0); /* moved back out: this log opens again */
+  a = open_log(dir, S);
+  CHECK_EQ(wal_system_id(a), id_a);
+  CHECK_EQ(hs_wal_insert_lsn(a), recs[0].end);
+  CHECK_OK(hs_wal_close(a));
+  testdir_remove(other);
+  testdir_remove(dir);
+}
+
 int main(void) {
   payload = calloc(1, 1u << 22);
   REQUIRE(payload);
@@ -573,6 +611,7 @@ int main(void) {
   test_no_space();
   test_parents();
   test_checkpoint_and_identity();
+  test_other_log();
   for (uint64_t S = HS_WAL_MIN_SEGMENT; S <= HS_WAL_MAX_SEGMENT; S *= 2) test_size(S);
   free(payload);
   free(recs);

@@ -603,6 +603,39 @@ static void test_other_log(void) {
   testdir_remove(dir);
 }
 
+/* The same damage met twice at one LSN: the second evidence goes to a
+ * directory of its own, the first is left as it was. */
+static void test_kept_twice(void) {
+  const uint64_t S = HS_WAL_MIN_SEGMENT;
+  testdir_make(dir, sizeof dir, "walfmt-twice");
+  char p0[4200], first[4400], second[4400];
+  seg_path(p0, sizeof p0, dir, 0);
+  nrecs = 0;
+  hs_wal *w = open_log(dir, S);
+  for (int i = 0; i < 4; i++) put(w, 64);
+  CHECK_OK(hs_wal_close(w));
+  hs_lsn at = recs[1].lsn;
+  snprintf(first, sizeof first, "%s/kept-%016" PRIX64 "/%016" PRIX64 ".from-%016" PRIX64, dir, at,
+           (uint64_t)0, at);
+  snprintf(second, sizeof second, "%s/kept-%016" PRIX64 ".2/%016" PRIX64 ".from-%016" PRIX64, dir,
+           at, (uint64_t)0, at);
+  uint64_t sum_first = 0;
+  for (int round = 0; round < 2; round++) {
+    flip_byte(p0, at + WAL_HEADER + 3);
+    w = open_log(dir, S);
+    CHECK(wal_open_end_corrupt(w));
+    CHECK_EQ(hs_wal_insert_lsn(w), at);
+    nrecs = 1;
+    for (int i = 0; i < 3; i++) put(w, 72 + 8 * (uint32_t)round); /* other bytes each time */
+    CHECK_OK(hs_wal_close(w));
+    if (round == 0) sum_first = file_sum(first);
+  }
+  CHECK_EQ(file_sum(first), sum_first); /* left as it was */
+  CHECK(file_sum(second) != sum_first); /* the second damage, in its own directory */
+  CHECK_EQ(file_sum(second) >> 32, S - at);
+  testdir_remove(dir);
+}
+
 int main(void) {
   payload = calloc(1, 1u << 22);
   REQUIRE(payload);
@@ -612,6 +645,7 @@ int main(void) {
   test_parents();
   test_checkpoint_and_identity();
   test_other_log();
+  test_kept_twice();
   for (uint64_t S = HS_WAL_MIN_SEGMENT; S <= HS_WAL_MAX_SEGMENT; S *= 2) test_size(S);
   free(payload);
   free(recs);

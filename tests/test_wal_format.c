@@ -357,6 +357,7 @@ static void test_size(uint64_t S) {
   CHECK(all_zero);
   CHECK_EQ(read_back(dir, S, &found, &n), HS_WAL_END_CLEAN);
   CHECK_EQ(n, bad + 1);
+  CHECK_EQ(stat(kept, &sb), 0); /* the evidence stays: nothing deletes it */
 
   /* A segment of another log (another system id): refused, naming it, both
    * ids, and what to do. */
@@ -564,6 +565,77 @@ static void test_checkpoint_and_identity(void) {
   testdir_remove(dir);
 }
 
+/* A real segment of another log (its header names its own place), put in
+ * this log's directory: refused at open, and by hs_wal_find_end. */
+static void test_other_log(void) {
+  const uint64_t S = HS_WAL_MIN_SEGMENT;
+  char other[4096];
+  testdir_make(dir, sizeof dir, "walfmt-mine");
+  testdir_make(other, sizeof other, "walfmt-other");
+  nrecs = 0;
+  hs_wal *a = open_log(dir, S);
+  put(a, 8);
+  uint64_t id_a = wal_system_id(a);
+  CHECK_OK(hs_wal_close(a));
+  hs_wal *b = open_log(other, S);
+  CHECK_OK(wal_adopt_identity(b, id_a + 1, 4 * S)); /* starts where a's log has no segment */
+  put(b, 8);
+  CHECK_OK(hs_wal_close(b));
+  char from[4200], to[4200];
+  seg_path(from, sizeof from, other, 4 * S);
+  seg_path(to, sizeof to, dir, 4 * S);
+  REQUIRE(rename(from, to) == 0);
+  hs_wal_options o;
+  hs_wal_options_init(&o);
+  o.dir = dir;
+  o.segment_bytes = S;
+  CHECK_ST(hs_wal_open(&o, &a), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), to);
+  CHECK_CONTAINS(hs_last_error(), "another log");
+  hs_lsn end;
+  CHECK_ST(hs_wal_find_end(dir, S, &end), HS_ERR_CORRUPT);
+  REQUIRE(rename(to, from) == 0); /* moved back out: this log opens again */
+  a = open_log(dir, S);
+  CHECK_EQ(wal_system_id(a), id_a);
+  CHECK_EQ(hs_wal_insert_lsn(a), recs[0].end);
+  CHECK_OK(hs_wal_close(a));
+  testdir_remove(other);
+  testdir_remove(dir);
+}
+
+/* The same damage met twice at one LSN: the second evidence goes to a
+ * directory of its own, the first is left as it was. */
+static void test_kept_twice(void) {
+  const uint64_t S = HS_WAL_MIN_SEGMENT;
+  testdir_make(dir, sizeof dir, "walfmt-twice");
+  char p0[4200], first[4400], second[4400];
+  seg_path(p0, sizeof p0, dir, 0);
+  nrecs = 0;
+  hs_wal *w = open_log(dir, S);
+  for (int i = 0; i < 4; i++) put(w, 64);
+  CHECK_OK(hs_wal_close(w));
+  hs_lsn at = recs[1].lsn;
+  snprintf(first, sizeof first, "%s/kept-%016" PRIX64 "/%016" PRIX64 ".from-%016" PRIX64, dir, at,
+           (uint64_t)0, at);
+  snprintf(second, sizeof second, "%s/kept-%016" PRIX64 ".2/%016" PRIX64 ".from-%016" PRIX64, dir,
+           at, (uint64_t)0, at);
+  uint64_t sum_first = 0;
+  for (int round = 0; round < 2; round++) {
+    flip_byte(p0, at + WAL_HEADER + 3);
+    w = open_log(dir, S);
+    CHECK(wal_open_end_corrupt(w));
+    CHECK_EQ(hs_wal_insert_lsn(w), at);
+    nrecs = 1;
+    for (int i = 0; i < 3; i++) put(w, 72 + 8 * (uint32_t)round); /* other bytes each time */
+    CHECK_OK(hs_wal_close(w));
+    if (round == 0) sum_first = file_sum(first);
+  }
+  CHECK_EQ(file_sum(first), sum_first); /* left as it was */
+  CHECK(file_sum(second) != sum_first); /* the second damage, in its own directory */
+  CHECK_EQ(file_sum(second) >> 32, S - at);
+  testdir_remove(dir);
+}
+
 int main(void) {
   payload = calloc(1, 1u << 22);
   REQUIRE(payload);
@@ -572,6 +644,8 @@ int main(void) {
   test_no_space();
   test_parents();
   test_checkpoint_and_identity();
+  test_other_log();
+  test_kept_twice();
   for (uint64_t S = HS_WAL_MIN_SEGMENT; S <= HS_WAL_MAX_SEGMENT; S *= 2) test_size(S);
   free(payload);
   free(recs);

@@ -50,8 +50,10 @@ void hs_smgr_set_observer(hs_smgr *smgr, hs_io_observer fn, void *ctx);
 
 /* The log's faults: the `nth` write to a segment file (1 = the next), or
  * fdatasync of one, from now on fails with `err`, and the `times - 1` after
- * it as well; err 0 on a write moves half the bytes and stops (a torn
- * write). Segment creation counts as writes and a sync. */
+ * it as well; err 0 on a write moves half the bytes and then fails with
+ * EIO (a torn write). Segment creation counts as writes and a sync, and so
+ * does clearing the tail past a torn or damaged end before the first
+ * write. */
 typedef enum hs_wal_fault_op {
   HS_WAL_FAULT_WRITE = 0,
   HS_WAL_FAULT_SYNC,

@@ -845,7 +845,12 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
     w->clear_pending = true;
     w->keep_evidence = true;
     w->clear_at = fail_at;
+    /* A directory of its own: evidence kept by an earlier open (the same
+     * damage met again, a move a crash interrupted) is never replaced. */
     snprintf(w->kept_dir, sizeof w->kept_dir, "%s/kept-%016" PRIX64, w->dir, fail_at);
+    struct stat sb;
+    for (unsigned k = 2; stat(w->kept_dir, &sb) == 0; k++)
+      snprintf(w->kept_dir, sizeof w->kept_dir, "%s/kept-%016" PRIX64 ".%u", w->dir, fail_at, k);
     snprintf(w->why_end, sizeof w->why_end,
              "%s; %" PRIu64 " bytes from %" PRIX64 " on kept in %s (moved there before the log is "
              "written again)",

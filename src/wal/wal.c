@@ -25,6 +25,7 @@
 #include "core/crc32c.h"
 #include "core/dir_lock.h"
 #include "core/error.h"
+#include "core/mkdirs.h"
 #include "core/sysio.h"
 #include "wal/wal_durable.h"
 #include "wal/wal_format.h"
@@ -509,32 +510,7 @@ static bool power_of_two(uint64_t v) {
 /* Creates the log's directory and any missing parent (mkdir -p), naming the
  * component that could not be made and why. */
 static hs_status make_dir(const char *dir) {
-  size_t len = strlen(dir);
-  char *path = malloc(len + 1);
-  if (!path) return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory for the log's directory name");
-  memcpy(path, dir, len + 1);
-  hs_status st = HS_OK;
-  for (size_t i = 1; i <= len && st == HS_OK; i++) {
-    if (path[i] != '/' && path[i] != '\0') continue;
-    if (path[i - 1] == '/') continue; /* "a//b" */
-    char c = path[i];
-    path[i] = '\0';
-    if (sys_mkdir(path, 0700) != 0 && errno != EEXIST) {
-      int err = errno;
-      st = wal_sys_fail(HS_ERR_IO, err, "%s: cannot create the log's directory (at %s)", dir, path);
-    } else {
-      struct stat sb;
-      if (stat(path, &sb) != 0)
-        st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot create the log's directory (at %s)", dir,
-                          path);
-      else if (!S_ISDIR(sb.st_mode))
-        st = wal_sys_fail(HS_ERR_IO, ENOTDIR,
-                          "%s: cannot create the log's directory: %s is no directory", dir, path);
-    }
-    path[i] = c;
-  }
-  free(path);
-  return st;
+  return make_dirs(dir, 0700, "the log's directory");
 }
 
 static void wal_free(hs_wal *w) {
@@ -792,12 +768,7 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
     wal_free(w);
     return st;
   }
-  /* The old control file in the log's directory still gives recovery its
-   * start (wal_recovery_start); the end is found without it. */
-  wal_control control;
-  bool have_control;
-  st = wal_control_read(w->dir, w->segment_bytes, &control, &have_control);
-  if (st == HS_OK) st = check_identity(w->dir, w->segment_bytes, &w->system_id);
+  st = check_identity(w->dir, w->segment_bytes, &w->system_id);
   uint64_t end = 0, last = 0, fail_at = 0;
   hs_wal_end_kind kind = HS_WAL_END_CLEAN;
   char why[400] = "";
@@ -817,8 +788,7 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
     wal_free(w);
     return st;
   }
-  w->recovery_start = have_control ? control.redo : 0;
-  atomic_init(&w->redo, w->recovery_start);
+  atomic_init(&w->redo, 0); /* the pool sets it from its control file (wal_set_redo_point) */
   w->log_start = end;
   w->end_kind = (int)kind;
   const uint64_t S = w->segment_bytes;

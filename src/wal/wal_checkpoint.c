@@ -1,6 +1,7 @@
 /*
  * wal/wal_checkpoint.c — the log's side of a checkpoint: the redo point,
- * the checkpoint record, the control file, and recycling old segments.
+ * the checkpoint record (the data directory's control file names it: pool/), and recycling old
+ * segments.
  *
  * Recycling. A segment wholly before the redo point is never read again.
  * Creating a segment costs writing all its bytes as zeros and two fsyncs
@@ -28,10 +29,6 @@
 
 hs_lsn wal_redo_point(hs_wal *w) {
   return atomic_load_explicit(&w->redo, memory_order_acquire);
-}
-
-hs_lsn wal_recovery_start(hs_wal *w) {
-  return w->recovery_start;
 }
 
 void wal_set_redo_point(hs_wal *w, hs_lsn redo) {
@@ -72,7 +69,6 @@ hs_status wal_adopt_identity(hs_wal *w, uint64_t id, hs_lsn start) {
     atomic_store(&w->written, start);
     atomic_store(&w->flushed, start);
     if (atomic_load(&w->redo) < start) atomic_store(&w->redo, start);
-    if (w->recovery_start < start) w->recovery_start = start;
     /* A torn or damaged remnant noted at open lies before the new start:
      * nothing of it will be overwritten, so nothing is cleared. */
     w->clear_pending = false;
@@ -216,25 +212,5 @@ hs_status wal_recycle(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uint64_t *rec
   pthread_mutex_unlock(&w->checkpoint_lock);
   atomic_fetch_add_explicit(&w->st_recycled, *recycled, memory_order_relaxed);
   atomic_fetch_add_explicit(&w->st_removed, *removed, memory_order_relaxed);
-  return st;
-}
-
-hs_status wal_checkpoint_end(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, hs_lsn *checkpoint,
-                             uint64_t *recycled, uint64_t *removed) {
-  *recycled = *removed = 0;
-  uint64_t now = wall_ms();
-  hs_lsn start = 0;
-  pthread_mutex_lock(&w->checkpoint_lock);
-  hs_status st = checkpoint_log(w, redo, now, &start);
-  if (st == HS_OK) {
-    wal_control c = {.checkpoint = start, .redo = redo, .time_ms = now};
-    st = wal_control_write(w, &c);
-  }
-  if (st == HS_OK) st = recycle_before(w, redo, keep_bytes, recycled, removed);
-  pthread_mutex_unlock(&w->checkpoint_lock);
-  /* What was recycled or removed is counted even if a later one failed. */
-  atomic_fetch_add_explicit(&w->st_recycled, *recycled, memory_order_relaxed);
-  atomic_fetch_add_explicit(&w->st_removed, *removed, memory_order_relaxed);
-  if (st == HS_OK) *checkpoint = start;
   return st;
 }

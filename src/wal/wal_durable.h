@@ -82,12 +82,6 @@ hs_status wal_checkpoint_log(hs_wal *w, hs_lsn redo, hs_lsn *checkpoint);
 hs_status wal_recycle(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uint64_t *recycled,
                       uint64_t *removed);
 
-/* Until the control file moves to the data directory (being replaced):
- * the control file's redo point at open, and begin's old counterpart. */
-hs_lsn wal_recovery_start(hs_wal *w);
-hs_status wal_checkpoint_end(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, hs_lsn *checkpoint,
-                             uint64_t *recycled, uint64_t *removed);
-
 /* A checkpoint record read back: true if `rec` is one, with its redo point. */
 bool wal_record_is_checkpoint(const hs_wal_read_record *rec, hs_lsn *redo);
 

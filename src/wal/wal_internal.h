@@ -64,7 +64,6 @@ struct hs_wal {
    * insert that decided against an older one is refused and decides again,
    * as PostgreSQL's XLogInsertRecord does). */
   _Atomic uint64_t redo;
-  uint64_t recovery_start;         /* the control file's redo point at open */
   pthread_mutex_t checkpoint_lock; /* one checkpoint's end at a time */
   _Atomic uint64_t st_recycled, st_removed;
   _Atomic uint64_t reserved_pub; /* reserved, for lock-free reads */
@@ -141,14 +140,6 @@ struct hs_wal {
       st_waits;
   _Atomic uint64_t st_calls[HS_WAL_CAUSE_COUNT], st_own_syncs[HS_WAL_CAUSE_COUNT];
 };
-
-/* wal_control.c: the control file (the last checkpoint). */
-typedef struct wal_control {
-  uint64_t checkpoint, redo, time_ms;
-} wal_control;
-/* *found = false (HS_OK) if there is none; a damaged one is HS_ERR_CORRUPT. */
-hs_status wal_control_read(const char *dir, uint64_t segment_bytes, wal_control *c, bool *found);
-hs_status wal_control_write(hs_wal *w, const wal_control *c);
 
 /* wal_segment.c: segment files. */
 void wal_segment_path(const char *dir, uint64_t segment_start, char *out, size_t len);

@@ -150,7 +150,7 @@ static hs_status commit(workload *w, uint32_t c, uint64_t value) {
   hs_status st = hs_wal_insert(w->db.wal, &rec, &end);
   if (st != HS_OK) return st;
   /* This flush carries the log into a new segment: the one switching. */
-  if ((end - 1) / CRASH_SEGMENT_BYTES > hs_wal_flushed_lsn(w->db.wal) / CRASH_SEGMENT_BYTES)
+  if ((end - 1) / crash_segment_bytes > hs_wal_flushed_lsn(w->db.wal) / crash_segment_bytes)
     kill_point(w, CRASH_KILL_SEGMENT_SWITCH);
   st = hs_wal_flush(w->db.wal, end, HS_WAL_CAUSE_COMMIT, NULL);
   return st;
@@ -249,7 +249,7 @@ static hs_status read_start_values(workload *w) {
 }
 
 int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool torn,
-                       crash_kill_at kill_at) {
+                       crash_kill_at kill_at, const pc_arm *power) {
   static workload w; /* lives until the kill */
   memset(&w, 0, sizeof w);
   w.clients = clients;
@@ -263,7 +263,9 @@ int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool to
   w.kill_delay_us = kill_at == CRASH_KILL_CHECKPOINT       ? bench_rng_below(&rng, 80001)
                     : kill_at == CRASH_KILL_SEGMENT_SWITCH ? bench_rng_below(&rng, 501)
                                                            : 0;
-  hs_status st = crash_db_open(dir, clients, true, &w.db);
+  /* Armed before opening: a cut may land in the open's recovery too. */
+  hs_status st = power ? pc_arm_recorder(power) : HS_OK;
+  if (st == HS_OK) st = crash_db_open(dir, clients, true, &w.db);
   if (st == HS_OK) st = read_start_values(&w);
   if (st == HS_OK && (torn || kill_at != CRASH_KILL_NONE)) {
     hs_smgr *smgr = hs_pool_smgr(w.db.pool);

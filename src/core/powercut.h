@@ -44,9 +44,11 @@ typedef struct pc_arm {
 
 /* Arms the recorder in this process. */
 hs_status pc_arm_recorder(const pc_arm *arm);
-/* Marks an event (a checkpoint's start): armed with cut_after_mark, counts
- * operations from the mark_nth-th mark. No-op unarmed. */
-void pc_mark(void);
+/* Marks the start and the end of a checkpoint on the calling thread:
+ * armed with cut_after_mark, the kth operation that thread makes inside
+ * the mark_nth-th checkpoint is the cut. Unarmed, one relaxed load. */
+void pc_mark_begin(void);
+void pc_mark_end(void);
 /* Operations journaled so far (armed process). */
 uint64_t pc_operations(void);
 

@@ -161,7 +161,12 @@ hs_status crash_db_open(const char *dir, uint32_t clients, bool workload, crash_
     po.checkpoint_timeout_ms = 150;
     po.max_wal_size = 4 * crash_segment_bytes;
     po.checkpoint_completion_target = 0.5;
-    if (crash_bgwriter) po.bgwriter_delay_ms = 10;
+    if (crash_bgwriter) {
+      /* Power-loss runs: a child lives a few thousand file operations,
+       * so checkpoints come often enough to be cut in several times. */
+      po.bgwriter_delay_ms = 10;
+      po.checkpoint_timeout_ms = 40;
+    }
   } else {
     po.pool_pages = 64;
   }

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -626,6 +627,11 @@ static int run_power_parent(const char *base, uint64_t runs, uint64_t only, uint
     return 1;
   }
   crash_bgwriter = true;
+  if (mkdir(base, 0700) != 0 && errno != EEXIST) {
+    fprintf(stderr, CRASH_PROG ": cannot create %s: %s\n", base, strerror(errno));
+    free(t.recovery_ms);
+    return 1;
+  }
   bool progress = isatty(STDERR_FILENO);
   uint64_t t0 = bench_now_ns();
   for (uint64_t run = only ? only : 1; run <= (only ? only : runs); run++) {

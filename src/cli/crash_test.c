@@ -77,7 +77,7 @@ typedef struct totals {
   /* --power-loss */
   uint64_t power_cuts, writes_dropped, writes_torn, writes_kept, dir_entries_lost, files_cut;
   uint64_t refused_to_open, corrupt_detected, partial, too_new;
-  uint64_t checkpoint_cuts;
+  uint64_t checkpoint_cuts, rename_cuts;
   char first_refusal[600];
   char first_failure[600];
 } totals;
@@ -414,12 +414,16 @@ static int run_parent(const char *dir, uint64_t runs, uint32_t clients, uint64_t
 
 /* ---- --power-loss --------------------------------------------------- */
 
+/* --strict-fdatasync: fdatasync does not make a file's growth durable. */
+static bool power_strict;
+
 /* The cut of a power-loss run: at operation cut_at of the child, or at
  * operation `step` of its checkpoint number `checkpoint`. */
 typedef struct power_plan {
   uint64_t segment_bytes;
   uint64_t cut_at;
   uint64_t checkpoint, step;
+  uint64_t rename, rename_step;
   uint64_t apply_seed;
 } power_plan;
 
@@ -437,7 +441,12 @@ static power_plan power_plan_for(uint64_t seed, uint64_t run) {
   static const uint64_t sizes[] = {64u * 1024u,         64u * 1024u,         64u * 1024u,
                                    CRASH_SEGMENT_BYTES, CRASH_SEGMENT_BYTES, 16u << 20};
   p.segment_bytes = sizes[bench_rng_below(&rng, sizeof sizes / sizeof sizes[0])];
-  if (run % 4 == 3) {
+  if (run % 8 == 5) {
+    /* Just after a new log segment or control file took its name: at
+     * its directory's fsync or one of the next few operations. */
+    p.rename = 1 + bench_rng_below(&rng, 8);
+    p.rename_step = 1 + bench_rng_below(&rng, 4);
+  } else if (run % 4 == 3) {
     /* At each step of a checkpoint in turn (the first, second or third
      * one the child runs). */
     p.checkpoint = 1 + bench_rng_below(&rng, 3);
@@ -450,7 +459,10 @@ static power_plan power_plan_for(uint64_t seed, uint64_t run) {
 }
 
 static void power_plan_describe(const power_plan *p, char *buf, size_t len) {
-  if (p->checkpoint)
+  if (p->rename)
+    snprintf(buf, len, "%" PRIu64 "-byte segments, cut at step %" PRIu64 " after rename %" PRIu64,
+             p->segment_bytes, p->rename_step, p->rename);
+  else if (p->checkpoint)
     snprintf(buf, len, "%" PRIu64 "-byte segments, cut at step %" PRIu64 " of checkpoint %" PRIu64,
              p->segment_bytes, p->step, p->checkpoint);
   else
@@ -534,13 +546,28 @@ static bool power_run(const char *base, uint64_t seed, uint64_t run, uint32_t cl
     fprintf(stderr, CRASH_PROG ": opening %s: %s\n", dir, hs_last_error());
     return false;
   }
-  char seg[32], cut[32], ckpt[32], step[32];
+  char seg[32], cut[32], ckpt[32], step[32], ren[32], rstep[32];
+  snprintf(ren, sizeof ren, "%" PRIu64, p.rename);
+  snprintf(rstep, sizeof rstep, "%" PRIu64, p.rename_step);
   snprintf(seg, sizeof seg, "%" PRIu64, p.segment_bytes);
   snprintf(cut, sizeof cut, "%" PRIu64, p.cut_at);
   snprintf(ckpt, sizeof ckpt, "%" PRIu64, p.checkpoint);
   snprintf(step, sizeof step, "%" PRIu64, p.step);
-  char *extra[] = {"--journal",        journal, "--segment-bytes", seg,  "--cut-at", cut,
-                   "--cut-checkpoint", ckpt,    "--cut-step",      step, NULL};
+  char *extra[] = {"--journal",
+                   journal,
+                   "--segment-bytes",
+                   seg,
+                   "--cut-at",
+                   cut,
+                   "--cut-checkpoint",
+                   ckpt,
+                   "--cut-step",
+                   step,
+                   "--cut-rename",
+                   ren,
+                   "--cut-rename-step",
+                   rstep,
+                   NULL};
   kill_plan plan = {.power = extra};
   child_run r = {0};
   bench_rng rng;
@@ -555,8 +582,9 @@ static bool power_run(const char *base, uint64_t seed, uint64_t run, uint32_t cl
     return false;
   }
   if (p.checkpoint) t->checkpoint_cuts++;
+  if (p.rename) t->rename_cuts++;
   pc_result res;
-  if (pc_apply(dir, journal, p.apply_seed, &res) != HS_OK) {
+  if (pc_apply(dir, journal, p.apply_seed, power_strict, &res) != HS_OK) {
     fprintf(stderr, CRASH_PROG ": applying the cut: %s\n", hs_last_error());
     return false;
   }
@@ -578,6 +606,7 @@ static void print_power_totals(totals *t, bool json, double seconds) {
     json_u64(&j, "runs", t->runs);
     json_u64(&j, "power_cuts", t->power_cuts);
     json_u64(&j, "checkpoint_cuts", t->checkpoint_cuts);
+    json_u64(&j, "rename_cuts", t->rename_cuts);
     json_u64(&j, "acknowledged", t->acknowledged);
     json_u64(&j, "lost", t->lost);
     json_u64(&j, "corrupt_undetected", t->corrupt_undetected);
@@ -649,7 +678,9 @@ static int run_power_parent(const char *base, uint64_t runs, uint64_t only, uint
 
 int crash_test_main(int argc, char **argv) {
   uint64_t runs, clients, seed, only_run, cut_at, cut_checkpoint, cut_step, segment_bytes;
+  uint64_t cut_rename, cut_rename_step;
   bool json = false, workload = false, verify = false, torn = false, power_loss = false;
+  bool strict = false;
   const char *dir = NULL, *kill_at_flag = NULL, *journal = NULL;
   const args_opt opts[] = {
       {.name = "runs",
@@ -700,6 +731,10 @@ int crash_test_main(int argc, char **argv) {
        .dest = &power_loss,
        .help = "simulate power cuts instead of kills: the child is stopped at a chosen file "
                "operation, then every change not made durable is dropped, kept or torn"},
+      {.name = "strict-fdatasync",
+       .kind = ARGS_FLAG,
+       .dest = &strict,
+       .help = "with --power-loss: only fsync makes a file's growth durable, not fdatasync"},
       {.name = "run",
        .kind = ARGS_UINT,
        .dest = &only_run,
@@ -726,6 +761,16 @@ int crash_test_main(int argc, char **argv) {
        .dest = &cut_step,
        .def = "0",
        .help = "with --journal: stop before that checkpoint's Kth file operation"},
+      {.name = "cut-rename",
+       .kind = ARGS_UINT,
+       .dest = &cut_rename,
+       .def = "0",
+       .help = "with --journal and --cut-rename-step: after the Nth rename"},
+      {.name = "cut-rename-step",
+       .kind = ARGS_UINT,
+       .dest = &cut_rename_step,
+       .def = "0",
+       .help = "with --journal: stop at the Kth file operation after that rename"},
       {.name = "segment-bytes",
        .kind = ARGS_UINT,
        .dest = &segment_bytes,
@@ -753,6 +798,8 @@ int crash_test_main(int argc, char **argv) {
     args_usage_error(cmd, "--power-loss is the parent's: not with --%s",
                      workload ? "workload" : "verify");
   if (only_run && !power_loss) args_usage_error(cmd, "--run goes with --power-loss");
+  if (strict && !power_loss) args_usage_error(cmd, "--strict-fdatasync goes with --power-loss");
+  power_strict = strict;
   if (only_run > runs) runs = only_run;
   if (segment_bytes) crash_segment_bytes = segment_bytes;
   if (crash_segment_bytes < CRASH_SEGMENT_BYTES) crash_page_size = 1024u;
@@ -762,6 +809,8 @@ int crash_test_main(int argc, char **argv) {
                   .cut_at = cut_at,
                   .cut_after_mark = cut_checkpoint ? cut_step : 0,
                   .mark_nth = cut_checkpoint,
+                  .cut_after_rename = cut_rename ? cut_rename_step : 0,
+                  .rename_nth = cut_rename,
                   .skip_syncs = true};
     if (journal) crash_bgwriter = true;
     return crash_workload_run(dir, (uint32_t)clients, seed, torn, kill_at, journal ? &arm : NULL);

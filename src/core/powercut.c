@@ -51,6 +51,7 @@ enum {
 #define F_ZERO    1u /* a write of zeros: its bytes are not stored */
 #define F_DIR     2u /* a sync of a directory */
 #define F_CONTENT 4u /* the content of a file that lost its last name is saved */
+#define F_DATA    8u /* a sync by fdatasync */
 
 #define REC_MAGIC 0x31524350u /* "PCR1" */
 #define SAVE_MAX  (64u << 20) /* larger files that lose their last name are not saved */
@@ -84,6 +85,7 @@ static struct {
   uint64_t ops;
   uint64_t cut_at;
   uint64_t mark_k, mark_nth, marks;
+  uint64_t rename_k, rename_nth, renames;
   bool skip_syncs;
   id_entry *ids;
   size_t nids, capids;
@@ -108,7 +110,10 @@ hs_status pc_arm_recorder(const pc_arm *arm) {
   }
   if (st == HS_OK) {
     rec.ops = 0;
-    rec.cut_at = arm->cut_after_mark ? 0 : arm->cut_at;
+    rec.cut_at = arm->cut_after_mark || arm->cut_after_rename ? 0 : arm->cut_at;
+    rec.rename_k = arm->cut_after_rename;
+    rec.rename_nth = arm->rename_nth ? arm->rename_nth : 1;
+    rec.renames = 0;
     rec.mark_k = arm->cut_after_mark;
     rec.mark_nth = arm->mark_nth ? arm->mark_nth : 1;
     rec.marks = 0;
@@ -360,7 +365,11 @@ int pc_sync(int fd, bool data_only) {
   int err = errno;
   if (rc == 0) {
     pthread_mutex_lock(&rec.lock);
-    pc_rec r = {.type = R_SYNC, .flags = dir ? F_DIR : 0, .op = since, .since = since, .id = id};
+    pc_rec r = {.type = R_SYNC,
+                .flags = (uint16_t)((dir ? F_DIR : 0) | (data_only ? F_DATA : 0)),
+                .op = since,
+                .since = since,
+                .id = id};
     journal_append(&r, rel, NULL, NULL, NULL, 0);
     pthread_mutex_unlock(&rec.lock);
   }
@@ -495,6 +504,8 @@ int pc_rename(const char *from, const char *to) {
   void *old = replaces ? save_content(ato, &st, &saved) : NULL;
   int rc = rename(from, to);
   int err = errno;
+  if (rc == 0 && rec.rename_k && ++rec.renames == rec.rename_nth)
+    rec.cut_at = rec.ops + rec.rename_k;
   if (rc == 0 && have_from) {
     pc_rec r = {.type = R_RENAME, .op = rec.ops, .id = id_of(&sf, false), .saved = saved};
     if (replaces) {
@@ -612,6 +623,7 @@ typedef struct applier {
   pc_dir *dirs;
   size_t ndirs, capdirs;
   uint64_t rng;
+  bool strict_fdatasync;
   pc_result *out;
 } applier;
 
@@ -853,7 +865,10 @@ static hs_status forward(applier *a) {
         for (size_t j = 0; j < before; j++)
           if (a->recs[ops[j]].h.op < r->h.since) last_idx = ops[j] + 1;
         drop_synced(a, f->ops, &f->nops, r->h.since);
-        if (last_idx) f->synced_size = size_after(&a->recs[last_idx - 1]);
+        /* fdatasync keeps the size the data needs (Linux), unless strict:
+         * then only fsync makes growth durable. */
+        bool keeps_size = !(r->h.flags & F_DATA) || !a->strict_fdatasync;
+        if (last_idx && keeps_size) f->synced_size = size_after(&a->recs[last_idx - 1]);
       }
       break;
     case R_CREATE:
@@ -1098,9 +1113,10 @@ static hs_status cut_file(applier *a, pc_file *f) {
   return st;
 }
 
-hs_status pc_apply(const char *root, const char *journal, uint64_t seed, pc_result *out) {
+hs_status pc_apply(const char *root, const char *journal, uint64_t seed, bool strict_fdatasync,
+                   pc_result *out) {
   memset(out, 0, sizeof *out);
-  applier a = {.root = root, .rng = seed, .out = out};
+  applier a = {.root = root, .rng = seed, .strict_fdatasync = strict_fdatasync, .out = out};
   unsigned char *data = NULL;
   hs_status st = load_journal(&a, journal, &data);
   if (st == HS_OK) st = forward(&a);

@@ -43,16 +43,24 @@
 static const args_command command = {
     .cmd = {.prog = CRASH_PROG},
     .synopsis = "[--runs N] [--seed S] [--json] [--dir DIR]\n"
+                "       hotset crash-test --power-loss [--runs N] [--seed S] [--run R] "
+                "[--strict-fdatasync] [--json] [--dir DIR]\n"
                 "       hotset crash-test --workload --dir DIR [--clients N] [--seed S] [--torn]\n"
                 "       hotset crash-test --verify --dir DIR [--json]",
     .about = "Kills a workload of clients committing transactions under the write-ahead log\n"
              "with SIGKILL at random moments (every fourth run right after a torn page\n"
              "write), recovers, and checks that every acknowledged transaction is there,\n"
              "none is there in part, and every page passes its checksum.\n"
+             "--power-loss cuts the power instead: the child, with a recorder journaling\n"
+             "every file change, stops at a chosen operation (random, a checkpoint's step,\n"
+             "just after a rename); every write, growth and directory entry not yet synced\n"
+             "is then dropped, kept or torn per 512-byte sector, and recovery must keep\n"
+             "every acknowledged commit (docs/wal.md, \"Power cuts in the test suite\").\n"
              "--workload runs the child half until killed, printing \"client N value V\" per\n"
              "acknowledged transaction; --verify recovers DIR and prints every client's value.\n",
     .notes = "Exit status 1 if a transaction was lost or half there, a page failed its\n"
-             "checksum, or a page passed it holding what nothing wrote.\n",
+             "checksum, or a page passed it holding what nothing wrote; with --power-loss\n"
+             "also if a directory refused to open after its cut.\n",
 };
 static const args_cmd *const cmd = &command.cmd;
 

@@ -13,6 +13,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+uint64_t crash_segment_bytes = CRASH_SEGMENT_BYTES;
+uint32_t crash_page_size = CRASH_PAGE_SIZE;
+bool crash_bgwriter = false;
+
 /* Engine area layout (after hotset's page header). */
 #define OFF_MAGIC   (HS_PAGE_HEADER_SIZE + 0)  /* u32 CRASH_MAGIC */
 #define OFF_CLIENT  (HS_PAGE_HEADER_SIZE + 4)  /* u32 */
@@ -60,14 +64,14 @@ void crash_page_fill(void *page, uint32_t client, hs_blockno block, uint64_t val
   put_u32(p, OFF_BLOCK + 4, 0);
   put_u64(p, OFF_VALUE, value);
   uint64_t x = filler_seed(block, value);
-  for (size_t off = OFF_FILLER; off + 8 <= CRASH_PAGE_SIZE; off += 8)
+  for (size_t off = OFF_FILLER; off + 8 <= crash_page_size; off += 8)
     put_u64(p, off, filler_next(&x));
 }
 
 crash_page_state crash_page_parse(const void *page, hs_blockno block, uint64_t *value) {
   const unsigned char *p = page;
   if (get_u32(p, OFF_MAGIC) != CRASH_MAGIC) {
-    for (size_t off = HS_PAGE_HEADER_SIZE; off < CRASH_PAGE_SIZE; off++)
+    for (size_t off = HS_PAGE_HEADER_SIZE; off < crash_page_size; off++)
       if (p[off]) return CRASH_PAGE_BAD;
     *value = 0;
     return CRASH_PAGE_ZEROS;
@@ -77,7 +81,7 @@ crash_page_state crash_page_parse(const void *page, hs_blockno block, uint64_t *
     return CRASH_PAGE_BAD;
   uint64_t v = get_u64(p, OFF_VALUE);
   uint64_t x = filler_seed(block, v);
-  for (size_t off = OFF_FILLER; off + 8 <= CRASH_PAGE_SIZE; off += 8)
+  for (size_t off = OFF_FILLER; off + 8 <= crash_page_size; off += 8)
     if (get_u64(p, off) != filler_next(&x)) return CRASH_PAGE_BAD;
   *value = v;
   return CRASH_PAGE_OK;
@@ -90,7 +94,7 @@ static hs_status crash_redo(void *ctx, const hs_wal_read_record *rec, void *cons
   (void)ctx;
   if (rec->type == CRASH_REC_COMMIT) return HS_OK;
   crash_payload pl;
-  if (rec->type != CRASH_REC_TXN || rec->len != sizeof pl || page_size != CRASH_PAGE_SIZE)
+  if (rec->type != CRASH_REC_TXN || rec->len != sizeof pl || page_size != crash_page_size)
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "crash-test record at %" PRIX64 ": type %u, %u bytes, pages of %u bytes",
                    rec->lsn, rec->type, rec->len, page_size);
@@ -104,7 +108,7 @@ static hs_status crash_redo(void *ctx, const hs_wal_read_record *rec, void *cons
  * synced; returns the clients CRASH_REL has room for. */
 static hs_status make_relations(const char *dir, uint32_t clients, uint32_t *have) {
   hs_smgr *smgr;
-  hs_status st = hs_smgr_open(dir, CRASH_PAGE_SIZE, &smgr);
+  hs_status st = hs_smgr_open(dir, crash_page_size, &smgr);
   if (st != HS_OK) return st;
   const struct {
     hs_relid rel;
@@ -139,14 +143,14 @@ hs_status crash_db_open(const char *dir, uint32_t clients, bool workload, crash_
   hs_wal_options wo;
   hs_wal_options_init(&wo);
   wo.dir = waldir;
-  wo.segment_bytes = CRASH_SEGMENT_BYTES;
+  wo.segment_bytes = crash_segment_bytes;
   st = hs_wal_open(&wo, &db->wal);
   if (st != HS_OK) return st;
   st = hs_wal_register_rmgr(db->wal, CRASH_RMGR, "crash-test", crash_redo, NULL);
   hs_pool_options po;
   hs_pool_options_init(&po);
   po.dir = dir;
-  po.page_size = CRASH_PAGE_SIZE;
+  po.page_size = crash_page_size;
   po.wal = db->wal;
   po.checksums = true;
   if (workload) {
@@ -155,8 +159,14 @@ hs_status crash_db_open(const char *dir, uint32_t clients, bool workload, crash_
     po.pool_pages = db->clients * CRASH_PAGES_PER_CLIENT + 8;
     po.policy = "fifo";
     po.checkpoint_timeout_ms = 150;
-    po.max_wal_size = 4 * CRASH_SEGMENT_BYTES;
+    po.max_wal_size = 4 * crash_segment_bytes;
     po.checkpoint_completion_target = 0.5;
+    if (crash_bgwriter) {
+      /* Power-loss runs: a child lives a few thousand file operations,
+       * so checkpoints come often enough to be cut in several times. */
+      po.bgwriter_delay_ms = 10;
+      po.checkpoint_timeout_ms = 40;
+    }
   } else {
     po.pool_pages = 64;
   }

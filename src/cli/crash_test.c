@@ -36,22 +36,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static const args_command command = {
     .cmd = {.prog = CRASH_PROG},
     .synopsis = "[--runs N] [--seed S] [--json] [--dir DIR]\n"
+                "       hotset crash-test --power-loss [--runs N] [--seed S] [--run R] "
+                "[--strict-fdatasync] [--json] [--dir DIR]\n"
                 "       hotset crash-test --workload --dir DIR [--clients N] [--seed S] [--torn]\n"
                 "       hotset crash-test --verify --dir DIR [--json]",
     .about = "Kills a workload of clients committing transactions under the write-ahead log\n"
              "with SIGKILL at random moments (every fourth run right after a torn page\n"
              "write), recovers, and checks that every acknowledged transaction is there,\n"
              "none is there in part, and every page passes its checksum.\n"
+             "--power-loss cuts the power instead: the child, with a recorder journaling\n"
+             "every file change, stops at a chosen operation (random, a checkpoint's step,\n"
+             "just after a rename); every write, growth and directory entry not yet synced\n"
+             "is then dropped, kept or torn per 512-byte sector, and recovery must keep\n"
+             "every acknowledged commit (docs/wal.md, \"Power cuts in the test suite\").\n"
              "--workload runs the child half until killed, printing \"client N value V\" per\n"
              "acknowledged transaction; --verify recovers DIR and prints every client's value.\n",
     .notes = "Exit status 1 if a transaction was lost or half there, a page failed its\n"
-             "checksum, or a page passed it holding what nothing wrote.\n",
+             "checksum, or a page passed it holding what nothing wrote; with --power-loss\n"
+             "also if a directory refused to open after its cut.\n",
 };
 static const args_cmd *const cmd = &command.cmd;
 
@@ -73,6 +82,12 @@ typedef struct totals {
   double recovery_seconds;
   double *recovery_ms; /* one per run whose recovery replayed something */
   uint64_t nrecoveries;
+  /* --power-loss */
+  uint64_t power_cuts, writes_dropped, writes_torn, writes_kept, dir_entries_lost, files_cut;
+  uint64_t refused_to_open, corrupt_detected, partial, too_new;
+  uint64_t checkpoint_cuts, rename_cuts;
+  char first_refusal[600];
+  char first_failure[600];
 } totals;
 
 /* A line-splitting reader of one of the child's pipes. */
@@ -93,7 +108,7 @@ typedef struct child_run {
 } child_run;
 
 static pid_t spawn_workload(const char *dir, uint32_t clients, uint64_t seed, bool torn,
-                            crash_kill_at kill_at, int *out_fd, int *err_fd) {
+                            crash_kill_at kill_at, char *const *extra, int *out_fd, int *err_fd) {
   int out[2], err[2];
   if (pipe(out) != 0) return -1;
   if (pipe(err) != 0) {
@@ -113,7 +128,7 @@ static pid_t spawn_workload(const char *dir, uint32_t clients, uint64_t seed, bo
     close(out[1]);
     close(err[0]);
     close(err[1]);
-    char *argv[16] = {"hotset",    "crash-test", "--workload", "--dir", (char *)dir,
+    char *argv[32] = {"hotset",    "crash-test", "--workload", "--dir", (char *)dir,
                       "--clients", nclients,     "--seed",     nseed};
     int argc = 9;
     if (torn) argv[argc++] = "--torn";
@@ -121,6 +136,7 @@ static pid_t spawn_workload(const char *dir, uint32_t clients, uint64_t seed, bo
       argv[argc++] = "--kill-at";
       argv[argc++] = (char *)crash_kill_at_name(kill_at);
     }
+    for (; extra && *extra && argc < 31; extra++) argv[argc++] = *extra;
     argv[argc] = NULL;
     execv("/proc/self/exe", argv);
     fprintf(stderr, CRASH_PROG ": cannot run /proc/self/exe: %s\n", strerror(errno));
@@ -195,6 +211,7 @@ typedef struct kill_plan {
   uint64_t delay_ms;
   bool torn;             /* the child tears a page write and kills itself */
   crash_kill_at kill_at; /* or kills itself there */
+  char *const *power;    /* or the power-cut recorder cuts it (these flags) */
 } kill_plan;
 
 #define CHILD_LIMIT_MS 60000 /* no acknowledgement or no self-kill by then: a hang */
@@ -204,8 +221,8 @@ typedef struct kill_plan {
 static bool run_child(const char *dir, uint32_t clients, uint64_t seed, kill_plan plan,
                       child_run *r, totals *t) {
   int ofd, efd;
-  bool self_kill = plan.torn || plan.kill_at != CRASH_KILL_NONE;
-  r->pid = spawn_workload(dir, clients, seed, plan.torn, plan.kill_at, &ofd, &efd);
+  bool self_kill = plan.torn || plan.kill_at != CRASH_KILL_NONE || plan.power;
+  r->pid = spawn_workload(dir, clients, seed, plan.torn, plan.kill_at, plan.power, &ofd, &efd);
   if (r->pid < 0) {
     fprintf(stderr, CRASH_PROG ": cannot start the workload: %s\n", strerror(errno));
     return false;
@@ -247,7 +264,11 @@ static bool run_child(const char *dir, uint32_t clients, uint64_t seed, kill_pla
   while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR) {
   }
   t->acknowledged += r->acks;
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+  if (plan.power && WIFEXITED(status) && WEXITSTATUS(status) == PC_CUT_EXIT) {
+    t->power_cuts++;
+    return true;
+  }
+  if (!plan.power && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
     t->kills++;
     if (r->torn) t->torn_injected++;
     t->killed_at[r->killed_at]++;
@@ -399,10 +420,276 @@ static int run_parent(const char *dir, uint64_t runs, uint32_t clients, uint64_t
   return t.failed_runs || t.lost || t.corrupt_undetected ? 1 : 0;
 }
 
+/* ---- --power-loss --------------------------------------------------- */
+
+/* --strict-fdatasync: fdatasync does not make a file's growth durable. */
+static bool power_strict;
+
+/* The cut of a power-loss run: at operation cut_at of the child, or at
+ * operation `step` of its checkpoint number `checkpoint`. */
+typedef struct power_plan {
+  uint64_t segment_bytes;
+  uint64_t cut_at;
+  uint64_t checkpoint, step;
+  uint64_t rename, rename_step;
+  uint64_t apply_seed;
+} power_plan;
+
+/* Operations a child makes before a random cut: up to this many (a few
+ * hundred transactions, several checkpoints). */
+#define POWER_MAX_OPS 6000
+/* Checkpoint steps tried in turn by the runs aimed at a checkpoint. */
+#define POWER_CHECKPOINT_STEPS 48
+
+/* Run `run` of `seed`: the same plan whatever runs came before it. */
+static power_plan power_plan_for(uint64_t seed, uint64_t run) {
+  bench_rng rng;
+  bench_rng_seed(&rng, seed, run);
+  power_plan p = {0};
+  static const uint64_t sizes[] = {64u * 1024u,         64u * 1024u,         64u * 1024u,
+                                   CRASH_SEGMENT_BYTES, CRASH_SEGMENT_BYTES, 16u << 20};
+  p.segment_bytes = sizes[bench_rng_below(&rng, sizeof sizes / sizeof sizes[0])];
+  if (run % 8 == 5) {
+    /* Just after a new log segment or control file took its name: at
+     * its directory's fsync or one of the next few operations. */
+    p.rename = 1 + bench_rng_below(&rng, 8);
+    p.rename_step = 1 + bench_rng_below(&rng, 4);
+  } else if (run % 4 == 3) {
+    /* At each step of a checkpoint in turn (the first, second or third
+     * one the child runs). */
+    p.checkpoint = 1 + bench_rng_below(&rng, 3);
+    p.step = 1 + (run / 4) % POWER_CHECKPOINT_STEPS;
+  } else {
+    p.cut_at = 1 + bench_rng_below(&rng, POWER_MAX_OPS);
+  }
+  p.apply_seed = bench_rng_next(&rng);
+  return p;
+}
+
+static void power_plan_describe(const power_plan *p, char *buf, size_t len) {
+  if (p->rename)
+    snprintf(buf, len, "%" PRIu64 "-byte segments, cut at step %" PRIu64 " after rename %" PRIu64,
+             p->segment_bytes, p->rename_step, p->rename);
+  else if (p->checkpoint)
+    snprintf(buf, len, "%" PRIu64 "-byte segments, cut at step %" PRIu64 " of checkpoint %" PRIu64,
+             p->segment_bytes, p->step, p->checkpoint);
+  else
+    snprintf(buf, len, "%" PRIu64 "-byte segments, cut at operation %" PRIu64, p->segment_bytes,
+             p->cut_at);
+}
+
+/* Holds a directory a power cut left to the rules; false if one is broken. */
+static bool check_power_run(const char *dir, uint64_t seed, uint64_t run, const power_plan *p,
+                            const child_run *r, totals *t) {
+  char what[200];
+  power_plan_describe(p, what, sizeof what);
+  crash_check c;
+  if (crash_check_dir(dir, stderr, &c) != HS_OK) {
+    t->refused_to_open++;
+    fprintf(stderr, CRASH_PROG ": seed %" PRIu64 " run %" PRIu64 " (%s): recovery refused: %s\n",
+            seed, run, what, hs_last_error());
+    if (!t->first_refusal[0])
+      snprintf(t->first_refusal, sizeof t->first_refusal,
+               "seed %" PRIu64 " run %" PRIu64 " (%s): %s", seed, run, what, hs_last_error());
+    return false;
+  }
+  bool ok = !crash_check_failed(&c);
+  t->corrupt_undetected += c.undetected_pages;
+  t->corrupt_detected += c.corrupt_pages;
+  t->partial += c.partial_clients;
+  char why[300] = "";
+  if (c.corrupt_pages) snprintf(why, sizeof why, "%u page(s) fail their checksum", c.corrupt_pages);
+  if (c.undetected_pages)
+    snprintf(why, sizeof why, "%u page(s) pass their checksum holding what nothing wrote",
+             c.undetected_pages);
+  if (c.partial_clients)
+    snprintf(why, sizeof why, "%u transaction(s) there in part", c.partial_clients);
+  for (uint32_t i = 0; i < c.clients; i++) {
+    if (c.value[i] < r->ack[i]) {
+      t->lost++;
+      ok = false;
+      snprintf(why, sizeof why,
+               "client %u lost value %" PRIu64 " (acknowledged); recovered %" PRIu64, i, r->ack[i],
+               c.value[i]);
+      fprintf(stderr, CRASH_PROG ": seed %" PRIu64 " run %" PRIu64 " (%s): %s\n", seed, run, what,
+              why);
+    } else if (c.value[i] > r->ack[i] + 1) {
+      t->too_new++;
+      ok = false;
+      snprintf(why, sizeof why,
+               "client %u recovered value %" PRIu64
+               ", more than one past its acknowledged %" PRIu64,
+               i, c.value[i], r->ack[i]);
+      fprintf(stderr, CRASH_PROG ": seed %" PRIu64 " run %" PRIu64 " (%s): %s\n", seed, run, what,
+              why);
+    }
+  }
+  if (!ok && !t->first_failure[0])
+    snprintf(t->first_failure, sizeof t->first_failure, "seed %" PRIu64 " run %" PRIu64 " (%s): %s",
+             seed, run, what, why);
+  if (c.report.ran) {
+    t->recovery_ms[t->nrecoveries++] = c.report.seconds * 1000;
+    t->recovery_bytes += c.report.bytes;
+    t->recovery_seconds += c.report.seconds;
+  }
+  return ok;
+}
+
+/* Removes a run's directory, if there. */
+static void remove_tree(const char *dir) {
+  if (access(dir, F_OK) == 0) bench_tempdir_remove(dir);
+}
+
+/* One power-loss run in a fresh directory `dir` (journal beside it). */
+static bool power_run(const char *base, uint64_t seed, uint64_t run, uint32_t clients, totals *t) {
+  power_plan p = power_plan_for(seed, run);
+  char dir[4200], journal[4200];
+  snprintf(dir, sizeof dir, "%s/run", base);
+  snprintf(journal, sizeof journal, "%s/journal", base);
+  remove_tree(dir);
+  crash_segment_bytes = p.segment_bytes;
+  crash_page_size = p.segment_bytes < CRASH_SEGMENT_BYTES ? 1024u : CRASH_PAGE_SIZE;
+  crash_db db;
+  if (crash_db_open(dir, clients, false, &db) != HS_OK || crash_db_close(&db) != HS_OK) {
+    fprintf(stderr, CRASH_PROG ": opening %s: %s\n", dir, hs_last_error());
+    return false;
+  }
+  char seg[32], cut[32], ckpt[32], step[32], ren[32], rstep[32];
+  snprintf(ren, sizeof ren, "%" PRIu64, p.rename);
+  snprintf(rstep, sizeof rstep, "%" PRIu64, p.rename_step);
+  snprintf(seg, sizeof seg, "%" PRIu64, p.segment_bytes);
+  snprintf(cut, sizeof cut, "%" PRIu64, p.cut_at);
+  snprintf(ckpt, sizeof ckpt, "%" PRIu64, p.checkpoint);
+  snprintf(step, sizeof step, "%" PRIu64, p.step);
+  char *extra[] = {"--journal",
+                   journal,
+                   "--segment-bytes",
+                   seg,
+                   "--cut-at",
+                   cut,
+                   "--cut-checkpoint",
+                   ckpt,
+                   "--cut-step",
+                   step,
+                   "--cut-rename",
+                   ren,
+                   "--cut-rename-step",
+                   rstep,
+                   NULL};
+  kill_plan plan = {.power = extra};
+  child_run r = {0};
+  bench_rng rng;
+  bench_rng_seed(&rng, seed ^ 0x5eedu, run);
+  bool ok = run_child(dir, clients, bench_rng_next(&rng), plan, &r, t);
+  if (!ok) {
+    char what[200];
+    power_plan_describe(&p, what, sizeof what);
+    fprintf(stderr,
+            CRASH_PROG ": seed %" PRIu64 " run %" PRIu64 " (%s): the workload was not cut\n", seed,
+            run, what);
+    return false;
+  }
+  if (p.checkpoint) t->checkpoint_cuts++;
+  if (p.rename) t->rename_cuts++;
+  pc_result res;
+  if (pc_apply(dir, journal, p.apply_seed, power_strict, &res) != HS_OK) {
+    fprintf(stderr, CRASH_PROG ": applying the cut: %s\n", hs_last_error());
+    return false;
+  }
+  t->writes_dropped += res.writes_dropped;
+  t->writes_torn += res.writes_torn;
+  t->writes_kept += res.writes_kept;
+  t->dir_entries_lost += res.dir_entries_lost;
+  t->files_cut += res.files_cut;
+  ok = check_power_run(dir, seed, run, &p, &r, t);
+  if (ok) remove_tree(dir);
+  unlink(journal);
+  return ok;
+}
+
+static void print_power_totals(totals *t, bool json, double seconds) {
+  if (json) {
+    json_out j;
+    json_begin(&j, stdout);
+    json_u64(&j, "runs", t->runs);
+    json_u64(&j, "power_cuts", t->power_cuts);
+    json_u64(&j, "checkpoint_cuts", t->checkpoint_cuts);
+    json_u64(&j, "rename_cuts", t->rename_cuts);
+    json_u64(&j, "acknowledged", t->acknowledged);
+    json_u64(&j, "lost", t->lost);
+    json_u64(&j, "corrupt_undetected", t->corrupt_undetected);
+    json_u64(&j, "corrupt_detected", t->corrupt_detected);
+    json_u64(&j, "partial", t->partial);
+    json_u64(&j, "refused_to_open", t->refused_to_open);
+    json_u64(&j, "writes_dropped", t->writes_dropped);
+    json_u64(&j, "writes_torn", t->writes_torn);
+    json_u64(&j, "writes_kept", t->writes_kept);
+    json_u64(&j, "dir_entries_lost", t->dir_entries_lost);
+    json_u64(&j, "files_cut", t->files_cut);
+    json_u64(&j, "failed_runs", t->failed_runs);
+    json_double(&j, "seconds", "%.1f", seconds);
+    if (t->first_refusal[0]) json_str(&j, "first_refusal", t->first_refusal);
+    if (t->first_failure[0]) json_str(&j, "first_failure", t->first_failure);
+    json_end_line(&j);
+    return;
+  }
+  printf("%-24s %" PRIu64 "\n", "runs", t->runs);
+  printf("%-24s %" PRIu64 " (%" PRIu64 " in a checkpoint)\n", "power_cuts", t->power_cuts,
+         t->checkpoint_cuts);
+  printf("%-24s %" PRIu64 "\n", "acknowledged", t->acknowledged);
+  printf("%-24s %" PRIu64 "\n", "lost", t->lost);
+  printf("%-24s %" PRIu64 "\n", "corrupt_undetected", t->corrupt_undetected);
+  printf("%-24s %" PRIu64 "\n", "corrupt_detected", t->corrupt_detected);
+  printf("%-24s %" PRIu64 "\n", "partial", t->partial);
+  printf("%-24s %" PRIu64 "\n", "refused_to_open", t->refused_to_open);
+  printf("%-24s %" PRIu64 "\n", "writes_dropped", t->writes_dropped);
+  printf("%-24s %" PRIu64 "\n", "writes_torn", t->writes_torn);
+  printf("%-24s %" PRIu64 "\n", "writes_kept", t->writes_kept);
+  printf("%-24s %" PRIu64 "\n", "dir_entries_lost", t->dir_entries_lost);
+  printf("%-24s %" PRIu64 "\n", "files_cut", t->files_cut);
+  printf("%-24s %.1f s\n", "time", seconds);
+  if (t->first_refusal[0]) printf("%-24s %s\n", "first refusal", t->first_refusal);
+  if (t->first_failure[0]) printf("%-24s %s\n", "first failure", t->first_failure);
+  if (t->failed_runs) printf("%-24s %" PRIu64 "\n", "failed runs", t->failed_runs);
+}
+
+/* Runs 1..runs (or only `only`) of `seed`, each in a fresh directory under
+ * base, and goes on past failures: each run stands alone. */
+static int run_power_parent(const char *base, uint64_t runs, uint64_t only, uint32_t clients,
+                            uint64_t seed, bool json) {
+  totals t = {0};
+  t.recovery_ms = calloc(runs + 1, sizeof *t.recovery_ms);
+  if (!t.recovery_ms) {
+    fprintf(stderr, CRASH_PROG ": out of memory\n");
+    return 1;
+  }
+  crash_bgwriter = true;
+  if (mkdir(base, 0700) != 0 && errno != EEXIST) {
+    fprintf(stderr, CRASH_PROG ": cannot create %s: %s\n", base, strerror(errno));
+    free(t.recovery_ms);
+    return 1;
+  }
+  bool progress = isatty(STDERR_FILENO);
+  uint64_t t0 = bench_now_ns();
+  for (uint64_t run = only ? only : 1; run <= (only ? only : runs); run++) {
+    if (!power_run(base, seed, run, clients, &t)) t.failed_runs++;
+    t.runs++;
+    if (progress)
+      fprintf(stderr, "\r" CRASH_PROG ": run %" PRIu64 "/%" PRIu64 ", %" PRIu64 " failed", run,
+              runs, t.failed_runs);
+  }
+  if (progress) fputc('\n', stderr);
+  print_power_totals(&t, json, (double)(bench_now_ns() - t0) / 1e9);
+  free(t.recovery_ms);
+  return t.failed_runs || t.lost || t.corrupt_undetected || t.refused_to_open ? 1 : 0;
+}
+
 int crash_test_main(int argc, char **argv) {
-  uint64_t runs, clients, seed;
-  bool json = false, workload = false, verify = false, torn = false;
-  const char *dir = NULL, *kill_at_flag = NULL;
+  uint64_t runs, clients, seed, only_run, cut_at, cut_checkpoint, cut_step, segment_bytes;
+  uint64_t cut_rename, cut_rename_step;
+  bool json = false, workload = false, verify = false, torn = false, power_loss = false;
+  bool strict = false;
+  const char *dir = NULL, *kill_at_flag = NULL, *journal = NULL;
   const args_opt opts[] = {
       {.name = "runs",
        .kind = ARGS_UINT,
@@ -447,6 +734,56 @@ int crash_test_main(int argc, char **argv) {
        .arg = "WHAT",
        .help = "with --workload: die by SIGKILL at a page write, during a checkpoint or in a "
                "segment switch (page-write, checkpoint, segment-switch)"},
+      {.name = "power-loss",
+       .kind = ARGS_FLAG,
+       .dest = &power_loss,
+       .help = "simulate power cuts instead of kills: the child is stopped at a chosen file "
+               "operation, then every change not made durable is dropped, kept or torn"},
+      {.name = "strict-fdatasync",
+       .kind = ARGS_FLAG,
+       .dest = &strict,
+       .help = "with --power-loss: only fsync makes a file's growth durable, not fdatasync"},
+      {.name = "run",
+       .kind = ARGS_UINT,
+       .dest = &only_run,
+       .def = "0",
+       .help = "with --power-loss: only this run of the seed (to replay a failure)"},
+      {.name = "journal",
+       .kind = ARGS_PATH,
+       .dest = &journal,
+       .max = BENCH_DIR_MAX,
+       .arg = "FILE",
+       .help = "with --workload: arm the power-cut recorder over DIR, journaling into FILE"},
+      {.name = "cut-at",
+       .kind = ARGS_UINT,
+       .dest = &cut_at,
+       .def = "0",
+       .help = "with --journal: stop before the Nth file operation"},
+      {.name = "cut-checkpoint",
+       .kind = ARGS_UINT,
+       .dest = &cut_checkpoint,
+       .def = "0",
+       .help = "with --journal and --cut-step: in the Nth checkpoint"},
+      {.name = "cut-step",
+       .kind = ARGS_UINT,
+       .dest = &cut_step,
+       .def = "0",
+       .help = "with --journal: stop before that checkpoint's Kth file operation"},
+      {.name = "cut-rename",
+       .kind = ARGS_UINT,
+       .dest = &cut_rename,
+       .def = "0",
+       .help = "with --journal and --cut-rename-step: after the Nth rename"},
+      {.name = "cut-rename-step",
+       .kind = ARGS_UINT,
+       .dest = &cut_rename_step,
+       .def = "0",
+       .help = "with --journal: stop at the Kth file operation after that rename"},
+      {.name = "segment-bytes",
+       .kind = ARGS_UINT,
+       .dest = &segment_bytes,
+       .def = "0",
+       .help = "with --workload: the log's segment size (default 262144)"},
   };
   args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
   if (workload && verify) args_usage_error(cmd, "--workload and --verify exclude each other");
@@ -464,7 +801,28 @@ int crash_test_main(int argc, char **argv) {
   }
   if (torn && kill_at != CRASH_KILL_NONE)
     args_usage_error(cmd, "--torn and --kill-at exclude each other");
-  if (workload) return crash_workload_run(dir, (uint32_t)clients, seed, torn, kill_at);
+  if (journal && !workload) args_usage_error(cmd, "--journal goes with --workload");
+  if (power_loss && (workload || verify))
+    args_usage_error(cmd, "--power-loss is the parent's: not with --%s",
+                     workload ? "workload" : "verify");
+  if (only_run && !power_loss) args_usage_error(cmd, "--run goes with --power-loss");
+  if (strict && !power_loss) args_usage_error(cmd, "--strict-fdatasync goes with --power-loss");
+  power_strict = strict;
+  if (only_run > runs) runs = only_run;
+  if (segment_bytes) crash_segment_bytes = segment_bytes;
+  if (crash_segment_bytes < CRASH_SEGMENT_BYTES) crash_page_size = 1024u;
+  if (workload) {
+    pc_arm arm = {.root = dir,
+                  .journal = journal,
+                  .cut_at = cut_at,
+                  .cut_after_mark = cut_checkpoint ? cut_step : 0,
+                  .mark_nth = cut_checkpoint,
+                  .cut_after_rename = cut_rename ? cut_rename_step : 0,
+                  .rename_nth = cut_rename,
+                  .skip_syncs = true};
+    if (journal) crash_bgwriter = true;
+    return crash_workload_run(dir, (uint32_t)clients, seed, torn, kill_at, journal ? &arm : NULL);
+  }
   if (verify) return crash_verify_run(dir, json);
 
   char tmp[4096] = "";
@@ -475,7 +833,8 @@ int crash_test_main(int argc, char **argv) {
     }
     dir = tmp;
   }
-  int rc = run_parent(dir, runs, (uint32_t)clients, seed, json);
+  int rc = power_loss ? run_power_parent(dir, runs, only_run, (uint32_t)clients, seed, json)
+                      : run_parent(dir, runs, (uint32_t)clients, seed, json);
   if (tmp[0] && rc == 0)
     bench_tempdir_remove(tmp);
   else if (tmp[0])

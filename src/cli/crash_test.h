@@ -20,6 +20,7 @@
 #ifndef HOTSET_CLI_CRASH_TEST_H
 #define HOTSET_CLI_CRASH_TEST_H
 
+#include "core/powercut.h"
 #include "hotset/durability.h"
 #include "hotset/pool.h"
 #include "hotset/wal.h"
@@ -38,7 +39,17 @@
 /* Small segments, so that the log switches segment every few dozen
  * transactions and checkpoints recycle them. */
 #define CRASH_SEGMENT_BYTES (256u * 1024u)
-#define CRASH_RMGR          HS_WAL_RMGR_FIRST_USER
+/* The segment size crash_db_open uses: CRASH_SEGMENT_BYTES unless a
+ * power-loss run chose another (--segment-bytes). */
+extern uint64_t crash_segment_bytes;
+/* The page size likewise: CRASH_PAGE_SIZE, or 1024 with 64 KiB segments
+ * (whose records hold at most 16 KB: not 8 images of 4 KiB pages). */
+extern uint32_t crash_page_size;
+/* Whether the workload's pool runs the background writer (power-loss runs:
+ * the --kill-at checkpoint kill takes any write off a client thread for
+ * the checkpointer's, so the others leave it off). */
+extern bool crash_bgwriter;
+#define CRASH_RMGR HS_WAL_RMGR_FIRST_USER
 enum { CRASH_REC_TXN = 0, CRASH_REC_COMMIT = 1 };
 
 /* The payload of both record types. */
@@ -108,8 +119,9 @@ const char *crash_kill_at_name(crash_kill_at k);
 int crash_test_main(int argc, char **argv);
 
 /* The two halves, after the flags are parsed. */
+/* `power`: arm the power-cut recorder over `dir` first (NULL: no). */
 int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool torn,
-                       crash_kill_at kill_at);
+                       crash_kill_at kill_at, const pc_arm *power);
 int crash_verify_run(const char *dir, bool json);
 
 #endif

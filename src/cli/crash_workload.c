@@ -52,6 +52,7 @@ typedef struct workload {
   uint64_t kill_nth;          /* which event of kill_at's kind kills */
   _Atomic uint64_t kill_seen; /* events of that kind so far */
   uint32_t kill_delay_us;     /* from the event to the kill */
+  bool power;                 /* armed with the power-cut recorder */
 } workload;
 
 /* Set on the client threads: a page write from any other thread is the
@@ -150,7 +151,7 @@ static hs_status commit(workload *w, uint32_t c, uint64_t value) {
   hs_status st = hs_wal_insert(w->db.wal, &rec, &end);
   if (st != HS_OK) return st;
   /* This flush carries the log into a new segment: the one switching. */
-  if ((end - 1) / CRASH_SEGMENT_BYTES > hs_wal_flushed_lsn(w->db.wal) / CRASH_SEGMENT_BYTES)
+  if ((end - 1) / crash_segment_bytes > hs_wal_flushed_lsn(w->db.wal) / crash_segment_bytes)
     kill_point(w, CRASH_KILL_SEGMENT_SWITCH);
   st = hs_wal_flush(w->db.wal, end, HS_WAL_CAUSE_COMMIT, NULL);
   return st;
@@ -171,7 +172,14 @@ static void *client_main(void *arg) {
   on_client_thread = true;
   bench_rng rng;
   bench_rng_seed(&rng, w->seed, cl->id);
+  /* Under the power-cut recorder, odd clients stop after a few dozen
+   * transactions (and wait for the cut): pages last changed before a
+   * checkpoint's redo point rely on that checkpoint's fsyncs, not on
+   * the log. */
+  uint64_t stop_after = w->power && cl->id % 2 ? 1 + bench_rng_below(&rng, 60) : UINT64_MAX;
   for (uint64_t value = w->start[cl->id] + 1;; value++) {
+    if (value - w->start[cl->id] > stop_after)
+      for (;;) pause();
     if (change_pages(w, cl->id, value) != HS_OK || commit(w, cl->id, value) != HS_OK)
       client_failed(w, cl->id);
     /* Durable: acknowledge. */
@@ -249,13 +257,14 @@ static hs_status read_start_values(workload *w) {
 }
 
 int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool torn,
-                       crash_kill_at kill_at) {
+                       crash_kill_at kill_at, const pc_arm *power) {
   static workload w; /* lives until the kill */
   memset(&w, 0, sizeof w);
   w.clients = clients;
   w.seed = seed;
   w.torn = torn;
   w.kill_at = kill_at;
+  w.power = power != NULL;
   pthread_mutex_init(&w.out_lock, NULL);
   bench_rng rng;
   bench_rng_seed(&rng, seed, CRASH_MAX_CLIENTS);
@@ -263,7 +272,9 @@ int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool to
   w.kill_delay_us = kill_at == CRASH_KILL_CHECKPOINT       ? bench_rng_below(&rng, 80001)
                     : kill_at == CRASH_KILL_SEGMENT_SWITCH ? bench_rng_below(&rng, 501)
                                                            : 0;
-  hs_status st = crash_db_open(dir, clients, true, &w.db);
+  /* Armed before opening: a cut may land in the open's recovery too. */
+  hs_status st = power ? pc_arm_recorder(power) : HS_OK;
+  if (st == HS_OK) st = crash_db_open(dir, clients, true, &w.db);
   if (st == HS_OK) st = read_start_values(&w);
   if (st == HS_OK && (torn || kill_at != CRASH_KILL_NONE)) {
     hs_smgr *smgr = hs_pool_smgr(w.db.pool);

@@ -38,15 +38,22 @@ typedef struct pc_arm {
   uint64_t cut_after_mark; /* 0, or k: cut at the kth operation after the
                               mark_nth-th pc_mark (cut_at then unused) */
   uint64_t mark_nth;
+  uint64_t cut_after_rename; /* 0, or k: cut at the kth operation after the
+                                rename_nth-th rename (a new log segment or
+                                control file: k = 1 is its directory's
+                                fsync); cut_at then unused */
+  uint64_t rename_nth;
   bool skip_syncs; /* journal syncs without doing them (the journal, not
                       the device, decides what survives) */
 } pc_arm;
 
 /* Arms the recorder in this process. */
 hs_status pc_arm_recorder(const pc_arm *arm);
-/* Marks an event (a checkpoint's start): armed with cut_after_mark, counts
- * operations from the mark_nth-th mark. No-op unarmed. */
-void pc_mark(void);
+/* Marks the start and the end of a checkpoint on the calling thread:
+ * armed with cut_after_mark, the kth operation that thread makes inside
+ * the mark_nth-th checkpoint is the cut. Unarmed, one relaxed load. */
+void pc_mark_begin(void);
+void pc_mark_end(void);
 /* Operations journaled so far (armed process). */
 uint64_t pc_operations(void);
 
@@ -61,8 +68,12 @@ typedef struct pc_result {
 } pc_result;
 
 /* Applies a power cut described by `journal` to the directory tree under
- * `root`, in place, with choices drawn from `seed`. */
-hs_status pc_apply(const char *root, const char *journal, uint64_t seed, pc_result *out);
+ * `root`, in place, with choices drawn from `seed`. An fdatasync makes the
+ * file's size durable with its data, as Linux does, unless
+ * `strict_fdatasync` (then only fsync does: growth synced by fdatasync
+ * alone may be lost, as POSIX's weakest reading allows). */
+hs_status pc_apply(const char *root, const char *journal, uint64_t seed, bool strict_fdatasync,
+                   pc_result *out);
 
 /* The wrappers' armed paths (core/sysio.c). */
 int pc_open(const char *path, int flags, mode_t mode);

@@ -35,6 +35,7 @@
  * returns.
  */
 #include "core/error.h"
+#include "core/powercut.h"
 #include "hotset/durability.h"
 #include "pool/pins.h"
 #include "wal/wal_durable.h"
@@ -143,7 +144,17 @@ static hs_status write_pages(hs_pool *pool, dirty_page *pages, uint32_t n, bool 
   return HS_OK;
 }
 
+static hs_status run_checkpoint_steps(hs_pool *pool, bool spread, bool timed);
+
+/* A checkpoint, marked for the power-cut recorder (core/powercut.h). */
 static hs_status run_checkpoint(hs_pool *pool, bool spread, bool timed) {
+  pc_mark_begin();
+  hs_status st = run_checkpoint_steps(pool, spread, timed);
+  pc_mark_end();
+  return st;
+}
+
+static hs_status run_checkpoint_steps(hs_pool *pool, bool spread, bool timed) {
   uint64_t t0 = pool_now_ns();
   hs_lsn redo = wal_checkpoint_begin(pool->wal);
   hs_status st = hs_wal_flush(pool->wal, redo, HS_WAL_CAUSE_CHECKPOINT, NULL);

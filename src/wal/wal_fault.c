@@ -69,3 +69,12 @@ int wal_fdatasync(hs_wal *w, int fd) {
   }
   return sys_fdatasync(fd);
 }
+
+int wal_fsync(hs_wal *w, int fd) {
+  int err;
+  if (fault_hits(w, HS_WAL_FAULT_SYNC, &err)) {
+    errno = err;
+    return -1;
+  }
+  return sys_fsync(fd);
+}

@@ -184,6 +184,9 @@ hs_status wal_clear_after_end(hs_wal *w);
  * calls when nothing is armed: one relaxed load). */
 ssize_t wal_pwrite(hs_wal *w, int fd, const void *buf, size_t n, off_t off);
 int wal_fdatasync(hs_wal *w, int fd);
+/* fsync through the same fault (HS_WAL_FAULT_SYNC): for a file whose size
+ * changed, where fdatasync is not promised to make the growth durable. */
+int wal_fsync(hs_wal *w, int fd);
 
 /* wal.c: the failure that stops the log (first one kept). */
 hs_status wal_fail(hs_wal *w, hs_status st, int err, const char *fmt, ...)

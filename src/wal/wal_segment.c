@@ -93,8 +93,13 @@ hs_status wal_write_zeros(hs_wal *w, int fd, uint64_t from, uint64_t to, const c
     off += k;
   }
   free(zeros);
-  if (st == HS_OK && wal_fdatasync(w, fd) != 0)
-    st = wal_sys_fail(HS_ERR_IO, errno, "%s: fdatasync after writing zeros failed", what);
+  /* fsync, not fdatasync: a new segment's zeros are its growth from 0
+   * bytes, and only fsync is promised to make a file's size durable (the
+   * later fdatasyncs of records then change no size). PostgreSQL's
+   * XLogFileInit fsyncs here too. A power cut that kept the name but not
+   * the size would leave a short segment under acknowledged commits. */
+  if (st == HS_OK && wal_fsync(w, fd) != 0)
+    st = wal_sys_fail(HS_ERR_IO, errno, "%s: fsync after writing zeros failed", what);
   return st;
 }
 

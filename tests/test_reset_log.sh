@@ -26,7 +26,8 @@ expect_usage_error "--dir is required" "reset-log without --dir" "hotset reset-l
 d=$scratch/d
 # The crash test's child runs until killed; a second of it leaves a
 # directory with checkpoints (every 150 ms) and a log.
-(timeout -s KILL 2 "$HOTSET" crash-test --workload --dir "$d" >"$out" 2>"$err") 2>/dev/null
+timeout -s KILL 2 "$HOTSET" crash-test --workload --dir "$d" >"$out" 2>"$err" &
+wait $! 2>/dev/null
 if [[ -f $d/hotset.control ]]; then ok; else bad "crash-test --workload left no control file"; fi
 
 run verify --dir "$d"

@@ -3,7 +3,8 @@
  * call fails because its record is too large for the log.
  *
  * Sizes: for every log segment size from 64 KiB to 4 MiB (and the default
- * 16 MiB) and pages of 4 to 32 KiB, either hs_heap_open refuses (the log
+ * 16 MiB) and pages of 4 to 32 KiB, and every other allowed size up to
+ * 1 GiB with 8 KiB pages, either hs_heap_open refuses (the log
  * cannot carry two page images and the largest tuple: the rule is
  * recomputed here from hs_wal_max_record, never assumed), or insert, update
  * in place, update to another page, delete and vacuum at the largest tuple
@@ -376,6 +377,11 @@ static void test_sizes(void) {
     for (uint64_t seg = HS_WAL_MIN_SEGMENT; seg <= (4u << 20); seg *= 2) limits_case(seg, pages[p]);
     limits_case(16u << 20, pages[p]); /* the default */
   }
+  /* Every other size the log allows, with the default page: past 8 MiB the
+   * record limit (half the 4 MiB buffer) no longer changes, but where a
+   * segment ends does. */
+  limits_case(8u << 20, 8192);
+  for (uint64_t seg = 32u << 20; seg <= HS_WAL_MAX_SEGMENT; seg *= 2) limits_case(seg, 8192);
 }
 
 /* ---- faults in the middle of a call ---- */

@@ -177,6 +177,7 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
     bool present;
     st = hs_pk_index_get(ix, key, &at, &present);
     if (st != HS_OK || !present) break;
+    hs_tid root = at;
     /* Walk the update chain from its root to the version the snapshot
      * sees; slot 0 (never a slot) ends it. */
     stale = false;
@@ -214,6 +215,17 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
       }
       if (st != HS_OK || info.next.slot == 0) break; /* no newer version */
       at = info.next;
+    }
+    /* The walk found nothing: but it may have started from (or gone
+     * through) a version vacuum removed meanwhile, its slot since given
+     * to another tuple whose chain it then followed. Vacuum moves the
+     * entry before it removes a root, so an entry that changed says so:
+     * look again. */
+    if (st == HS_OK && !*found && !stale) {
+      hs_tid now;
+      bool still;
+      st = hs_pk_index_get(ix, key, &now, &still);
+      if (st == HS_OK && still && (now.block != root.block || now.slot != root.slot)) stale = true;
     }
     if (!stale) break;
   }

@@ -46,7 +46,8 @@ static const args_command command = {
                 "       hotset crash-test --power-loss [--runs N] [--seed S] [--run R] "
                 "[--strict-fdatasync] [--json] [--dir DIR]\n"
                 "       hotset crash-test --workload --dir DIR [--clients N] [--seed S] [--torn]\n"
-                "       hotset crash-test --verify --dir DIR [--json]",
+                "       hotset crash-test --workload --heap --dir DIR [--clients N] [--seed S]\n"
+                "       hotset crash-test --verify [--heap] --dir DIR [--json]",
     .about = "Kills a workload of clients committing transactions under the write-ahead log\n"
              "with SIGKILL at random moments (every fourth run right after a torn page\n"
              "write), recovers, and checks that every acknowledged transaction is there,\n"
@@ -56,6 +57,11 @@ static const args_command command = {
              "just after a rename); every write, growth and directory entry not yet synced\n"
              "is then dropped, kept or torn per 512-byte sector, and recovery must keep\n"
              "every acknowledged commit (docs/wal.md, \"Power cuts in the test suite\").\n"
+             "Half the power-loss runs use the heap workload (--workload --heap): clients\n"
+             "updating their rows of a heap table in transactions (some moving to another\n"
+             "page, history rows inserted and deleted) beside a thread running vacuum; the\n"
+             "check then finds every client's rows at one version through the primary-key\n"
+             "index, and vacuum must run through the recovered table.\n"
              "--workload runs the child half until killed, printing \"client N value V\" per\n"
              "acknowledged transaction; --verify recovers DIR and prints every client's value.\n",
     .notes = "Exit status 1 if a transaction was lost or half there, a page failed its\n"

@@ -5,7 +5,8 @@
  * One heap table (CRASH_HEAP_REL) with its primary-key index
  * (CRASH_INDEX_REL). Client c owns CRASH_HEAP_ROWS rows, keys
  * c*CRASH_HEAP_ROWS+1 .., and a history: key H(c, V) = R + (V-1)*N + c + 1
- * (R the clients' rows, N the clients) for its transaction V. Transaction V
+ * (N the clients the directory has room for, R = N*CRASH_HEAP_ROWS) for
+ * its transaction V. Transaction V
  * of client c, one hs_xact transaction:
  *   V = 1   inserts its rows at version 1;
  *   V > 1   updates each of its rows from version V-1 to V (hs_heap_update:
@@ -186,14 +187,14 @@ static hs_status heap_txn(heap_client *cl, bench_rng *rng, uint64_t v) {
     if (st == HS_OK) st = hs_heap_update(db->heap, xid, tid, cl->tup, len, &new_tid);
   }
   if (st == HS_OK) {
-    uint64_t key = history_key(cl->w->clients, c, v);
+    uint64_t key = history_key(db->clients, c, v);
     uint32_t len = tuple_fill(cl->tup, key, c, KIND_HISTORY, v, TUPLE_HEAD + 8);
     hs_tid tid;
     st = hs_heap_insert(db->heap, xid, cl->tup, len, &tid);
     if (st == HS_OK) st = index_add(db, key, tid);
   }
   if (st == HS_OK && v > 2) {
-    uint64_t key = history_key(cl->w->clients, c, v - 2), have;
+    uint64_t key = history_key(db->clients, c, v - 2), have;
     hs_tid tid;
     bool bad;
     st = lookup(db, &cl->snap, xid, key, c, KIND_HISTORY, cl->buf, &tid, &have, &bad);
@@ -333,7 +334,7 @@ static hs_status check_rows(crash_db *db, hs_snapshot *s, unsigned char *buf, FI
     /* The history: H(V), H(V-1) there, H(V-2) deleted, H(V+1) never. */
     uint64_t v0 = lo;
     for (uint64_t h = v0 > 2 ? v0 - 2 : 1; h <= v0 + 1; h++) {
-      uint64_t key = history_key(n, c, h), v;
+      uint64_t key = history_key(db->clients, c, h), v;
       hs_tid tid;
       bool bad;
       hs_status st = lookup(db, s, 0, key, c, KIND_HISTORY, buf, &tid, &v, &bad);

@@ -10,8 +10,10 @@
 #     unrecovered, names the file and block of a flipped byte, and flags
 #     pages whose LSN is past the end of a log cut short;
 #   - `crash-test --verify` fails on a page that fails its checksum;
-#   - 50 power cuts (--power-loss): nothing acknowledged lost, every
-#     directory opens, writes were dropped and torn;
+#   - 50 power cuts (--power-loss), half of them under the heap workload
+#     (rows updated in transactions beside a vacuum thread): nothing
+#     acknowledged lost, every directory opens, every heap row found whole,
+#     vacuum runs through the recovered table, writes were dropped and torn;
 #   - usage errors are one line and a hint.
 #
 # Usage: test_crash.sh PATH/TO/hotset   (CTest passes $<TARGET_FILE:hotset>)
@@ -111,15 +113,17 @@ done
 # 50 runs of the recorder's cut (random operations, checkpoint steps, just
 # after renames), each applied as a power loss would leave the directory:
 # nothing acknowledged lost, the directory always opens, no page passes its
-# checksum holding what nothing wrote; and the cut did drop writes.
+# checksum holding what nothing wrote; and the cut did drop writes. About
+# half the runs are the heap workload's: no heap row wrong or missing, and
+# vacuum runs through each recovered table.
 run crash-test --power-loss --runs 50 --seed 7 --json --dir "$scratch/power"
 expect_status 0 "crash-test --power-loss --runs 50 --seed 7"
-for key in runs power_cuts acknowledged lost corrupt_undetected refused_to_open writes_dropped \
-  writes_torn dir_entries_lost; do
+for key in runs power_cuts heap_runs acknowledged lost corrupt_undetected partial heap_bad \
+  vacuum_failed refused_to_open writes_dropped writes_torn dir_entries_lost; do
   if [[ -n $(json_line_field "$out" 1 "$key") ]]; then ok; else bad "crash-test --power-loss --json lacks $key"; fi
 done
 if [[ $(json_line_field "$out" 1 power_cuts) == 50 ]]; then ok; else bad "power cuts: $(head -c 300 "$out")"; fi
-for key in lost corrupt_undetected refused_to_open; do
+for key in lost corrupt_undetected partial heap_bad vacuum_failed refused_to_open failed_runs; do
   if [[ $(json_line_field "$out" 1 "$key") == 0 ]]; then ok; else bad "power cuts: $key: $(head -c 400 "$out")"; fi
 done
 if [[ $(json_line_field "$out" 1 writes_dropped) -gt 0 && $(json_line_field "$out" 1 writes_torn) -gt 0 ]]; then
@@ -128,6 +132,12 @@ else
   bad "power cuts dropped or tore no write: $(head -c 300 "$out")"
 fi
 if [[ $(json_line_field "$out" 1 acknowledged) -gt 0 ]]; then ok; else bad "power cuts: nothing acknowledged"; fi
+heap_runs=$(json_line_field "$out" 1 heap_runs)
+if [[ $heap_runs -gt 0 && $heap_runs -lt 50 ]]; then ok; else bad "power cuts: $heap_runs heap runs of 50"; fi
+run crash-test --heap --dir "$scratch/x"
+expect_usage_error --heap "crash-test --heap without --workload" "hotset crash-test"
+run crash-test --workload --heap --torn --dir "$scratch/x"
+expect_usage_error --heap "crash-test --workload --heap --torn" "hotset crash-test"
 run crash-test --run 3
 expect_usage_error --run "crash-test --run without --power-loss" "hotset crash-test"
 run crash-test --power-loss --workload --dir "$scratch/x"

@@ -8,6 +8,7 @@
  * crash right after a vacuum, the prune records replay to the same heap.
  */
 #include "check.h"
+#include "heap/heap.h"
 #include "heap_env.h"
 #include "hotset/vacuum.h"
 #include "killed_child.h"
@@ -504,6 +505,59 @@ static void test_lookups_racing_vacuum(void) {
   testdir_remove(dir);
 }
 
+/* ---- a lookup whose root vacuum removes, its slot reused ---- */
+
+typedef struct reuse {
+  heap_env *e;
+  hs_tid root;   /* the entry the lookup read */
+  hs_tid filled; /* where the other row went */
+  hs_xid other;  /* its transaction, running through the lookup */
+  bool done;
+} reuse;
+
+/* Between the lookup's read of the entry and its walk: vacuum removes the
+ * root (moving the entry on), and a running transaction's insert takes the
+ * root's slot. */
+static void vacuum_and_fill(void *ctx, uint64_t key, hs_tid entry) {
+  reuse *u = ctx;
+  if (u->done || key != 3) return;
+  u->done = true;
+  u->root = entry;
+  hs_vacuum_stats st;
+  CHECK_OK(hs_vacuum(u->e->h, u->e->ix, NULL, &st));
+  CHECK_EQ(st.removed, 1);
+  REQUIRE(hs_xact_begin(u->e->x, &u->other) == HS_OK);
+  row r = {99, 99, {0}};
+  CHECK_OK(hs_heap_insert(u->e->h, u->other, &r, sizeof r, &u->filled));
+}
+
+/* The walk starts on the other row (invisible: its creator runs, and it
+ * has no successor): it must look at the entry again, not report the key
+ * missing. */
+static void test_lookup_on_a_reused_root_slot(void) {
+  heap_env e;
+  testdir_make(dir, sizeof dir, "vacreuse");
+  REQUIRE(heap_env_open(&e, dir, 64, HEAP_REL, INDEX_REL) == HS_OK);
+  hs_xid x;
+  REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
+  for (uint64_t k = 1; k <= 5; k++) REQUIRE(add(&e, x, k, (int64_t)k) == HS_OK);
+  REQUIRE(hs_xact_commit(e.x, x) == HS_OK);
+  REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
+  REQUIRE(set(&e, x, 3, 33) == HS_OK);
+  REQUIRE(hs_xact_commit(e.x, x) == HS_OK);
+  reuse u = {.e = &e};
+  pk_index_set_lookup_hook(e.ix, vacuum_and_fill, &u);
+  CHECK_EQ(value_of(&e, 3, NULL, 0, NULL), 33);
+  pk_index_set_lookup_hook(e.ix, NULL, NULL);
+  CHECK(u.done);
+  /* The case this is about: the other row did take the root's slot. */
+  CHECK(u.filled.block == u.root.block && u.filled.slot == u.root.slot);
+  REQUIRE(hs_xact_abort(e.x, u.other) == HS_OK);
+  CHECK_EQ(value_of(&e, 3, NULL, 0, NULL), 33);
+  heap_env_close(&e);
+  testdir_remove(dir);
+}
+
 int main(void) {
   test_removes_exactly_the_dead();
   test_running_transaction_holds_the_horizon();
@@ -514,5 +568,6 @@ int main(void) {
   test_visibility_map();
   test_chain_into_lower_slots();
   test_lookups_racing_vacuum();
+  test_lookup_on_a_reused_root_slot();
   return check_finish();
 }

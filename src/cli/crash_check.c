@@ -16,6 +16,7 @@
 uint64_t crash_segment_bytes = CRASH_SEGMENT_BYTES;
 uint32_t crash_page_size = CRASH_PAGE_SIZE;
 bool crash_bgwriter = false;
+bool crash_heap = false;
 
 /* Engine area layout (after hotset's page header). */
 #define OFF_MAGIC   (HS_PAGE_HEADER_SIZE + 0)  /* u32 CRASH_MAGIC */
@@ -147,6 +148,8 @@ hs_status crash_db_open(const char *dir, uint32_t clients, bool workload, crash_
   st = hs_wal_open(&wo, &db->wal);
   if (st != HS_OK) return st;
   st = hs_wal_register_rmgr(db->wal, CRASH_RMGR, "crash-test", crash_redo, NULL);
+  /* The heap's redo before the pool opens: recovery runs inside it. */
+  if (st == HS_OK && crash_heap) st = hs_heap_register_redo(db->wal);
   hs_pool_options po;
   hs_pool_options_init(&po);
   po.dir = dir;
@@ -157,6 +160,10 @@ hs_status crash_db_open(const char *dir, uint32_t clients, bool workload, crash_
     /* Room for every client's pinned pages and a few more: the cold reads
      * then evict, in FIFO order, mostly dirty pages of CRASH_REL. */
     po.pool_pages = db->clients * CRASH_PAGES_PER_CLIENT + 8;
+    /* The heap workload pins few pages at once, but the table, its index,
+     * the commit log and their forks share the pool: small still, so it
+     * evicts all the time. */
+    if (crash_heap) po.pool_pages = 48;
     po.policy = "fifo";
     po.checkpoint_timeout_ms = 150;
     po.max_wal_size = 4 * crash_segment_bytes;
@@ -174,12 +181,30 @@ hs_status crash_db_open(const char *dir, uint32_t clients, bool workload, crash_
   if (st != HS_OK) {
     hs_wal_close(db->wal);
     db->wal = NULL;
+    return st;
+  }
+  if (crash_heap) {
+    st = hs_xact_open(db->pool, &db->xact);
+    if (st == HS_OK) st = hs_heap_open(db->pool, db->xact, CRASH_HEAP_REL, &db->heap);
+    if (st == HS_OK) st = hs_pk_index_open(db->pool, CRASH_INDEX_REL, &db->ix);
+    if (st != HS_OK) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", hs_last_error());
+      crash_db_close(db);
+      return hs_fail(st, 0, "%s", why);
+    }
   }
   return st;
 }
 
 hs_status crash_db_close(crash_db *db) {
   hs_status st = HS_OK;
+  hs_pk_index_close(db->ix);
+  hs_heap_close(db->heap);
+  hs_xact_close(db->xact);
+  db->ix = NULL;
+  db->heap = NULL;
+  db->xact = NULL;
   if (db->pool) {
     st = hs_pool_close(db->pool);
     if (st != HS_OK) hs_pool_abandon(db->pool);
@@ -256,7 +281,10 @@ hs_status crash_check_dir(const char *dir, FILE *errs, crash_check *out) {
   if (st != HS_OK) return st;
   hs_pool_recovery_report(db.pool, &out->report);
   out->clients = db.clients;
-  for (uint32_t c = 0; st == HS_OK && c < db.clients; c++) st = check_client(&db, c, errs, out);
+  if (crash_heap)
+    st = crash_heap_check(&db, errs, out);
+  else
+    for (uint32_t c = 0; st == HS_OK && c < db.clients; c++) st = check_client(&db, c, errs, out);
   if (st != HS_OK) {
     char why[512];
     snprintf(why, sizeof why, "%s", hs_last_error());
@@ -267,7 +295,8 @@ hs_status crash_check_dir(const char *dir, FILE *errs, crash_check *out) {
 }
 
 bool crash_check_failed(const crash_check *c) {
-  return c->corrupt_pages || c->undetected_pages || c->partial_clients;
+  return c->corrupt_pages || c->undetected_pages || c->partial_clients || c->heap_bad ||
+         c->vacuum_failed;
 }
 
 int crash_verify_run(const char *dir, bool json) {

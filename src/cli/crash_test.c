@@ -46,7 +46,8 @@ static const args_command command = {
                 "       hotset crash-test --power-loss [--runs N] [--seed S] [--run R] "
                 "[--strict-fdatasync] [--json] [--dir DIR]\n"
                 "       hotset crash-test --workload --dir DIR [--clients N] [--seed S] [--torn]\n"
-                "       hotset crash-test --verify --dir DIR [--json]",
+                "       hotset crash-test --workload --heap --dir DIR [--clients N] [--seed S]\n"
+                "       hotset crash-test --verify [--heap] --dir DIR [--json]",
     .about = "Kills a workload of clients committing transactions under the write-ahead log\n"
              "with SIGKILL at random moments (every fourth run right after a torn page\n"
              "write), recovers, and checks that every acknowledged transaction is there,\n"
@@ -56,6 +57,11 @@ static const args_command command = {
              "just after a rename); every write, growth and directory entry not yet synced\n"
              "is then dropped, kept or torn per 512-byte sector, and recovery must keep\n"
              "every acknowledged commit (docs/wal.md, \"Power cuts in the test suite\").\n"
+             "Half the power-loss runs use the heap workload (--workload --heap): clients\n"
+             "updating their rows of a heap table in transactions (some moving to another\n"
+             "page, history rows inserted and deleted) beside a thread running vacuum; the\n"
+             "check then finds every client's rows at one version through the primary-key\n"
+             "index, and vacuum must run through the recovered table.\n"
              "--workload runs the child half until killed, printing \"client N value V\" per\n"
              "acknowledged transaction; --verify recovers DIR and prints every client's value.\n",
     .notes = "Exit status 1 if a transaction was lost or half there, a page failed its\n"
@@ -86,6 +92,7 @@ typedef struct totals {
   uint64_t power_cuts, writes_dropped, writes_torn, writes_kept, dir_entries_lost, files_cut;
   uint64_t refused_to_open, corrupt_detected, partial, too_new;
   uint64_t checkpoint_cuts, rename_cuts;
+  uint64_t heap_runs, heap_bad, vacuum_failed;
   char first_refusal[600];
   char first_failure[600];
 } totals;
@@ -433,6 +440,7 @@ typedef struct power_plan {
   uint64_t checkpoint, step;
   uint64_t rename, rename_step;
   uint64_t apply_seed;
+  bool heap; /* the heap workload (crash_heap.c), not the pages' */
 } power_plan;
 
 /* Operations a child makes before a random cut: up to this many (a few
@@ -463,10 +471,18 @@ static power_plan power_plan_for(uint64_t seed, uint64_t run) {
     p.cut_at = 1 + bench_rng_below(&rng, POWER_MAX_OPS);
   }
   p.apply_seed = bench_rng_next(&rng);
+  /* Half the runs, whatever their cut, run the heap workload. */
+  p.heap = bench_rng_below(&rng, 2) == 1;
   return p;
 }
 
 static void power_plan_describe(const power_plan *p, char *buf, size_t len) {
+  if (p->heap) {
+    size_t n = (size_t)snprintf(buf, len, "heap, ");
+    if (n >= len) return;
+    buf += n;
+    len -= n;
+  }
   if (p->rename)
     snprintf(buf, len, "%" PRIu64 "-byte segments, cut at step %" PRIu64 " after rename %" PRIu64,
              p->segment_bytes, p->rename_step, p->rename);
@@ -504,6 +520,10 @@ static bool check_power_run(const char *dir, uint64_t seed, uint64_t run, const 
              c.undetected_pages);
   if (c.partial_clients)
     snprintf(why, sizeof why, "%u transaction(s) there in part", c.partial_clients);
+  if (c.heap_bad) snprintf(why, sizeof why, "%u heap row(s) wrong, missing or unfound", c.heap_bad);
+  if (c.vacuum_failed) snprintf(why, sizeof why, "vacuum of the recovered table failed");
+  t->heap_bad += c.heap_bad;
+  t->vacuum_failed += c.vacuum_failed;
   for (uint32_t i = 0; i < c.clients; i++) {
     if (c.value[i] < r->ack[i]) {
       t->lost++;
@@ -549,6 +569,7 @@ static bool power_run(const char *base, uint64_t seed, uint64_t run, uint32_t cl
   remove_tree(dir);
   crash_segment_bytes = p.segment_bytes;
   crash_page_size = p.segment_bytes < CRASH_SEGMENT_BYTES ? 1024u : CRASH_PAGE_SIZE;
+  crash_heap = p.heap;
   crash_db db;
   if (crash_db_open(dir, clients, false, &db) != HS_OK || crash_db_close(&db) != HS_OK) {
     fprintf(stderr, CRASH_PROG ": opening %s: %s\n", dir, hs_last_error());
@@ -561,21 +582,10 @@ static bool power_run(const char *base, uint64_t seed, uint64_t run, uint32_t cl
   snprintf(cut, sizeof cut, "%" PRIu64, p.cut_at);
   snprintf(ckpt, sizeof ckpt, "%" PRIu64, p.checkpoint);
   snprintf(step, sizeof step, "%" PRIu64, p.step);
-  char *extra[] = {"--journal",
-                   journal,
-                   "--segment-bytes",
-                   seg,
-                   "--cut-at",
-                   cut,
-                   "--cut-checkpoint",
-                   ckpt,
-                   "--cut-step",
-                   step,
-                   "--cut-rename",
-                   ren,
-                   "--cut-rename-step",
-                   rstep,
-                   NULL};
+  char *extra[] = {"--journal",         journal, "--segment-bytes",        seg,
+                   "--cut-at",          cut,     "--cut-checkpoint",       ckpt,
+                   "--cut-step",        step,    "--cut-rename",           ren,
+                   "--cut-rename-step", rstep,   p.heap ? "--heap" : NULL, NULL};
   kill_plan plan = {.power = extra};
   child_run r = {0};
   bench_rng rng;
@@ -590,6 +600,7 @@ static bool power_run(const char *base, uint64_t seed, uint64_t run, uint32_t cl
     return false;
   }
   if (p.checkpoint) t->checkpoint_cuts++;
+  if (p.heap) t->heap_runs++;
   if (p.rename) t->rename_cuts++;
   pc_result res;
   if (pc_apply(dir, journal, p.apply_seed, power_strict, &res) != HS_OK) {
@@ -615,11 +626,14 @@ static void print_power_totals(totals *t, bool json, double seconds) {
     json_u64(&j, "power_cuts", t->power_cuts);
     json_u64(&j, "checkpoint_cuts", t->checkpoint_cuts);
     json_u64(&j, "rename_cuts", t->rename_cuts);
+    json_u64(&j, "heap_runs", t->heap_runs);
     json_u64(&j, "acknowledged", t->acknowledged);
     json_u64(&j, "lost", t->lost);
     json_u64(&j, "corrupt_undetected", t->corrupt_undetected);
     json_u64(&j, "corrupt_detected", t->corrupt_detected);
     json_u64(&j, "partial", t->partial);
+    json_u64(&j, "heap_bad", t->heap_bad);
+    json_u64(&j, "vacuum_failed", t->vacuum_failed);
     json_u64(&j, "refused_to_open", t->refused_to_open);
     json_u64(&j, "writes_dropped", t->writes_dropped);
     json_u64(&j, "writes_torn", t->writes_torn);
@@ -641,6 +655,9 @@ static void print_power_totals(totals *t, bool json, double seconds) {
   printf("%-24s %" PRIu64 "\n", "corrupt_undetected", t->corrupt_undetected);
   printf("%-24s %" PRIu64 "\n", "corrupt_detected", t->corrupt_detected);
   printf("%-24s %" PRIu64 "\n", "partial", t->partial);
+  printf("%-24s %" PRIu64 "\n", "heap_runs", t->heap_runs);
+  printf("%-24s %" PRIu64 "\n", "heap_bad", t->heap_bad);
+  printf("%-24s %" PRIu64 "\n", "vacuum_failed", t->vacuum_failed);
   printf("%-24s %" PRIu64 "\n", "refused_to_open", t->refused_to_open);
   printf("%-24s %" PRIu64 "\n", "writes_dropped", t->writes_dropped);
   printf("%-24s %" PRIu64 "\n", "writes_torn", t->writes_torn);
@@ -688,7 +705,7 @@ int crash_test_main(int argc, char **argv) {
   uint64_t runs, clients, seed, only_run, cut_at, cut_checkpoint, cut_step, segment_bytes;
   uint64_t cut_rename, cut_rename_step;
   bool json = false, workload = false, verify = false, torn = false, power_loss = false;
-  bool strict = false;
+  bool strict = false, heap = false;
   const char *dir = NULL, *kill_at_flag = NULL, *journal = NULL;
   const args_opt opts[] = {
       {.name = "runs",
@@ -724,6 +741,11 @@ int crash_test_main(int argc, char **argv) {
        .kind = ARGS_FLAG,
        .dest = &verify,
        .help = "recover DIR and print every client's value"},
+      {.name = "heap",
+       .kind = ARGS_FLAG,
+       .dest = &heap,
+       .help = "with --workload or --verify: the heap workload (rows updated in transactions, "
+               "a vacuum thread) instead of the pages'"},
       {.name = "torn",
        .kind = ARGS_FLAG,
        .dest = &torn,
@@ -792,6 +814,11 @@ int crash_test_main(int argc, char **argv) {
   if ((workload || verify) && !dir)
     args_usage_error(cmd, "--%s needs --dir", workload ? "workload" : "verify");
   if (torn && !workload) args_usage_error(cmd, "--torn goes with --workload");
+  if (heap && !workload && !verify)
+    args_usage_error(cmd, "--heap goes with --workload or --verify");
+  if (heap && (torn || kill_at_flag))
+    args_usage_error(cmd, "--heap goes with --journal, not --%s", torn ? "torn" : "kill-at");
+  crash_heap = heap;
   crash_kill_at kill_at = CRASH_KILL_NONE;
   if (kill_at_flag) {
     if (!workload) args_usage_error(cmd, "--kill-at goes with --workload");
@@ -822,6 +849,7 @@ int crash_test_main(int argc, char **argv) {
                   .rename_nth = cut_rename,
                   .skip_syncs = true};
     if (journal) crash_bgwriter = true;
+    if (heap) return crash_heap_workload_run(dir, (uint32_t)clients, seed, journal ? &arm : NULL);
     return crash_workload_run(dir, (uint32_t)clients, seed, torn, kill_at, journal ? &arm : NULL);
   }
   if (verify) return crash_verify_run(dir, json);

@@ -22,6 +22,7 @@
 
 #include "core/powercut.h"
 #include "hotset/durability.h"
+#include "hotset/heap.h"
 #include "hotset/pool.h"
 #include "hotset/wal.h"
 
@@ -49,7 +50,13 @@ extern uint32_t crash_page_size;
  * the --kill-at checkpoint kill takes any write off a client thread for
  * the checkpointer's, so the others leave it off). */
 extern bool crash_bgwriter;
-#define CRASH_RMGR HS_WAL_RMGR_FIRST_USER
+/* The heap workload (--heap): relations of the table and its index, and
+ * the rows each client owns (keys c*CRASH_HEAP_ROWS+1 ..). */
+extern bool crash_heap;
+#define CRASH_HEAP_REL  3u
+#define CRASH_INDEX_REL 4u
+#define CRASH_HEAP_ROWS 4u
+#define CRASH_RMGR      HS_WAL_RMGR_FIRST_USER
 enum { CRASH_REC_TXN = 0, CRASH_REC_COMMIT = 1 };
 
 /* The payload of both record types. */
@@ -77,6 +84,10 @@ typedef struct crash_db {
   hs_wal *wal;
   hs_pool *pool;
   uint32_t clients; /* from the relation's size */
+  /* crash_heap: the transaction manager, the table and its index. */
+  hs_xact_mgr *xact;
+  hs_heap *heap;
+  hs_pk_index *ix;
 } crash_db;
 /* Creates the relations if missing (CRASH_REL with room for `clients`, at
  * least), then opens. One line in hs_last_error() on failure. */
@@ -91,6 +102,8 @@ typedef struct crash_check {
   uint32_t corrupt_pages;            /* failed their checksum (HS_ERR_CORRUPT) */
   uint32_t undetected_pages;         /* passed it with contents nothing wrote */
   uint32_t partial_clients;          /* whose pages disagree */
+  uint32_t heap_bad;                 /* crash_heap: rows wrong, missing or unfound */
+  uint32_t vacuum_failed;            /* crash_heap: vacuum of the recovered table failed */
   hs_recovery_report report;
 } crash_check;
 /* Opens (recovers) `dir`, reads every client's pages and closes. Each bad
@@ -123,5 +136,11 @@ int crash_test_main(int argc, char **argv);
 int crash_workload_run(const char *dir, uint32_t clients, uint64_t seed, bool torn,
                        crash_kill_at kill_at, const pc_arm *power);
 int crash_verify_run(const char *dir, bool json);
+/* The heap workload (crash_heap.c): clients updating their rows of one
+ * table while a thread vacuums it; and its check of a recovered directory
+ * (open `db`): each client's value into out->value, faults counted in
+ * out->heap_bad / out->vacuum_failed with a line each on `errs`. */
+int crash_heap_workload_run(const char *dir, uint32_t clients, uint64_t seed, const pc_arm *power);
+hs_status crash_heap_check(crash_db *db, FILE *errs, crash_check *out);
 
 #endif

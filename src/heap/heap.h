@@ -83,4 +83,10 @@ typedef hs_status (*heap_dead_fn)(void *ctx, hs_tid tid, const void *data, uint3
 hs_status heap_prune(hs_heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_fn on_dead,
                      void *ctx, heap_prune_counts *out);
 
+/* Tests: `fn` runs inside every hs_pk_lookup on `ix`, after the lookup
+ * read `key`'s entry (`entry`) and before it walks the chain from there,
+ * with no lock held (NULL: none). */
+void pk_index_set_lookup_hook(hs_pk_index *ix, void (*fn)(void *ctx, uint64_t key, hs_tid entry),
+                              void *ctx);
+
 #endif

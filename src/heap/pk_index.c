@@ -43,7 +43,16 @@ struct hs_pk_index {
   hs_pool *pool;
   fork_pages pages; /* the index relation's main fork */
   uint32_t per_page;
+  /* Tests: called by hs_pk_lookup between reading the entry and the walk. */
+  void (*lookup_hook)(void *ctx, uint64_t key, hs_tid entry);
+  void *lookup_hook_ctx;
 };
+
+void pk_index_set_lookup_hook(hs_pk_index *ix, void (*fn)(void *ctx, uint64_t key, hs_tid entry),
+                              void *ctx) {
+  ix->lookup_hook = fn;
+  ix->lookup_hook_ctx = ctx;
+}
 
 hs_status hs_pk_index_open(hs_pool *pool, hs_relid rel, hs_pk_index **out) {
   *out = NULL;
@@ -177,6 +186,8 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
     bool present;
     st = hs_pk_index_get(ix, key, &at, &present);
     if (st != HS_OK || !present) break;
+    hs_tid root = at;
+    if (ix->lookup_hook) ix->lookup_hook(ix->lookup_hook_ctx, key, root);
     /* Walk the update chain from its root to the version the snapshot
      * sees; slot 0 (never a slot) ends it. */
     stale = false;
@@ -214,6 +225,17 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
       }
       if (st != HS_OK || info.next.slot == 0) break; /* no newer version */
       at = info.next;
+    }
+    /* The walk found nothing: but it may have started from (or gone
+     * through) a version vacuum removed meanwhile, its slot since given
+     * to another tuple whose chain it then followed. Vacuum moves the
+     * entry before it removes a root, so an entry that changed says so:
+     * look again. */
+    if (st == HS_OK && !*found && !stale) {
+      hs_tid now;
+      bool still;
+      st = hs_pk_index_get(ix, key, &now, &still);
+      if (st == HS_OK && still && (now.block != root.block || now.slot != root.slot)) stale = true;
     }
     if (!stale) break;
   }

@@ -72,6 +72,7 @@ static void test_victim_write_failure(const char *dir) {
   CHECK_ST(hs_pool_read(pool, REL, HS_FORK_MAIN, 2, HS_READ_NORMAL, NULL, &b, NULL),
            HS_ERR_NOSPACE);
   CHECK_CONTAINS(hs_last_error(), "No space left on device");
+  CHECK_CONTAINS(hs_last_error(), "the disk is full");
   /* Nothing was lost: both pages are still here, dirty, with their data. */
   hs_buffer_info info;
   CHECK(find_buffer(pool, REL, 0, &info) >= 0 && info.dirty && info.valid);

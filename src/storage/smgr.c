@@ -199,7 +199,11 @@ static hs_status fail_sys(int err, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  return hs_fail(hs_status_from_errno(err), err, "%s: %s", what, errstr(err, ebuf));
+  /* A full disk says so in words: it is the one failure an operator can
+   * fix at once, and "No space left on device" alone reads like a fault. */
+  bool full = err == ENOSPC || err == EDQUOT;
+  return hs_fail(hs_status_from_errno(err), err, "%s: %s%s", what, full ? "the disk is full: " : "",
+                 errstr(err, ebuf));
 }
 
 void hs_smgr_fork_filename(hs_relid rel, hs_fork fork, char *buf, size_t len) {

@@ -816,9 +816,9 @@ static hs_status io_result(hs_smgr *s, smgr_file *f, hs_io_op op, hs_blockno blo
                            size_t done) {
   if (!err && done == s->page_size) return HS_OK;
   if (!err && done == 0 && op == HS_IO_READ) return past_end(s, f, op, block);
-  char what[PATH_MAX + 64], ebuf[ERRSTR_LEN];
+  char what[PATH_MAX + 64];
   describe(s, f, op, block, what, sizeof what);
-  if (err) return hs_fail(hs_status_from_errno(err), err, "%s: %s", what, errstr(err, ebuf));
+  if (err) return fail_sys(err, "%s", what);
   return hs_fail(HS_ERR_SHORT_IO, 0, "%s: %s only %zu of %u bytes", what,
                  op == HS_IO_READ ? "read" : "wrote", done, s->page_size);
 }

@@ -477,7 +477,7 @@ static void test_fault_extend(void) {
   CHECK_EQ(hs_last_errno(), ENOSPC);
   CHECK_CONTAINS(hs_last_error(), "could not extend \"");
   CHECK_CONTAINS(hs_last_error(), path);
-  CHECK_CONTAINS(hs_last_error(), "with block 3: No space left on device");
+  CHECK_CONTAINS(hs_last_error(), "with block 3: the disk is full: No space left on device");
   CHECK_OK(hs_smgr_nblocks(fx.smgr, REL, HS_FORK_MAIN, &n));
   CHECK_EQ(n, 3);
   CHECK_EQ(file_size(path), 3 * 8192);

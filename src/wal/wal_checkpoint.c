@@ -174,9 +174,18 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
       (*removed)++;
     }
   }
+  /* The new names are made durable before write_lock is given up: once it
+   * is, the log may reach a spare, write records into it and fdatasync
+   * them — acknowledged commits in a file whose name a power cut could
+   * still take back, leaving it under its old name with a header that
+   * does not match (found by crash-test --power-loss: a directory that
+   * would not open again). */
+  if (*recycled || *removed) {
+    hs_status synced = wal_sync_dir(w->dir);
+    if (st == HS_OK) st = synced;
+  }
   pthread_mutex_unlock(&w->write_lock);
   free(starts);
-  if (st == HS_OK && (*recycled || *removed)) st = wal_sync_dir(w->dir);
   return st;
 }
 

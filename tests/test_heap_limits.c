@@ -381,7 +381,8 @@ static void test_sizes(void) {
    * record limit (half the 4 MiB buffer) no longer changes, but where a
    * segment ends does. */
   limits_case(8u << 20, 8192);
-  for (uint64_t seg = 32u << 20; seg <= HS_WAL_MAX_SEGMENT; seg *= 2) limits_case(seg, 8192);
+  uint64_t max = check_max_segment("test_heap_limits", HS_WAL_MAX_SEGMENT);
+  for (uint64_t seg = 32u << 20; seg <= max; seg *= 2) limits_case(seg, 8192);
 }
 
 /* ---- faults in the middle of a call ---- */

@@ -433,12 +433,13 @@ static void test_page_size(void) {
 int main(void) {
   testdir_make(root, sizeof root, "refusals");
   test_page_size();
-  for (uint64_t seg = HS_WAL_MIN_SEGMENT; seg <= HS_WAL_MAX_SEGMENT; seg *= 2) {
+  uint64_t max = check_max_segment("test_recovery_refusals", HS_WAL_MAX_SEGMENT);
+  for (uint64_t seg = HS_WAL_MIN_SEGMENT; seg <= max; seg *= 2) {
     test_damaged_checkpoint(seg);
     test_stale_control(seg);
     /* The other refusals do not depend on where segments end: every size
      * up to 16 MiB (the default) and the largest. */
-    if (seg <= (16u << 20) || seg == HS_WAL_MAX_SEGMENT) {
+    if (seg <= (16u << 20) || seg == max) {
       test_other_system(seg);
       test_page_past_log(seg);
     }

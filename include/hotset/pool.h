@@ -106,7 +106,9 @@ typedef enum hs_huge_pages_used {
 
 typedef struct hs_pool_options {
   const char *dir;     /* data directory, created if missing (required) */
-  uint32_t page_size;  /* bytes per page: 1 KiB .. 64 KiB, power of two */
+  uint32_t page_size;  /* bytes per page: 1 KiB .. 64 KiB, power of two; 0 = the data
+                          directory's (its control file, hotset/control.h), 8 KiB for a
+                          new directory. Another value than the directory's is refused. */
   uint64_t pool_bytes; /* pool size in bytes (rounded down to pages) */
   uint32_t pool_pages; /* or in pages; wins over pool_bytes when set */
   const char *policy;  /* replacement policy; NULL = "clock-sweep" */
@@ -167,8 +169,8 @@ typedef struct hs_pool_options {
   double bgwriter_lru_multiplier; /* 2.0 by hs_pool_options_init; 0 .. 10 */
 } hs_pool_options;
 
-/* Fills in the defaults: 8 KiB pages, 128 MiB, clock-sweep, 128 partitions,
- * no background writer thread (its rounds: 100 pages at most, multiplier 2). */
+/* Fills in the defaults: the directory's page size (8 KiB for a new one), 128 MiB, clock-sweep, 128
+ * partitions, no background writer thread (its rounds: 100 pages at most, multiplier 2). */
 void hs_pool_options_init(hs_pool_options *opts);
 
 /* With a log (option wal), replays it first (crash recovery, see

@@ -238,9 +238,12 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
  * stays, as without the lock: a thread that reads a block number it guessed
  * from the file's size (hs_smgr_nblocks) may read the new block from the
  * file before the extender's buffer holds it; the extender then gets that
- * buffer (its page zeros, as the file has it) once that thread lets go of
- * it. Engines that read blocks they were not told about serialize extension
- * themselves (PostgreSQL's relation extension lock). Errors as for
+ * buffer once that thread lets go of it — its page zeros, as the file has
+ * it, unless threads changed it meanwhile (a vacuum that offered the new
+ * page as free space, inserters that filled it). Engines that read blocks
+ * they were not told about either serialize extension themselves
+ * (PostgreSQL's relation extension lock) or check the page they got, as
+ * hs_heap does. Errors as for
  * hs_pool_read, and the storage manager's errors of the extension. */
 hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy *strategy,
                          bool lock, hs_buf *out, hs_blockno *block);

@@ -366,17 +366,36 @@ static hs_status log_record(hs_heap *h, uint8_t type, const hs_buf *bufs, uint16
   return hs_buf_log_record(h->pool, &rec, bufs, NULL);
 }
 
-/* A new, empty page at the end, pinned and exclusively locked; the next
- * inserts' target. Left all zeros (new): the caller initializes it with
- * its change, so a call that fails leaves it as the extension made it. */
-static hs_status new_page(hs_heap *h, hs_buf *out) {
-  pthread_mutex_lock(&h->extend_mu);
-  hs_blockno block;
-  hs_status st = hs_pool_extend(h->pool, h->rel, HS_FORK_MAIN, NULL, true, out, &block);
-  pthread_mutex_unlock(&h->extend_mu);
-  if (st != HS_OK) return st;
-  atomic_store(&h->target, block);
-  return HS_OK;
+static bool page_fits(const hs_heap *h, const void *page, uint32_t len);
+
+/* A new page at the end with room for `len` bytes, pinned and exclusively
+ * locked; the next inserts' target. Left all zeros (new): the caller
+ * initializes it with its change, so a call that fails leaves it as the
+ * extension made it. The page is checked, not assumed empty: a vacuum that
+ * reads the block between the file's growth and the extender's buffer
+ * offers it as free space, and other inserts may fill it before the
+ * extender gets its lock — then it takes the next new page. */
+static hs_status new_page(hs_heap *h, uint32_t len, hs_buf *out) {
+  for (int tries = 0; tries < 64; tries++) {
+    pthread_mutex_lock(&h->extend_mu);
+    hs_blockno block;
+    hs_status st = hs_pool_extend(h->pool, h->rel, HS_FORK_MAIN, NULL, true, out, &block);
+    pthread_mutex_unlock(&h->extend_mu);
+    if (st != HS_OK) return st;
+    const void *page = hs_buf_page(h->pool, *out);
+    if (page_fits(h, page, len)) {
+      atomic_store(&h->target, block);
+      return HS_OK;
+    }
+    uint32_t room = heap_page_free(page);
+    hs_buf_unlock(h->pool, *out);
+    hs_buf_release(h->pool, *out);
+    if ((st = fsm_set(h->fsm, block, room)) != HS_OK) return st;
+  }
+  return hs_fail(HS_ERR_BUSY, 0,
+                 "heap: relation %u: 64 new pages in a row were filled by other threads before "
+                 "this one could use them; nothing was changed",
+                 h->rel);
 }
 
 /* Whether a tuple of `len` fits the page, a new (all-zero) one read as the
@@ -424,7 +443,7 @@ static hs_status page_with_room(hs_heap *h, uint32_t len, hs_buf *out) {
     if (ok) atomic_store(&h->target, cand);
   }
   if (st != HS_OK || ok) return st;
-  return new_page(h, out);
+  return new_page(h, len, out);
 }
 
 static void unlock_release(hs_heap *h, hs_buf b) {
@@ -654,7 +673,7 @@ hs_status hs_heap_update(hs_heap *h, hs_xid xid, hs_tid tid, const void *data, u
         unlock_release(h, bufs[1]);
     }
     if (npages == 1) {
-      st = new_page(h, &bufs[1]);
+      st = new_page(h, total, &bufs[1]);
       if (st == HS_OK) npages = 2;
     }
   }

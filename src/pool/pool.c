@@ -643,6 +643,7 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
     return st;
   }
   stat_add(&pool->stats, ctx, HS_STAT_EXTENDS, 1);
+  if (pool->extended_hook) pool->extended_hook(pool, rel, fork, block, pool->extended_hook_ctx);
 
   hs_buftag tag = {.rel = rel, .fork = fork, .block = block};
   uint64_t hash = buf_tag_hash(&tag);
@@ -650,8 +651,10 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
   page_table_lock(pt, part);
   hs_buf b = page_table_lookup(pt, &tag, hash);
   if (b >= 0) {
-    /* Another thread read the brand-new block (all zeros) already: use its
-     * buffer, give ours back. */
+    /* Another thread read the brand-new block (all zeros in the file)
+     * already: use its buffer, give ours back. Its page may have changed
+     * since (a vacuum may have offered it as free space, and others filled
+     * it): the caller checks what it got. */
     pool_pin(pool, b);
     page_table_unlock(pt, part);
     unpin_victim(pool, v);

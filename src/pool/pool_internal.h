@@ -133,6 +133,12 @@ struct hs_pool {
    * the zeroed page first, unless the caller asked for the lock. */
   void (*zeroed_hook)(hs_pool *pool, hs_buf b, void *ctx);
   void *zeroed_hook_ctx;
+  /* White-box tests only: called by hs_pool_extend after the file grew by
+   * `block` and before the new block's buffer is in the page table — the
+   * window in which another thread (a vacuum, a scan) reads the new block
+   * from the file, and others may fill it, before the extender gets it. */
+  void (*extended_hook)(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block, void *ctx);
+  void *extended_hook_ctx;
 
   /* Private pins: per thread shard, one counter per buffer (pins.c). */
   pthread_mutex_t pins_lock;

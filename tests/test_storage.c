@@ -147,6 +147,35 @@ static void test_filenames(void) {
   CHECK(strcmp(buf, "4294967295_init") == 0);
   hs_smgr_fork_filename(16384, HS_FORK_FSM, buf, 4);
   CHECK(strcmp(buf, "163") == 0); /* truncated, still terminated */
+  /* The inverse takes exactly what the names above are, for every fork. */
+  hs_relid rel = 0;
+  hs_fork fork = HS_FORK_COUNT;
+  static const hs_relid rels[] = {0, 7, 16384, 4294967295u};
+  for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++)
+    for (int f = 0; f < HS_FORK_COUNT; f++) {
+      hs_smgr_fork_filename(rels[i], (hs_fork)f, buf, sizeof buf);
+      CHECK(hs_smgr_parse_fork_filename(buf, &rel, &fork));
+      CHECK_EQ(rel, rels[i]);
+      CHECK_EQ((int)fork, f);
+    }
+  static const char *const not_relations[] = {"",
+                                              "_vm",
+                                              "16384_tmp",
+                                              "16384_",
+                                              "016384",
+                                              "4294967296",
+                                              "99999999999",
+                                              "16384_vm.bak",
+                                              "hotset.control",
+                                              "hotset.lock",
+                                              "wal",
+                                              "16384 ",
+                                              "-1",
+                                              "+7",
+                                              "7_fork4"};
+  for (size_t i = 0; i < sizeof not_relations / sizeof not_relations[0]; i++)
+    CHECK(!hs_smgr_parse_fork_filename(not_relations[i], NULL, NULL));
+  CHECK(!hs_smgr_parse_fork_filename(NULL, NULL, NULL));
   CHECK(strcmp(hs_io_op_name(HS_IO_OPEN), "open") == 0);
   CHECK(strcmp(hs_io_op_name(HS_IO_EXTEND), "extend") == 0);
   CHECK(strcmp(hs_io_op_name(HS_IO_OP_COUNT), "unknown") == 0);

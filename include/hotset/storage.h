@@ -173,6 +173,12 @@ hs_status hs_smgr_sync_all(hs_smgr *smgr);
 
 /* The file name of a fork, e.g. "16384_fsm" (for messages and tools). */
 void hs_smgr_fork_filename(hs_relid rel, hs_fork fork, char *buf, size_t len);
+/* The inverse: whether `name` is the file name of a relation's fork, which
+ * relation and fork (either out may be NULL). "16384_vm" is; "16384_tmp",
+ * "016384" (not as hs_smgr_fork_filename writes it) and "hotset.control"
+ * are not. Tools that walk a data directory use it to tell its relation
+ * files from everything else. */
+bool hs_smgr_parse_fork_filename(const char *name, hs_relid *rel, hs_fork *fork);
 
 #pragma GCC visibility pop
 

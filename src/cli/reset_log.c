@@ -32,6 +32,7 @@
 #include "core/sysio.h"
 #include "hotset/control.h"
 #include "hotset/page.h"
+#include "hotset/storage.h"
 #include "hotset/wal.h"
 #include "storage/control_file.h"
 #include "wal/wal_durable.h"
@@ -65,13 +66,6 @@ static const args_command command = {
 };
 static const args_cmd *const cmd = &command.cmd;
 
-static bool is_relation_file(const char *name) {
-  size_t digits = strspn(name, "0123456789");
-  const char *rest = name + digits;
-  return digits > 0 && digits <= 10 &&
-         (!*rest || !strcmp(rest, "_fsm") || !strcmp(rest, "_vm") || !strcmp(rest, "_init"));
-}
-
 /* The highest LSN carried by a page of DIR that passes its checksum, and
  * how many pages failed it (they stay as they are). */
 static hs_status scan_pages(const char *dir, uint32_t page_size, hs_lsn *max_lsn, uint64_t *pages,
@@ -82,7 +76,7 @@ static hs_status scan_pages(const char *dir, uint32_t page_size, hs_lsn *max_lsn
   void *page = malloc(page_size);
   hs_status st = page ? HS_OK : hs_fail(HS_ERR_NOMEM, ENOMEM, "out of memory");
   for (struct dirent *e; st == HS_OK && (e = readdir(d)) != NULL;) {
-    if (!is_relation_file(e->d_name)) continue;
+    if (!hs_smgr_parse_fork_filename(e->d_name, NULL, NULL)) continue;
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);

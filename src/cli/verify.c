@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "hotset/control.h"
 #include "hotset/page.h"
+#include "hotset/storage.h"
 #include "hotset/wal.h"
 
 #include <dirent.h>
@@ -44,17 +45,6 @@ static const args_command command = {
 };
 static const args_cmd *const cmd = &command.cmd;
 
-/* Whether `name` is a relation file's: digits, then a fork's suffix. */
-static bool relation_file_name(const char *name) {
-  size_t digits = strspn(name, "0123456789");
-  if (digits == 0 || digits > 10) return false;
-  const char *suffix = name + digits;
-  static const char *const forks[] = {"", "_fsm", "_vm", "_init"};
-  for (size_t i = 0; i < sizeof forks / sizeof forks[0]; i++)
-    if (strcmp(suffix, forks[i]) == 0) return true;
-  return false;
-}
-
 static int cmp_names(const void *a, const void *b) {
   const char *x = *(char *const *)a, *y = *(char *const *)b;
   unsigned long rx = strtoul(x, NULL, 10), ry = strtoul(y, NULL, 10);
@@ -71,7 +61,7 @@ static hs_status list_relation_files(const char *dir, char ***names, size_t *n) 
   size_t cap = 0;
   hs_status st = HS_OK;
   for (struct dirent *e; st == HS_OK && (e = readdir(d)) != NULL;) {
-    if (!relation_file_name(e->d_name)) continue;
+    if (!hs_smgr_parse_fork_filename(e->d_name, NULL, NULL)) continue;
     if (*n == cap) {
       cap = cap ? cap * 2 : 16;
       char **more = realloc(*names, cap * sizeof *more);

@@ -24,6 +24,7 @@
  * log past everything the data files have seen, printing what it gives up.
  */
 #include "core/error.h"
+#include "hotset/storage.h"
 #include "pool/pins.h"
 #include "storage/control_file.h"
 #include "wal/wal_durable.h"
@@ -44,12 +45,8 @@ static bool has_relation_files(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return false;
   bool found = false;
-  for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
-    size_t digits = strspn(e->d_name, "0123456789");
-    const char *rest = e->d_name + digits;
-    found = digits > 0 &&
-            (!*rest || !strcmp(rest, "_fsm") || !strcmp(rest, "_vm") || !strcmp(rest, "_init"));
-  }
+  for (struct dirent *e; !found && (e = readdir(d)) != NULL;)
+    found = hs_smgr_parse_fork_filename(e->d_name, NULL, NULL);
   closedir(d);
   return found;
 }

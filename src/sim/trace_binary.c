@@ -15,20 +15,8 @@
  * files glued together. The vscsi version is taken from the first record,
  * as libCacheSim does; it fixes the record size for the whole file.
  */
+#include "core/endian.h"
 #include "sim/trace_internal.h"
-
-static inline uint16_t le16(const unsigned char *p) {
-  return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static inline uint32_t le32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t le64(const unsigned char *p) {
-  return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-         (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-}
 
 #define OG_SIZE 24
 
@@ -103,10 +91,10 @@ hs_status trace_read_oraclegeneral(hs_trace *t, hs_request *reqs, size_t max, si
     const unsigned char *p = s->buf + s->pos;
     hs_request *r = reqs + got;
     for (size_t i = 0; i < k; i++, p += OG_SIZE) {
-      r[i].time = le32(p);
-      r[i].id = le64(p + 4);
-      r[i].size = le32(p + 12);
-      r[i].next = (int64_t)le64(p + 16);
+      r[i].time = le_get32(p);
+      r[i].id = le_get64(p + 4);
+      r[i].size = le_get32(p + 12);
+      r[i].next = (int64_t)le_get64(p + 16);
       r[i].pid = 0;
       r[i].found = -1;
     }
@@ -141,7 +129,7 @@ hs_status trace_read_vscsi(hs_trace *t, hs_request *reqs, size_t max, size_t *n)
     const unsigned char *p = s->buf + s->pos;
     for (size_t i = 0; i < k; i++, p += size) {
       t->records++;
-      unsigned ver = le16(p + ver_off) >> 8;
+      unsigned ver = le_get16(p + ver_off) >> 8;
       if (ver != t->vscsi_version) {
         /* Consume it first, so a skipped record stays skipped. */
         s->pos = (size_t)(p + size - s->buf);
@@ -155,9 +143,9 @@ hs_status trace_read_vscsi(hs_trace *t, hs_request *reqs, size_t max, size_t *n)
         continue;
       }
       hs_request *r = reqs + got++;
-      r->id = le64(p + 16);
-      r->size = le32(p + len_off);
-      r->time = le64(p + 24);
+      r->id = le_get64(p + 16);
+      r->size = le_get32(p + len_off);
+      r->time = le_get64(p + 24);
       r->next = HS_TRACE_NO_NEXT;
       r->pid = 0;
       r->found = -1;

@@ -21,6 +21,7 @@
  * failed writer leaves its partial file behind, for the caller to inspect
  * or remove.
  */
+#include "core/endian.h"
 #include "core/error.h"
 #include "sim/trace_internal.h"
 
@@ -182,14 +183,6 @@ static unsigned char *put_decimal(unsigned char *p, uint64_t v) {
   return p;
 }
 
-static void put32(unsigned char *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
 hs_status hs_trace_write(hs_trace_writer *w, uint32_t time, uint64_t id, uint32_t size,
                          int64_t next) {
   if (!w) return hs_fail(HS_ERR_INVALID, 0, "hs_trace_write: no writer");
@@ -220,10 +213,10 @@ hs_status hs_trace_write(hs_trace_writer *w, uint32_t time, uint64_t id, uint32_
     *p++ = '\n';
     break;
   default:
-    put32(p, time);
-    put64(p + 4, id);
-    put32(p + 12, size);
-    put64(p + 16, (uint64_t)next);
+    le_put32(p, time);
+    le_put64(p + 4, id);
+    le_put32(p + 12, size);
+    le_put64(p + 16, (uint64_t)next);
     p += OG_SIZE;
     break;
   }

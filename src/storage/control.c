@@ -24,6 +24,7 @@
  * still there, because segments are recycled only after this returns).
  */
 #include "core/crc32c.h"
+#include "core/endian.h"
 #include "core/error.h"
 #include "core/sysio.h"
 #include "storage/control_file.h"
@@ -56,23 +57,6 @@ const char *hs_db_state_name(hs_db_state state) {
   return "unknown";
 }
 
-static void put32(unsigned char *p, uint32_t v) {
-  memcpy(p, &v, 4);
-}
-static void put64(unsigned char *p, uint64_t v) {
-  memcpy(p, &v, 8);
-}
-static uint32_t get32(const unsigned char *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-static uint64_t get64(const unsigned char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-
 uint64_t control_new_system_id(void) {
   uint64_t id = 0;
   if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id) {
@@ -103,28 +87,28 @@ hs_status hs_control_read(const char *dir, hs_control *out) {
   if (got < 0)
     return hs_fail(HS_ERR_IO, err, "%s: cannot read the control file: %s", path, strerror(err));
   if (got != (ssize_t)CONTROL_BYTES || memcmp(b, CONTROL_MAGIC, 8) != 0 ||
-      hs_crc32c(0, b, CONTROL_CRC) != get32(b + CONTROL_CRC))
+      hs_crc32c(0, b, CONTROL_CRC) != le_get32(b + CONTROL_CRC))
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "%s: the control file is damaged (%zd bytes, bad magic or CRC): the directory's "
                    "page size and last checkpoint are unknown; restore it from a backup, or "
                    "`hotset reset-log --dir DIR --force --page-size SIZE` to write a new one",
                    path, got);
-  out->format = get32(b + 8);
+  out->format = le_get32(b + 8);
   if (out->format != HS_CONTROL_FORMAT)
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "%s: control file format %u, this hotset reads format %u: open the directory "
                    "with the hotset that wrote it",
                    path, out->format, HS_CONTROL_FORMAT);
-  out->page_size = get32(b + 12);
-  uint32_t flags = get32(b + 16);
+  out->page_size = le_get32(b + 12);
+  uint32_t flags = le_get32(b + 16);
   out->checksums = flags & FLAG_CHECKSUMS;
   out->has_checkpoint = flags & FLAG_CHECKPOINT;
-  out->state = (hs_db_state)get32(b + 20);
-  out->segment_bytes = get64(b + 24);
-  out->system_id = get64(b + 32);
-  out->checkpoint = get64(b + 40);
-  out->redo = get64(b + 48);
-  out->time_ms = get64(b + 56);
+  out->state = (hs_db_state)le_get32(b + 20);
+  out->segment_bytes = le_get64(b + 24);
+  out->system_id = le_get64(b + 32);
+  out->checkpoint = le_get64(b + 40);
+  out->redo = le_get64(b + 48);
+  out->time_ms = le_get64(b + 56);
   return HS_OK;
 }
 
@@ -141,18 +125,18 @@ hs_status control_write(const char *dir, const hs_control *c) {
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   unsigned char b[CONTROL_BYTES] = {0};
   memcpy(b, CONTROL_MAGIC, 8);
-  put32(b + 8, HS_CONTROL_FORMAT);
-  put32(b + 12, c->page_size);
-  put32(b + 16, (c->checksums ? FLAG_CHECKSUMS : 0) | (c->has_checkpoint ? FLAG_CHECKPOINT : 0));
-  put32(b + 20, (uint32_t)c->state);
-  put64(b + 24, c->segment_bytes);
-  put64(b + 32, c->system_id);
-  put64(b + 40, c->checkpoint);
-  put64(b + 48, c->redo);
+  le_put32(b + 8, HS_CONTROL_FORMAT);
+  le_put32(b + 12, c->page_size);
+  le_put32(b + 16, (c->checksums ? FLAG_CHECKSUMS : 0) | (c->has_checkpoint ? FLAG_CHECKPOINT : 0));
+  le_put32(b + 20, (uint32_t)c->state);
+  le_put64(b + 24, c->segment_bytes);
+  le_put64(b + 32, c->system_id);
+  le_put64(b + 40, c->checkpoint);
+  le_put64(b + 48, c->redo);
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  put64(b + 56, (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u);
-  put32(b + CONTROL_CRC, hs_crc32c(0, b, CONTROL_CRC));
+  le_put64(b + 56, (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u);
+  le_put32(b + CONTROL_CRC, hs_crc32c(0, b, CONTROL_CRC));
 
   int fd = sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return write_failed(errno, tmp, "cannot create the new control file");

@@ -215,6 +215,27 @@ void hs_smgr_fork_filename(hs_relid rel, hs_fork fork, char *buf, size_t len) {
   snprintf(buf, len, "%u%s", rel, fork_suffix[fork]);
 }
 
+bool hs_smgr_parse_fork_filename(const char *name, hs_relid *rel, hs_fork *fork) {
+  if (!name) return false;
+  size_t digits = strspn(name, "0123456789");
+  if (digits == 0 || digits > 10) return false;
+  errno = 0;
+  unsigned long long r = strtoull(name, NULL, 10);
+  if (errno || r > UINT32_MAX) return false;
+  /* Whatever hs_smgr_fork_filename would write for it, and nothing else:
+   * the two can never disagree on what a relation file is. */
+  for (int f = 0; f < HS_FORK_COUNT; f++) {
+    char want[32];
+    hs_smgr_fork_filename((hs_relid)r, (hs_fork)f, want, sizeof want);
+    if (strcmp(name, want) == 0) {
+      if (rel) *rel = (hs_relid)r;
+      if (fork) *fork = (hs_fork)f;
+      return true;
+    }
+  }
+  return false;
+}
+
 /* "<dir>/<file name>"; buf holds PATH_MAX bytes (hs_smgr_open checked the
  * directory name's length, so it always fits). */
 static void fork_path(const hs_smgr *s, hs_relid rel, hs_fork fork, char *buf) {

@@ -52,6 +52,7 @@
 #ifndef HOTSET_WAL_FORMAT_H
 #define HOTSET_WAL_FORMAT_H
 
+#include "core/endian.h"
 #include "hotset/wal.h"
 
 #include <stdbool.h>
@@ -80,20 +81,16 @@ static inline uint32_t wal_ref_image_len(const unsigned char *ref) {
 }
 
 static inline void wal_put32(unsigned char *p, uint32_t v) {
-  memcpy(p, &v, 4); /* hotset runs on little-endian machines (x86-64, arm64) */
+  le_put32(p, v);
 }
 static inline void wal_put64(unsigned char *p, uint64_t v) {
-  memcpy(p, &v, 8);
+  le_put64(p, v);
 }
 static inline uint32_t wal_get32(const unsigned char *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
+  return le_get32(p);
 }
 static inline uint64_t wal_get64(const unsigned char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
+  return le_get64(p);
 }
 
 /* The header and page refs of a record (crc left 0: filled in later). */

@@ -271,6 +271,21 @@ static hs_status scan_segment(hs_wal_reader *r, uint64_t from, bool *found, uint
   return st;
 }
 
+/* Opens the segment at `start` of the log in `dir` (its path to `path`,
+ * its descriptor to *fd, the caller closes it) and decodes its header into
+ * *h: *kind is WAL_SEG_ZEROS for a file too short to hold one. */
+static hs_status open_segment(const char *dir, uint64_t start, char *path, size_t path_len, int *fd,
+                              wal_seg_header_kind *kind, wal_seg_header *h) {
+  wal_segment_path(dir, start, path, path_len);
+  *fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (*fd < 0)
+    return hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment: %s", path, strerror(errno));
+  unsigned char hb[WAL_SEG_HEADER];
+  *kind = pread(*fd, hb, sizeof hb, 0) == (ssize_t)sizeof hb ? wal_seg_header_decode(hb, h)
+                                                             : WAL_SEG_ZEROS;
+  return HS_OK;
+}
+
 /* The first later segment (after the one at `seg`) whose header is this
  * log's and names it, and whose first record is valid. */
 static hs_status scan_later(hs_wal_reader *r, uint64_t seg, bool *found, uint64_t *at) {
@@ -282,16 +297,12 @@ static hs_status scan_later(hs_wal_reader *r, uint64_t seg, bool *found, uint64_
   for (size_t i = 0; i < n && st == HS_OK && !*found; i++) {
     if (starts[i] <= seg) continue;
     char path[4200];
-    wal_segment_path(r->dir, starts[i], path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      st = hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment: %s", path, strerror(errno));
-      break;
-    }
-    unsigned char hb[WAL_SEG_HEADER];
+    int fd;
+    wal_seg_header_kind kind;
     wal_seg_header h;
-    if (pread(fd, hb, sizeof hb, 0) == (ssize_t)sizeof hb &&
-        wal_seg_header_decode(hb, &h) == WAL_SEG_VALID && h.start == starts[i] &&
+    st = open_segment(r->dir, starts[i], path, sizeof path, &fd, &kind, &h);
+    if (st != HS_OK) break;
+    if (kind == WAL_SEG_VALID && h.start == starts[i] &&
         (r->system_id == 0 || h.system_id == r->system_id)) {
       bool valid;
       st = valid_record_at(fd, path, starts[i], r->segment_bytes, starts[i] + WAL_SEG_HEADER,
@@ -365,17 +376,13 @@ static hs_status find_oldest(hs_wal_reader *r) {
   if (st != HS_OK) return st;
   for (size_t i = 0; i < n; i++) {
     char path[4200];
-    wal_segment_path(r->dir, starts[i], path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      st = hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment: %s", path, strerror(errno));
-      break;
-    }
-    unsigned char hb[WAL_SEG_HEADER];
+    int fd;
+    wal_seg_header_kind kind;
     wal_seg_header h;
-    ssize_t got = pread(fd, hb, sizeof hb, 0);
+    st = open_segment(r->dir, starts[i], path, sizeof path, &fd, &kind, &h);
+    if (st != HS_OK) break;
     close(fd);
-    if (got == (ssize_t)sizeof hb && wal_seg_header_decode(hb, &h) != WAL_SEG_ZEROS) {
+    if (kind != WAL_SEG_ZEROS) {
       r->pos = r->last_end = starts[i];
       break;
     }

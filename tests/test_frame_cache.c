@@ -73,12 +73,185 @@ static hs_frame_cache_stats stats_of(hs_frame_cache *c) {
   return s;
 }
 
+/* ---- an engine's own allocator -------------------------------------------- */
+
+/* Blocks 8-aligned and no more (as sqlite3_malloc promises), counted, and
+ * failing on demand; the pressure flag is the engine's word. */
+typedef struct engine_memory {
+  int64_t blocks, bytes, allocs;
+  bool fail, pressure;
+} engine_memory;
+
+static void *test_alloc(size_t bytes, void *ctx) {
+  engine_memory *m = ctx;
+  if (m->fail) return NULL;
+  unsigned char *p = malloc(bytes + 16);
+  REQUIRE(p);
+  memcpy(p, &bytes, sizeof bytes);
+  m->blocks++, m->bytes += (int64_t)bytes, m->allocs++;
+  return p + 8; /* 8 past malloc's 16-aligned block: 8-aligned only */
+}
+
+static void test_free(void *block, void *ctx) {
+  engine_memory *m = ctx;
+  unsigned char *p = (unsigned char *)block - 8;
+  size_t bytes;
+  memcpy(&bytes, p, sizeof bytes);
+  m->blocks--, m->bytes -= (int64_t)bytes;
+  free(p);
+}
+
+static bool test_pressure(void *ctx) {
+  return ((engine_memory *)ctx)->pressure;
+}
+
+static hs_frame_cache *open_engine_cache(uint32_t capacity, engine_memory *m) {
+  hs_frame_cache_options o;
+  hs_frame_cache_options_init(&o);
+  o.frame_bytes = FRAME;
+  o.extra_bytes = 120; /* SQLite's MemPage + PgHdr are of this order, not a multiple of 64 */
+  o.capacity = capacity;
+  o.alloc_block = test_alloc;
+  o.free_block = test_free;
+  o.under_pressure = test_pressure;
+  o.memory_ctx = m;
+  hs_frame_cache *c = NULL;
+  REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
+  return c;
+}
+
+/* Every frame's memory comes from the engine's allocator and goes back to
+ * it (shrink, destroy, capacity down); a failed allocation makes the fetch
+ * return NULL and changes nothing; under pressure a new frame takes an
+ * unpinned frame's place, and CREATE refuses when fewer are unpinned than
+ * pinned. */
+static void test_engine_memory(void) {
+  engine_memory m = {0};
+  hs_frame_cache *c = open_engine_cache(10, &m);
+  hs_frame *f[10];
+  for (uint64_t k = 0; k < 6; k++) {
+    f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+    CHECK_EQ((uintptr_t)f[k]->data % 8, 0);
+    CHECK_EQ((uintptr_t)f[k]->extra % 8, 0);
+    stamp(f[k], k, 120);
+    memset((char *)f[k]->extra + 8, 0xAB, 112); /* the whole extra area is ours */
+  }
+  CHECK_EQ(m.blocks, 6);
+  int64_t per = m.bytes / 6;
+  CHECK(per >= FRAME + 120 && per <= FRAME + 120 + 128);
+  for (uint64_t k = 0; k < 6; k++) CHECK(stamped(f[k], k, 120));
+  for (uint64_t k = 3; k < 6; k++) hs_frame_cache_unpin(c, f[k], false);
+  /* A failing allocator: a new frame that needs memory is not made. */
+  m.fail = true;
+  CHECK(hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE_HARD, NULL) == NULL);
+  CHECK(hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE, NULL) == NULL);
+  CHECK_EQ(hs_frame_cache_count(c), 6);
+  CHECK(!cached(c, 50));
+  CHECK_OK(frame_cache_check(c));
+  m.fail = false;
+  /* Under pressure: 3 pinned, 3 unpinned — a new frame recycles one. */
+  m.pressure = true;
+  int64_t allocs = m.allocs;
+  hs_frame *g = must_fetch(c, 60, HS_FETCH_CREATE);
+  CHECK_EQ(m.allocs, allocs);
+  CHECK_EQ(stats_of(c).evictions, 1);
+  CHECK_EQ(hs_frame_cache_count(c), 6);
+  /* Now 4 pinned, 2 unpinned: CREATE refuses, CREATE_HARD recycles. */
+  CHECK(hs_frame_cache_fetch(c, 61, HS_FETCH_CREATE, NULL) == NULL);
+  hs_frame *h = must_fetch(c, 61, HS_FETCH_CREATE_HARD);
+  CHECK_EQ(m.allocs, allocs);
+  CHECK_EQ(stats_of(c).evictions, 2);
+  m.pressure = false;
+  hs_frame_cache_unpin(c, g, false);
+  hs_frame_cache_unpin(c, h, false);
+  CHECK_OK(frame_cache_check(c));
+  /* Shrink gives every unpinned frame's memory back; pinned ones stay. */
+  hs_frame_cache_shrink(c);
+  CHECK_EQ(m.blocks, 3);
+  for (uint64_t k = 0; k < 3; k++) CHECK(stamped(f[k], k, 120));
+  /* Capacity down to 0: pinned frames stay until unpinned, then go. */
+  CHECK_OK(hs_frame_cache_set_capacity(c, 0));
+  for (uint64_t k = 0; k < 3; k++) hs_frame_cache_unpin(c, f[k], false);
+  CHECK_EQ(m.blocks, 0);
+  CHECK_EQ(m.bytes, 0);
+  /* Overflow frames too: capacity 0 makes every frame one. */
+  hs_frame *o = must_fetch(c, 7, HS_FETCH_CREATE_HARD);
+  CHECK_EQ(m.blocks, 1);
+  hs_frame_cache_destroy(c); /* frees the pinned overflow frame */
+  (void)o;
+  CHECK_EQ(m.blocks, 0);
+  CHECK_EQ(m.bytes, 0);
+}
+
+/* SQLite's counting. recycle_early: a cache of N pages used one at a time
+ * holds N - 1 (1 for N = 1 and 2). A frame unpinned while the cache holds
+ * more than its capacity goes (the one let go of, as pcache1 does); an
+ * overflow frame unpinned within the capacity takes a free slot and stays;
+ * a smaller capacity counts the overflow frames too. */
+static void test_pcache1_counting(void) {
+  static const uint32_t caps[] = {1, 2, 3, 4, 10};
+  static const uint32_t held[] = {1, 1, 2, 3, 9};
+  for (int i = 0; i < 5; i++) {
+    hs_frame_cache_options o;
+    hs_frame_cache_options_init(&o);
+    o.frame_bytes = FRAME;
+    o.capacity = caps[i];
+    o.recycle_early = true;
+    hs_frame_cache *c = NULL;
+    REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
+    for (uint64_t k = 0; k < 30; k++)
+      hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE_HARD), 0);
+    CHECK_EQ(hs_frame_cache_count(c), held[i]);
+    CHECK(cached(c, 29));
+    CHECK_OK(frame_cache_check(c));
+    hs_frame_cache_destroy(c);
+  }
+  hs_frame_cache *c = open_cache(3, NULL, true, 0, 0);
+  hs_frame *f[5];
+  for (uint64_t k = 0; k < 5; k++) f[k] = must_fetch(c, k, HS_FETCH_CREATE_HARD);
+  CHECK_EQ(stats_of(c).overflows, 2);
+  hs_frame_cache_unpin(c, f[0], false); /* 5 > 3: it goes */
+  CHECK(!cached(c, 0));
+  hs_frame_cache_unpin(c, f[3], false); /* 4 > 3: an overflow frame goes */
+  CHECK(!cached(c, 3));
+  CHECK_EQ(hs_frame_cache_count(c), 3);
+  hs_frame_cache_unpin(c, f[4], false); /* 3: it takes the free slot */
+  CHECK_EQ(hs_frame_cache_count(c), 3);
+  CHECK(cached(c, 4));
+  CHECK_OK(frame_cache_check(c));
+  /* It is in the policy like any frame: a victim once unpinned, stays pinned-safe. */
+  hs_frame_cache_unpin(c, f[1], false);
+  hs_frame_cache_unpin(c, f[2], false);
+  for (uint64_t k = 10; k < 20; k++) hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE), 0);
+  CHECK(!cached(c, 4));
+  CHECK_EQ(hs_frame_cache_count(c), 3);
+  CHECK_OK(frame_cache_check(c));
+  /* Down with overflow frames: 2 in slots pinned, 2 overflow pinned, 1
+   * unpinned in a slot; capacity 3 keeps 4 (all pinned) and evicts one. */
+  hs_frame_cache_destroy(c);
+  c = open_cache(3, NULL, true, 0, 0);
+  for (uint64_t k = 0; k < 5; k++) f[k] = must_fetch(c, k, HS_FETCH_CREATE_HARD);
+  hs_frame_cache_unpin(c, f[0], false); /* goes: 5 > 3 */
+  CHECK_OK(hs_frame_cache_set_capacity(c, 8));
+  hs_frame *g = must_fetch(c, 9, HS_FETCH_CREATE_HARD);
+  hs_frame_cache_unpin(c, g, false);
+  CHECK_EQ(hs_frame_cache_count(c), 5); /* 4 pinned (2 overflow), 1 not */
+  CHECK_OK(hs_frame_cache_set_capacity(c, 3));
+  CHECK_EQ(hs_frame_cache_count(c), 4);
+  CHECK(!cached(c, 9));
+  CHECK_OK(frame_cache_check(c));
+  for (uint64_t k = 1; k < 5; k++) hs_frame_cache_unpin(c, f[k], false);
+  CHECK_EQ(hs_frame_cache_count(c), 3);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c);
+}
+
 /* Every frame pinned: CREATE refuses, CREATE_HARD gives an overflow frame
  * (findable by its key) that leaves at unpin; LOOKUP finds nothing new. */
 static void test_all_pinned(void) {
   hs_frame_cache *c = open_cache(10, NULL, true, 0, 0);
   hs_frame *f[10];
-  for (uint64_t k = 0; k < 10; k++) f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+  for (uint64_t k = 0; k < 10; k++) f[k] = must_fetch(c, k, HS_FETCH_CREATE_HARD);
   CHECK(hs_frame_cache_fetch(c, 100, HS_FETCH_LOOKUP, NULL) == NULL);
   bool created = true;
   CHECK(hs_frame_cache_fetch(c, 100, HS_FETCH_CREATE, &created) == NULL);
@@ -113,20 +286,79 @@ static void test_all_pinned(void) {
   hs_frame_cache_destroy(c); /* frees pinned frames too */
 }
 
-/* CREATE recycles while at most 90 % of the frames are pinned. */
+/* CREATE is refused once 90 % of the capacity (rounded down) is pinned,
+ * whether or not the cache is full — SQLite's own cache's rule, which
+ * makes SQLite spill dirty pages early rather than pin the last frames. */
 static void test_ninety_percent(void) {
   hs_frame_cache *c = open_cache(20, NULL, true, 0, 0);
   hs_frame *f[20];
-  for (uint64_t k = 0; k < 20; k++) f[k] = must_fetch(c, k, HS_FETCH_CREATE);
-  hs_frame_cache_unpin(c, f[19], false); /* 19 of 20 pinned: 95 % */
-  CHECK(hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE, NULL) == NULL);
+  for (uint64_t k = 0; k < 18; k++) f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+  CHECK_EQ(hs_frame_cache_count(c), 18);                             /* two slots still free */
+  CHECK(hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE, NULL) == NULL); /* 18 of 20 pinned */
   CHECK_EQ(stats_of(c).refusals, 1);
-  hs_frame_cache_unpin(c, f[18], false); /* 18 of 20: 90 %, not more */
+  hs_frame_cache_unpin(c, f[17], false); /* 17 pinned */
   hs_frame *g = hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE, NULL);
   CHECK(g != NULL);
-  CHECK_EQ(stats_of(c).evictions, 1);
+  CHECK_EQ(stats_of(c).evictions, 0); /* a free slot */
   CHECK_EQ(stats_of(c).refusals, 1);
+  CHECK_EQ(hs_frame_cache_count(c), 19);
+  /* Full, 18 pinned: CREATE_HARD still recycles the one unpinned frame. */
+  g = hs_frame_cache_fetch(c, 51, HS_FETCH_CREATE_HARD, NULL);
+  CHECK(g != NULL);
+  CHECK_EQ(stats_of(c).evictions, 0);
+  hs_frame_cache_unpin(c, g, false);
+  g = hs_frame_cache_fetch(c, 52, HS_FETCH_CREATE_HARD, NULL);
+  CHECK(g != NULL);
+  CHECK_EQ(stats_of(c).evictions, 1); /* 17 or 51, the two unpinned */
   CHECK_EQ(hs_frame_cache_count(c), 20);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c);
+  /* The rule at the smallest capacities: 0 and 1 refuse every CREATE
+   * (90 % of them is 0), 10 refuses at 9 pinned. */
+  for (uint32_t cap = 0; cap <= 10; cap++) {
+    c = open_cache(cap, NULL, true, 0, 0);
+    uint32_t made = 0;
+    hs_frame *h[10];
+    while (made < 10 && (h[made] = hs_frame_cache_fetch(c, made, HS_FETCH_CREATE, NULL)) != NULL)
+      made++;
+    CHECK_EQ(made, cap * 9 / 10);
+    CHECK_EQ(stats_of(c).refusals, 1);
+    for (uint32_t i = 0; i < made; i++) hs_frame_cache_unpin(c, h[i], false);
+    hs_frame_cache_destroy(c);
+  }
+}
+
+/* Capacity 0 keeps nothing: a frame exists only while it is pinned
+ * (CREATE_HARD makes it), and unpinning drops it; SQLite's
+ * "PRAGMA cache_size=0". Capacity 1 keeps one. */
+static void test_capacity_zero(void) {
+  hs_frame_cache *c = open_cache(0, NULL, true, 0, 0);
+  CHECK(hs_frame_cache_fetch(c, 1, HS_FETCH_CREATE, NULL) == NULL);
+  hs_frame *a = must_fetch(c, 1, HS_FETCH_CREATE_HARD);
+  hs_frame *b = must_fetch(c, 2, HS_FETCH_CREATE_HARD);
+  stamp(a, 1, 0);
+  stamp(b, 2, 0);
+  CHECK_EQ(hs_frame_cache_count(c), 2);
+  CHECK(hs_frame_cache_fetch(c, 1, HS_FETCH_LOOKUP, NULL) == a); /* still pinned once */
+  CHECK(stamped(a, 1, 0));
+  hs_frame_cache_unpin(c, a, false);
+  hs_frame_cache_unpin(c, b, false);
+  CHECK_EQ(hs_frame_cache_count(c), 0);
+  CHECK(!cached(c, 1));
+  CHECK_OK(frame_cache_check(c));
+  /* Up to 1: one frame stays; back to 0: it goes, a pinned one at unpin. */
+  CHECK_OK(hs_frame_cache_set_capacity(c, 1));
+  hs_frame_cache_unpin(c, must_fetch(c, 5, HS_FETCH_CREATE_HARD), false);
+  hs_frame_cache_unpin(c, must_fetch(c, 6, HS_FETCH_CREATE_HARD), false);
+  CHECK_EQ(hs_frame_cache_count(c), 1);
+  CHECK(cached(c, 6));
+  hs_frame *p = must_fetch(c, 6, HS_FETCH_LOOKUP);
+  CHECK_OK(hs_frame_cache_set_capacity(c, 0));
+  CHECK_EQ(hs_frame_cache_count(c), 1);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_unpin(c, p, false);
+  CHECK_EQ(hs_frame_cache_count(c), 0);
+  CHECK_OK(frame_cache_check(c));
   hs_frame_cache_destroy(c);
 }
 
@@ -208,7 +440,7 @@ static void test_truncate(void) {
   hs_frame_cache *c = open_cache(20, NULL, true, 0, 0);
   hs_frame *f[10];
   for (uint64_t k = 0; k < 10; k++) {
-    f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+    f[k] = must_fetch(c, k, HS_FETCH_CREATE_HARD);
     stamp(f[k], k, 0);
     if (k % 3 != 0) hs_frame_cache_unpin(c, f[k], false);
   }
@@ -240,7 +472,7 @@ static void test_set_capacity(void) {
   hs_frame_cache *c = open_cache(10, "lru", true, 0, 0);
   hs_frame *f[10];
   for (uint64_t k = 0; k < 10; k++) {
-    f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+    f[k] = must_fetch(c, k, HS_FETCH_CREATE_HARD);
     stamp(f[k], k, 0);
   }
   for (uint64_t k = 6; k < 10; k++) hs_frame_cache_unpin(c, f[k], false);
@@ -262,7 +494,6 @@ static void test_set_capacity(void) {
     hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE), 0);
   CHECK_EQ(stats_of(c).evictions, 4);
   CHECK_EQ(hs_frame_cache_count(c), 20);
-  CHECK_ST(hs_frame_cache_set_capacity(c, 0), HS_ERR_INVALID);
   hs_frame_cache_destroy(c);
 
   /* The old victim order survives the new policy: lru keeps the most
@@ -294,7 +525,7 @@ static void test_shrink(void) {
   hs_frame_cache *c = open_cache(10, NULL, true, 0, 0);
   hs_frame *f[10];
   for (uint64_t k = 0; k < 10; k++) {
-    f[k] = must_fetch(c, k, HS_FETCH_CREATE);
+    f[k] = must_fetch(c, k, HS_FETCH_CREATE_HARD);
     stamp(f[k], k, 0);
     if (k >= 3) hs_frame_cache_unpin(c, f[k], false);
   }
@@ -676,9 +907,13 @@ static void test_bad_options(void) {
   CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "frame_bytes 65537");
   o.frame_bytes = 65536;
-  o.capacity = 0;
+  o.alloc_block = test_alloc; /* without free_block */
   CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
-  CHECK_CONTAINS(hs_last_error(), "capacity 0");
+  CHECK_CONTAINS(hs_last_error(), "free_block");
+  o.alloc_block = NULL;
+  o.free_block = test_free;
+  CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
+  o.free_block = NULL;
   o.capacity = 10;
   o.policy = "no-such-policy";
   CHECK_ST(hs_frame_cache_create(&o, &c), HS_ERR_INVALID);
@@ -800,6 +1035,9 @@ static void test_caller_serializes(void) {
 int main(void) {
   test_all_pinned();
   test_ninety_percent();
+  test_capacity_zero();
+  test_engine_memory();
+  test_pcache1_counting();
   test_content_and_extra();
   test_rekey();
   test_truncate();

@@ -34,10 +34,6 @@ _Static_assert(sizeof(hs_frame) >= sizeof(sqlite3_pcache_page),
 /* The default policy; docs/sqlite.md gives the measurement behind it. */
 #define DEFAULT_POLICY   "s3fifo"
 #define DEFAULT_SCAN_RUN 32
-/* Never fewer frames than pcache1 keeps for a purgeable cache: below that,
- * SQLite's own statement needs (a b-tree descent pins a page per level,
- * plus the overflow chain) run into the 90 % rule on every fetch. */
-#define MIN_CAPACITY 10
 /* The capacity a cache starts with until SQLite's xCachesize, which comes
  * right after xCreate: SQLite's own default, 2 MiB of pages. */
 #define DEFAULT_CACHE_BYTES (2u << 20)
@@ -105,14 +101,17 @@ static void grant(sqlite_cache *c, uint32_t granted) {
     atomic_store(&c->granted, granted);
 }
 
+/* SQLite's cache_size, as pcache1 takes it: down to 0 (nothing kept once
+ * unpinned) and 1, where every createFlag-1 fetch is refused and SQLite
+ * spills a dirty page before it asks again with createFlag 2. */
 static void set_capacity(sqlite_cache *c, int pages) {
-  uint32_t wanted = pages < MIN_CAPACITY ? MIN_CAPACITY : (uint32_t)pages;
+  uint32_t wanted = pages < 0 ? 0 : (uint32_t)pages;
   pthread_mutex_lock(&c->capacity_lock);
   atomic_store(&c->wanted, wanted);
   uint32_t granted = atomic_load(&c->granted);
   /* A non-purgeable cache allocates nothing for its capacity (it has no
    * policy); a purgeable one grows to `wanted` as it fills (grow). */
-  if (c->purgeable && granted < GROW_FROM) granted = GROW_FROM;
+  if (c->purgeable && granted < GROW_FROM) granted = GROW_FROM; /* capped by wanted below */
   grant(c, c->purgeable && granted < wanted ? granted : wanted);
   pthread_mutex_unlock(&c->capacity_lock);
 }
@@ -124,14 +123,38 @@ static void grow(sqlite_cache *c) {
   if (atomic_load(&c->granted) >= atomic_load(&c->wanted)) return;
   pthread_mutex_lock(&c->capacity_lock);
   uint32_t granted = atomic_load(&c->granted), wanted = atomic_load(&c->wanted);
-  if (granted < wanted && hs_frame_cache_count(c->fc) >= granted)
+  /* + 1: the frame cache recycles once count + 1 reaches its capacity
+   * (recycle_early), so a cache that needs more stops one short of it. */
+  if (granted < wanted && hs_frame_cache_count(c->fc) + 1 >= granted)
     grant(c, granted > wanted / 2 ? wanted : granted * 2);
   pthread_mutex_unlock(&c->capacity_lock);
 }
 
+/* Page memory is SQLite's (sqlite3_malloc64 / sqlite3_free), as pcache1's
+ * is: sqlite3_memory_used counts it, the heap limits bound it, and SQLite's
+ * out-of-memory tests reach it. */
+static void *sqlite_alloc(size_t bytes, void *ctx) {
+  (void)ctx;
+  return sqlite3_malloc64(bytes);
+}
+
+static void sqlite_free(void *block, void *ctx) {
+  (void)ctx;
+  sqlite3_free(block);
+}
+
+/* pcache1's "under memory pressure" without its SQLITE_CONFIG_PAGECACHE
+ * slots (a custom cache never gets them): the heap at its soft limit. */
+static bool sqlite_short_of_memory(void *ctx) {
+  (void)ctx;
+  sqlite3_int64 soft = sqlite3_soft_heap_limit64(-1);
+  return soft > 0 && sqlite3_memory_used() >= soft;
+}
+
 static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
-  sqlite_cache *c = calloc(1, sizeof *c);
+  sqlite_cache *c = sqlite3_malloc64(sizeof *c); /* as pcache1's: OOM tests reach it */
   if (!c) return NULL;
+  memset(c, 0, sizeof *c);
   hs_frame_cache_options o;
   hs_frame_cache_options_init(&o);
   o.frame_bytes = (uint32_t)page_size;
@@ -143,7 +166,10 @@ static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
    * are safe without it (hotset/frame_cache.h). */
   o.caller_serializes = true;
   o.capacity = DEFAULT_CACHE_BYTES / (uint32_t)page_size;
-  if (o.capacity < MIN_CAPACITY) o.capacity = MIN_CAPACITY;
+  o.recycle_early = true; /* pcache1 allocates only while count + 1 < cache_size */
+  o.alloc_block = sqlite_alloc;
+  o.free_block = sqlite_free;
+  o.under_pressure = sqlite_short_of_memory;
   c->purgeable = o.purgeable;
   pthread_mutex_init(&c->capacity_lock, NULL);
   atomic_init(&c->wanted, o.capacity);
@@ -163,7 +189,7 @@ static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
   pthread_mutex_unlock(&lock);
   if (st != HS_OK) {
     pthread_mutex_destroy(&c->capacity_lock);
-    free(c);
+    sqlite3_free(c);
     return NULL; /* SQLite reports SQLITE_NOMEM */
   }
   return (sqlite3_pcache *)c;
@@ -217,7 +243,7 @@ static void pc_destroy(sqlite3_pcache *p) {
   pthread_mutex_unlock(&lock);
   hs_frame_cache_destroy(c->fc);
   pthread_mutex_destroy(&c->capacity_lock);
-  free(c);
+  sqlite3_free(c);
 }
 
 static void pc_shrink(sqlite3_pcache *p) {

@@ -12,7 +12,9 @@
  * until the policy chooses it as a victim, or the engine discards it. The
  * cache holds at most `capacity` frames in the policy; a fetch that must
  * succeed while every one of them is pinned gets an overflow frame outside
- * the policy, dropped when it is unpinned (SQLite asks for that).
+ * the policy (SQLite asks for that). A frame unpinned while the cache holds
+ * more than its capacity is dropped; an overflow frame unpinned when there
+ * is room takes a free slot.
  *
  * Scans: a run of fetches of consecutive keys longer than `scan_run`
  * pages is taken for a scan, and its pages reach the policy as ring
@@ -35,6 +37,7 @@
 #include "hotset/status.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -57,8 +60,10 @@ typedef struct hs_frame_cache hs_frame_cache;
 typedef struct hs_frame_cache_options {
   uint32_t frame_bytes; /* page size; 512 .. 65536 */
   uint32_t extra_bytes; /* per frame, beside the page; may be 0 */
-  uint32_t capacity;    /* frames the policy holds (≥ 1; 100 by default) */
-  const char *policy;   /* a hotset policy spec; NULL: clock-sweep */
+  /* frames the policy holds (100 by default). 0: none is kept once it is
+   * unpinned (every frame is an overflow frame) */
+  uint32_t capacity;
+  const char *policy; /* a hotset policy spec; NULL: clock-sweep */
   /* false: nothing is evicted (an engine's in-memory database): frames
    * leave only when discarded or truncated, and capacity does not bound
    * them */
@@ -68,6 +73,25 @@ typedef struct hs_frame_cache_options {
    * calls a page cache only under its owner's lock): the cache takes no
    * mutex of its own. Off by default. */
   bool caller_serializes;
+  /* Recycle an unpinned frame rather than fill the last free slot: SQLite's
+   * own cache allocates only while count + 1 < capacity, so a cache of N
+   * pages used one at a time holds N - 1 (PRAGMA cache_size = 1 and 2 keep
+   * one page). An adapter that must count pages as SQLite does sets it. */
+  bool recycle_early;
+  /* Where frame memory comes from, for an engine that accounts for its own
+   * (SQLite: sqlite3_malloc64 and sqlite3_free, so sqlite3_memory_used and
+   * its heap limits cover the cache). Both or neither; a block need only
+   * be 8-byte aligned; alloc_block may return NULL (the fetch that needed
+   * the frame then returns NULL). NULL: the C library's, 64-byte aligned.
+   * The cache's own tables stay on the C library's heap. */
+  void *(*alloc_block)(size_t bytes, void *ctx);
+  void (*free_block)(void *block, void *ctx);
+  /* Whether the engine is short of memory now (SQLite: at its soft heap
+   * limit). While it is, a new frame takes an unpinned frame's place rather
+   * than new memory, and HS_FETCH_CREATE refuses when fewer frames are
+   * unpinned than pinned. NULL: never. */
+  bool (*under_pressure)(void *ctx);
+  void *memory_ctx; /* passed to the three above */
 } hs_frame_cache_options;
 
 /* Defaults: 4096-byte frames, no extra, 100 frames, clock-sweep,
@@ -80,9 +104,10 @@ void hs_frame_cache_destroy(hs_frame_cache *c);
 
 typedef enum hs_fetch_mode {
   HS_FETCH_LOOKUP = 0, /* only if cached */
-  /* create it if that is easy: NULL (no error) when the cache is full and
-   * its unpinned frames are too few to recycle one (more than 90 % of
-   * capacity pinned), so the engine can free some first */
+  /* create it if that is easy: NULL (no error) when 90 % of capacity
+   * (rounded down) or more is pinned, or the engine is under memory
+   * pressure and fewer frames are unpinned than pinned — SQLite's own
+   * cache's rule, so the engine can free (spill) some first */
   HS_FETCH_CREATE = 1,
   /* create it whatever it takes: recycle any unpinned frame, else an
    * overflow frame; NULL only when memory runs out */
@@ -104,8 +129,8 @@ void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *f, uint64_t new_key);
  * the key table at once, and its memory stays valid (and counted) until it
  * is unpinned. */
 void hs_frame_cache_truncate(hs_frame_cache *c, uint64_t limit);
-/* A new capacity (≥ 1). Unpinned frames beyond it are evicted, victims
- * first; pinned ones stay until unpinned. */
+/* A new capacity (0 or more). Unpinned frames beyond it are evicted,
+ * victims first; pinned ones stay until unpinned. */
 hs_status hs_frame_cache_set_capacity(hs_frame_cache *c, uint32_t capacity);
 /* Frees the memory of every unpinned frame (they leave the cache), and of
  * the spare frames kept for reuse. A non-purgeable cache keeps its frames

@@ -108,11 +108,20 @@ struct hs_frame_cache {
   uint32_t count, pinned;
 
   bool caller_serializes; /* no mutex: the engine never calls concurrently */
+  bool recycle_early;     /* recycle once count + 1 reaches capacity */
   uint32_t passed[PASSED_MAX], npassed;
 
   uint64_t last_key, run;
   uint32_t ring[RING_MAX];
   uint32_t ring_size, ring_len, ring_pos;
+
+  /* Frame memory (the engine's allocator, or the C library's) and the
+   * engine's word on memory pressure. */
+  void *(*alloc_block)(size_t bytes, void *ctx);
+  void (*free_block)(void *block, void *ctx);
+  bool (*under_pressure)(void *ctx);
+  void *memory_ctx;
+  size_t align; /* of the parts of a frame's block */
 
   hs_frame_cache_stats stats;
 };
@@ -142,17 +151,31 @@ static inline void cache_unlock(hs_frame_cache *c) {
 
 /* ---- frames -------------------------------------------------------------- */
 
-static size_t round_up(size_t n) {
-  return (n + ALIGN - 1) / ALIGN * ALIGN;
+static size_t round_up(size_t n, size_t align) {
+  return (n + align - 1) / align * align;
 }
 
 static fc_frame *frame_alloc(hs_frame_cache *c) {
-  fc_frame *f = aligned_alloc(ALIGN, c->block_bytes);
+  fc_frame *f = c->alloc_block ? c->alloc_block(c->block_bytes, c->memory_ctx)
+                               : aligned_alloc(ALIGN, c->block_bytes);
   if (!f) return NULL;
   memset(f, 0, sizeof *f);
   f->pub.data = (char *)f + c->data_off;
   f->pub.extra = c->extra_bytes ? (char *)f + c->extra_off : NULL;
   return f;
+}
+
+static void frame_free(hs_frame_cache *c, fc_frame *f) {
+  if (!f) return;
+  if (c->free_block)
+    c->free_block(f, c->memory_ctx);
+  else
+    free(f);
+}
+
+/* Whether the engine says its memory is short now. */
+static bool memory_short(hs_frame_cache *c) {
+  return c->under_pressure && c->under_pressure(c->memory_ctx);
 }
 
 /* ---- the key table ------------------------------------------------------- */
@@ -290,7 +313,7 @@ static void frame_drop(hs_frame_cache *c, fc_frame *f) {
   DEC(c->count);
   if (f->flags & F_OVERFLOW) {
     overflow_remove(c, f);
-    free(f);
+    frame_free(c, f);
     return;
   }
   slot_release(c, f, true);
@@ -395,26 +418,11 @@ static bool slots_grow(hs_frame_cache *c) {
 
 enum { TAKE_NOMEM = -1, TAKE_FULL = -2 };
 
-/* A slot for a new frame, its memory allocated and its old frame gone, or
- * TAKE_FULL (nothing may be recycled) or TAKE_NOMEM. */
-static int64_t slot_take(hs_frame_cache *c, const hs_access *a, hs_fetch_mode mode, bool scan) {
-  int64_t slot = -1;
-  if (c->nfree == 0 && !c->policy && !slots_grow(c)) return TAKE_NOMEM;
-  if (c->nfree > 0) {
-    slot = c->free_list[--c->nfree];
-    if (!c->slots[slot] && !(c->slots[slot] = frame_alloc(c))) {
-      c->nfree++;
-      return TAKE_NOMEM;
-    }
-    return slot;
-  }
+/* A victim's slot (its frame evicted, its memory kept for the new one), or
+ * TAKE_FULL when every frame in the policy is pinned. */
+static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan) {
+  int64_t slot;
   if (scan && (slot = ring_take(c)) >= 0) return slot;
-  /* HS_FETCH_CREATE only recycles when that is easy: not when more than
-   * 90 % of the policy's frames are pinned (every victim search would step
-   * over nearly all of them, and the engine had better free some). */
-  uint32_t pinned_here = c->pinned - c->noverflow;
-  if (mode == HS_FETCH_CREATE && (uint64_t)pinned_here * 10 > (uint64_t)c->nslots * 9)
-    return TAKE_FULL;
   c->npassed = 0;
   slot = hs_policy_victim(c->policy, a, skip_pinned, c);
   park_passed(c);
@@ -423,10 +431,48 @@ static int64_t slot_take(hs_frame_cache *c, const hs_access *a, hs_fetch_mode mo
   return slot;
 }
 
+/* A slot for a new frame, its memory allocated and its old frame gone, or
+ * TAKE_FULL (nothing may be recycled) or TAKE_NOMEM. An unpinned frame is
+ * recycled when no slot is free, when recycle_early says the cache is full
+ * one frame early, or when the free slot would need new memory while the
+ * engine is short of it (SQLite's own cache recycles then); otherwise a
+ * free slot is used. */
+static int64_t slot_take(hs_frame_cache *c, const hs_access *a, bool scan) {
+  if (c->purgeable && c->capacity == 0) return TAKE_FULL; /* keeps nothing */
+  if (c->nfree == 0 && !c->policy && !slots_grow(c)) return TAKE_NOMEM;
+  bool recycle = c->policy && c->count > c->pinned &&
+                 (c->nfree == 0 || (c->recycle_early && c->count + 1 >= c->capacity) ||
+                  (!c->slots[c->free_list[c->nfree - 1]] && memory_short(c)));
+  if (recycle) {
+    int64_t victim = slot_recycle(c, a, scan);
+    if (victim >= 0) return victim;
+  }
+  if (c->nfree == 0) return TAKE_FULL;
+  uint32_t slot = c->free_list[c->nfree - 1];
+  if (!c->slots[slot] && !(c->slots[slot] = frame_alloc(c))) return TAKE_NOMEM;
+  c->nfree--;
+  return slot;
+}
+
+/* SQLite's rule for a create that may fail (pcache1's createFlag 1): not
+ * when 90 % of the capacity or more is pinned (a victim search would step
+ * over nearly all of them, and the engine had better spill some), nor
+ * under memory pressure when fewer frames are unpinned than pinned. */
+static bool create_refused(hs_frame_cache *c) {
+  if (!c->purgeable) return false;
+  uint32_t pinned = c->pinned, unpinned = c->count - c->pinned;
+  if ((uint64_t)pinned >= (uint64_t)c->capacity * 9 / 10) return true;
+  return unpinned < pinned && memory_short(c);
+}
+
 static fc_frame *frame_create(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool scan) {
+  if (mode == HS_FETCH_CREATE && create_refused(c)) {
+    INC(c->stats.refusals);
+    return NULL;
+  }
   if (!table_reserve(c)) return NULL;
   hs_access a = make_access(c, key, scan);
-  int64_t slot = slot_take(c, &a, mode, scan);
+  int64_t slot = slot_take(c, &a, scan);
   fc_frame *f;
   if (slot >= 0) {
     f = c->slots[slot];
@@ -478,8 +524,8 @@ void hs_frame_cache_options_init(hs_frame_cache_options *o) {
 }
 
 static void cache_free(hs_frame_cache *c) {
-  for (uint32_t i = 0; c->slots && i < c->nslots; i++) free(c->slots[i]);
-  for (uint32_t i = 0; i < c->noverflow; i++) free(c->overflow[i]);
+  for (uint32_t i = 0; c->slots && i < c->nslots; i++) frame_free(c, c->slots[i]);
+  for (uint32_t i = 0; i < c->noverflow; i++) frame_free(c, c->overflow[i]);
   free(c->slots);
   free(c->free_list);
   free(c->overflow);
@@ -498,7 +544,9 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
                    o->frame_bytes);
   if (o->extra_bytes > 65536)
     return hs_fail(HS_ERR_INVALID, 0, "frame cache: extra_bytes %u is over 65536", o->extra_bytes);
-  if (o->capacity == 0) return hs_fail(HS_ERR_INVALID, 0, "frame cache: capacity 0 (at least 1)");
+  if (!o->alloc_block != !o->free_block)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "frame cache: alloc_block and free_block come together (one is NULL)");
   hs_frame_cache *c = calloc(1, sizeof *c);
   if (!c) return hs_fail(HS_ERR_NOMEM, 0, "frame cache: no memory");
   pthread_mutex_init(&c->mu, NULL);
@@ -506,12 +554,22 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   c->extra_bytes = o->extra_bytes;
   STORE(c->capacity, o->capacity);
   c->caller_serializes = o->caller_serializes;
+  c->recycle_early = o->recycle_early;
   c->scan_run = o->scan_run;
   c->purgeable = o->purgeable;
-  c->data_off = round_up(sizeof(fc_frame));
-  c->extra_off = c->data_off + round_up(o->frame_bytes);
-  c->block_bytes = round_up(c->extra_off + o->extra_bytes);
-  c->nslots = o->capacity;
+  c->alloc_block = o->alloc_block;
+  c->free_block = o->free_block;
+  c->under_pressure = o->under_pressure;
+  c->memory_ctx = o->memory_ctx;
+  /* The engine's allocator promises 8 bytes (sqlite3_malloc does): the
+   * parts are packed to that, as SQLite's own cache packs them. */
+  c->align = c->alloc_block ? 8 : ALIGN;
+  c->data_off = round_up(sizeof(fc_frame), c->align);
+  c->extra_off = c->data_off + round_up(o->frame_bytes, c->align);
+  c->block_bytes = round_up(c->extra_off + o->extra_bytes, c->align);
+  /* A capacity of 0 keeps one slot that is never used (the policy needs
+   * one): every frame is then an overflow frame, gone at its unpin. */
+  c->nslots = o->capacity ? o->capacity : 1;
   ring_reset(c);
   hs_status st = HS_OK;
   c->spec = strdup(o->policy ? o->policy : DEFAULT_POLICY);
@@ -575,6 +633,23 @@ hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
   return f ? &f->pub : NULL;
 }
 
+/* An overflow frame unpinned while the cache is within its capacity takes
+ * a free slot (there is one: the slots hold fewer than count frames) and
+ * enters the policy as a page just used; a spare block in that slot goes. */
+static bool overflow_adopt(hs_frame_cache *c, fc_frame *f) {
+  if (!c->policy || c->nfree == 0) return false;
+  uint32_t slot = c->free_list[c->nfree - 1];
+  hs_access a = make_access(c, f->key, false);
+  if (hs_policy_insert(c->policy, slot, &a) != HS_OK) return false;
+  c->nfree--;
+  frame_free(c, c->slots[slot]);
+  overflow_remove(c, f);
+  f->flags &= ~F_OVERFLOW;
+  f->index = slot;
+  c->slots[slot] = f;
+  return true;
+}
+
 void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
   fc_frame *f = (fc_frame *)frame;
   cache_lock(c);
@@ -590,8 +665,10 @@ void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
   f->flags &= ~F_PINNED;
   DEC(c->pinned);
   if (discard) INC(c->stats.discards);
-  if (discard || (f->flags & F_OVERFLOW) || !(f->flags & F_HASHED)) {
-    frame_drop(c, f);
+  if (discard || !(f->flags & F_HASHED) || (c->purgeable && c->count > c->capacity)) {
+    frame_drop(c, f); /* over capacity: the frame let go of is the one that goes */
+  } else if (f->flags & F_OVERFLOW) {
+    if (!overflow_adopt(c, f)) frame_drop(c, f);
   } else if (f->flags & F_PARKED) {
     f->flags &= ~F_PARKED;
     hs_access a = make_access(c, f->key, false);
@@ -671,36 +748,40 @@ static uint32_t victim_order(hs_frame_cache *c, uint32_t *order, uint8_t *seen) 
  * counts come back exactly, ARC's T2 entries return to T2 in their order,
  * lru (no standing) is order alone. */
 static hs_status resize(hs_frame_cache *c, uint32_t capacity) {
-  uint32_t n = c->nslots;
+  uint32_t n = c->nslots, nslots = capacity ? capacity : 1;
   uint32_t *order = malloc(sizeof *order * n);
   uint32_t *standing = malloc(sizeof *standing * n);
   uint8_t *seen = malloc(n);
-  fc_frame **slots = calloc(capacity, sizeof *slots);
-  uint32_t *free_list = malloc(sizeof *free_list * capacity);
+  fc_frame **slots = calloc(nslots, sizeof *slots);
+  uint32_t *free_list = malloc(sizeof *free_list * nslots);
   hs_policy *p = NULL;
   hs_status st = HS_OK;
   /* Room in the overflow list for every pinned frame that may be demoted. */
   if (!order || !standing || !seen || !slots || !free_list ||
       !overflow_reserve(c, n > capacity ? n - capacity : 0))
     st = hs_fail(HS_ERR_NOMEM, 0, "frame cache: no memory to resize to %u frames", capacity);
-  if (st == HS_OK) st = policy_make(c, capacity, &p);
+  if (st == HS_OK) st = policy_make(c, nslots, &p);
   if (st != HS_OK) {
     free(order), free(standing), free(seen), free(slots), free(free_list);
     return st;
   }
   uint32_t k = victim_order(c, order, seen);
   for (uint32_t i = 0; i < k; i++) standing[i] = hs_policy_standing(c->policy, order[i]);
-  /* Over the new capacity: unpinned frames leave, victims first; then the
-   * first pinned ones become overflow frames. */
-  uint32_t excess = k > capacity ? k - capacity : 0;
-  for (uint32_t pass = 0; pass < 2; pass++)
+  /* Over the new capacity, counting the overflow frames too (as SQLite's
+   * own cache counts every page it holds): unpinned frames leave, victims
+   * first; then, while the slots hold more than the capacity, the first
+   * pinned ones become overflow frames. */
+  uint32_t total = k + c->noverflow, in_slots = k;
+  for (uint32_t pass = 0; pass < 2; pass++) {
+    uint32_t excess = pass == 0 ? (total > capacity ? total - capacity : 0)
+                                : (in_slots > capacity ? in_slots - capacity : 0);
     for (uint32_t i = 0; i < k && excess > 0; i++) {
       fc_frame *f = c->slots[order[i]];
       if (!f || !(f->flags & F_INUSE) || (pass == 0 && (f->flags & F_PINNED))) continue;
       c->slots[order[i]] = NULL;
       if (pass == 0) {
         table_remove(c, f);
-        free(f);
+        frame_free(c, f);
         DEC(c->count);
         INC(c->stats.evictions);
       } else {
@@ -708,7 +789,9 @@ static hs_status resize(hs_frame_cache *c, uint32_t capacity) {
         overflow_add(c, f);
       }
       excess--;
+      if (pass == 0) in_slots--;
     }
+  }
   uint32_t used = 0, nfree = 0;
   for (uint32_t i = 0; i < k; i++) {
     fc_frame *f = c->slots[order[i]];
@@ -734,26 +817,25 @@ static hs_status resize(hs_frame_cache *c, uint32_t capacity) {
       if (spare < capacity)
         slots[spare++] = c->slots[s];
       else
-        free(c->slots[s]);
+        frame_free(c, c->slots[s]);
     }
-  for (uint32_t s = capacity; s-- > used;) free_list[nfree++] = s;
+  for (uint32_t s = nslots; s-- > used;) free_list[nfree++] = s;
   hs_policy_destroy(c->policy);
   free(c->slots);
   free(c->free_list);
   c->policy = p;
   c->slots = slots;
   c->free_list = free_list;
-  c->nslots = capacity;
+  c->nslots = nslots;
   c->nfree = nfree;
   free(order), free(standing), free(seen);
   return HS_OK;
 }
 
 hs_status hs_frame_cache_set_capacity(hs_frame_cache *c, uint32_t capacity) {
-  if (capacity == 0) return hs_fail(HS_ERR_INVALID, 0, "frame cache: capacity 0 (at least 1)");
   cache_lock(c);
   hs_status st = HS_OK;
-  if (c->policy && capacity != c->nslots) st = resize(c, capacity);
+  if (c->policy && capacity != c->capacity) st = resize(c, capacity);
   if (st == HS_OK) {
     STORE(c->capacity, capacity);
     ring_reset(c);
@@ -770,7 +852,7 @@ void hs_frame_cache_shrink(hs_frame_cache *c) {
     fc_frame *f = c->slots[s];
     if (!f || (f->flags & F_PINNED) || ((f->flags & F_INUSE) && !c->purgeable)) continue;
     if (f->flags & F_INUSE) frame_drop(c, f);
-    free(f);
+    frame_free(c, f);
     c->slots[s] = NULL;
   }
   ring_reset(c);

@@ -276,6 +276,9 @@ static hs_status scan_segment(hs_wal_reader *r, uint64_t from, bool *found, uint
  * *h: *kind is WAL_SEG_ZEROS for a file too short to hold one. */
 static hs_status open_segment(const char *dir, uint64_t start, char *path, size_t path_len, int *fd,
                               wal_seg_header_kind *kind, wal_seg_header *h) {
+  /* Set on every path: gcc -O3 cannot see that the callers stop on failure. */
+  *kind = WAL_SEG_ZEROS;
+  memset(h, 0, sizeof *h);
   wal_segment_path(dir, start, path, path_len);
   *fd = open(path, O_RDONLY | O_CLOEXEC);
   if (*fd < 0)

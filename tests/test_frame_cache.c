@@ -246,6 +246,34 @@ static void test_pcache1_counting(void) {
   hs_frame_cache_destroy(c);
 }
 
+/* A frame parked by a victim search, then detached (truncate) and keyed
+ * again (rekey) while pinned: it is an overflow frame, not parked, and at
+ * its unpin within the capacity it joins the policy once (a stale parked
+ * mark made a later insert of its slot fail: "already resident", found by
+ * test_threads). */
+static void test_parked_then_detached(void) {
+  hs_frame_cache *c = open_cache(4, "clock-sweep", true, 0, 0);
+  hs_frame *p[3];
+  for (uint64_t k = 0; k < 3; k++) p[k] = must_fetch(c, 100 + k, HS_FETCH_CREATE_HARD);
+  hs_frame_cache_unpin(c, must_fetch(c, 3, HS_FETCH_CREATE_HARD), false);
+  hs_frame *n = must_fetch(c, 10, HS_FETCH_CREATE_HARD); /* passes the pinned three */
+  CHECK_EQ(stats_of(c).evictions, 1);
+  hs_frame_cache_truncate(c, 100); /* the three pinned leave their keys */
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_rekey(c, p[0], 50);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_unpin(c, p[1], false);
+  hs_frame_cache_unpin(c, p[2], false);
+  hs_frame_cache_unpin(c, p[0], false); /* within the capacity: adopted */
+  CHECK(cached(c, 50));
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_unpin(c, n, false);
+  for (uint64_t k = 200; k < 220; k++)
+    hs_frame_cache_unpin(c, must_fetch(c, k, HS_FETCH_CREATE), 0);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c);
+}
+
 /* Every frame pinned: CREATE refuses, CREATE_HARD gives an overflow frame
  * (findable by its key) that leaves at unpin; LOOKUP finds nothing new. */
 static void test_all_pinned(void) {
@@ -1038,6 +1066,7 @@ int main(void) {
   test_capacity_zero();
   test_engine_memory();
   test_pcache1_counting();
+  test_parked_then_detached();
   test_content_and_extra();
   test_rekey();
   test_truncate();

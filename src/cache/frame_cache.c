@@ -328,6 +328,7 @@ static void frame_detach(hs_frame_cache *c, fc_frame *f) {
   if (f->flags & F_HASHED) table_remove(c, f);
   if ((f->flags & F_OVERFLOW) || !overflow_reserve(c, 1)) return;
   slot_release(c, f, false);
+  f->flags &= ~F_PARKED; /* an overflow frame is never in a policy */
   overflow_add(c, f);
 }
 
@@ -644,7 +645,7 @@ static bool overflow_adopt(hs_frame_cache *c, fc_frame *f) {
   c->nfree--;
   frame_free(c, c->slots[slot]);
   overflow_remove(c, f);
-  f->flags &= ~F_OVERFLOW;
+  f->flags &= ~(F_OVERFLOW | F_PARKED); /* in the policy now */
   f->index = slot;
   c->slots[slot] = f;
   return true;
@@ -927,6 +928,7 @@ hs_status frame_cache_check(hs_frame_cache *c) {
     const fc_frame *f = c->overflow[i];
     if (f->index != i || !(f->flags & F_OVERFLOW)) FC_FAIL("overflow frame %u misplaced", i);
     if (!(f->flags & F_PINNED)) FC_FAIL("overflow frame %u is not pinned", i);
+    if (f->flags & F_PARKED) FC_FAIL("overflow frame %u is marked parked", i);
     pinned += (f->flags & F_PINNED) != 0;
     if (f->flags & F_HASHED) {
       hashed++;

@@ -759,7 +759,12 @@ static void test_scan_resistance(void) {
     double ratio = hot_after_scan(policies[i], 32, &scans);
     printf("%s, scan_run 32: hot set hit ratio after the scan %.3f\n", policies[i], ratio);
     CHECK(ratio >= 0.97);
-    CHECK_EQ(scans, 1000 - 32);
+    /* The run of consecutive keys is a scan from its 33rd key; the hot
+     * set's first round (30 misses, and its later hits on pages not
+     * fetched just before, which say nothing) leaves a run of misses the
+     * scan's first misses extend, so it may be taken for a scan a little
+     * earlier; the 30 new pages after it, all misses, may still count. */
+    CHECK(scans >= 1000 - 32 && scans <= 1000 + 30);
   }
   double ratio = hot_after_scan("lru", 0, &scans);
   printf("lru, no detection: hot set hit ratio after the scan %.3f\n", ratio);

@@ -82,6 +82,26 @@ typedef struct fc_frame {
   uint8_t flags;
 } fc_frame;
 
+/* The scan detector's state (see scan_note). */
+#define SCAN_HIST   8u
+#define SCAN_RECENT 12u
+typedef struct fc_scan {
+  uint64_t last, prev, pos, alt, run_start, miss_start;
+  uint32_t run, outl, outl_total, misses, hits;
+  /* What the history says of the current run and run of misses: a scan
+   * known to be longer than the cache can hold (a scan from its first
+   * page), or one known to fit (never a scan). */
+  bool run_long, run_small, miss_long, miss_small;
+  bool any, last_scan;
+  struct {
+    uint64_t start;
+    uint32_t len;
+  } hist[SCAN_HIST];
+  uint32_t hist_next;
+  uint64_t recent[SCAN_RECENT]; /* the last distinct keys fetched */
+  uint32_t recent_pos;
+} fc_scan;
+
 typedef struct fc_entry {
   uint64_t key;
   fc_frame *f; /* NULL: empty */
@@ -111,7 +131,7 @@ struct hs_frame_cache {
   bool recycle_early;     /* recycle once count + 1 reaches capacity */
   uint32_t passed[PASSED_MAX], npassed;
 
-  uint64_t last_key, run;
+  fc_scan scan;
   uint32_t ring[RING_MAX];
   uint32_t ring_size, ring_len, ring_pos;
 
@@ -502,14 +522,109 @@ static fc_frame *frame_create(hs_frame_cache *c, uint64_t key, hs_fetch_mode mod
 
 /* ---- the scan detector --------------------------------------------------- */
 
+#define SCAN_FWD      64u /* a scan's next page is at most this far ahead */
+#define SCAN_BACK     16u /* pages this far behind the furthest neither extend nor break it */
+#define SCAN_OUTLIERS 4u  /* pages elsewhere in a row that do not end a run */
+#define SCAN_CONFIRM  4u  /* pages into a run that began where a long scan did */
+
+/* What the history says of a scan beginning at `start`: 1 it was longer
+ * than three quarters of the cache, 0 shorter, -1 not known. */
+static int hist_long(const hs_frame_cache *c, uint64_t start) {
+  const fc_scan *s = &c->scan;
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    if (s->hist[i].len && s->hist[i].start == start)
+      return (uint64_t)s->hist[i].len * 4 > (uint64_t)c->capacity * 3;
+  return -1;
+}
+
+/* A scan (a run, or a run of misses, longer than scan_run) has ended. */
+static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len) {
+  fc_scan *s = &c->scan;
+  if (len <= c->scan_run) return;
+  uint32_t at = s->hist_next;
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    if (s->hist[i].len && s->hist[i].start == start) at = i;
+  if (at == s->hist_next) s->hist_next = (s->hist_next + 1) % SCAN_HIST;
+  s->hist[at].start = start;
+  s->hist[at].len = len;
+}
+
+static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run, uint64_t pos) {
+  fc_scan *s = &c->scan;
+  hist_put(c, s->run_start, s->run);
+  s->run = run;
+  s->run_start = start;
+  s->pos = pos;
+  s->outl = s->outl_total = 0;
+  int h = hist_long(c, start);
+  s->run_long = h == 1;
+  s->run_small = h == 0;
+}
+
 /* True when this fetch is inside a scan. */
-static bool scan_note(hs_frame_cache *c, uint64_t key) {
-  if (c->run > 0 && key == c->last_key + 1)
-    c->run++;
-  else if (c->run == 0 || key != c->last_key)
-    c->run = 1;
-  c->last_key = key;
-  return c->scan_run > 0 && c->run > c->scan_run;
+static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
+  fc_scan *s = &c->scan;
+  if (c->scan_run == 0) return false;
+  if (s->any && key == s->last) return s->last_scan;
+  if (s->any && key == s->prev) {
+    /* Back to the page before: a scan reading a row's overflow pages
+     * twice, a page and its overflow page in turn. Neither extends nor
+     * breaks anything. */
+    s->prev = s->last;
+    s->last = key;
+    return s->last_scan;
+  }
+  /* A hit on a page fetched a few pages ago: something is coming back to
+   * pages it uses (a lookup to page 1 and the root), which a scan does not
+   * do. A hit on another page (one still cached from before) tells
+   * nothing. */
+  bool reuse = false;
+  if (hit)
+    for (uint32_t i = 0; i < SCAN_RECENT; i++) reuse |= s->recent[i] == key;
+  s->recent[s->recent_pos] = s->last;
+  s->recent_pos = (s->recent_pos + 1) % SCAN_RECENT;
+  s->any = true;
+  s->prev = s->last;
+  s->last = key;
+  bool along = true;
+  if (key > s->pos && key - s->pos <= SCAN_FWD) {
+    s->run++;
+    s->pos = key;
+    s->outl = 0;
+  } else if (!(key < s->pos && s->pos - key <= SCAN_BACK)) {
+    along = false;
+    s->outl++;
+    s->outl_total++;
+    if (s->outl > 1 && key > s->alt && key - s->alt <= SCAN_FWD) {
+      run_restart(c, s->alt, 2, key); /* a new run began at the last outlier */
+      along = true;
+    } else if (s->outl > SCAN_OUTLIERS || 2 * s->outl_total > s->run + 8) {
+      run_restart(c, key, 1, key);
+    }
+    s->alt = key;
+  }
+  if (reuse) {
+    if (++s->hits >= 2 && s->misses) {
+      hist_put(c, s->miss_start, s->misses);
+      s->misses = 0;
+    }
+  } else if (!hit) {
+    s->hits = 0;
+    if (s->misses++ == 0) {
+      s->miss_start = key;
+      int h = hist_long(c, key);
+      s->miss_long = h == 1;
+      s->miss_small = h == 0;
+    }
+  }
+  /* A start known from a long scan needs a few pages of progress too:
+   * lookups restart runs and runs of misses all the time, some of them at
+   * a page where a scan once began (page 1, a root). */
+  bool seq = (s->run_long && s->run >= SCAN_CONFIRM) || (s->run > c->scan_run && !s->run_small);
+  bool miss = !s->run_small && !s->miss_small &&
+              ((s->miss_long && s->misses >= SCAN_CONFIRM) || s->misses > c->scan_run);
+  s->last_scan = (seq && along) || (miss && !hit && s->misses >= 2);
+  return s->last_scan;
 }
 
 /* ---- the API -------------------------------------------------------------- */
@@ -607,9 +722,9 @@ hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
   if (created) *created = false;
   cache_lock(c);
   INC(c->stats.fetches);
-  bool scan = scan_note(c, key);
-  if (scan) INC(c->stats.scan_fetches);
   fc_frame *f = table_find(c, key);
+  bool scan = scan_note(c, key, f != NULL);
+  if (scan) INC(c->stats.scan_fetches);
   if (f) {
     INC(c->stats.hits);
     if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED))) {

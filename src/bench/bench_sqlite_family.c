@@ -95,10 +95,10 @@ static void shape_label(const sql_shape *s, char *buf, size_t len) {
 
 typedef struct fam_db {
   const sql_shape *s;
-  uint32_t cache_pages;  /* the run's cache in this shape's pages */
-  int64_t *hot_keys;     /* what a lookup binds */
+  uint32_t cache_pages; /* the run's cache in this shape's pages */
+  int64_t *hot_keys;    /* what a lookup binds */
   uint32_t nhot;
-  int64_t id_lo, id_hi;  /* the big table's keys, for the range scan */
+  int64_t id_lo, id_hi; /* the big table's keys, for the range scan */
   int64_t pages, hot_pages, big_pages;
 } fam_db;
 
@@ -220,11 +220,11 @@ static int build_shape(const sql_bench *b, const sql_shape *s, fam_db *d) {
   int64_t hot_target = (int64_t)((double)d->cache_pages * HOT_SHARE);
   if (hot_target < 3) hot_target = 3;
   if (rc == 0)
-    rc = insert_until(db, ins, s, &rng, s->page / 12, start + hot_target, &nhot,
-                      &d->hot_keys);
+    rc = insert_until(db, ins, s, &rng, s->page / 12, start + hot_target, &nhot, &d->hot_keys);
   sqlite3_finalize(ins);
   ins = NULL;
-  if (rc == 0 && s->layout == 2) rc = sql_exec(db, "UPDATE hot SET k = id * 7 + 3; CREATE INDEX hot_k ON hot(k)");
+  if (rc == 0 && s->layout == 2)
+    rc = sql_exec(db, "UPDATE hot SET k = id * 7 + 3; CREATE INDEX hot_k ON hot(k)");
   int64_t after_hot = rc ? -1 : fam_page_count(db);
   if (after_hot < 0) rc = 1;
   /* big: scale times the cache; narrow rows of 200 bytes, or wide ones of
@@ -232,8 +232,8 @@ static int build_shape(const sql_bench *b, const sql_shape *s, fam_db *d) {
   uint32_t pad = s->wide ? s->page * 8 / 5 : 200;
   if (rc == 0) rc = fam_prepare(db, "INSERT INTO big VALUES (?, ?, ?, ?)", &ins);
   if (rc == 0)
-    rc = insert_until(db, ins, s, &rng, pad, after_hot + (int64_t)d->cache_pages * s->scale,
-                      &nbig, NULL);
+    rc = insert_until(db, ins, s, &rng, pad, after_hot + (int64_t)d->cache_pages * s->scale, &nbig,
+                      NULL);
   sqlite3_finalize(ins);
   if (rc == 0) rc = sql_exec(db, "COMMIT");
   if (rc == 0 && s->journal == 1) rc = sql_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)");
@@ -277,8 +277,7 @@ static const char *scan_sql(const sql_shape *s) {
   }
 }
 
-static int fam_scan(sqlite3 *db, sqlite3_stmt *scan, const fam_db *d, bool hotset,
-                    fam_result *r) {
+static int fam_scan(sqlite3 *db, sqlite3_stmt *scan, const fam_db *d, bool hotset, fam_result *r) {
   hotset_sqlite_stats before, after;
   if (hotset) hotset_sqlite_stats_get(&before);
   if (d->s->scan == 3) {
@@ -385,9 +384,9 @@ static int fam_configs(const sql_bench *b, fam_config *out) {
 }
 
 typedef struct fam_summary {
-  int eligible;        /* shapes where stock is 0.05 or more below the ceiling */
-  int met;             /* of those, default within 0.01 of the ceiling */
-  double worst_gap;    /* ceiling - default, the largest over eligible shapes */
+  int eligible;     /* shapes where stock is 0.05 or more below the ceiling */
+  int met;          /* of those, default within 0.01 of the ceiling */
+  double worst_gap; /* ceiling - default, the largest over eligible shapes */
   int worst_shape;
   double worst_any_gap; /* over every shape */
 } fam_summary;
@@ -398,8 +397,8 @@ static void print_shape_text(const sql_shape *s, const fam_db *d, double stock, 
   shape_label(s, label, sizeof label);
   printf("  %2d %-44s %6" PRId64 " %6.4f %6.4f", s->index, label, d->pages, stock, ceiling);
   for (int i = 0; i < n; i++) {
-    double share = res[i].scan_fetches ? (double)res[i].scan_detected / (double)res[i].scan_fetches
-                                       : 0;
+    double share =
+        res[i].scan_fetches ? (double)res[i].scan_detected / (double)res[i].scan_fetches : 0;
     printf(" %6.4f(%3.0f%%)", res[i].hit_ratio, 100 * share);
   }
   (void)cf;

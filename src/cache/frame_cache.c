@@ -93,6 +93,8 @@ typedef struct fc_scan {
    * page), or one known to fit (never a scan). */
   bool run_long, run_small, miss_long, miss_small;
   bool any, last_scan;
+  int dir;             /* the run's direction: 1 up, -1 down, 0 not yet */
+  uint32_t ghost_hits; /* misses on keys the ring recycled a while ago */
   struct {
     uint64_t start;
     uint32_t len;
@@ -132,6 +134,13 @@ struct hs_frame_cache {
   uint32_t passed[PASSED_MAX], npassed;
 
   fc_scan scan;
+  /* The keys the ring recycled, each with the cache's count of misses when
+   * it went (a table indexed by the key's hash; a later key may overwrite
+   * an earlier one): a scan that misses on them is coming round again. */
+  struct fc_ghost {
+    uint64_t key, at;
+  } * ghost;
+  uint32_t ghost_mask;
   uint32_t ring[RING_MAX];
   uint32_t ring_size, ring_len, ring_pos;
 
@@ -394,9 +403,32 @@ static uint32_t ring_size_for(uint32_t capacity) {
   return n < 1 ? 1 : n > RING_MAX ? RING_MAX : n;
 }
 
+#define GHOST_MAX (1u << 20)
+
 static void ring_reset(hs_frame_cache *c) {
   c->ring_size = ring_size_for(c->capacity);
   c->ring_len = c->ring_pos = 0;
+  /* As many ghost entries as frames (a power of two, 64 .. 2^20); none
+   * if there is no memory for them (then no scan is found coming round). */
+  uint32_t n = 64;
+  while (n < c->capacity && n < GHOST_MAX) n *= 2;
+  if (c->ghost && c->ghost_mask + 1 == n) return;
+  free(c->ghost);
+  c->ghost = calloc(n, sizeof *c->ghost);
+  c->ghost_mask = c->ghost ? n - 1 : 0;
+}
+
+static uint32_t ghost_home(const hs_frame_cache *c, uint64_t key) {
+  return (uint32_t)hs_mix64(key ^ 0x5ca9u) & c->ghost_mask;
+}
+
+/* Whether the ring recycled `key` within the last three quarters of the
+ * cache's worth of misses: a scan that comes back to it that soon would
+ * have found it cached had it been kept. */
+static bool ghost_recent(const hs_frame_cache *c, uint64_t key) {
+  if (!c->ghost) return false;
+  const struct fc_ghost *g = &c->ghost[ghost_home(c, key)];
+  return g->at && g->key == key && (c->stats.misses + 1 - g->at) * 4 <= (uint64_t)c->capacity * 3;
 }
 
 /* The scan's oldest remembered frame, if the scan may take it back. */
@@ -405,6 +437,8 @@ static int64_t ring_take(hs_frame_cache *c) {
   uint32_t s = c->ring[c->ring_pos];
   fc_frame *f = s < c->nslots ? c->slots[s] : NULL;
   if (!f || (f->flags & (F_INUSE | F_SCAN | F_PINNED)) != (F_INUSE | F_SCAN)) return -1;
+  if (c->ghost)
+    c->ghost[ghost_home(c, f->key)] = (struct fc_ghost){.key = f->key, .at = c->stats.misses + 1};
   evict_slot(c, s);
   return s;
 }
@@ -540,7 +574,7 @@ static int hist_long(const hs_frame_cache *c, uint64_t start) {
 /* A scan (a run, or a run of misses, longer than scan_run) has ended. */
 static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len) {
   fc_scan *s = &c->scan;
-  if (len <= c->scan_run) return;
+  if (len <= c->scan_run && len != 1) return; /* 1: marked as fitting */
   uint32_t at = s->hist_next;
   for (uint32_t i = 0; i < SCAN_HIST; i++)
     if (s->hist[i].len && s->hist[i].start == start) at = i;
@@ -556,6 +590,7 @@ static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run, uint64_
   s->run_start = start;
   s->pos = pos;
   s->outl = s->outl_total = 0;
+  s->dir = run > 1 ? (pos > start ? 1 : -1) : 0;
   int h = hist_long(c, start);
   s->run_long = h == 1;
   s->run_small = h == 0;
@@ -587,15 +622,20 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
   s->prev = s->last;
   s->last = key;
   bool along = true;
-  if (key > s->pos && key - s->pos <= SCAN_FWD) {
+  uint64_t up = key > s->pos ? key - s->pos : 0, down = key < s->pos ? s->pos - key : 0;
+  if ((up && up <= SCAN_FWD && s->dir >= 0) || (down && down <= SCAN_FWD && s->dir <= 0)) {
+    /* SQLite scans a table forwards, or backwards (ORDER BY ... DESC, a
+     * table whose pages went out in reverse order). */
     s->run++;
     s->pos = key;
     s->outl = 0;
-  } else if (!(key < s->pos && s->pos - key <= SCAN_BACK)) {
+    s->dir = up ? 1 : -1;
+  } else if (!(up && up <= SCAN_BACK) && !(down && down <= SCAN_BACK)) {
     along = false;
     s->outl++;
     s->outl_total++;
-    if (s->outl > 1 && key > s->alt && key - s->alt <= SCAN_FWD) {
+    uint64_t from_alt = key > s->alt ? key - s->alt : s->alt - key;
+    if (s->outl > 1 && from_alt && from_alt <= SCAN_FWD) {
       run_restart(c, s->alt, 2, key); /* a new run began at the last outlier */
       along = true;
     } else if (s->outl > SCAN_OUTLIERS || 2 * s->outl_total > s->run + 8) {
@@ -623,6 +663,17 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
   bool seq = (s->run_long && s->run >= SCAN_CONFIRM) || (s->run > c->scan_run && !s->run_small);
   bool miss = !s->run_small && !s->miss_small &&
               ((s->miss_long && s->misses >= SCAN_CONFIRM) || s->misses > c->scan_run);
+  if ((seq || miss) && !hit && ghost_recent(c, key) && ++s->ghost_hits >= SCAN_CONFIRM) {
+    /* The scan came back to pages its ring recycled not long ago: it
+     * fits in the cache, and is read again. Not a scan: from now on (and
+     * the next time it starts here) its pages are cached as any. */
+    hist_put(c, s->run_start, 1);
+    hist_put(c, s->miss_start, 1);
+    s->run_small = s->miss_small = true;
+    s->run_long = s->miss_long = false;
+    s->ghost_hits = 0;
+    seq = miss = false;
+  }
   s->last_scan = (seq && along) || (miss && !hit && s->misses >= 2);
   return s->last_scan;
 }
@@ -645,6 +696,7 @@ static void cache_free(hs_frame_cache *c) {
   free(c->free_list);
   free(c->overflow);
   free(c->table);
+  free(c->ghost);
   free(c->spec);
   if (c->policy) hs_policy_destroy(c->policy);
   pthread_mutex_destroy(&c->mu);

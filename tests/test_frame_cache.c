@@ -763,8 +763,11 @@ static void test_scan_resistance(void) {
      * set's first round (30 misses, and its later hits on pages not
      * fetched just before, which say nothing) leaves a run of misses the
      * scan's first misses extend, so it may be taken for a scan a little
-     * earlier; the 30 new pages after it, all misses, may still count. */
-    CHECK(scans >= 1000 - 32 && scans <= 1000 + 30);
+     * earlier; the 30 new pages after it, all misses, extend that run, and
+     * the hot set's 30 hits after them, none on a page fetched lately,
+     * count as the scan's too (they reach the policy as "used once", and
+     * the hit ratio above shows it costs the hot set nothing here). */
+    CHECK(scans >= 1000 - 32 && scans <= 1000 + 60);
   }
   double ratio = hot_after_scan("lru", 0, &scans);
   printf("lru, no detection: hot set hit ratio after the scan %.3f\n", ratio);

@@ -663,7 +663,11 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
   bool seq = (s->run_long && s->run >= SCAN_CONFIRM) || (s->run > c->scan_run && !s->run_small);
   bool miss = !s->run_small && !s->miss_small &&
               ((s->miss_long && s->misses >= SCAN_CONFIRM) || s->misses > c->scan_run);
-  if ((seq || miss) && !hit && ghost_recent(c, key) && ++s->ghost_hits >= SCAN_CONFIRM) {
+  /* Misses in a row on pages the ring recycled not long ago (a scan
+   * reading a page again now and then, an interior page's overflow, does
+   * not make a row of them). */
+  if ((seq || miss) && !hit) s->ghost_hits = ghost_recent(c, key) ? s->ghost_hits + 1 : 0;
+  if (s->ghost_hits >= SCAN_CONFIRM) {
     /* The scan came back to pages its ring recycled not long ago: it
      * fits in the cache, and is read again. Not a scan: from now on (and
      * the next time it starts here) its pages are cached as any. */
@@ -674,7 +678,10 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
     s->ghost_hits = 0;
     seq = miss = false;
   }
-  s->last_scan = (seq && along) || (miss && !hit && s->misses >= 2);
+  /* In a run of misses, a miss is the scan's, and so is a hit on a page
+   * not fetched lately (a page of the table still cached: it must not
+   * climb the policy for being read by the scan). */
+  s->last_scan = (seq && along) || (miss && !reuse && s->misses >= 2);
   return s->last_scan;
 }
 

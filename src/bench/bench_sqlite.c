@@ -6,8 +6,10 @@
  * pages, while full scans of a table bigger than the cache run between
  * them. SQLite's cache is an LRU list, so each scan pushes the hot pages
  * out and the next lookups read them again; hotset's cache takes a run of
- * consecutive page numbers for a scan and keeps its pages at the victim
- * end. Two workloads (bench_sqlite_work.c):
+ * nearby page numbers (or of misses) for a scan and keeps its pages at the
+ * victim end. Two workloads (bench_sqlite_work.c), and the family
+ * (bench_sqlite_family.c): the lookups in 24 shapes, each against the
+ * ceiling of a cache that never evicts:
  *   lookups  rounds of --lookups-between point lookups by key through an
  *            index, each followed by a full scan of the big table. The hit
  *            ratio is SQLite's own count (sqlite3_db_status CACHE_HIT and
@@ -61,7 +63,10 @@ static const args_command command = {
              "bigger than the cache; the lookups' hit ratio is SQLite's own count. mix: bulk\n"
              "inserts, indexed selects, updates, range scans, a join and deletes, per step.\n"
              "Configurations: stock (SQLite's cache), then hotset with each policy, scan\n"
-             "detection on and off (the mix: on). The report ends with the targets checked.\n",
+             "detection on and off (the mix: on). The report ends with the targets checked.\n"
+             "family: the lookups in 24 shapes (journal, layout, scan, page size, lookups\n"
+             "between, scan size, rows, insert order); per shape stock, the ceiling (a cache\n"
+             "that never evicts), hotset's default and each policy; ends with the worst case.\n",
     .notes = "Pages are 4 KiB. The mix runs with synchronous = OFF (no fsyncs), --mix-runs\n"
              "times per configuration, interleaved; its figures are the medians. --policy\n"
              "default names the adapter's default policy. The databases (in --dir or a\n"

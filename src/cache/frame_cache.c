@@ -23,10 +23,16 @@
  * every slot is in use, and capacity only records the engine's wish. (The
  * spec is still checked at create, so a bad one fails the same way.)
  *
- * Scans. The detector keeps the last key fetched and the length of the run
- * of consecutive keys ending there (fetching the same key again, as an
- * engine does after a LOOKUP miss, neither extends nor breaks it). Inside a
- * run longer than scan_run, hits and inserts reach the policy with
+ * Scans. The detector (scan_note) takes for a scan a run of keys moving
+ * one way a few at a time — gaps, a step or two back and a key elsewhere
+ * now and then allowed, as SQLite's B-trees give them — or a run of misses
+ * that never comes back to a page it fetched lately (a table whose pages
+ * are in no order); past scan_run of either. It remembers where recent
+ * scans began and how long they were, and the keys its ring recycled: a
+ * scan that fits in the cache and comes round again is cached as any
+ * pages, one known to be long is a scan from its first pages.
+ * docs/frame-cache.md, "Scans", has the rules and why each is there.
+ * Inside a scan, hits and inserts reach the policy with
  * HS_HINT_RING and recycle_first: lru puts the scan's pages at its victim
  * end, arc/2q/lirs keep them at "used once". That alone does not protect a
  * clock: clock-sweep's hand lowers every count it passes, and a scan that
@@ -408,10 +414,11 @@ static uint32_t ring_size_for(uint32_t capacity) {
 static void ring_reset(hs_frame_cache *c) {
   c->ring_size = ring_size_for(c->capacity);
   c->ring_len = c->ring_pos = 0;
-  /* As many ghost entries as frames (a power of two, 64 .. 2^20); none
-   * if there is no memory for them (then no scan is found coming round). */
+  /* Twice as many ghost entries as frames (a power of two, 64 .. 2^20),
+   * so that few keys overwrite one another; none if there is no memory
+   * for them (then no scan is found coming round). */
   uint32_t n = 64;
-  while (n < c->capacity && n < GHOST_MAX) n *= 2;
+  while (n < 2 * (uint64_t)c->capacity && n < GHOST_MAX) n *= 2;
   if (c->ghost && c->ghost_mask + 1 == n) return;
   free(c->ghost);
   c->ghost = calloc(n, sizeof *c->ghost);
@@ -560,6 +567,7 @@ static fc_frame *frame_create(hs_frame_cache *c, uint64_t key, hs_fetch_mode mod
 #define SCAN_BACK     16u /* pages this far behind the furthest neither extend nor break it */
 #define SCAN_OUTLIERS 4u  /* pages elsewhere in a row that do not end a run */
 #define SCAN_CONFIRM  4u  /* pages into a run that began where a long scan did */
+#define SCAN_AGAIN    16u /* misses in a row on keys the ring let go: the scan fits */
 
 /* What the history says of a scan beginning at `start`: 1 it was longer
  * than three quarters of the cache, 0 shorter, -1 not known. */
@@ -667,7 +675,7 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
    * reading a page again now and then, an interior page's overflow, does
    * not make a row of them). */
   if ((seq || miss) && !hit) s->ghost_hits = ghost_recent(c, key) ? s->ghost_hits + 1 : 0;
-  if (s->ghost_hits >= SCAN_CONFIRM) {
+  if (s->ghost_hits >= SCAN_AGAIN) {
     /* The scan came back to pages its ring recycled not long ago: it
      * fits in the cache, and is read again. Not a scan: from now on (and
      * the next time it starts here) its pages are cached as any. */

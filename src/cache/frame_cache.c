@@ -622,7 +622,7 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
    * do. A hit on another page (one still cached from before) tells
    * nothing. */
   bool reuse = false;
-  if (hit)
+  if (hit && s->misses) /* only a run of misses needs to know */
     for (uint32_t i = 0; i < SCAN_RECENT; i++) reuse |= s->recent[i] == key;
   s->recent[s->recent_pos] = s->last;
   s->recent_pos = (s->recent_pos + 1) % SCAN_RECENT;

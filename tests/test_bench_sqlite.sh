@@ -113,6 +113,30 @@ done
 if [[ $(($(f 1 cache_hits) + $(f 1 cache_misses))) -eq $(($(f 2 cache_hits) + $(f 2 cache_misses))) ]]
 then ok; else bad "stock and the first hotset row fetched different numbers of pages"; fi
 
+# The family: one shape, one policy; a JSON line for the shape with stock,
+# the ceiling, the default and the policy, then the summary line.
+fam=$scratch/family.json
+TMPDIR=$tmp "$HOTSET" bench sqlite --workload family --shape 19 --family-rounds 2 --policy lru \
+  --scan-detect on --cache 100 --json >"$fam" 2>"$err"
+status=$?
+expect_status 0 "bench sqlite --workload family --json"
+if [[ $(wc -l <"$fam") -eq 2 ]]; then ok; else bad "family: $(wc -l <"$fam") JSON lines, want 2"; fi
+g() { json_line_field "$fam" "$1" "$2"; }
+if [[ $(g 1 workload) == family && $(g 1 shape) == 19 && $(g 2 workload) == family-summary ]]; then ok
+else bad "family: lines '$(g 1 workload)' (shape '$(g 1 shape)'), '$(g 2 workload)'"; fi
+for k in stock ceiling default; do
+  if awk -v v="$(g 1 $k)" 'BEGIN { exit !(v > 0 && v <= 1) }'; then ok; else
+    bad "family: $k '$(g 1 $k)' is not within (0, 1]"
+  fi
+done
+# The ceiling's cache never evicts: nothing serves the lookups better.
+if awk -v c="$(g 1 ceiling)" -v s="$(g 1 stock)" -v d="$(g 1 default)" \
+  'BEGIN { exit !(c >= s - 1e-9 && c >= d - 1e-9) }'; then ok; else
+  bad "family: ceiling $(g 1 ceiling) below stock $(g 1 stock) or default $(g 1 default)"
+fi
+run bench sqlite --workload family --shape 24
+expect_usage_error --shape "bench sqlite --shape 24" "hotset bench sqlite"
+
 # The human tables and the target checks; --dir is kept, its databases not.
 dir=$scratch/dir
 "$HOTSET" bench sqlite --rounds 2 --lookups-between 10 --mix-runs 1 --policy lru --dir "$dir" \

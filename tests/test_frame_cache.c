@@ -787,12 +787,101 @@ static void test_scan_resistance(void) {
     double ratio = hot_after_scan(policies[i], 32, &scans);
     printf("%s, scan_run 32: hot set hit ratio after the scan %.3f\n", policies[i], ratio);
     CHECK(ratio >= 0.97);
-    CHECK_EQ(scans, 1000 - 32);
+    /* The run of consecutive keys is a scan from its 33rd key; the hot
+     * set's first round (30 misses, and its later hits on pages not
+     * fetched just before, which say nothing) leaves a run of misses the
+     * scan's first misses extend, so it may be taken for a scan a little
+     * earlier; the 30 new pages after it, all misses, extend that run, and
+     * the hot set's 30 hits after them, none on a page fetched lately,
+     * count as the scan's too (they reach the policy as "used once", and
+     * the hit ratio above shows it costs the hot set nothing here). */
+    CHECK(scans >= 1000 - 32 && scans <= 1000 + 60);
   }
   double ratio = hot_after_scan("lru", 0, &scans);
   printf("lru, no detection: hot set hit ratio after the scan %.3f\n", ratio);
   CHECK(ratio < 0.5);
   CHECK_EQ(scans, 0);
+}
+
+/* Fetches `key` (created if missing) and unpins it; whether it was cached. */
+static bool touch(hs_frame_cache *c, uint64_t key) {
+  bool created = false;
+  hs_frame *f = hs_frame_cache_fetch(c, key, HS_FETCH_CREATE, &created);
+  REQUIRE(f != NULL);
+  hs_frame_cache_unpin(c, f, false);
+  return !created;
+}
+
+/* The share of `n` fetches the detector took for a scan. */
+static double scan_share(hs_frame_cache *c, uint64_t before, uint64_t n) {
+  return (double)(stats_of(c).scan_fetches - before) / (double)n;
+}
+
+/* What SQLite's scans look like when a table did not grow by appends, and
+ * what its lookups look like: the scans must be taken for scans from
+ * their first few dozen pages, the lookups never. */
+static void test_scan_shapes(void) {
+  hs_frame_cache *c = open_cache(100, "s3fifo", true, 32, 0);
+  /* A scan with gaps (rows' overflow pages skipped: +3 a page), a page
+   * elsewhere every 40 (an interior page) and pages a little out of order
+   * (a leaf a balance put before its neighbour). */
+  uint64_t before = stats_of(c).scan_fetches, n = 0;
+  for (uint64_t i = 0; i < 1000; i++) {
+    uint64_t k = 100 + 3 * (i % 5 == 1 ? i + 1 : i % 5 == 2 ? i - 1 : i);
+    touch(c, k), n++;
+    if (i % 40 == 39) touch(c, 900000 + i), n++;
+  }
+  double gapped = scan_share(c, before, n);
+  /* Backwards, as ORDER BY ... DESC reads a table. */
+  before = stats_of(c).scan_fetches;
+  for (uint64_t i = 0; i < 1000; i++) touch(c, 50000 - i);
+  double down = scan_share(c, before, 1000);
+  /* In no order at all (a table grown by random inserts: its leaves are
+   * where its page splits put them), every page a miss. */
+  before = stats_of(c).scan_fetches;
+  for (uint64_t i = 0; i < 1000; i++) touch(c, 1000000 + ((i * 2654435761u) & 0xfffff));
+  double shuffled = scan_share(c, before, 1000);
+  printf("scan shapes taken for scans: gapped %.3f, downwards %.3f, shuffled %.3f\n", gapped, down,
+         shuffled);
+  CHECK(gapped >= 0.9);
+  CHECK(down >= 0.9);
+  CHECK(shuffled >= 0.9);
+  /* Lookups: page 1, the root, an interior page, a leaf of 5,000 (mostly
+   * misses) — never a scan. Right after the scan, the first few of them,
+   * all misses (this cache has none of their pages), still extend its run
+   * of misses: a handful of fetches; after that, none. */
+  uint64_t x = 12345;
+  for (int batch = 0; batch < 2; batch++) {
+    before = stats_of(c).scan_fetches;
+    for (int i = 0; i < 3000; i++) {
+      x = x * 6364136223846793005u + 1442695040888963407u;
+      touch(c, 1);
+      touch(c, 2);
+      touch(c, 3 + (x >> 60));
+      touch(c, 3000000 + (x >> 33) % 5000);
+    }
+    uint64_t taken = stats_of(c).scan_fetches - before;
+    if (batch == 0)
+      CHECK(taken <= 8);
+    else
+      CHECK_EQ(taken, 0);
+  }
+  hs_frame_cache_destroy(c);
+
+  /* A scan of 60 pages read again and again in a cache of 100 full of
+   * other pages: it fits, and once it is seen coming back to pages its
+   * ring let go it is cached as any page — SQLite's repeated scans of a
+   * small table (speedtest1's) hit as on SQLite's own cache. */
+  c = open_cache(100, "s3fifo", true, 32, 0);
+  for (uint64_t k = 0; k < 100; k++) touch(c, 7000000 + 13 * k);
+  unsigned hits = 0;
+  for (int rep = 0; rep < 10; rep++) {
+    hits = 0;
+    for (uint64_t k = 0; k < 60; k++) hits += touch(c, 500 + k);
+  }
+  printf("a 60-page scan read 10 times in a 100-frame cache: %u of 60 hit the last time\n", hits);
+  CHECK_EQ(hits, 60);
+  hs_frame_cache_destroy(c);
 }
 
 /* ---- threads ---------------------------------------------------------------- */
@@ -1075,6 +1164,7 @@ int main(void) {
   test_not_purgeable();
   test_model_every_policy();
   test_scan_resistance();
+  test_scan_shapes();
   test_parking();
   test_threads();
   test_caller_serializes();

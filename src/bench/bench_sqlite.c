@@ -6,8 +6,10 @@
  * pages, while full scans of a table bigger than the cache run between
  * them. SQLite's cache is an LRU list, so each scan pushes the hot pages
  * out and the next lookups read them again; hotset's cache takes a run of
- * consecutive page numbers for a scan and keeps its pages at the victim
- * end. Two workloads (bench_sqlite_work.c):
+ * nearby page numbers (or of misses) for a scan and keeps its pages at the
+ * victim end. Two workloads (bench_sqlite_work.c), and the family
+ * (bench_sqlite_family.c): the lookups in 24 shapes, each against the
+ * ceiling of a cache that never evicts:
  *   lookups  rounds of --lookups-between point lookups by key through an
  *            index, each followed by a full scan of the big table. The hit
  *            ratio is SQLite's own count (sqlite3_db_status CACHE_HIT and
@@ -61,7 +63,10 @@ static const args_command command = {
              "bigger than the cache; the lookups' hit ratio is SQLite's own count. mix: bulk\n"
              "inserts, indexed selects, updates, range scans, a join and deletes, per step.\n"
              "Configurations: stock (SQLite's cache), then hotset with each policy, scan\n"
-             "detection on and off (the mix: on). The report ends with the targets checked.\n",
+             "detection on and off (the mix: on). The report ends with the targets checked.\n"
+             "family: the lookups in 24 shapes (journal, layout, scan, page size, lookups\n"
+             "between, scan size, rows, insert order); per shape stock, the ceiling (a cache\n"
+             "that never evicts), hotset's default and each policy; ends with the worst case.\n",
     .notes = "Pages are 4 KiB. The mix runs with synchronous = OFF (no fsyncs), --mix-runs\n"
              "times per configuration, interleaved; its figures are the medians. --policy\n"
              "default names the adapter's default policy. The databases (in --dir or a\n"
@@ -99,7 +104,25 @@ static void parse_flags(sql_bench *b, int argc, char **argv) {
        .dest = &b->workload_flag,
        .arg = "LIST",
        .def = "lookups,mix",
-       .help = "lookups, mix or both"},
+       .help = "lookups, mix, family, or a comma-separated list of them"},
+      {.name = "shape",
+       .kind = ARGS_STRING,
+       .dest = &b->shape_flag,
+       .arg = "LIST",
+       .def = "all",
+       .help = "the family's shapes to run: all, or their numbers (0-23), comma-separated"},
+      {.name = "family-seed",
+       .kind = ARGS_UINT,
+       .dest = &b->family_seed,
+       .def = "1",
+       .help = "draws the family's page sizes, lookups between, scales, rows and orders"},
+      {.name = "family-rounds",
+       .kind = ARGS_UINT,
+       .dest = &b->family_rounds,
+       .min = 1,
+       .max = 1000000,
+       .def = "12",
+       .help = "measured rounds of lookups and a scan per shape and configuration"},
       {.name = "lookups-between",
        .kind = ARGS_UINT,
        .dest = &b->lookups_between,
@@ -169,10 +192,49 @@ static void check_policies(sql_bench *b) {
   }
 }
 
+static void parse_workloads(sql_bench *b) {
+  char buf[64];
+  if (strlen(b->workload_flag) >= sizeof buf)
+    args_usage_error(cmd, "--workload: \"%s\" is not a list of lookups, mix, family",
+                     b->workload_flag);
+  strcpy(buf, b->workload_flag);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (strcmp(t, "lookups") == 0)
+      b->do_lookups = true;
+    else if (strcmp(t, "mix") == 0)
+      b->do_mix = true;
+    else if (strcmp(t, "family") == 0)
+      b->do_family = true;
+    else
+      args_usage_error(cmd, "--workload: \"%s\" is not lookups, mix or family", t);
+  }
+  if (!b->do_lookups && !b->do_mix && !b->do_family)
+    args_usage_error(cmd, "--workload: missing value");
+}
+
+static void parse_shapes(sql_bench *b) {
+  if (strcmp(b->shape_flag, "all") == 0) {
+    for (int i = 0; i < FAMILY_SHAPES; i++) b->shape_on[i] = true;
+    return;
+  }
+  const char *p = b->shape_flag;
+  while (*p) {
+    char *end;
+    unsigned long v = strtoul(p, &end, 10);
+    if (end == p || v >= FAMILY_SHAPES || (*end && *end != ','))
+      args_usage_error(cmd, "--shape: \"%s\" is not all or numbers 0-%d, comma-separated",
+                       b->shape_flag, FAMILY_SHAPES - 1);
+    b->shape_on[v] = true;
+    p = *end ? end + 1 : end;
+  }
+}
+
 static void check_flags(sql_bench *b) {
   check_policies(b);
   parse_pair("scan-detect", b->scan_flag, "on", "off", &b->detect_on, &b->detect_off);
-  parse_pair("workload", b->workload_flag, "lookups", "mix", &b->do_lookups, &b->do_mix);
+  parse_workloads(b);
+  parse_shapes(b);
 }
 
 /* ---- switching caches ------------------------------------------------------ */
@@ -181,7 +243,7 @@ static bool hotset_installed;
 
 /* Shuts SQLite down, installs the configuration's cache, starts SQLite
  * again. 0, or 1 after saying why. */
-static int use_cache(sql_config *c) {
+int sql_use_cache(sql_config *c) {
   int rc = sqlite3_shutdown();
   if (rc != SQLITE_OK) return sql_fail(NULL, rc, "sqlite3_shutdown");
   if (hotset_installed) {
@@ -235,7 +297,7 @@ typedef struct lookup_row {
 
 static int measure_lookups(sql_bench *b, lookup_row *row) {
   memset(&row->r, 0, sizeof row->r);
-  if (use_cache(&row->c) != 0) return 1;
+  if (sql_use_cache(&row->c) != 0) return 1;
   if (row->c.hotset) hotset_sqlite_stats_reset();
   uint64_t t0 = bench_now_ns();
   sqlite3 *db;
@@ -379,7 +441,7 @@ static int run_mix(sql_bench *b, mix_row *rows, int n) {
     for (int i0 = 0; i0 < n; i0++) {
       mix_row *row = &rows[(i0 + (int)k) % n];
       if (bench_interrupted()) return 1;
-      if (use_cache(&row->c) != 0) return 1;
+      if (sql_use_cache(&row->c) != 0) return 1;
       double *run = &row->runs[k * (MIX_STEPS + 1)];
       if (sql_run_mix(b, run, &row->r.hits, &row->r.misses) != 0) return 1;
       run[MIX_STEPS] = 0;
@@ -472,10 +534,12 @@ static void print_targets(const sql_bench *b, const lookup_row *lrows, int nl, c
 static int run_all(sql_bench *b, lookup_row *lrows, int nl, mix_row *mrows, int nm) {
   if (b->do_lookups && run_lookups(b, lrows, nl) != 0) return 1;
   if (b->do_mix && run_mix(b, mrows, nm) != 0) return 1;
-  if (!b->json) print_targets(b, lrows, b->do_lookups ? nl : 0, mrows, b->do_mix ? nm : 0);
+  if (b->do_family && sql_run_family(b) != 0) return 1;
+  if (!b->json && (b->do_lookups || b->do_mix))
+    print_targets(b, lrows, b->do_lookups ? nl : 0, mrows, b->do_mix ? nm : 0);
   /* Leave SQLite as it was found: its own cache. */
   sql_config stock = {.hotset = false};
-  return use_cache(&stock);
+  return sql_use_cache(&stock);
 }
 
 static int bench_sqlite_run(sql_bench *b) {

@@ -58,16 +58,28 @@ typedef struct mix_result {
   uint64_t hits, misses;          /* SQLite's cache, every run's steps */
 } mix_result;
 
+/* One shape of the family workload (bench_sqlite_family.c). */
+typedef struct sql_shape {
+  int index;
+  int journal, layout, scan; /* indices into the names below */
+  uint32_t page, between, scale;
+  bool wide, shuffled;
+} sql_shape;
+
+#define FAMILY_SHAPES 24
+
 typedef struct sql_bench {
   /* flags */
   uint64_t cache_pages, lookups_between, rounds, seed, mix_runs;
-  const char *policy_flag, *scan_flag, *workload_flag, *dir_flag;
+  uint64_t family_seed, family_rounds;
+  const char *policy_flag, *scan_flag, *workload_flag, *dir_flag, *shape_flag;
   bool json;
   /* parsed */
   char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
   int npolicies;
   bool detect_on, detect_off;
-  bool do_lookups, do_mix;
+  bool do_lookups, do_mix, do_family;
+  bool shape_on[FAMILY_SHAPES];
   /* the run */
   const char *dir;
   char tmpdir[4096];
@@ -91,6 +103,15 @@ int sql_run_lookups(const sql_bench *b, sqlite3 *db, lookup_result *r);
  * added to *hits, *misses. 0, or 1 after saying why. */
 int sql_run_mix(const sql_bench *b, double step_seconds[MIX_STEPS], uint64_t *hits,
                 uint64_t *misses);
+/* The family workload: every shape --shape names, each with stock, the
+ * ceiling, hotset's default and every --policy. 0, or 1 after saying why. */
+int sql_run_family(sql_bench *b);
+/* The family's shapes for a seed: FAMILY_SHAPES of them. */
+void sql_family_shapes(uint64_t seed, sql_shape shapes[FAMILY_SHAPES]);
+/* Shuts SQLite down, installs the configuration's cache, starts SQLite
+ * again (bench_sqlite.c). 0, or 1 after saying why. */
+int sql_use_cache(sql_config *c);
+
 /* Opens `path` with the cache size of the run. */
 int sql_open(const sql_bench *b, const char *path, sqlite3 **db);
 /* Runs SQL that returns no rows (several statements allowed). */

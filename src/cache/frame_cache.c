@@ -23,10 +23,16 @@
  * every slot is in use, and capacity only records the engine's wish. (The
  * spec is still checked at create, so a bad one fails the same way.)
  *
- * Scans. The detector keeps the last key fetched and the length of the run
- * of consecutive keys ending there (fetching the same key again, as an
- * engine does after a LOOKUP miss, neither extends nor breaks it). Inside a
- * run longer than scan_run, hits and inserts reach the policy with
+ * Scans. The detector (scan_note) takes for a scan a run of keys moving
+ * one way a few at a time — gaps, a step or two back and a key elsewhere
+ * now and then allowed, as SQLite's B-trees give them — or a run of misses
+ * that never comes back to a page it fetched lately (a table whose pages
+ * are in no order); past scan_run of either. It remembers where recent
+ * scans began and how long they were, and the keys its ring recycled: a
+ * scan that fits in the cache and comes round again is cached as any
+ * pages, one known to be long is a scan from its first pages.
+ * docs/frame-cache.md, "Scans", has the rules and why each is there.
+ * Inside a scan, hits and inserts reach the policy with
  * HS_HINT_RING and recycle_first: lru puts the scan's pages at its victim
  * end, arc/2q/lirs keep them at "used once". That alone does not protect a
  * clock: clock-sweep's hand lowers every count it passes, and a scan that
@@ -82,6 +88,28 @@ typedef struct fc_frame {
   uint8_t flags;
 } fc_frame;
 
+/* The scan detector's state (see scan_note). */
+#define SCAN_HIST   8u
+#define SCAN_RECENT 12u
+typedef struct fc_scan {
+  uint64_t last, prev, pos, alt, run_start, miss_start;
+  uint32_t run, outl, outl_total, misses, hits;
+  /* What the history says of the current run and run of misses: a scan
+   * known to be longer than the cache can hold (a scan from its first
+   * page), or one known to fit (never a scan). */
+  bool run_long, run_small, miss_long, miss_small;
+  bool any, last_scan;
+  int dir;             /* the run's direction: 1 up, -1 down, 0 not yet */
+  uint32_t ghost_hits; /* misses on keys the ring recycled a while ago */
+  struct {
+    uint64_t start;
+    uint32_t len;
+  } hist[SCAN_HIST];
+  uint32_t hist_next;
+  uint64_t recent[SCAN_RECENT]; /* the last distinct keys fetched */
+  uint32_t recent_pos;
+} fc_scan;
+
 typedef struct fc_entry {
   uint64_t key;
   fc_frame *f; /* NULL: empty */
@@ -111,7 +139,14 @@ struct hs_frame_cache {
   bool recycle_early;     /* recycle once count + 1 reaches capacity */
   uint32_t passed[PASSED_MAX], npassed;
 
-  uint64_t last_key, run;
+  fc_scan scan;
+  /* The keys the ring recycled, each with the cache's count of misses when
+   * it went (a table indexed by the key's hash; a later key may overwrite
+   * an earlier one): a scan that misses on them is coming round again. */
+  struct fc_ghost {
+    uint64_t key, at;
+  } * ghost;
+  uint32_t ghost_mask;
   uint32_t ring[RING_MAX];
   uint32_t ring_size, ring_len, ring_pos;
 
@@ -375,9 +410,33 @@ static uint32_t ring_size_for(uint32_t capacity) {
   return n < 1 ? 1 : n > RING_MAX ? RING_MAX : n;
 }
 
+#define GHOST_MAX (1u << 20)
+
 static void ring_reset(hs_frame_cache *c) {
   c->ring_size = ring_size_for(c->capacity);
   c->ring_len = c->ring_pos = 0;
+  /* Twice as many ghost entries as frames (a power of two, 64 .. 2^20),
+   * so that few keys overwrite one another; none if there is no memory
+   * for them (then no scan is found coming round). */
+  uint32_t n = 64;
+  while (n < 2 * (uint64_t)c->capacity && n < GHOST_MAX) n *= 2;
+  if (c->ghost && c->ghost_mask + 1 == n) return;
+  free(c->ghost);
+  c->ghost = calloc(n, sizeof *c->ghost);
+  c->ghost_mask = c->ghost ? n - 1 : 0;
+}
+
+static uint32_t ghost_home(const hs_frame_cache *c, uint64_t key) {
+  return (uint32_t)hs_mix64(key ^ 0x5ca9u) & c->ghost_mask;
+}
+
+/* Whether the ring recycled `key` within the last three quarters of the
+ * cache's worth of misses: a scan that comes back to it that soon would
+ * have found it cached had it been kept. */
+static bool ghost_recent(const hs_frame_cache *c, uint64_t key) {
+  if (!c->ghost) return false;
+  const struct fc_ghost *g = &c->ghost[ghost_home(c, key)];
+  return g->at && g->key == key && (c->stats.misses + 1 - g->at) * 4 <= (uint64_t)c->capacity * 3;
 }
 
 /* The scan's oldest remembered frame, if the scan may take it back. */
@@ -386,6 +445,8 @@ static int64_t ring_take(hs_frame_cache *c) {
   uint32_t s = c->ring[c->ring_pos];
   fc_frame *f = s < c->nslots ? c->slots[s] : NULL;
   if (!f || (f->flags & (F_INUSE | F_SCAN | F_PINNED)) != (F_INUSE | F_SCAN)) return -1;
+  if (c->ghost)
+    c->ghost[ghost_home(c, f->key)] = (struct fc_ghost){.key = f->key, .at = c->stats.misses + 1};
   evict_slot(c, s);
   return s;
 }
@@ -503,14 +564,134 @@ static fc_frame *frame_create(hs_frame_cache *c, uint64_t key, hs_fetch_mode mod
 
 /* ---- the scan detector --------------------------------------------------- */
 
+#define SCAN_FWD      64u /* a scan's next page is at most this far ahead */
+#define SCAN_BACK     16u /* pages this far behind the furthest neither extend nor break it */
+#define SCAN_OUTLIERS 4u  /* pages elsewhere in a row that do not end a run */
+#define SCAN_CONFIRM  4u  /* pages into a run that began where a long scan did */
+#define SCAN_AGAIN    16u /* misses in a row on keys the ring let go: the scan fits */
+
+/* What the history says of a scan beginning at `start`: 1 it was longer
+ * than three quarters of the cache, 0 shorter, -1 not known. */
+static int hist_long(const hs_frame_cache *c, uint64_t start) {
+  const fc_scan *s = &c->scan;
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    if (s->hist[i].len && s->hist[i].start == start)
+      return (uint64_t)s->hist[i].len * 4 > (uint64_t)c->capacity * 3;
+  return -1;
+}
+
+/* A scan (a run, or a run of misses, longer than scan_run) has ended. */
+static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len) {
+  fc_scan *s = &c->scan;
+  if (len <= c->scan_run && len != 1) return; /* 1: marked as fitting */
+  uint32_t at = s->hist_next;
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    if (s->hist[i].len && s->hist[i].start == start) at = i;
+  if (at == s->hist_next) s->hist_next = (s->hist_next + 1) % SCAN_HIST;
+  s->hist[at].start = start;
+  s->hist[at].len = len;
+}
+
+static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run, uint64_t pos) {
+  fc_scan *s = &c->scan;
+  hist_put(c, s->run_start, s->run);
+  s->run = run;
+  s->run_start = start;
+  s->pos = pos;
+  s->outl = s->outl_total = 0;
+  s->dir = run > 1 ? (pos > start ? 1 : -1) : 0;
+  int h = hist_long(c, start);
+  s->run_long = h == 1;
+  s->run_small = h == 0;
+}
+
 /* True when this fetch is inside a scan. */
-static bool scan_note(hs_frame_cache *c, uint64_t key) {
-  if (c->run > 0 && key == c->last_key + 1)
-    c->run++;
-  else if (c->run == 0 || key != c->last_key)
-    c->run = 1;
-  c->last_key = key;
-  return c->scan_run > 0 && c->run > c->scan_run;
+static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
+  fc_scan *s = &c->scan;
+  if (c->scan_run == 0) return false;
+  if (s->any && key == s->last) return s->last_scan;
+  if (s->any && key == s->prev) {
+    /* Back to the page before: a scan reading a row's overflow pages
+     * twice, a page and its overflow page in turn. Neither extends nor
+     * breaks anything. */
+    s->prev = s->last;
+    s->last = key;
+    return s->last_scan;
+  }
+  /* A hit on a page fetched a few pages ago: something is coming back to
+   * pages it uses (a lookup to page 1 and the root), which a scan does not
+   * do. A hit on another page (one still cached from before) tells
+   * nothing. */
+  bool reuse = false;
+  if (hit && s->misses) /* only a run of misses needs to know */
+    for (uint32_t i = 0; i < SCAN_RECENT; i++) reuse |= s->recent[i] == key;
+  s->recent[s->recent_pos] = s->last;
+  s->recent_pos = (s->recent_pos + 1) % SCAN_RECENT;
+  s->any = true;
+  s->prev = s->last;
+  s->last = key;
+  bool along = true;
+  uint64_t up = key > s->pos ? key - s->pos : 0, down = key < s->pos ? s->pos - key : 0;
+  if ((up && up <= SCAN_FWD && s->dir >= 0) || (down && down <= SCAN_FWD && s->dir <= 0)) {
+    /* SQLite scans a table forwards, or backwards (ORDER BY ... DESC, a
+     * table whose pages went out in reverse order). */
+    s->run++;
+    s->pos = key;
+    s->outl = 0;
+    s->dir = up ? 1 : -1;
+  } else if (!(up && up <= SCAN_BACK) && !(down && down <= SCAN_BACK)) {
+    along = false;
+    s->outl++;
+    s->outl_total++;
+    uint64_t from_alt = key > s->alt ? key - s->alt : s->alt - key;
+    if (s->outl > 1 && from_alt && from_alt <= SCAN_FWD) {
+      run_restart(c, s->alt, 2, key); /* a new run began at the last outlier */
+      along = true;
+    } else if (s->outl > SCAN_OUTLIERS || 2 * s->outl_total > s->run + 8) {
+      run_restart(c, key, 1, key);
+    }
+    s->alt = key;
+  }
+  if (reuse) {
+    if (++s->hits >= 2 && s->misses) {
+      hist_put(c, s->miss_start, s->misses);
+      s->misses = 0;
+    }
+  } else if (!hit) {
+    s->hits = 0;
+    if (s->misses++ == 0) {
+      s->miss_start = key;
+      int h = hist_long(c, key);
+      s->miss_long = h == 1;
+      s->miss_small = h == 0;
+    }
+  }
+  /* A start known from a long scan needs a few pages of progress too:
+   * lookups restart runs and runs of misses all the time, some of them at
+   * a page where a scan once began (page 1, a root). */
+  bool seq = (s->run_long && s->run >= SCAN_CONFIRM) || (s->run > c->scan_run && !s->run_small);
+  bool miss = !s->run_small && !s->miss_small &&
+              ((s->miss_long && s->misses >= SCAN_CONFIRM) || s->misses > c->scan_run);
+  /* Misses in a row on pages the ring recycled not long ago (a scan
+   * reading a page again now and then, an interior page's overflow, does
+   * not make a row of them). */
+  if ((seq || miss) && !hit) s->ghost_hits = ghost_recent(c, key) ? s->ghost_hits + 1 : 0;
+  if (s->ghost_hits >= SCAN_AGAIN) {
+    /* The scan came back to pages its ring recycled not long ago: it
+     * fits in the cache, and is read again. Not a scan: from now on (and
+     * the next time it starts here) its pages are cached as any. */
+    hist_put(c, s->run_start, 1);
+    hist_put(c, s->miss_start, 1);
+    s->run_small = s->miss_small = true;
+    s->run_long = s->miss_long = false;
+    s->ghost_hits = 0;
+    seq = miss = false;
+  }
+  /* In a run of misses, a miss is the scan's, and so is a hit on a page
+   * not fetched lately (a page of the table still cached: it must not
+   * climb the policy for being read by the scan). */
+  s->last_scan = (seq && along) || (miss && !reuse && s->misses >= 2);
+  return s->last_scan;
 }
 
 /* ---- the API -------------------------------------------------------------- */
@@ -531,6 +712,7 @@ static void cache_free(hs_frame_cache *c) {
   free(c->free_list);
   free(c->overflow);
   free(c->table);
+  free(c->ghost);
   free(c->spec);
   if (c->policy) hs_policy_destroy(c->policy);
   pthread_mutex_destroy(&c->mu);
@@ -608,9 +790,9 @@ hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
   if (created) *created = false;
   cache_lock(c);
   INC(c->stats.fetches);
-  bool scan = scan_note(c, key);
-  if (scan) INC(c->stats.scan_fetches);
   fc_frame *f = table_find(c, key);
+  bool scan = scan_note(c, key, f != NULL);
+  if (scan) INC(c->stats.scan_fetches);
   if (f) {
     INC(c->stats.hits);
     if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED))) {

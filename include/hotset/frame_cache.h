@@ -16,15 +16,18 @@
  * more than its capacity is dropped; an overflow frame unpinned when there
  * is room takes a free slot.
  *
- * Scans: a run of fetches of consecutive keys longer than `scan_run`
- * pages is taken for a scan, and its pages reach the policy as ring
- * accesses (HS_HINT_RING, at the victim end where the policy has one), so
- * they stand at "used once" and are the next victims; once the cache is
- * full the scan also recycles its own last frames (a ring of capacity/8,
- * at most 32, as PostgreSQL's scans do), since a clock's hand would
- * otherwise wear down the hot pages' counts on its many turns. A scan
- * through a cache cannot push out the pages lookups use. The engine need
- * not say it is scanning.
+ * Scans: a run of fetches that move through the keys — up or down, with
+ * small gaps and a few strays allowed, or a run of misses on keys not
+ * fetched lately — longer than `scan_run` is taken for a scan
+ * (docs/frame-cache.md gives the rules), and its pages reach the policy as
+ * ring accesses (HS_HINT_RING, at the victim end where the policy has one),
+ * so they stand at "used once" and are the next victims; once the cache is
+ * full the scan also recycles its own last frames (a ring of capacity/8, at
+ * most 32, as PostgreSQL's scans do), since a clock's hand would otherwise
+ * wear down the hot pages' counts on its many turns. A scan that turns out
+ * to fit the cache (it misses on pages its own ring just recycled) is
+ * cached like any page from then on. The engine need not say it is
+ * scanning.
  *
  * Thread safety: every call on one cache takes that cache's mutex, so
  * threads may share a cache; distinct caches share nothing. An engine

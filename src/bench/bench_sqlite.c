@@ -179,8 +179,32 @@ static void parse_pair(const char *flag, const char *value, const char *w0, cons
  * than after the database is built. */
 static void check_policies(sql_bench *b) {
   const char *why = NULL;
-  b->npolicies = args_split_policies(b->policy_flag, true, b->specs, ARGS_LIST_MAX, &why);
-  if (b->npolicies < 0) args_usage_error(cmd, "--policy: \"%s\": %s", b->policy_flag, why);
+  /* "default" (the adapter's policy) is no policy name: it is taken out
+   * before the others are checked, and goes first. */
+  char *rest = malloc(strlen(b->policy_flag) + 1);
+  if (!rest) args_usage_error(cmd, "--policy: out of memory");
+  rest[0] = 0;
+  bool with_default = false;
+  char *copy = strdup(b->policy_flag), *save = NULL;
+  if (!copy) args_usage_error(cmd, "--policy: out of memory");
+  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (strcmp(t, "default") == 0) {
+      with_default = true;
+      continue;
+    }
+    if (rest[0]) strcat(rest, ",");
+    strcat(rest, t);
+  }
+  free(copy);
+  int first = with_default ? 1 : 0;
+  if (with_default) snprintf(b->specs[0], sizeof b->specs[0], "default");
+  b->npolicies = rest[0] ? args_split_policies(rest, true, b->specs + first,
+                                               ARGS_LIST_MAX - first, &why)
+                         : 0;
+  free(rest);
+  if (b->npolicies < 0 || (b->npolicies == 0 && !with_default))
+    args_usage_error(cmd, "--policy: \"%s\": %s", b->policy_flag, why ? why : "no policy given");
+  b->npolicies += first;
   for (int i = 0; i < b->npolicies; i++) {
     if (strcmp(b->specs[i], "default") == 0) continue;
     hs_policy *p;

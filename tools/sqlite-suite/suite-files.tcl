@@ -2,7 +2,7 @@
 # the suites that SQLite's test/permutations.test defines ("veryquick",
 # ...), one per line, as paths relative to the source tree, then the
 # suite's per-script settings that running a script on its own leaves out.
-# Run by tools/sqlite-suite/run with a testfixture, in a scratch directory
+# Also "faults" (below). Run by tools/sqlite-suite/run with a testfixture, in a scratch directory
 # (sourcing permutations.test opens a test database in the current one):
 #
 #   testfixture suite-files.tcl SOURCE-DIR SUITE
@@ -21,11 +21,26 @@ set argv0 [file join $src test suite-files]
 set argv {}
 source [file join $src test permutations.test]
 
-if {![info exists ::testspec($suite)]} {
+# "faults" is not one of permutations.test's suites: it is what "quick"
+# runs and "veryquick" leaves out for injecting out-of-memory and I/O
+# errors (names with malloc, ioerr, fault or _err).
+if {$suite eq "faults"} {
+  set files {}
+  foreach f $::allquicktests {
+    foreach pattern {*malloc* *ioerr* *fault* *_err*} {
+      if {[string match $pattern [file tail $f]]} {
+        lappend files $f
+        break
+      }
+    }
+  }
+  array set spec [list -files $files -initialize "" -presql "" -dbconfig ""]
+} elseif {[info exists ::testspec($suite)]} {
+  array set spec $::testspec($suite)
+} else {
   puts "NOSUITE $suite"
   exit 1
 }
-array set spec $::testspec($suite)
 set prefix "$src/"
 foreach f [lsort $spec(-files)] {
   set p [file normalize [file join $src test $f]]

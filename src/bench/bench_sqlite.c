@@ -198,9 +198,8 @@ static void check_policies(sql_bench *b) {
   free(copy);
   int first = with_default ? 1 : 0;
   if (with_default) snprintf(b->specs[0], sizeof b->specs[0], "default");
-  b->npolicies = rest[0] ? args_split_policies(rest, true, b->specs + first,
-                                               ARGS_LIST_MAX - first, &why)
-                         : 0;
+  b->npolicies =
+      rest[0] ? args_split_policies(rest, true, b->specs + first, ARGS_LIST_MAX - first, &why) : 0;
   free(rest);
   if (b->npolicies < 0 || (b->npolicies == 0 && !with_default))
     args_usage_error(cmd, "--policy: \"%s\": %s", b->policy_flag, why ? why : "no policy given");

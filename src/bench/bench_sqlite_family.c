@@ -299,9 +299,7 @@ static int fam_scan(sqlite3 *db, sqlite3_stmt *scan, const fam_db *d, bool hotse
 
 static int fam_lookups(sqlite3 *db, sqlite3_stmt *get, const fam_db *d, bench_rng *rng, uint32_t n,
                        fam_result *r) {
-  int cur, hi;
-  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_HIT, &cur, &hi, 1);
-  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 1);
+  sql_take_cache_counts(db, NULL, NULL);
   for (uint32_t i = 0; i < n; i++) {
     int64_t key = d->hot_keys[rng ? bench_rng_below(rng, d->nhot) : i % d->nhot];
     sqlite3_bind_int64(get, 1, key);
@@ -314,12 +312,7 @@ static int fam_lookups(sqlite3 *db, sqlite3_stmt *get, const fam_db *d, bench_rn
       return 1;
     }
   }
-  if (r) {
-    sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_HIT, &cur, &hi, 1);
-    r->hits += (uint64_t)cur;
-    sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 1);
-    r->misses += (uint64_t)cur;
-  }
+  if (r) sql_take_cache_counts(db, &r->hits, &r->misses);
   return 0;
 }
 

@@ -90,6 +90,10 @@ typedef struct sql_bench {
 /* Prints "hotset bench sqlite: <what>: <SQLite's message>" (db may be
  * NULL: then `rc`'s text) and returns 1. */
 int sql_fail(sqlite3 *db, int rc, const char *what);
+/* The connection's page cache hits and misses since the last call (SQLite's
+ * own counts), added to *hits and *misses when they are not NULL; the
+ * counts start again from zero. */
+void sql_take_cache_counts(sqlite3 *db, uint64_t *hits, uint64_t *misses);
 
 /* Builds the lookups database at b->db_path (any file there is replaced)
  * and sets b->hot_pages, b->big_pages. 0, or 1 after saying why. */

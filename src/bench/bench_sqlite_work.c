@@ -205,13 +205,17 @@ typedef struct lookup_stmts {
 /* `n` lookups of random keys (rng NULL: the first n keys in turn); with
  * `r`, each timed into `h` and r->lookup_ns, and the cache's hits and
  * misses over the batch added to r. */
+void sql_take_cache_counts(sqlite3 *db, uint64_t *hits, uint64_t *misses) {
+  int cur, hi;
+  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_HIT, &cur, &hi, 1);
+  if (hits) *hits += (uint64_t)cur;
+  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 1);
+  if (misses) *misses += (uint64_t)cur;
+}
+
 static int lookup_batch(sqlite3 *db, lookup_stmts *s, bench_rng *rng, uint64_t n, latency_hist *h,
                         lookup_result *r) {
-  int cur, hi;
-  if (r) { /* from zero: only the lookups' page fetches count */
-    sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_HIT, &cur, &hi, 1);
-    sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 1);
-  }
+  if (r) sql_take_cache_counts(db, NULL, NULL); /* from zero: only the lookups' fetches count */
   for (uint64_t i = 0; i < n; i++) {
     int key = hot_key(rng ? bench_rng_below(rng, HOT_ROWS) : (uint32_t)i);
     uint64_t t0 = bench_now_ns();
@@ -230,12 +234,7 @@ static int lookup_batch(sqlite3 *db, lookup_stmts *s, bench_rng *rng, uint64_t n
       r->lookup_ns += ns;
     }
   }
-  if (r) {
-    sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_HIT, &cur, &hi, 1);
-    r->hits += (uint64_t)cur;
-    sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 1);
-    r->misses += (uint64_t)cur;
-  }
+  if (r) sql_take_cache_counts(db, &r->hits, &r->misses);
   return 0;
 }
 
@@ -419,14 +418,9 @@ int sql_run_mix(const sql_bench *b, double step_seconds[MIX_STEPS], uint64_t *hi
                         "CREATE INDEX t1_b ON t1(b);"
                         "CREATE TABLE t2(k INTEGER PRIMARY KEY, v TEXT NOT NULL)");
   if (rc == 0) rc = mix_prepare(db, &m);
-  int cur, hi;
-  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_HIT, &cur, &hi, 1);
-  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 1);
+  sql_take_cache_counts(db, NULL, NULL);
   if (rc == 0) rc = mix_steps(db, &m, &rng, step_seconds);
-  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_HIT, &cur, &hi, 0);
-  *hits += (uint64_t)cur;
-  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 0);
-  *misses += (uint64_t)cur;
+  sql_take_cache_counts(db, hits, misses);
   mix_finalize(&m);
   sqlite3_close(db);
   remove_db(b->mix_path);

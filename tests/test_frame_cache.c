@@ -314,6 +314,28 @@ static void test_all_pinned(void) {
   hs_frame_cache_destroy(c); /* frees pinned frames too */
 }
 
+/* A fetch of a frame the engine already holds is one more reference to a
+ * page in use, not an access: the policy places the page by the fetch that
+ * pinned it. With lru and two frames: A pinned, B used after it, A fetched
+ * again while still pinned; the next miss takes A, the older access. (Were
+ * the second fetch an access, B would go.) */
+static void test_pinned_refetch(void) {
+  hs_frame_cache *c = open_cache(2, "lru", true, 0, 0);
+  hs_frame *a = must_fetch(c, 1, HS_FETCH_CREATE_HARD);
+  hs_frame_cache_unpin(c, must_fetch(c, 2, HS_FETCH_CREATE_HARD), false);
+  CHECK(hs_frame_cache_fetch(c, 1, HS_FETCH_LOOKUP, NULL) == a);
+  CHECK(hs_frame_cache_fetch(c, 1, HS_FETCH_CREATE, NULL) == a);
+  hs_frame_cache_stats s = stats_of(c);
+  CHECK_EQ(s.hits, 2);
+  CHECK_EQ(s.pinned, 1);
+  hs_frame_cache_unpin(c, a, false);
+  hs_frame_cache_unpin(c, must_fetch(c, 3, HS_FETCH_CREATE_HARD), false);
+  CHECK(!cached(c, 1));
+  CHECK(cached(c, 2));
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c);
+}
+
 /* CREATE is refused once 90 % of the capacity (rounded down) is pinned,
  * whether or not the cache is full — SQLite's own cache's rule, which
  * makes SQLite spill dirty pages early rather than pin the last frames. */
@@ -1151,6 +1173,7 @@ static void test_caller_serializes(void) {
 
 int main(void) {
   test_all_pinned();
+  test_pinned_refetch();
   test_ninety_percent();
   test_capacity_zero();
   test_engine_memory();

@@ -6,10 +6,14 @@
  * Layout. The policy's slots are an array of frame pointers; a slot holds
  * a frame in use (a key, in the policy), a frame whose memory waits for
  * reuse (free, no key), or nothing yet (memory is allocated on first use).
- * A frame is one 64-byte aligned block: this header (the public hs_frame
- * first, so an adapter can hand out &frame->pub as its own page handle),
- * then the page, then the engine's extra bytes. A recycled slot keeps its
- * block, so a full cache allocates nothing per miss.
+ * A frame is one 64-byte aligned block: the page first (so it is aligned),
+ * then this header (the public hs_frame first, so an adapter can hand out
+ * &frame->pub as its own page handle), then the engine's extra bytes. The
+ * header and the extra bytes sit side by side because a hit touches both
+ * (the cache reads the header, the engine its extra bytes straight after):
+ * one cache line, or two adjacent ones, instead of two a page apart. A
+ * recycled slot keeps its block, so a full cache allocates nothing per
+ * miss.
  *
  * Overflow frames live outside the policy, in a list of their own, and
  * are always pinned: created by HS_FETCH_CREATE_HARD when no unpinned frame
@@ -118,7 +122,7 @@ typedef struct fc_entry {
 struct hs_frame_cache {
   pthread_mutex_t mu;
   uint32_t frame_bytes, extra_bytes, capacity, scan_run;
-  size_t data_off, extra_off, block_bytes;
+  size_t header_off, extra_off, block_bytes; /* the page is at 0 */
   bool purgeable, needs_time;
   char *spec;
   hs_policy *policy; /* NULL when not purgeable */
@@ -191,21 +195,23 @@ static size_t round_up(size_t n, size_t align) {
 }
 
 static fc_frame *frame_alloc(hs_frame_cache *c) {
-  fc_frame *f = c->alloc_block ? c->alloc_block(c->block_bytes, c->memory_ctx)
-                               : aligned_alloc(ALIGN, c->block_bytes);
-  if (!f) return NULL;
+  char *block = c->alloc_block ? c->alloc_block(c->block_bytes, c->memory_ctx)
+                                : aligned_alloc(ALIGN, c->block_bytes);
+  if (!block) return NULL;
+  fc_frame *f = (fc_frame *)(block + c->header_off);
   memset(f, 0, sizeof *f);
-  f->pub.data = (char *)f + c->data_off;
-  f->pub.extra = c->extra_bytes ? (char *)f + c->extra_off : NULL;
+  f->pub.data = block;
+  f->pub.extra = c->extra_bytes ? block + c->extra_off : NULL;
   return f;
 }
 
 static void frame_free(hs_frame_cache *c, fc_frame *f) {
   if (!f) return;
+  void *block = f->pub.data;
   if (c->free_block)
-    c->free_block(f, c->memory_ctx);
+    c->free_block(block, c->memory_ctx);
   else
-    free(f);
+    free(block);
 }
 
 /* Whether the engine says its memory is short now. */
@@ -747,8 +753,8 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   /* The engine's allocator promises 8 bytes (sqlite3_malloc does): the
    * parts are packed to that, as SQLite's own cache packs them. */
   c->align = c->alloc_block ? 8 : ALIGN;
-  c->data_off = round_up(sizeof(fc_frame), c->align);
-  c->extra_off = c->data_off + round_up(o->frame_bytes, c->align);
+  c->header_off = round_up(o->frame_bytes, c->align);
+  c->extra_off = c->header_off + round_up(sizeof(fc_frame), c->align);
   c->block_bytes = round_up(c->extra_off + o->extra_bytes, c->align);
   /* A capacity of 0 keeps one slot that is never used (the policy needs
    * one): every frame is then an overflow frame, gone at its unpin. */
@@ -791,6 +797,18 @@ hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
   cache_lock(c);
   INC(c->stats.fetches);
   fc_frame *f = table_find(c, key);
+  /* A frame the engine already holds: it is taking one more reference to
+   * a page it is using (SQLite fetches a page again for every reference it
+   * takes while it holds one: half its fetches), not reading the page
+   * again. Neither the policy nor the scan detector hears of it; the page
+   * was an access when it was pinned. This is also what SQLite's own cache
+   * does: a pinned page is out of its LRU list, and its place there is set
+   * when it is unpinned. */
+  if (f && (f->flags & F_PINNED)) {
+    INC(c->stats.hits);
+    cache_unlock(c);
+    return &f->pub;
+  }
   bool scan = scan_note(c, key, f != NULL);
   if (scan) INC(c->stats.scan_fetches);
   if (f) {
@@ -801,10 +819,8 @@ hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
     }
     /* Someone other than a scan wants it: the scan may not take it back. */
     if (!scan) f->flags &= ~F_SCAN;
-    if (!(f->flags & F_PINNED)) {
-      f->flags |= F_PINNED;
-      INC(c->pinned);
-    }
+    f->flags |= F_PINNED;
+    INC(c->pinned);
   } else {
     INC(c->stats.misses);
     if (mode == HS_FETCH_CREATE || mode == HS_FETCH_CREATE_HARD) {

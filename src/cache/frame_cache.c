@@ -196,7 +196,7 @@ static size_t round_up(size_t n, size_t align) {
 
 static fc_frame *frame_alloc(hs_frame_cache *c) {
   char *block = c->alloc_block ? c->alloc_block(c->block_bytes, c->memory_ctx)
-                                : aligned_alloc(ALIGN, c->block_bytes);
+                               : aligned_alloc(ALIGN, c->block_bytes);
   if (!block) return NULL;
   fc_frame *f = (fc_frame *)(block + c->header_off);
   memset(f, 0, sizeof *f);

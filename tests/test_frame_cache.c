@@ -315,10 +315,9 @@ static void test_all_pinned(void) {
 }
 
 /* A fetch of a frame the engine already holds is one more reference to a
- * page in use, not an access: the policy places the page by the fetch that
- * pinned it. With lru and two frames: A pinned, B used after it, A fetched
- * again while still pinned; the next miss takes A, the older access. (Were
- * the second fetch an access, B would go.) */
+ * page in use, not an access. With lru and two frames: A created and held,
+ * B used after it, A fetched again while still held; the next miss takes
+ * A, the older access. (Were the second fetch an access, B would go.) */
 static void test_pinned_refetch(void) {
   hs_frame_cache *c = open_cache(2, "lru", true, 0, 0);
   hs_frame *a = must_fetch(c, 1, HS_FETCH_CREATE_HARD);
@@ -332,6 +331,21 @@ static void test_pinned_refetch(void) {
   hs_frame_cache_unpin(c, must_fetch(c, 3, HS_FETCH_CREATE_HARD), false);
   CHECK(!cached(c, 1));
   CHECK(cached(c, 2));
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c);
+
+  /* A hit is heard at the unpin, when the engine is done with the page
+   * (SQLite's own cache orders its LRU list by unpin): 1 and 2 cached, 1
+   * fetched, 2 fetched and let go, then 1 let go; 2 is the older use. */
+  c = open_cache(2, "lru", true, 0, 0);
+  hs_frame_cache_unpin(c, must_fetch(c, 1, HS_FETCH_CREATE_HARD), false);
+  hs_frame_cache_unpin(c, must_fetch(c, 2, HS_FETCH_CREATE_HARD), false);
+  a = must_fetch(c, 1, HS_FETCH_LOOKUP);
+  hs_frame_cache_unpin(c, must_fetch(c, 2, HS_FETCH_LOOKUP), false);
+  hs_frame_cache_unpin(c, a, false);
+  hs_frame_cache_unpin(c, must_fetch(c, 3, HS_FETCH_CREATE_HARD), false);
+  CHECK(cached(c, 1));
+  CHECK(!cached(c, 2));
   CHECK_OK(frame_cache_check(c));
   hs_frame_cache_destroy(c);
 }

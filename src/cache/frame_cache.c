@@ -48,6 +48,12 @@
  * them back if it is unpinned and no access outside a scan has touched it
  * since (F_SCAN), before asking the policy for a victim.
  *
+ * Hits. A fetch that pins a cached frame is an access; the policy hears of
+ * it at the unpin (F_HIT_DUE), when the engine is done with the page, as
+ * SQLite's own cache orders its LRU list. A fetch of a frame already pinned
+ * is one more reference to a page in use and reaches neither the policy
+ * nor the scan detector.
+ *
  * Locking: one mutex per cache around every call. hs_frame_key reads the
  * key without it: only the frame's pinner asks, and only rekey (called by
  * that same pinner) changes it.
@@ -78,7 +84,11 @@ enum {
   F_HASHED = 1u << 4,   /* findable by its key */
   /* Pinned, and out of the policy since a victim search passed over it:
    * back in at unpin, as a page just used. */
-  F_PARKED = 1u << 5
+  F_PARKED = 1u << 5,
+  /* Hit while unpinned: the policy hears of it at the unpin (with the scan
+   * hint when F_HIT_SCAN), when the engine is done with the page. */
+  F_HIT_DUE = 1u << 6,
+  F_HIT_SCAN = 1u << 7
 };
 
 /* Pinned frames a victim search passed over, parked after it (at most
@@ -813,10 +823,8 @@ hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
   if (scan) INC(c->stats.scan_fetches);
   if (f) {
     INC(c->stats.hits);
-    if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED))) {
-      hs_access a = make_access(c, key, scan);
-      hs_policy_hit(c->policy, f->index, &a);
-    }
+    if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED)))
+      f->flags |= F_HIT_DUE | (scan ? F_HIT_SCAN : 0);
     /* Someone other than a scan wants it: the scan may not take it back. */
     if (!scan) f->flags &= ~F_SCAN;
     f->flags |= F_PINNED;
@@ -861,7 +869,8 @@ void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
                   (unsigned long long)f->key);
     return;
   }
-  f->flags &= ~F_PINNED;
+  bool hit_due = f->flags & F_HIT_DUE, hit_scan = f->flags & F_HIT_SCAN;
+  f->flags &= ~(F_PINNED | F_HIT_DUE | F_HIT_SCAN);
   DEC(c->pinned);
   if (discard) INC(c->stats.discards);
   if (discard || !(f->flags & F_HASHED) || (c->purgeable && c->count > c->capacity)) {
@@ -875,6 +884,9 @@ void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
       f->flags |= F_PARKED; /* not in the policy after all */
       frame_drop(c, f);
     }
+  } else if (hit_due) {
+    hs_access a = make_access(c, f->key, hit_scan);
+    hs_policy_hit(c->policy, f->index, &a);
   }
   cache_unlock(c);
 }

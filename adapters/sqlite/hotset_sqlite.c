@@ -119,7 +119,8 @@ static void set_capacity(sqlite_cache *c, int pages) {
 /* After a frame was created: a purgeable cache that is full while SQLite
  * allows it more doubles, before its next fetch would have to evict (or
  * refuse) for want of a capacity SQLite never set. */
-static void grow(sqlite_cache *c) {
+/* Out of line: the fetch that calls it stays a tail call. */
+__attribute__((noinline)) static void grow(sqlite_cache *c) {
   if (atomic_load(&c->granted) >= atomic_load(&c->wanted)) return;
   pthread_mutex_lock(&c->capacity_lock);
   uint32_t granted = atomic_load(&c->granted), wanted = atomic_load(&c->wanted);

@@ -235,7 +235,7 @@ static uint32_t table_home(const hs_frame_cache *c, uint64_t key) {
   return (uint32_t)hs_mix64(key) & c->table_mask;
 }
 
-static fc_frame *table_find(const hs_frame_cache *c, uint64_t key) {
+static inline fc_frame *table_find(const hs_frame_cache *c, uint64_t key) {
   for (uint32_t i = table_home(c, key);; i = (i + 1) & c->table_mask) {
     const fc_entry *e = &c->table[i];
     if (!e->f) return NULL;
@@ -543,7 +543,9 @@ static bool create_refused(hs_frame_cache *c) {
   return unpinned < pinned && memory_short(c);
 }
 
-static fc_frame *frame_create(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool scan) {
+/* Out of line: the hit path that calls it stays short. */
+__attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint64_t key,
+                                                        hs_fetch_mode mode, bool scan) {
   if (mode == HS_FETCH_CREATE && create_refused(c)) {
     INC(c->stats.refusals);
     return NULL;
@@ -642,7 +644,7 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
   if (hit && s->misses) /* only a run of misses needs to know */
     for (uint32_t i = 0; i < SCAN_RECENT; i++) reuse |= s->recent[i] == key;
   s->recent[s->recent_pos] = s->last;
-  s->recent_pos = (s->recent_pos + 1) % SCAN_RECENT;
+  if (++s->recent_pos == SCAN_RECENT) s->recent_pos = 0;
   s->any = true;
   s->prev = s->last;
   s->last = key;

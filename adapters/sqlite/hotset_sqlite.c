@@ -171,6 +171,11 @@ static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
   o.alloc_block = sqlite_alloc;
   o.free_block = sqlite_free;
   o.under_pressure = sqlite_short_of_memory;
+  /* SQLite reads page 1 at the start of every read transaction (the
+   * change counter and schema cookie in its header): a statement's first
+   * page. */
+  o.boundary_key = 1;
+  o.has_boundary_key = true;
   c->purgeable = o.purgeable;
   pthread_mutex_init(&c->capacity_lock, NULL);
   atomic_init(&c->wanted, o.capacity);

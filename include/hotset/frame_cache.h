@@ -72,6 +72,13 @@ typedef struct hs_frame_cache_options {
    * them */
   bool purgeable;
   uint32_t scan_run; /* consecutive keys that make a scan; 0: no detection */
+  /* A key the engine fetches at the start of every statement or read
+   * transaction (SQLite: page 1, whose header it checks each time), when
+   * there is one: its fetch ends any run the scan detector is following,
+   * so a scan's run does not go on into the lookups after it, nor a
+   * lookup's into the scan. Used when has_boundary_key is set. */
+  uint64_t boundary_key;
+  bool has_boundary_key;
   /* The engine never calls one cache from two threads at once (SQLite
    * calls a page cache only under its owner's lock): the cache takes no
    * mutex of its own. Off by default. */

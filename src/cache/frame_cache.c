@@ -29,9 +29,10 @@
  *
  * Scans. The detector (scan_note) takes for a scan a run of keys moving
  * one way a few at a time — gaps, a step or two back and a key elsewhere
- * now and then allowed, as SQLite's B-trees give them — or a run of misses
- * that never comes back to a page it fetched lately (a table whose pages
- * are in no order); past scan_run of either. It remembers where recent
+ * now and then allowed, as SQLite's B-trees give them — or a run of new
+ * pages (hits or misses) that never comes back to a page it fetched lately
+ * (a table whose pages are in no order), past scan_run of either (misses,
+ * for the second). It remembers where recent
  * scans began and how long they were, and the keys its ring recycled: a
  * scan that fits in the cache and comes round again is cached as any
  * pages, one known to be long is a scan from its first pages.
@@ -103,11 +104,13 @@ typedef struct fc_frame {
 } fc_frame;
 
 /* The scan detector's state (see scan_note). */
-#define SCAN_HIST   8u
+#define SCAN_HIST   16u
+#define SCAN_HEADS  3u /* a run of new pages is known by its first three */
 #define SCAN_RECENT 12u
 typedef struct fc_scan {
-  uint64_t last, prev, pos, alt, run_start, miss_start;
-  uint32_t run, outl, outl_total, misses, hits;
+  uint64_t last, prev, pos, alt, run_start;
+  uint64_t heads[SCAN_HEADS]; /* the first pages of the run of new pages */
+  uint32_t run, outl, outl_total, misses, novel, hits;
   /* What the history says of the current run and run of misses: a scan
    * known to be longer than the cache can hold (a scan from its first
    * page), or one known to fit (never a scan). */
@@ -132,6 +135,8 @@ typedef struct fc_entry {
 struct hs_frame_cache {
   pthread_mutex_t mu;
   uint32_t frame_bytes, extra_bytes, capacity, scan_run;
+  uint64_t boundary_key;
+  bool has_boundary_key;
   size_t header_off, extra_off, block_bytes; /* the page is at 0 */
   bool purgeable, needs_time;
   char *spec;
@@ -412,10 +417,17 @@ static void park_passed(hs_frame_cache *c) {
 
 /* The victim's key and place in the policy go; its memory stays in the
  * slot, which the caller reuses at once. */
-static void evict_slot(hs_frame_cache *c, uint32_t slot) {
+/* `forget`: the policy keeps no ghost of it (a scan's own page, taken back
+ * by its ring: remembering it would only push out the ghosts of pages
+ * that matter — s3fifo's ghost FIFO is 0.9 of the cache, and a scan
+ * twice the cache would fill it with its own keys every time). */
+static void evict_slot(hs_frame_cache *c, uint32_t slot, bool forget) {
   fc_frame *v = c->slots[slot];
   table_remove(c, v);
-  (void)hs_policy_evict(c->policy, slot);
+  if (forget)
+    (void)hs_policy_remove(c->policy, slot);
+  else
+    (void)hs_policy_evict(c->policy, slot);
   v->flags = 0;
   DEC(c->count);
   INC(c->stats.evictions);
@@ -463,7 +475,7 @@ static int64_t ring_take(hs_frame_cache *c) {
   if (!f || (f->flags & (F_INUSE | F_SCAN | F_PINNED)) != (F_INUSE | F_SCAN)) return -1;
   if (c->ghost)
     c->ghost[ghost_home(c, f->key)] = (struct fc_ghost){.key = f->key, .at = c->stats.misses + 1};
-  evict_slot(c, s);
+  evict_slot(c, s, true);
   return s;
 }
 
@@ -505,7 +517,7 @@ static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan) {
   slot = hs_policy_victim(c->policy, a, skip_pinned, c);
   park_passed(c);
   if (slot < 0) return TAKE_FULL;
-  evict_slot(c, (uint32_t)slot);
+  evict_slot(c, (uint32_t)slot, false);
   return slot;
 }
 
@@ -582,14 +594,15 @@ __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint6
 
 /* ---- the scan detector --------------------------------------------------- */
 
-#define SCAN_FWD      64u /* a scan's next page is at most this far ahead */
-#define SCAN_BACK     16u /* pages this far behind the furthest neither extend nor break it */
-#define SCAN_OUTLIERS 4u  /* pages elsewhere in a row that do not end a run */
-#define SCAN_CONFIRM  4u  /* pages into a run that began where a long scan did */
-#define SCAN_AGAIN    16u /* misses in a row on keys the ring let go: the scan fits */
+#define SCAN_FWD         64u /* a scan's next page is at most this far ahead */
+#define SCAN_BACK        16u /* pages this far behind the furthest neither extend nor break it */
+#define SCAN_OUTLIERS    4u  /* pages elsewhere in a row that do not end a run */
+#define SCAN_CONFIRM     4u  /* pages into a run that began where a long scan did */
+#define SCAN_CONFIRM_NEW 8u  /* new pages into a run begun where a long scan did */
+#define SCAN_AGAIN       16u /* misses in a row on keys the ring let go: the scan fits */
 
 /* What the history says of a scan beginning at `start`: 1 it was longer
- * than three quarters of the cache, 0 shorter, -1 not known. */
+ * than three quarters of the cache, 0 shorter (it fits), -1 not known. */
 static int hist_long(const hs_frame_cache *c, uint64_t start) {
   const fc_scan *s = &c->scan;
   for (uint32_t i = 0; i < SCAN_HIST; i++)
@@ -598,21 +611,34 @@ static int hist_long(const hs_frame_cache *c, uint64_t start) {
   return -1;
 }
 
-/* A scan (a run, or a run of misses, longer than scan_run) has ended. */
-static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len) {
+/* A scan (a run, or a run of new pages, longer than scan_run) has ended.
+ * Only runs longer than scan_run are remembered, or a start marked as one
+ * whose scan fits (a length of 1, which no remembered run has): a run of
+ * one new page that ends is no news, and recording it as "fits" would
+ * push real scans out of the eight places. */
+static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len, bool fits) {
   fc_scan *s = &c->scan;
-  if (len <= c->scan_run && len != 1) return; /* 1: marked as fitting */
+  if (fits)
+    len = 1; /* the mark hist_long reads as "fits" */
+  else if (len <= c->scan_run)
+    return;
   uint32_t at = s->hist_next;
+  bool known = false;
   for (uint32_t i = 0; i < SCAN_HIST; i++)
-    if (s->hist[i].len && s->hist[i].start == start) at = i;
-  if (at == s->hist_next) s->hist_next = (s->hist_next + 1) % SCAN_HIST;
+    if (s->hist[i].len && s->hist[i].start == start) at = i, known = true;
+  /* A scan marked as fitting stays so when it ends short again (its run
+   * is remembered when it ends, after the mark); only one too long for
+   * the cache unmarks it. */
+  if (known && s->hist[at].len == 1 && !fits && (uint64_t)len * 4 <= (uint64_t)c->capacity * 3)
+    return;
+  if (!known) s->hist_next = (s->hist_next + 1) % SCAN_HIST;
   s->hist[at].start = start;
   s->hist[at].len = len;
 }
 
 static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run, uint64_t pos) {
   fc_scan *s = &c->scan;
-  hist_put(c, s->run_start, s->run);
+  hist_put(c, s->run_start, s->run, false);
   s->run = run;
   s->run_start = start;
   s->pos = pos;
@@ -623,10 +649,36 @@ static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run, uint64_
   s->run_small = h == 0;
 }
 
+/* The engine's boundary key: a statement begins. Whatever run the
+ * detector was following ends here (remembered if it was long), and the
+ * next page begins the next. */
+static void scan_boundary(hs_frame_cache *c, uint64_t key) {
+  fc_scan *s = &c->scan;
+  hist_put(c, s->run_start, s->run, false);
+  s->run = s->outl = s->outl_total = 0;
+  s->dir = 0;
+  s->pos = s->alt = key;
+  s->run_long = s->run_small = false;
+  for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
+    hist_put(c, s->heads[i], s->novel, false);
+  s->novel = s->misses = s->hits = s->ghost_hits = 0;
+  s->miss_long = s->miss_small = false;
+  s->recent[s->recent_pos] = s->last;
+  if (++s->recent_pos == SCAN_RECENT) s->recent_pos = 0;
+  s->any = true;
+  s->prev = s->last;
+  s->last = key;
+  s->last_scan = false;
+}
+
 /* True when this fetch is inside a scan. */
 static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
   fc_scan *s = &c->scan;
   if (c->scan_run == 0) return false;
+  if (c->has_boundary_key && key == c->boundary_key) {
+    if (!(s->any && key == s->last)) scan_boundary(c, key);
+    return false;
+  }
   if (s->any && key == s->last) return s->last_scan;
   if (s->any && key == s->prev) {
     /* Back to the page before: a scan reading a row's overflow pages
@@ -641,7 +693,7 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
    * do. A hit on another page (one still cached from before) tells
    * nothing. */
   bool reuse = false;
-  if (hit && s->misses) /* only a run of misses needs to know */
+  if (hit && s->novel) /* only a run of new pages needs to know */
     for (uint32_t i = 0; i < SCAN_RECENT; i++) reuse |= s->recent[i] == key;
   s->recent[s->recent_pos] = s->last;
   if (++s->recent_pos == SCAN_RECENT) s->recent_pos = 0;
@@ -670,26 +722,48 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
     }
     s->alt = key;
   }
+  /* A run of new pages: fetches of pages not fetched lately, hits or
+   * misses, until something comes back to the pages it uses. It begins at
+   * the first new page, so a scan that starts with pages still cached from
+   * its last time (the head of a table read again and again, which such
+   * hits would otherwise keep and lengthen round after round) begins its
+   * run where it began before, and the history knows it from its first
+   * page. */
   if (reuse) {
-    if (++s->hits >= 2 && s->misses) {
-      hist_put(c, s->miss_start, s->misses);
-      s->misses = 0;
+    if (++s->hits >= 2 && s->novel) {
+      for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
+        hist_put(c, s->heads[i], s->novel, false);
+      s->misses = s->novel = 0;
     }
-  } else if (!hit) {
-    s->hits = 0;
-    if (s->misses++ == 0) {
-      s->miss_start = key;
+  } else {
+    if (s->novel == 0) s->miss_long = s->miss_small = false;
+    if (s->novel < SCAN_HEADS) {
+      /* Any of the first three may be where a known scan began: the run
+       * may begin at the last lookup's leaf, before the scan's root. */
+      s->heads[s->novel] = key;
       int h = hist_long(c, key);
-      s->miss_long = h == 1;
-      s->miss_small = h == 0;
+      s->miss_long |= h == 1;
+      s->miss_small |= h == 0;
+    }
+    s->novel++;
+    if (!hit) {
+      s->hits = 0;
+      s->misses++;
     }
   }
   /* A start known from a long scan needs a few pages of progress too:
    * lookups restart runs and runs of misses all the time, some of them at
    * a page where a scan once began (page 1, a root). */
   bool seq = (s->run_long && s->run >= SCAN_CONFIRM) || (s->run > c->scan_run && !s->run_small);
-  bool miss = !s->run_small && !s->miss_small &&
-              ((s->miss_long && s->misses >= SCAN_CONFIRM) || s->misses > c->scan_run);
+  /* A run of new pages is a scan past scan_run misses, or, begun where a
+   * long scan began, past SCAN_CONFIRM_NEW pages, hits or not (more than a
+   * point lookup starting at that root fetches). A run of keys known to
+   * fit vetoes it — a small table read again and again is all new pages
+   * too — unless the run of new pages is itself known to be long: then the
+   * run of keys is only a piece of it (an ordered table's scan breaks into
+   * runs where pages went out of order, the same pieces every time). */
+  bool miss = (!s->run_small || s->miss_long) && !s->miss_small &&
+              ((s->miss_long && s->novel >= SCAN_CONFIRM_NEW) || s->misses > c->scan_run);
   /* Misses in a row on pages the ring recycled not long ago (a scan
    * reading a page again now and then, an interior page's overflow, does
    * not make a row of them). */
@@ -698,17 +772,17 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
     /* The scan came back to pages its ring recycled not long ago: it
      * fits in the cache, and is read again. Not a scan: from now on (and
      * the next time it starts here) its pages are cached as any. */
-    hist_put(c, s->run_start, 1);
-    hist_put(c, s->miss_start, 1);
+    hist_put(c, s->run_start, 0, true);
+    for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++) hist_put(c, s->heads[i], 0, true);
     s->run_small = s->miss_small = true;
     s->run_long = s->miss_long = false;
     s->ghost_hits = 0;
     seq = miss = false;
   }
-  /* In a run of misses, a miss is the scan's, and so is a hit on a page
-   * not fetched lately (a page of the table still cached: it must not
-   * climb the policy for being read by the scan). */
-  s->last_scan = (seq && along) || (miss && !reuse && s->misses >= 2);
+  /* In a run of new pages taken for a scan, a miss is the scan's, and so
+   * is a hit on a page not fetched lately (a page of the table still
+   * cached: it must not climb the policy for being read by the scan). */
+  s->last_scan = (seq && along) || (miss && !reuse && (s->misses >= 2 || s->miss_long));
   return s->last_scan;
 }
 
@@ -757,6 +831,8 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   c->caller_serializes = o->caller_serializes;
   c->recycle_early = o->recycle_early;
   c->scan_run = o->scan_run;
+  c->boundary_key = o->boundary_key;
+  c->has_boundary_key = o->has_boundary_key;
   c->purgeable = o->purgeable;
   c->alloc_block = o->alloc_block;
   c->free_block = o->free_block;

@@ -32,7 +32,7 @@ _Static_assert(sizeof(hs_frame) >= sizeof(sqlite3_pcache_page),
                "an hs_frame must hold a whole sqlite3_pcache_page");
 
 /* The default policy; docs/sqlite.md gives the measurement behind it. */
-#define DEFAULT_POLICY   "s3fifo"
+#define DEFAULT_POLICY   "lru"
 #define DEFAULT_SCAN_RUN 32
 /* The capacity a cache starts with until SQLite's xCachesize, which comes
  * right after xCreate: SQLite's own default, 2 MiB of pages. */

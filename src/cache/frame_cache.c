@@ -100,6 +100,7 @@ typedef struct fc_frame {
   hs_frame pub; /* first: the engine's handle is a pointer to this */
   uint64_t key;
   uint32_t index; /* its slot, or its place in the overflow list */
+  uint32_t seen;  /* the scan detector's tick when it was last fetched */
   uint8_t flags;
 } fc_frame;
 
@@ -115,6 +116,9 @@ typedef struct fc_scan {
    * known to be longer than the cache can hold (a scan from its first
    * page), or one known to fit (never a scan). */
   bool run_long, run_small, miss_long, miss_small;
+  /* Whether the history has been asked yet (only runs that get that far
+   * ask: most runs are a lookup's few pages). */
+  bool run_known, heads_known;
   bool any, last_scan;
   int dir;             /* the run's direction: 1 up, -1 down, 0 not yet */
   uint32_t ghost_hits; /* misses on keys the ring recycled a while ago */
@@ -123,8 +127,7 @@ typedef struct fc_scan {
     uint32_t len;
   } hist[SCAN_HIST];
   uint32_t hist_next;
-  uint64_t recent[SCAN_RECENT]; /* the last distinct keys fetched */
-  uint32_t recent_pos;
+  uint32_t tick; /* distinct fetches so far (a frame's `seen` is one) */
 } fc_scan;
 
 typedef struct fc_entry {
@@ -644,9 +647,7 @@ static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run, uint64_
   s->pos = pos;
   s->outl = s->outl_total = 0;
   s->dir = run > 1 ? (pos > start ? 1 : -1) : 0;
-  int h = hist_long(c, start);
-  s->run_long = h == 1;
-  s->run_small = h == 0;
+  s->run_long = s->run_small = s->run_known = false;
 }
 
 /* The engine's boundary key: a statement begins. Whatever run the
@@ -658,13 +659,12 @@ static void scan_boundary(hs_frame_cache *c, uint64_t key) {
   s->run = s->outl = s->outl_total = 0;
   s->dir = 0;
   s->pos = s->alt = key;
-  s->run_long = s->run_small = false;
+  s->run_long = s->run_small = s->run_known = false;
   for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
     hist_put(c, s->heads[i], s->novel, false);
   s->novel = s->misses = s->hits = s->ghost_hits = 0;
-  s->miss_long = s->miss_small = false;
-  s->recent[s->recent_pos] = s->last;
-  if (++s->recent_pos == SCAN_RECENT) s->recent_pos = 0;
+  s->miss_long = s->miss_small = s->heads_known = false;
+  s->tick++;
   s->any = true;
   s->prev = s->last;
   s->last = key;
@@ -672,8 +672,9 @@ static void scan_boundary(hs_frame_cache *c, uint64_t key) {
 }
 
 /* True when this fetch is inside a scan. */
-static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
+static bool scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
   fc_scan *s = &c->scan;
+  bool hit = f != NULL;
   if (c->scan_run == 0) return false;
   if (c->has_boundary_key && key == c->boundary_key) {
     if (!(s->any && key == s->last)) scan_boundary(c, key);
@@ -692,11 +693,10 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
    * pages it uses (a lookup to page 1 and the root), which a scan does not
    * do. A hit on another page (one still cached from before) tells
    * nothing. */
-  bool reuse = false;
-  if (hit && s->novel) /* only a run of new pages needs to know */
-    for (uint32_t i = 0; i < SCAN_RECENT; i++) reuse |= s->recent[i] == key;
-  s->recent[s->recent_pos] = s->last;
-  if (++s->recent_pos == SCAN_RECENT) s->recent_pos = 0;
+  /* Fetched within the last SCAN_RECENT distinct fetches: the frame
+   * remembers its tick, so this is one subtraction, not a search. */
+  s->tick++;
+  bool reuse = hit && s->novel && f->seen && s->tick - f->seen <= SCAN_RECENT + 1;
   s->any = true;
   s->prev = s->last;
   s->last = key;
@@ -736,15 +736,8 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
       s->misses = s->novel = 0;
     }
   } else {
-    if (s->novel == 0) s->miss_long = s->miss_small = false;
-    if (s->novel < SCAN_HEADS) {
-      /* Any of the first three may be where a known scan began: the run
-       * may begin at the last lookup's leaf, before the scan's root. */
-      s->heads[s->novel] = key;
-      int h = hist_long(c, key);
-      s->miss_long |= h == 1;
-      s->miss_small |= h == 0;
-    }
+    if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;
+    if (s->novel < SCAN_HEADS) s->heads[s->novel] = key;
     s->novel++;
     if (!hit) {
       s->hits = 0;
@@ -754,6 +747,23 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
   /* A start known from a long scan needs a few pages of progress too:
    * lookups restart runs and runs of misses all the time, some of them at
    * a page where a scan once began (page 1, a root). */
+  if (!s->run_known && (s->run >= SCAN_CONFIRM || s->novel >= SCAN_CONFIRM_NEW)) {
+    int h = hist_long(c, s->run_start);
+    s->run_long = h == 1;
+    s->run_small = h == 0;
+    s->run_known = true;
+  }
+  if (!s->heads_known && s->novel >= SCAN_CONFIRM_NEW) {
+    /* Any of the first three may be where a known scan began: without a
+     * boundary key the run may begin at the last lookup's leaf, before
+     * the scan's root. */
+    for (uint32_t i = 0; i < SCAN_HEADS; i++) {
+      int h = hist_long(c, s->heads[i]);
+      s->miss_long |= h == 1;
+      s->miss_small |= h == 0;
+    }
+    s->heads_known = true;
+  }
   bool seq = (s->run_long && s->run >= SCAN_CONFIRM) || (s->run > c->scan_run && !s->run_small);
   /* A run of new pages is a scan past scan_run misses, or, begun where a
    * long scan began, past SCAN_CONFIRM_NEW pages, hits or not (more than a
@@ -776,6 +786,7 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, bool hit) {
     for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++) hist_put(c, s->heads[i], 0, true);
     s->run_small = s->miss_small = true;
     s->run_long = s->miss_long = false;
+    s->run_known = s->heads_known = true;
     s->ghost_hits = 0;
     seq = miss = false;
   }
@@ -897,7 +908,7 @@ hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
     cache_unlock(c);
     return &f->pub;
   }
-  bool scan = scan_note(c, key, f != NULL);
+  bool scan = scan_note(c, key, f);
   if (scan) INC(c->stats.scan_fetches);
   if (f) {
     INC(c->stats.hits);
@@ -914,6 +925,7 @@ hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
       if (f && created) *created = true;
     }
   }
+  if (f) f->seen = c->scan.tick;
   cache_unlock(c);
   return f ? &f->pub : NULL;
 }

@@ -59,7 +59,7 @@ else
   HOTSET_SQLITE_STATS=1 LD_PRELOAD=$so "$shell" "$scratch/a.db" "$query" >"$out" 2>"$err"
   status=$?
   expect_output "sqlite3 shell"
-  expect_stats_line s3fifo 32 "sqlite3 shell"
+  expect_stats_line lru 32 "sqlite3 shell"
 
   rm -f "$scratch/a.db"
   HOTSET_SQLITE_STATS=1 HOTSET_SQLITE_POLICY=lru HOTSET_SQLITE_SCAN=off LD_PRELOAD=$so \

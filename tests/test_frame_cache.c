@@ -951,6 +951,48 @@ static void test_scan_shapes(void) {
   hs_frame_cache_destroy(c);
 }
 
+/* The engine's boundary key (SQLite's page 1, read at the start of every
+ * statement): its fetch ends the scan's run, so not even the first lookup
+ * after a scan is taken for part of it (without it, up to 8 of its pages
+ * are: the first test above), and its pages are never the ring's to take
+ * back. */
+static void test_boundary_key(void) {
+  hs_frame_cache_options o;
+  hs_frame_cache_options_init(&o);
+  o.frame_bytes = FRAME;
+  o.capacity = 100;
+  o.policy = "lru";
+  o.purgeable = true;
+  o.scan_run = 32;
+  o.boundary_key = 1;
+  o.has_boundary_key = true;
+  hs_frame_cache *c = NULL;
+  REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
+  uint64_t x = 99;
+  unsigned taken_after = 0, scan_taken = 0;
+  for (int round = 0; round < 5; round++) {
+    touch(c, 1); /* the scan's statement begins */
+    uint64_t before = stats_of(c).scan_fetches;
+    for (uint64_t i = 0; i < 1000; i++) touch(c, 1000000 + ((i * 2654435761u) & 0xfffff));
+    scan_taken = (unsigned)(stats_of(c).scan_fetches - before);
+    before = stats_of(c).scan_fetches;
+    for (int i = 0; i < 50; i++) { /* lookups, each its own statement */
+      x = x * 6364136223846793005u + 1442695040888963407u;
+      touch(c, 1);
+      touch(c, 2);
+      touch(c, 3 + (x >> 60));
+      touch(c, 3000000 + (x >> 33) % 5000);
+    }
+    taken_after += (unsigned)(stats_of(c).scan_fetches - before);
+  }
+  printf("boundary key: %u of the last scan's 1000 fetches taken for a scan, %u lookup "
+         "fetches after the scans\n",
+         scan_taken, taken_after);
+  CHECK(scan_taken >= 900);
+  CHECK_EQ(taken_after, 0);
+  hs_frame_cache_destroy(c);
+}
+
 /* ---- threads ---------------------------------------------------------------- */
 
 #define NTHREADS   4
@@ -1233,6 +1275,7 @@ int main(void) {
   test_model_every_policy();
   test_scan_resistance();
   test_scan_shapes();
+  test_boundary_key();
   test_parking();
   test_threads();
   test_caller_serializes();

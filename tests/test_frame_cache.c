@@ -24,8 +24,8 @@
 
 #define FRAME 1024u
 
-static hs_frame_cache *open_cache(uint32_t capacity, const char *policy, bool purgeable,
-                                  uint32_t scan_run, uint32_t extra) {
+static hs_frame_cache_options cache_options(uint32_t capacity, const char *policy, bool purgeable,
+                                            uint32_t scan_run, uint32_t extra) {
   hs_frame_cache_options o;
   hs_frame_cache_options_init(&o);
   o.frame_bytes = FRAME;
@@ -34,6 +34,12 @@ static hs_frame_cache *open_cache(uint32_t capacity, const char *policy, bool pu
   o.policy = policy;
   o.purgeable = purgeable;
   o.scan_run = scan_run;
+  return o;
+}
+
+static hs_frame_cache *open_cache(uint32_t capacity, const char *policy, bool purgeable,
+                                  uint32_t scan_run, uint32_t extra) {
+  hs_frame_cache_options o = cache_options(capacity, policy, purgeable, scan_run, extra);
   hs_frame_cache *c = NULL;
   REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
   return c;
@@ -952,18 +958,13 @@ static void test_scan_shapes(void) {
 }
 
 /* The engine's boundary key (SQLite's page 1, read at the start of every
- * statement): its fetch ends the scan's run, so not even the first lookup
- * after a scan is taken for part of it (without it, up to 8 of its pages
- * are: the first test above), and its pages are never the ring's to take
- * back. */
+ * statement, and here before each scan too): its fetch ends the scan's run,
+ * so no lookup after a scan is taken for part of it, and its pages are
+ * never the ring's to take back. (With the key off, 376 of the 1,000
+ * lookup fetches are: page 1 becomes one of the scan's first pages in the
+ * history, and a lookup starting there looks like the scan again.) */
 static void test_boundary_key(void) {
-  hs_frame_cache_options o;
-  hs_frame_cache_options_init(&o);
-  o.frame_bytes = FRAME;
-  o.capacity = 100;
-  o.policy = "lru";
-  o.purgeable = true;
-  o.scan_run = 32;
+  hs_frame_cache_options o = cache_options(100, "lru", true, 32, 0);
   o.boundary_key = 1;
   o.has_boundary_key = true;
   hs_frame_cache *c = NULL;

@@ -650,6 +650,15 @@ static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run, uint64_
   s->run_long = s->run_small = s->run_known = false;
 }
 
+/* The run of new pages has ended: remembered by its first pages, if it
+ * was long enough to be remembered at all. */
+static void novel_end(hs_frame_cache *c) {
+  fc_scan *s = &c->scan;
+  for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
+    hist_put(c, s->heads[i], s->novel, false);
+  s->novel = s->misses = 0;
+}
+
 /* The engine's boundary key: a statement begins. Whatever run the
  * detector was following ends here (remembered if it was long), and the
  * next page begins the next. */
@@ -660,9 +669,8 @@ static void scan_boundary(hs_frame_cache *c, uint64_t key) {
   s->dir = 0;
   s->pos = s->alt = key;
   s->run_long = s->run_small = s->run_known = false;
-  for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
-    hist_put(c, s->heads[i], s->novel, false);
-  s->novel = s->misses = s->hits = s->ghost_hits = 0;
+  novel_end(c);
+  s->hits = s->ghost_hits = 0;
   s->miss_long = s->miss_small = s->heads_known = false;
   s->tick++;
   s->any = true;
@@ -731,9 +739,7 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
    * page. */
   if (reuse) {
     if (++s->hits >= 2 && s->novel) {
-      for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
-        hist_put(c, s->heads[i], s->novel, false);
-      s->misses = s->novel = 0;
+      novel_end(c);
     }
   } else {
     if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;

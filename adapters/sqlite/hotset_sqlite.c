@@ -209,14 +209,13 @@ static int pc_pagecount(sqlite3_pcache *p) {
   return (int)hs_frame_cache_count(((sqlite_cache *)p)->fc);
 }
 
+_Static_assert(HS_FETCH_LOOKUP == 0 && HS_FETCH_CREATE == 1 && HS_FETCH_CREATE_HARD == 2,
+               "SQLite's createFlag 0/1/2 are the frame cache's modes, value for value");
+
 static sqlite3_pcache_page *pc_fetch(sqlite3_pcache *p, unsigned key, int create_flag) {
-  /* SQLite's createFlag 0/1/2 are the frame cache's modes, value for value. */
-  hs_fetch_mode mode = create_flag == 0   ? HS_FETCH_LOOKUP
-                       : create_flag == 1 ? HS_FETCH_CREATE
-                                          : HS_FETCH_CREATE_HARD;
   sqlite_cache *c = (sqlite_cache *)p;
   bool created = false;
-  hs_frame *f = hs_frame_cache_fetch(c->fc, key, mode, &created);
+  hs_frame *f = hs_frame_cache_fetch(c->fc, key, (hs_fetch_mode)create_flag, &created);
   if (created && c->purgeable) grow(c);
   return (sqlite3_pcache_page *)f;
 }

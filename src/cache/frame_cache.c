@@ -68,6 +68,7 @@
 #include "hotset/policy.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -103,6 +104,7 @@ typedef struct fc_frame {
   uint32_t seen;  /* the scan detector's tick when it was last fetched */
   uint8_t flags;
 } fc_frame;
+_Static_assert(offsetof(fc_frame, pub) == 0, "an engine's handle is the frame's address");
 
 /* The scan detector's state (see scan_note). */
 #define SCAN_HIST   16u
@@ -154,6 +156,7 @@ struct hs_frame_cache {
 
   fc_entry *table; /* open addressing, linear probing */
   uint32_t table_mask, table_used;
+  unsigned table_shift; /* 64 - log2 of the table's size */
 
   uint32_t count, pinned;
 
@@ -239,8 +242,12 @@ static bool memory_short(hs_frame_cache *c) {
 
 /* ---- the key table ------------------------------------------------------- */
 
-static uint32_t table_home(const hs_frame_cache *c, uint64_t key) {
-  return (uint32_t)hs_mix64(key) & c->table_mask;
+/* Multiplicative (Fibonacci) hashing: one multiply, the top bits. It
+ * spreads consecutive keys (page numbers) evenly over the table, and the
+ * high half folded in first keeps keys that differ only in their high
+ * bits (a file number above a page number) apart too. */
+static inline uint32_t table_home(const hs_frame_cache *c, uint64_t key) {
+  return (uint32_t)(((key ^ (key >> 32)) * 0x9e3779b97f4a7c15ull) >> c->table_shift);
 }
 
 static inline fc_frame *table_find(const hs_frame_cache *c, uint64_t key) {
@@ -285,6 +292,7 @@ static bool table_resize(hs_frame_cache *c, uint32_t size) {
   if (!t) return false;
   c->table = t;
   c->table_mask = size - 1;
+  c->table_shift = 64 - (unsigned)__builtin_ctz(size);
   c->table_used = 0;
   for (uint32_t i = 0; i < old_size; i++)
     if (old[i].f) table_put(c, old[i].f);
@@ -639,7 +647,8 @@ static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len, bool fits)
   s->hist[at].len = len;
 }
 
-static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run, uint64_t pos) {
+__attribute__((noinline)) static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run,
+                                                  uint64_t pos) {
   fc_scan *s = &c->scan;
   hist_put(c, s->run_start, s->run, false);
   s->run = run;
@@ -652,17 +661,18 @@ static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run, uint64_
 
 /* The run of new pages has ended: remembered by its first pages, if it
  * was long enough to be remembered at all. */
-static void novel_end(hs_frame_cache *c) {
+__attribute__((noinline)) static void novel_end(hs_frame_cache *c) {
   fc_scan *s = &c->scan;
-  for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
-    hist_put(c, s->heads[i], s->novel, false);
+  if (s->novel > c->scan_run) /* hist_put keeps only runs longer */
+    for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
+      hist_put(c, s->heads[i], s->novel, false);
   s->novel = s->misses = 0;
 }
 
 /* The engine's boundary key: a statement begins. Whatever run the
  * detector was following ends here (remembered if it was long), and the
  * next page begins the next. */
-static void scan_boundary(hs_frame_cache *c, uint64_t key) {
+__attribute__((noinline)) static void scan_boundary(hs_frame_cache *c, uint64_t key) {
   fc_scan *s = &c->scan;
   hist_put(c, s->run_start, s->run, false);
   s->run = s->outl = s->outl_total = 0;
@@ -749,6 +759,12 @@ static bool scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
       s->hits = 0;
       s->misses++;
     }
+  }
+  /* Too short yet to be anything (most runs: a lookup's few pages). */
+  if (s->run < SCAN_CONFIRM && s->novel < SCAN_CONFIRM_NEW && s->run <= c->scan_run &&
+      s->misses <= c->scan_run) {
+    s->last_scan = false;
+    return false;
   }
   /* A start known from a long scan needs a few pages of progress too:
    * lookups restart runs and runs of misses all the time, some of them at
@@ -897,43 +913,67 @@ void hs_frame_cache_destroy(hs_frame_cache *c) {
   if (c) cache_free(c);
 }
 
-hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
-  if (created) *created = false;
-  cache_lock(c);
-  INC(c->stats.fetches);
-  fc_frame *f = table_find(c, key);
-  /* A frame the engine already holds: it is taking one more reference to
-   * a page it is using (SQLite fetches a page again for every reference it
-   * takes while it holds one: half its fetches), not reading the page
-   * again. Neither the policy nor the scan detector hears of it; the page
-   * was an access when it was pinned. This is also what SQLite's own cache
-   * does: a pinned page is out of its LRU list, and its place there is set
-   * when it is unpinned. */
-  if (f && (f->flags & F_PINNED)) {
-    INC(c->stats.hits);
-    cache_unlock(c);
-    return &f->pub;
-  }
+/* A miss: the frame is created if the mode asks. */
+__attribute__((noinline)) static fc_frame *
+fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, bool scan) {
+  INC(c->stats.misses);
+  if (mode != HS_FETCH_CREATE && mode != HS_FETCH_CREATE_HARD) return NULL;
+  fc_frame *f = frame_create(c, key, mode, scan);
+  if (!f) return NULL;
+  if (created) *created = true;
+  f->seen = c->scan.tick;
+  return f;
+}
+
+/* A fetch that is an access: a frame not pinned, or no frame. Out of
+ * line, so the re-fetch of a pinned frame (half of SQLite's fetches) is a
+ * table probe and a flag test with nothing to save or restore. */
+__attribute__((noinline)) static fc_frame *
+fetch_access(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_fetch_mode mode, bool *created) {
   bool scan = scan_note(c, key, f);
   if (scan) INC(c->stats.scan_fetches);
-  if (f) {
+  if (!f) return fetch_miss(c, key, mode, created, scan);
+  INC(c->stats.hits);
+  if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED)))
+    f->flags |= F_HIT_DUE | (scan ? F_HIT_SCAN : 0);
+  /* Someone other than a scan wants it: the scan may not take it back. */
+  if (!scan) f->flags &= ~F_SCAN;
+  f->flags |= F_PINNED;
+  INC(c->pinned);
+  f->seen = c->scan.tick;
+  return f;
+}
+
+/* A fetch of a frame the engine already holds: it is taking one more
+ * reference to a page it is using (SQLite fetches a page again for every
+ * reference it takes while it holds one: half its fetches), not reading
+ * the page again. Neither the policy nor the scan detector hears of it;
+ * the page was an access when it was pinned. This is also what SQLite's
+ * own cache does: a pinned page is out of its LRU list, and its place
+ * there is set when it is unpinned. (Every fetch is a hit or a miss: the
+ * count of fetches is their sum, one store fewer here.) */
+static inline fc_frame *fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
+  fc_frame *f = table_find(c, key);
+  if (f && (f->flags & F_PINNED)) {
     INC(c->stats.hits);
-    if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED)))
-      f->flags |= F_HIT_DUE | (scan ? F_HIT_SCAN : 0);
-    /* Someone other than a scan wants it: the scan may not take it back. */
-    if (!scan) f->flags &= ~F_SCAN;
-    f->flags |= F_PINNED;
-    INC(c->pinned);
-  } else {
-    INC(c->stats.misses);
-    if (mode == HS_FETCH_CREATE || mode == HS_FETCH_CREATE_HARD) {
-      f = frame_create(c, key, mode, scan);
-      if (f && created) *created = true;
-    }
+    return f;
   }
-  if (f) f->seen = c->scan.tick;
+  return fetch_access(c, key, f, mode, created);
+}
+
+__attribute__((noinline)) static hs_frame *fetch_locked(hs_frame_cache *c, uint64_t key,
+                                                        hs_fetch_mode mode, bool *created) {
+  cache_lock(c);
+  fc_frame *f = fetch(c, key, mode, created);
   cache_unlock(c);
   return f ? &f->pub : NULL;
+}
+
+hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
+  if (created) *created = false;
+  /* No mutex: the path has no call before its last, and nothing to save. */
+  if (c->caller_serializes) return (hs_frame *)fetch(c, key, mode, created);
+  return fetch_locked(c, key, mode, created);
 }
 
 /* An overflow frame unpinned while the cache is within its capacity takes
@@ -953,9 +993,9 @@ static bool overflow_adopt(hs_frame_cache *c, fc_frame *f) {
   return true;
 }
 
-void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
-  fc_frame *f = (fc_frame *)frame;
-  cache_lock(c);
+/* Every unpin but the common one: a misuse, a discard, a frame over the
+ * capacity, an overflow or parked frame. Out of line, as fetch_access. */
+__attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f, bool discard) {
   if (!(f->flags & F_PINNED)) {
     cache_unlock(c);
     if (HS_DEBUG_CHECKS)
@@ -963,6 +1003,7 @@ void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
                     (unsigned long long)f->key);
     (void)hs_fail(HS_ERR_INVALID, 0, "frame cache: unpin of frame %llu, which is not pinned",
                   (unsigned long long)f->key);
+    cache_lock(c); /* the caller unlocks */
     return;
   }
   bool hit_due = f->flags & F_HIT_DUE, hit_scan = f->flags & F_HIT_SCAN;
@@ -984,7 +1025,45 @@ void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
     hs_access a = make_access(c, f->key, hit_scan);
     hs_policy_hit(c->policy, f->index, &a);
   }
+}
+
+/* The policy hears of a hit (out of line: building the access needs room
+ * the rest of the unpin does not). */
+__attribute__((noinline)) static void policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
+  hs_access a = make_access(c, f->key, scan);
+  hs_policy_hit(c->policy, f->index, &a);
+}
+
+/* The common unpin: a frame in the policy, kept. */
+static inline bool unpin_common(const hs_frame_cache *c, const fc_frame *f, bool discard) {
+  return (f->flags & (F_PINNED | F_HASHED | F_OVERFLOW | F_PARKED)) == (F_PINNED | F_HASHED) &&
+         !discard && !(c->purgeable && c->count > c->capacity);
+}
+
+static inline void unpin_kept(hs_frame_cache *c, fc_frame *f) {
+  unsigned flags = f->flags;
+  f->flags = (uint8_t)(flags & ~(F_PINNED | F_HIT_DUE | F_HIT_SCAN));
+  DEC(c->pinned);
+  if (flags & F_HIT_DUE) policy_hit(c, f, flags & F_HIT_SCAN);
+}
+
+__attribute__((noinline)) static void unpin_locked(hs_frame_cache *c, fc_frame *f, bool discard) {
+  cache_lock(c);
+  if (unpin_common(c, f, discard))
+    unpin_kept(c, f);
+  else
+    unpin_other(c, f, discard);
   cache_unlock(c);
+}
+
+void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
+  fc_frame *f = (fc_frame *)frame;
+  if (!c->caller_serializes)
+    unpin_locked(c, f, discard);
+  else if (unpin_common(c, f, discard))
+    unpin_kept(c, f);
+  else
+    unpin_other(c, f, discard);
 }
 
 /* A frame given up for its key: dropped, or detached while still pinned. */
@@ -1181,9 +1260,10 @@ void hs_frame_cache_stats_get(hs_frame_cache *c, hs_frame_cache_stats *out) {
   /* Read field by field: with caller_serializes another thread may be
    * counting meanwhile (each count is a relaxed store, see INC). */
   cache_lock(c);
-  *out = (hs_frame_cache_stats){.fetches = LOAD(c->stats.fetches),
-                                .hits = LOAD(c->stats.hits),
-                                .misses = LOAD(c->stats.misses),
+  uint64_t hits = LOAD(c->stats.hits), misses = LOAD(c->stats.misses);
+  *out = (hs_frame_cache_stats){.fetches = hits + misses,
+                                .hits = hits,
+                                .misses = misses,
                                 .creates = LOAD(c->stats.creates),
                                 .refusals = LOAD(c->stats.refusals),
                                 .evictions = LOAD(c->stats.evictions),

@@ -69,10 +69,21 @@ static inline void dl_remove(dl_list *l, dl_node *n, uint32_t i, uint64_t units)
   l->units -= units;
 }
 
+/* i is on l. Not a remove and a push: the count and units stay, and i,
+ * not the head, has a node before it and the head one after. */
 static inline void dl_move_to_head(dl_list *l, dl_node *n, uint32_t i) {
-  if (l->head == i) return;
-  dl_remove(l, n, i, 0);
-  dl_push_head(l, n, i, 0);
+  uint32_t head = l->head;
+  if (head == i) return;
+  uint32_t prev = n[i].prev, next = n[i].next;
+  n[prev].next = next;
+  if (next != DL_NIL)
+    n[next].prev = prev;
+  else
+    l->tail = prev;
+  n[i].prev = DL_NIL;
+  n[i].next = head;
+  n[head].prev = i;
+  l->head = i;
 }
 
 /* Appends l's members to out[*n .. max-1] from its tail (the victim end of

@@ -11,16 +11,21 @@
  * clock-sweep and arc, and does not without detection), a frame pinned
  * while searches pass over it leaving the policy and coming back as just
  * used, four threads racing on one cache, caller_serializes (no mutex of
- * the cache's; statistics read from another thread meanwhile), and bad
- * options refused with messages.
+ * the cache's; statistics read from another thread meanwhile), a second
+ * unpin refused (or stopped in a debug build), and bad options refused
+ * with messages.
  */
 #include "cache/frame_cache_internal.h"
 #include "check.h"
+#include "core/debug.h"
 #include "hotset/frame_cache.h"
 #include "hotset/policy.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define FRAME 1024u
 
@@ -1119,6 +1124,54 @@ static void test_threads(void) {
 
 /* ---- options ---------------------------------------------------------------- */
 
+/* An unpin of a frame that is not pinned (a second unpin), with the
+ * cache's mutex and without it: a release build refuses it with a message
+ * and changes nothing (the pinned count, the frame, the policy); a debug
+ * build stops there. The unpin's common path tests the flags first, and
+ * the refusal must not be lost on the way out of line. */
+static void double_unpin(bool serialized) {
+  hs_frame_cache_options o = cache_options(4, "lru", true, 0, 16);
+  o.caller_serializes = serialized;
+  hs_frame_cache *c = NULL;
+  REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
+  hs_frame *f = must_fetch(c, 5, HS_FETCH_CREATE);
+  hs_frame *g = must_fetch(c, 6, HS_FETCH_CREATE);
+  stamp(f, 5, 16);
+  hs_frame_cache_unpin(c, f, false);
+  hs_frame_cache_unpin(c, f, false); /* the misuse */
+  CHECK_CONTAINS(hs_last_error(), "unpin of frame 5, which is not pinned");
+  hs_frame_cache_stats st = stats_of(c);
+  CHECK_EQ(st.pinned, 1); /* 6 still, and only 6 */
+  CHECK_EQ(st.count, 2);
+  CHECK_OK(frame_cache_check(c));
+  hs_frame *again = must_fetch(c, 5, HS_FETCH_LOOKUP);
+  CHECK(again == f && stamped(again, 5, 16));
+  hs_frame_cache_unpin(c, again, false);
+  hs_frame_cache_unpin(c, g, false);
+  CHECK_EQ(stats_of(c).pinned, 0);
+  hs_frame_cache_destroy(c);
+}
+
+static void test_double_unpin(void) {
+  for (int serialized = 0; serialized < 2; serialized++) {
+    if (!HS_DEBUG_CHECKS) {
+      double_unpin(serialized);
+      continue;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      freopen("/dev/null", "w", stderr);
+      double_unpin(serialized);
+      _exit(0);
+    }
+    int status;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+  }
+}
+
 static void test_bad_options(void) {
   hs_frame_cache_options o;
   hs_frame_cache *c = NULL;
@@ -1280,6 +1333,7 @@ int main(void) {
   test_parking();
   test_threads();
   test_caller_serializes();
+  test_double_unpin();
   test_bad_options();
   return check_finish();
 }

@@ -30,6 +30,7 @@ static const struct {
     {"twolist", 0},
     {"midpoint", 0},
     {"belady", 0},
+    {"fixedset", 0},
 };
 enum { NDOCUMENTED = sizeof documented / sizeof documented[0] };
 

@@ -93,6 +93,10 @@ static void test_byte_mode(const hs_sim_trace *t) {
       {"fifo", 7, 37},
       {"clock", 8, 40},
       {"belady", 7, 37},
+      /* Ranked by reads, then first read: A 3 (4 bytes, 4 in all), B 2 (3,
+       * 7), E 2 (10, 17), C, D, F. A and B fit in 10; E ends the set. Misses
+       * 1 2 4 5 7 8 9: 4+3+3+2+10+11+10 = 43 (E is never cached). */
+      {"fixedset", 7, 43},
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     check_run(t, want[i].spec, CAPACITY, false, 54, want[i].misses, want[i].byte_misses, 1);
@@ -112,6 +116,9 @@ static void test_byte_mode(const hs_sim_trace *t) {
 static void test_object_mode(const hs_sim_trace *t) {
   check_run(t, "lru", 3, true, NREQ, 8, 8, 0);
   check_run(t, "fifo", 3, true, NREQ, 7, 7, 0);
+  /* fixedset keeps A, B and E (the three read most): their first reads and
+   * C, D, F miss — 6. */
+  check_run(t, "fixedset", 3, true, NREQ, 6, 6, 0);
 }
 
 /* The trace as hs_sim_load would leave it: objects numbered A = 0 on. */
@@ -134,7 +141,7 @@ static hs_sim_trace *build_trace(void) {
 
 int main(void) {
   hs_sim_trace *t = build_trace();
-  REQUIRE(hs_sim_need_future(t) == HS_OK); /* for belady */
+  REQUIRE(hs_sim_need_future(t) == HS_OK); /* for belady and fixedset */
   test_byte_mode(t);
   test_object_mode(t);
   hs_sim_trace_free(t);

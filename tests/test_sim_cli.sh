@@ -343,7 +343,7 @@ if [[ ! -d $TRACES ]]; then
 fi
 
 # ---- the four encodings agree (--ignore-size: same ids, same order) ----
-policies=lru,fifo,clock,arc,sieve,belady,s3fifo,2q
+policies=lru,fifo,clock,arc,sieve,belady,s3fifo,2q,fixedset
 for f in cloudPhysicsIO.oracleGeneral.bin cloudPhysicsIO.vscsi cloudPhysicsIO.csv cloudPhysicsIO.txt; do
   run sim --trace "$TRACES/$f" --policy $policies --size 100,1000,0.1 --ignore-size --json
   expect_status 0 "sim $f"
@@ -353,7 +353,7 @@ for l in open(sys.argv[1]):
     d=json.loads(l); print(d['policy'], d['size'], d['requests'], d['misses'])" "$out" >"$scratch/$f.misses"
 done
 lines=$(wc -l <"$scratch/cloudPhysicsIO.txt.misses")
-if [[ $lines -eq 24 ]]; then ok; else bad "expected 24 simulations, got $lines"; fi
+if [[ $lines -eq 27 ]]; then ok; else bad "expected 27 simulations, got $lines"; fi
 for f in cloudPhysicsIO.oracleGeneral.bin cloudPhysicsIO.vscsi cloudPhysicsIO.csv; do
   if cmp -s "$scratch/$f.misses" "$scratch/cloudPhysicsIO.txt.misses"; then ok; else
     bad "$f and the txt encoding disagree"
@@ -371,6 +371,21 @@ rows = [l.split() for l in open(sys.argv[1])]
 for p, size, req, miss in rows:
     if p.startswith("belady"): best[size] = int(miss)
 assert all(int(m) >= best[s] for p, s, r, m in rows), rows
+PY
+# fixedset is its definition: the requests less, over the most-read objects
+# that fit (ties: first read first), each one's reads but one.
+python3 - "$scratch/cloudPhysicsIO.txt.misses" "$TRACES/cloudPhysicsIO.txt" <<'PY' && ok || bad "fixedset is not the best fixed set"
+import sys, collections
+ids = [l.split()[0] for l in open(sys.argv[2]) if l.strip()]
+reads = collections.Counter(ids)
+first = {}
+for i, x in enumerate(ids): first.setdefault(x, i)
+ranked = sorted(reads, key=lambda k: (-reads[k], first[k]))
+got = {s: int(m) for p, s, r, m in (l.split() for l in open(sys.argv[1])) if p == "fixedset"}
+assert len(got) == 3, got
+for s, m in got.items():
+    want = len(ids) - sum(reads[k] - 1 for k in ranked[:int(s)])
+    assert m == want, (s, m, want)
 PY
 
 # ---- a format that does not fit, and sizes in human units ----

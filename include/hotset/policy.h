@@ -87,6 +87,11 @@ typedef struct hs_access {
   hs_access_hint hint;
   bool recycle_first; /* with HS_HINT_RING: insert at the victim end, where
                          the policy has one (lru) — the 2003 proposal */
+  /* Hindsight, for the offline bound fixedset (HS_POLICY_NEEDS_FUTURE):
+   * the units taken by every object the whole trace reads more often than
+   * this one (or as often, first read earlier), plus this one's; 0 = not
+   * known. The simulator sets it with `next`. */
+  uint64_t hindsight_units;
 } hs_access;
 
 /* True if the slot must be skipped by this victim search: the caller cannot
@@ -103,7 +108,8 @@ enum {
   HS_POLICY_CONCURRENT = 1u << 0,     /* every call is thread-safe */
   HS_POLICY_CONCURRENT_HIT = 1u << 1, /* hit is thread-safe against every call;
                                          the others need one lock */
-  HS_POLICY_NEEDS_FUTURE = 1u << 2,   /* needs hs_access.next (belady) */
+  HS_POLICY_NEEDS_FUTURE = 1u << 2,   /* needs hs_access.next and
+                                         hindsight_units (belady, fixedset) */
   HS_POLICY_SIM_ONLY = 1u << 3,       /* not usable in the pool */
   HS_POLICY_NEEDS_TIME = 1u << 4      /* reads hs_access.now */
 };
@@ -158,6 +164,11 @@ int64_t hs_policy_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn p
 hs_status hs_policy_evict(hs_policy *p, uint32_t slot);
 hs_status hs_policy_insert(hs_policy *p, uint32_t slot, const hs_access *a);
 hs_status hs_policy_remove(hs_policy *p, uint32_t slot);
+
+/* Whether a missed entry is to be cached at all. Every policy that runs
+ * in a cache takes every entry; an offline bound may not (fixedset caches
+ * only its set): the simulator then counts the miss and inserts nothing. */
+bool hs_policy_admits(const hs_policy *p, const hs_access *a);
 
 /* What the policy holds: resident units (<= capacity) and entries. */
 uint64_t hs_policy_used(const hs_policy *p);

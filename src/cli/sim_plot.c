@@ -52,11 +52,17 @@ int sim_plot_write(const char *file, const char *title, bool objects, const sim_
           "set yrange [0:*]\nset key outside right\nset grid\nplot ",
           objects ? "objects" : "bytes");
   for (size_t b = 0; b < blocks && b < 256; b++) {
-    bool lower_bound = strncmp(names[b], "belady", 6) == 0;
+    /* The offline bounds, dashed: the future's (belady) and hindsight's
+     * (fixedset). */
+    bool belady = strncmp(names[b], "belady", 6) == 0;
+    bool fixedset = strncmp(names[b], "fixedset", 8) == 0;
     fprintf(s, "%s", b ? ", " : "");
     gnuplot_quote(s, data);
-    fprintf(s, " index %zu with linespoints %s title ", b, lower_bound ? "dashtype 2 lw 2" : "");
-    gnuplot_quote(s, lower_bound ? "belady (lower bound)" : names[b]);
+    fprintf(s, " index %zu with linespoints %s title ", b,
+            belady || fixedset ? "dashtype 2 lw 2" : "");
+    gnuplot_quote(s, belady     ? "belady (lower bound)"
+                     : fixedset ? "fixedset (best fixed set)"
+                                : names[b]);
   }
   fputc('\n', s);
   int closed_d = fclose(d), closed_s = fclose(s);

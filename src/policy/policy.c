@@ -167,6 +167,10 @@ void hs_policy_destroy(hs_policy *p) {
   free(p);
 }
 
+bool hs_policy_admits(const hs_policy *p, const hs_access *a) {
+  return !p->ops->admit || p->ops->admit(p, a);
+}
+
 void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a) {
   /* A concurrent caller may report a hit on a slot whose insertion it raced
    * with (the pool publishes a buffer's new tag just before it tells the

@@ -40,6 +40,9 @@ typedef struct hs_policy_ops {
    * filled in. */
   hs_status (*create)(hs_policy *p);
   void (*destroy)(hs_policy *p);
+  /* Whether a missed entry is cached at all (hs_policy_admits); NULL:
+   * every one is. Only an offline bound may refuse (fixedset). */
+  bool (*admit)(const hs_policy *p, const hs_access *a);
   void (*hit)(hs_policy *p, uint32_t slot, const hs_access *a);
   int64_t (*victim)(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned, void *ctx);
   void (*evict)(hs_policy *p, uint32_t slot);

@@ -450,6 +450,61 @@ done:       /* success (t is NULL) or failure alike */
   return st;
 }
 
+/* The hindsight ranking fixedset reads: objects by reads, most first, the
+ * one read first first among equals. */
+typedef struct rank_item {
+  uint64_t reads;
+  uint32_t obj;
+} rank_item;
+
+static int by_reads(const void *a, const void *b) {
+  const rank_item *x = a, *y = b;
+  if (x->reads != y->reads) return x->reads > y->reads ? -1 : 1;
+  return x->obj < y->obj ? -1 : x->obj > y->obj; /* dense numbers: first read order */
+}
+
+/* t->rank[o]: o's place in the ranking (0: read most); t->hindsight[o]:
+ * the units the ranking takes up to and including o, each object counted
+ * at its first request's size. */
+static hs_status rank_objects(hs_sim_trace *t) {
+  uint64_t n = t->objects;
+  rank_item *items = calloc(n ? n : 1, sizeof *items);
+  uint32_t *first_size = calloc(n ? n : 1, sizeof *first_size);
+  uint64_t *units = malloc(sizeof *units * (n ? n : 1));
+  if (!items || !first_size || !units) {
+    free(items);
+    free(first_size);
+    free(units);
+    return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory to rank %llu objects", t->path,
+                   (unsigned long long)n);
+  }
+  for (uint64_t r = 0; r < t->requests; r++) {
+    uint32_t o = t->obj[r];
+    if (items[o].reads++ == 0) first_size[o] = t->size[r];
+  }
+  for (uint64_t o = 0; o < n; o++) items[o].obj = (uint32_t)o;
+  qsort(items, n, sizeof *items, by_reads);
+  uint32_t *rank = malloc(sizeof *rank * (n ? n : 1));
+  if (!rank) {
+    free(items);
+    free(first_size);
+    free(units);
+    return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory to rank %llu objects", t->path,
+                   (unsigned long long)n);
+  }
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    sum += first_size[items[i].obj];
+    units[items[i].obj] = sum;
+    rank[items[i].obj] = (uint32_t)i;
+  }
+  free(items);
+  free(first_size);
+  t->hindsight = units;
+  t->rank = rank;
+  return HS_OK;
+}
+
 hs_status hs_sim_need_future(hs_sim_trace *t) {
   if (t->next) return HS_OK;
   int64_t *next = malloc(sizeof *next * (t->requests ? t->requests : 1));
@@ -465,6 +520,11 @@ hs_status hs_sim_need_future(hs_sim_trace *t) {
     last[t->obj[r]] = (int64_t)r;
   }
   free(last);
+  hs_status st = t->hindsight ? HS_OK : rank_objects(t);
+  if (st != HS_OK) {
+    free(next);
+    return st;
+  }
   t->next = next;
   return HS_OK;
 }
@@ -475,6 +535,8 @@ void hs_sim_trace_free(hs_sim_trace *t) {
   free(t->obj);
   free(t->size);
   free(t->next);
+  free(t->hindsight);
+  free(t->rank);
   free(t->time_ms);
   free(t->found);
   hs_scan_runs_free(&t->runs);
@@ -601,7 +663,8 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
     c->bytes += size;
     a.key = o;
     a.now = t->time_ms ? t->time_ms[r] : r;
-    if (future) a.next = t->next[r];
+    /* Frames: every entry counts `size`, whatever the trace's sizes. */
+    if (future) a.next = t->next[r], a.hindsight_units = ((uint64_t)t->rank[o] + 1) * size;
     uint32_t stream = 0, *ring = with_rings ? ring_of(&rings, r, &stream) : NULL;
     a.hint = ring ? HS_HINT_RING : HS_HINT_NORMAL;
     c->ring_requests += ring != NULL;
@@ -613,7 +676,7 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
       replay_miss(c, r, size);
       if (size > capacity) {
         c->not_admitted++;
-      } else {
+      } else if (hs_policy_admits(p, &a)) {
         uint32_t slot = UINT32_MAX;
         bool reused = false;
         if (ring) {
@@ -685,14 +748,14 @@ static hs_status replay_objects(const hs_sim_trace *t, hs_policy *p, const char 
     a.key = o;
     a.size = size;
     a.now = t->time_ms ? t->time_ms[r] : r;
-    if (future) a.next = t->next[r];
+    if (future) a.next = t->next[r], a.hindsight_units = t->hindsight[o];
     if (resident[o]) {
       hs_policy_hit(p, o, &a);
     } else {
       replay_miss(c, r, size);
       if (size > capacity) {
         c->not_admitted++;
-      } else {
+      } else if (hs_policy_admits(p, &a)) {
         while (hs_policy_used(p) + size > capacity) {
           int64_t v = hs_policy_victim(p, &a, NULL, NULL);
           if (v < 0) break; /* cannot happen without pins; insert refuses below */

@@ -23,22 +23,28 @@
 typedef struct hs_sim_trace {
   char *path;
   uint64_t requests;
-  uint64_t objects;  /* distinct ids */
-  uint32_t *obj;     /* per request: dense object number */
-  uint32_t *size;    /* per request: bytes (at least 1) */
-  int64_t *next;     /* per request: next request of the same object, or
-                        HS_NEXT_NEVER; NULL until hs_sim_need_future */
-  uint64_t *time_ms; /* per request: milliseconds since the first request,
-                        never decreasing (a time stamp earlier than the one
-                        before counts as that one); NULL unless keep_time
-                        and the trace has time stamps or ms_per_request */
-  bool timed;        /* the format carries time stamps (hs_trace_time_unit_ns) */
-  bool has_pids;     /* the format carries process ids (hs_trace_has_pids) */
-  hs_scan_runs runs; /* the sequential scans (runs.stream NULL unless loaded
-                        with find_scans): with them every run applies
-                        PostgreSQL's ring rule (sim.c) */
-  uint64_t ws_bytes; /* sum over objects of their first request's size */
-  uint64_t one_hit;  /* objects requested exactly once */
+  uint64_t objects;    /* distinct ids */
+  uint32_t *obj;       /* per request: dense object number */
+  uint32_t *size;      /* per request: bytes (at least 1) */
+  int64_t *next;       /* per request: next request of the same object, or
+                          HS_NEXT_NEVER; NULL until hs_sim_need_future */
+  uint64_t *hindsight; /* per object: the units of every object read more
+                          often (or as often, first read earlier), plus its
+                          own, at first sizes (hs_access.hindsight_units);
+                          NULL until hs_sim_need_future */
+  uint32_t *rank;      /* per object: its place in that order (0: read
+                          most); NULL until hs_sim_need_future */
+  uint64_t *time_ms;   /* per request: milliseconds since the first request,
+                          never decreasing (a time stamp earlier than the one
+                          before counts as that one); NULL unless keep_time
+                          and the trace has time stamps or ms_per_request */
+  bool timed;          /* the format carries time stamps (hs_trace_time_unit_ns) */
+  bool has_pids;       /* the format carries process ids (hs_trace_has_pids) */
+  hs_scan_runs runs;   /* the sequential scans (runs.stream NULL unless loaded
+                          with find_scans): with them every run applies
+                          PostgreSQL's ring rule (sim.c) */
+  uint64_t ws_bytes;   /* sum over objects of their first request's size */
+  uint64_t one_hit;    /* objects requested exactly once */
   uint64_t bytes_requested;
   uint64_t bad_records;
   uint32_t min_size, max_size; /* over requests (0, 0 for an empty trace) */

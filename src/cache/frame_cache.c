@@ -1006,7 +1006,8 @@ __attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f
     cache_lock(c); /* the caller unlocks */
     return;
   }
-  bool hit_due = f->flags & F_HIT_DUE, hit_scan = f->flags & F_HIT_SCAN;
+  /* One of the three cases below holds (unpin_common said so): a hit
+   * still due goes with the frame, or is the parked frame's insert. */
   f->flags &= ~(F_PINNED | F_HIT_DUE | F_HIT_SCAN);
   DEC(c->pinned);
   if (discard) INC(c->stats.discards);
@@ -1014,16 +1015,13 @@ __attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f
     frame_drop(c, f); /* over capacity: the frame let go of is the one that goes */
   } else if (f->flags & F_OVERFLOW) {
     if (!overflow_adopt(c, f)) frame_drop(c, f);
-  } else if (f->flags & F_PARKED) {
+  } else {
     f->flags &= ~F_PARKED;
     hs_access a = make_access(c, f->key, false);
     if (hs_policy_insert(c->policy, f->index, &a) != HS_OK) {
       f->flags |= F_PARKED; /* not in the policy after all */
       frame_drop(c, f);
     }
-  } else if (hit_due) {
-    hs_access a = make_access(c, f->key, hit_scan);
-    hs_policy_hit(c->policy, f->index, &a);
   }
 }
 
@@ -1047,23 +1045,26 @@ static inline void unpin_kept(hs_frame_cache *c, fc_frame *f) {
   if (flags & F_HIT_DUE) policy_hit(c, f, flags & F_HIT_SCAN);
 }
 
-__attribute__((noinline)) static void unpin_locked(hs_frame_cache *c, fc_frame *f, bool discard) {
-  cache_lock(c);
+static inline void unpin(hs_frame_cache *c, fc_frame *f, bool discard) {
   if (unpin_common(c, f, discard))
     unpin_kept(c, f);
   else
     unpin_other(c, f, discard);
+}
+
+__attribute__((noinline)) static void unpin_locked(hs_frame_cache *c, fc_frame *f, bool discard) {
+  cache_lock(c);
+  unpin(c, f, discard);
   cache_unlock(c);
 }
 
+/* As hs_frame_cache_fetch: the serialized path without the lock's call. */
 void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
   fc_frame *f = (fc_frame *)frame;
-  if (!c->caller_serializes)
-    unpin_locked(c, f, discard);
-  else if (unpin_common(c, f, discard))
-    unpin_kept(c, f);
+  if (c->caller_serializes)
+    unpin(c, f, discard);
   else
-    unpin_other(c, f, discard);
+    unpin_locked(c, f, discard);
 }
 
 /* A frame given up for its key: dropped, or detached while still pinned. */

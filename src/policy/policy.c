@@ -206,15 +206,6 @@ int64_t hs_policy_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn p
                             atomic_load_explicit(&(p)->count, memory_order_relaxed) + (delta),     \
                             memory_order_relaxed);                                                 \
   } while (0)
-#define ACCOUNT_SUB(p, count, delta)                                                               \
-  do {                                                                                             \
-    if ((p)->ops->flags & HS_POLICY_CONCURRENT)                                                    \
-      atomic_fetch_sub_explicit(&(p)->count, (delta), memory_order_relaxed);                       \
-    else                                                                                           \
-      atomic_store_explicit(&(p)->count,                                                           \
-                            atomic_load_explicit(&(p)->count, memory_order_relaxed) - (delta),     \
-                            memory_order_relaxed);                                                 \
-  } while (0)
 
 static void forget_slot(hs_policy *p, uint32_t slot) {
   HS_INVARIANT(atomic_load(&p->resident) > 0 &&
@@ -222,8 +213,9 @@ static void forget_slot(hs_policy *p, uint32_t slot) {
                "policy %s: forgetting slot %u of %u units with %llu units in %u entries",
                p->ops->name, slot, hs_policy_slot_size(p, slot),
                (unsigned long long)atomic_load(&p->used), atomic_load(&p->resident));
-  ACCOUNT_SUB(p, used, hs_policy_slot_size(p, slot));
-  ACCOUNT_SUB(p, resident, 1);
+  /* Unsigned: adding the negation subtracts. */
+  ACCOUNT_ADD(p, used, -(uint64_t)hs_policy_slot_size(p, slot));
+  ACCOUNT_ADD(p, resident, (uint32_t)-1);
   atomic_store_explicit(&p->size[slot], 0, memory_order_relaxed);
 }
 

@@ -471,10 +471,12 @@ static hs_status rank_objects(hs_sim_trace *t) {
   rank_item *items = calloc(n ? n : 1, sizeof *items);
   uint32_t *first_size = calloc(n ? n : 1, sizeof *first_size);
   uint64_t *units = malloc(sizeof *units * (n ? n : 1));
-  if (!items || !first_size || !units) {
+  uint32_t *rank = malloc(sizeof *rank * (n ? n : 1));
+  if (!items || !first_size || !units || !rank) {
     free(items);
     free(first_size);
     free(units);
+    free(rank);
     return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory to rank %llu objects", t->path,
                    (unsigned long long)n);
   }
@@ -484,14 +486,6 @@ static hs_status rank_objects(hs_sim_trace *t) {
   }
   for (uint64_t o = 0; o < n; o++) items[o].obj = (uint32_t)o;
   qsort(items, n, sizeof *items, by_reads);
-  uint32_t *rank = malloc(sizeof *rank * (n ? n : 1));
-  if (!rank) {
-    free(items);
-    free(first_size);
-    free(units);
-    return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory to rank %llu objects", t->path,
-                   (unsigned long long)n);
-  }
   uint64_t sum = 0;
   for (uint64_t i = 0; i < n; i++) {
     sum += first_size[items[i].obj];

@@ -21,6 +21,7 @@ static const struct {
     {"s3fifo", HS_POLICY_CONCURRENT_HIT},
     {"car", HS_POLICY_CONCURRENT_HIT},
     {"clockpro", HS_POLICY_CONCURRENT_HIT},
+    {"clock-admit", HS_POLICY_CONCURRENT_HIT},
     {"lru", 0},
     {"2q", 0},
     {"arc", 0},

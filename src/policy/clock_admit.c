@@ -1,8 +1,8 @@
 /*
  * policy/clock_admit.c — clock-sweep that remembers how often pages were
- * read, admits a page only if it has been read at least as often as the
- * page it would push out, and sends the rest through a ring whose size
- * adapts as ARC's recency list does.
+ * read, admits a page only if it has been read more often than the page it
+ * would push out, and sends the rest through a ring whose size adapts as
+ * ARC's recency list does.
  *
  * What it learns. On a database's buffer traces the pages that matter are
  * read a little more often than the rest over minutes — an index's inner
@@ -14,10 +14,11 @@
  * keeps each page's count of reads: a resident page in its slot (the count
  * it came in with, plus its hits), an evicted one in a history of the last
  * `history` x entries pages evicted (a ghost list with a count per key,
- * oldest forgotten first). A miss adds one; a hit adds one only when it
- * finds the usage at 0 (the hand came round since the last one), so a
- * burst of hits — a scan reading a page's tuples one by one — is one read.
- * Every `window` x entries misses all counts are halved, so a count is a
+ * oldest forgotten first). A miss adds one, and so does a hit, up to 31
+ * hits a residency. (Counting a hit only when the hand had come round since
+ * the last, so that a burst is one read, was tried: a page read every few
+ * hundred requests then kept a count near 1, and a hot set fell to a scan
+ * of a few thousand pages.) Every `window` x entries misses all counts are halved, so a count is a
  * decaying average over the last few windows: TinyLFU's aging (Einziger,
  * Friedman & Manes, "TinyLFU: A Highly Efficient Cache Admission Policy",
  * ACM ToS 2017), with exact keys instead of its sketch. Decisions depend
@@ -27,10 +28,12 @@
  * How it decides. Residents live in a clock (PostgreSQL's clock-sweep:
  * usage 0..5, a hit +1, the hand lowers counts and names the first at 0)
  * or on the ring (a FIFO). On a miss the hand names a candidate; the
- * incoming page is admitted in its place when its remembered count is at
- * least the candidate's count (a page back within half a cache's worth of
+ * incoming page is admitted in its place only when its remembered count is
+ * above the candidate's count (a page back within half a cache's worth of
  * misses of leaving counts one more, as 2Q admits a page whose key is in
- * A1out). A page not admitted still needs a frame — a buffer pool reads
+ * A1out). On a tie the resident stays: a loop over more pages than the
+ * cache then keeps the same part cached every time round, as LIRS does,
+ * instead of none. A page not admitted still needs a frame — a buffer pool reads
  * every page into one — so it joins the ring, taking the ring's oldest
  * frame once the ring is full: PostgreSQL's buffer ring, chosen by
  * frequency instead of by the kind of scan. A ring page hit while on the
@@ -66,8 +69,13 @@
  * learn: pages whose counts differ only by chance (a uniform lookup's heap
  * pages), which fixedset picks with hindsight and no online policy can;
  * and pages read too rarely to be remembered between reads (a history of
- * 1.5 x entries forgets a page a small cache misses for 2 entries' worth
- * of misses), so on small caches it learns less than a sketch would.
+ * 4 x entries forgets a page once a cache has missed 4 entries' worth of
+ * other pages), so on caches far smaller than what is read it learns less
+ * than a sketch would. The ring's adaptation sees one more frame's worth
+ * at a time (`adapt` x entries): where a larger ring pays only once it
+ * holds a whole range scan (overlapping index scans), it can settle either
+ * small or large — on one recorded trace which one depends on the cache's
+ * size.
  *
  * Invariants. Each resident slot is in the clock or on the ring, not both;
  * a key is resident or in the history, not both; usage 0..5 and residency
@@ -76,11 +84,13 @@
  *
  * Cost. A hit is clock-sweep's or less: one load and, only while the usage
  * can rise or the hit counts, one compare-and-swap on the slot's byte —
- * lock-free (HS_POLICY_CONCURRENT_HIT). A miss looks its key up in three
- * key tables and moves the hand; every `window` x entries misses all counts
+ * lock-free (HS_POLICY_CONCURRENT_HIT); once its hits are counted to 31 a
+ * hot page's hit writes nothing. A miss looks its key up in three key
+ * tables and moves the hand; every `window` x entries misses all counts
  * are halved (amortized O(1)). Memory: 19 bytes per slot, about 34 per
  * history entry and 25 per adaptation key (reported by hs_policy_memory):
- * with the defaults, about 76 bytes per entry of the cache.
+ * with the defaults about 160 bytes per entry of the cache, 2 % of an
+ * 8 KiB page — the history is most of it, and the price of remembering.
  *
  * Upcoming victims: the ring's oldest frames, then the clock's order as
  * clock-sweep lists it. A prediction: which of the two a miss takes depends
@@ -236,10 +246,9 @@ static void clock_admit_hit(hs_policy *p, uint32_t slot, const hs_access *a) {
   if (b == NOT_RESIDENT) return;
   uint8_t cap = a->hint == HS_HINT_RING ? 1 : MAX_USAGE;
   uint8_t u = usage_of(b), h = hits_of(b);
-  /* A hit counts as a read of its own only when it finds the usage at 0:
-   * the hand has come round since the last one. Hits in a burst (a scan
-   * reading a page's tuples one by one) are one reference, not thirty. */
-  bool counts = u == 0 && h < MAX_HITS;
+  /* Every hit counts, up to MAX_HITS a residency (halved with the counts):
+   * once saturated a hot page's hit writes nothing. */
+  bool counts = h < MAX_HITS;
   if (u >= cap && !counts) return; /* nothing to raise: no shared write */
   uint8_t nb = pack(u < cap ? (uint8_t)(u + 1) : u, counts ? (uint8_t)(h + 1) : h);
   atomic_compare_exchange_strong_explicit(&s->state[slot], &b, nb, memory_order_relaxed,
@@ -294,7 +303,7 @@ static int64_t clock_admit_victim(hs_policy *p, const hs_access *incoming, hs_pi
    * a tie the resident stays (a loop over more pages than the cache then
    * keeps the same part cached every time round, instead of none). */
   bool admit = clock >= 0 &&
-               (!incoming || remembered(s, incoming->key) >= resident_count(s, (uint32_t)clock));
+               (!incoming || remembered(s, incoming->key) > resident_count(s, (uint32_t)clock));
   s->pending = incoming != NULL;
   s->pending_key = incoming ? incoming->key : 0;
   s->pending_ring = !admit;
@@ -421,10 +430,10 @@ const hs_policy_ops hs_policy_clock_admit = {
         {
             {"ring", 1.0 / 64, 0.0, 1.0, false,
              "share of the cache for the probation ring of pages not admitted", false},
-            {"history", 1.5, 0.0, 4.0, false,
+            {"history", 4, 0.0, 16.0, false,
              "evicted pages whose counts are remembered, in multiples of the cache's entries",
              false},
-            {"window", 10, 1, 1000, false,
+            {"window", 20, 1, 1000, false,
              "misses between halvings of every count, in multiples of the cache's entries", false},
             {"adapt", 0.125, 0.0, 4.0, false,
              "keys remembered per side to adapt the ring's size, in multiples of the cache's "

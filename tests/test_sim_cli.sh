@@ -474,6 +474,39 @@ else
   echo "SKIPPED: test_sim_cli: .zst traces: the zstd tool is not installed"
 fi
 
+# ---- --from: judged from a request on; fixedset learned before it ----
+# A is read 3 times before request 4, B 5 times after: hindsight keeps B,
+# the set learned before request 4 keeps A, so from 4 on every B misses.
+printf '1\n1\n1\n2\n2\n2\n2\n2\n2\n1\n' >"$scratch/ab.txt"
+run sim --trace "$scratch/ab.txt" --format txt --policy fixedset --size 1 --ignore-size --json
+if [[ $(json_field "$out" 1 misses) == 5 && $(json_field "$out" 1 requests) == 10 ]]; then ok; else bad "fixedset with hindsight on the A/B trace: $(cat "$out")"; fi
+run sim --trace "$scratch/ab.txt" --format txt --policy fixedset --size 1 --ignore-size --json --from 4
+if [[ $(json_field "$out" 1 misses) == 5 && $(json_field "$out" 1 requests) == 6 && $(json_field "$out" 1 judged_from) == 4 ]]; then ok; else bad "fixedset learned before request 4: $(cat "$out")"; fi
+run sim --trace "$scratch/ab.txt" --format txt --policy lru --size 1 --ignore-size --json --from 40%
+if [[ $(json_field "$out" 1 misses) == 1 && $(json_field "$out" 1 requests) == 6 ]]; then ok; else bad "--from 40% is request 4 (lru: only the last A misses): $(cat "$out")"; fi
+# Any policy: the misses from request N are the whole run's less those of
+# the first N requests alone.
+run gen-trace -o "$scratch/from.txt" --zipf 0.8 --objects 3000 --requests 30000 --seed 3
+head -n 12000 "$scratch/from.txt" >"$scratch/from-head.txt"
+for pol in lru s3fifo clock-admit; do
+  run sim --trace "$scratch/from.txt" --format txt --policy $pol --size 300 --ignore-size --json
+  whole=$(json_field "$out" 1 misses)
+  run sim --trace "$scratch/from-head.txt" --format txt --policy $pol --size 300 --ignore-size --json
+  head_misses=$(json_field "$out" 1 misses)
+  run sim --trace "$scratch/from.txt" --format txt --policy $pol --size 300 --ignore-size --json --from 12000
+  if [[ $(json_field "$out" 1 misses) == $((whole - head_misses)) && $(json_field "$out" 1 requests) == 18000 ]]; then ok; else
+    bad "$pol --from 12000: $(json_field "$out" 1 misses) misses, want $whole - $head_misses"
+  fi
+done
+run sim --trace "$scratch/ab.txt" --format txt --policy lru --size 1 --ignore-size --from 10
+expect_one_line_error "has 10 requests" "--from at the trace's end"
+run sim --trace "$scratch/ab.txt" --policy lru --size 1 --from 100%
+expect_usage_error "--from" "--from 100%"
+run sim --trace "$scratch/ab.txt" --policy lru --size 1 --from ten
+expect_usage_error "--from" "--from ten"
+run sim --trace "$scratch/ab.txt" --policy lru --mrc 4 --from 3
+expect_usage_error "--from excludes" "--from with --mrc"
+
 # ---- gen-trace and trace-stats ----
 run gen-trace -o "$scratch/z.oracleGeneral.bin" --zipf 0.9 --objects 2000 --requests 50000 --seed 7
 expect_status 0 "gen-trace zipf"

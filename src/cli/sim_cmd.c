@@ -119,6 +119,12 @@ static const char usage[] =
     "  --shard I/N        run only the I-th (1..N) of N equal slices of the\n"
     "                     (policy, size) list; the N outputs concatenated in\n"
     "                     order are the whole run's (shard 1 prints the header)\n"
+    "  --from N           judge from request N (0-based), or from N%% of the\n"
+    "                     trace: the requests before it warm the cache and are not\n"
+    "                     counted (requests, misses and bytes are the rest's), and\n"
+    "                     fixedset keeps the objects read most before it — a set\n"
+    "                     an online learner could know — instead of choosing with\n"
+    "                     hindsight\n"
     "  --compare-found    for a trace with a found column (tools/pg-trace's\n"
     "                     PostgreSQL csv): beside the misses, those the server\n"
     "                     missed too (agree), the simulated misses the server\n"
@@ -600,7 +606,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
 
   const char *trace_path = NULL, *format_name = "auto", *csv_spec = NULL, *policy = NULL,
              *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL, *sample_arg = NULL,
-             *time_unit = NULL, *ring_rule_arg = "none";
+             *time_unit = NULL, *ring_rule_arg = "none", *from_arg = NULL;
   double ms_per_request = 0;
   bool ignore_size = false, skip_bad = false, json = false, csv_out = false, compare_found = false;
   uint64_t mrc_points = 0, max_requests = 0, sample_floor = HS_SHARDS_DEFAULT_FLOOR;
@@ -626,6 +632,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
       {.name = "time-unit", .kind = ARGS_STRING, .dest = &time_unit},
       {.name = "ring-rule", .kind = ARGS_STRING, .dest = &ring_rule_arg},
+      {.name = "from", .kind = ARGS_STRING, .dest = &from_arg},
       {.name = "ms-per-request",
        .kind = ARGS_DOUBLE,
        .dest = &ms_per_request,
@@ -660,6 +667,31 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   if (compare_found && sample_arg)
     args_usage_error(&cmd, "--compare-found and --sample exclude each other (a sample's misses "
                            "are not the trace's requests)");
+  /* --from: a request number, or a share of the trace (resolved once it is
+   * loaded). */
+  uint64_t from_request = 0;
+  double from_percent = -1;
+  if (from_arg) {
+    size_t len = strlen(from_arg);
+    bool ok;
+    if (len > 1 && from_arg[len - 1] == '%') {
+      char num[64];
+      ok = len < sizeof num;
+      if (ok) {
+        memcpy(num, from_arg, len - 1);
+        num[len - 1] = 0;
+        ok = args_parse_double(num, &from_percent) && from_percent >= 0 && from_percent < 100;
+      }
+    } else {
+      ok = args_parse_uint(from_arg, &from_request);
+    }
+    if (!ok)
+      args_usage_error(&cmd, "--from: \"%s\" is not a request number or a share below 100%%",
+                       from_arg);
+    if (mrc_points || sample_arg || compare_found)
+      args_usage_error(&cmd, "--from excludes --mrc, --sample and --compare-found (they count "
+                             "every request)");
+  }
   hs_trace_options topts =
       trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad, time_unit);
   bool ring_rule = parse_ring_rule(&cmd, ring_rule_arg);
@@ -710,6 +742,22 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   }
   if (topts.format == HS_TRACE_AUTO && !json && !csv_out)
     fprintf(stderr, PROG ": %s: %s\n", trace_path, t->format_reason);
+  if (from_arg) {
+    if (from_percent >= 0) from_request = (uint64_t)((double)t->requests * from_percent / 100);
+    if (from_request >= t->requests) {
+      fprintf(stderr, PROG ": --from %s: %s has %" PRIu64 " requests; nothing would be judged\n",
+              from_arg, trace_path, t->requests);
+      free(size_items);
+      hs_sim_trace_free(t);
+      return 1;
+    }
+    t->judge_from = from_request;
+    if (!json && !csv_out)
+      fprintf(stderr,
+              PROG ": judged from request %" PRIu64 " (the %" PRIu64
+                   " before warm the cache; fixedset keeps the objects read most in them)\n",
+              from_request, from_request);
+  }
   if (ms_per_request > 0 && t->timed) {
     fprintf(stderr,
             PROG ": --ms-per-request: %s has time stamps of its own; the flag is for traces "
@@ -905,6 +953,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       json_u64(&jo, "size", j->size);
       json_str(&jo, "size_unit", unit);
       json_u64(&jo, "requests", r->requests);
+      if (t->judge_from) json_u64(&jo, "judged_from", t->judge_from);
       json_u64(&jo, "misses", r->misses);
       json_double(&jo, "miss_ratio", "%.6f", mr);
       json_u64(&jo, "byte_misses", r->byte_misses);

@@ -52,7 +52,9 @@
  * that left the clock means a larger clock would have: it shrinks by one.
  * Both lists count evictions, not time, so each compares what one more
  * frame would win on its side, although the ring evicts far more often.
- * The ring takes 1 to 7/8 of the cache; it starts at `ring` x entries.
+ * The ring's size (a target: pinned ring frames can keep the ring above it
+ * for a while) stays within 1 and entries less an eighth (at least one);
+ * it starts at `ring` x entries.
  * A larger ring takes the clock's candidate on a refused miss; a smaller
  * one gives its oldest frame to an admitted page.
  *
@@ -80,14 +82,14 @@
  * Invariants. Each resident slot is in the clock or on the ring, not both;
  * a key is resident or in the history, not both; usage 0..5 and residency
  * hits 0..31 share one byte per slot (255: not resident); the ring's size
- * stays within [1, entries - entries/8].
+ * stays within [1, entries - max(1, entries/8)] (a cache of one entry: 1).
  *
  * Cost. A hit is clock-sweep's or less: one load and, only while the usage
  * can rise or the hit counts, one compare-and-swap on the slot's byte —
  * lock-free (HS_POLICY_CONCURRENT_HIT); once its hits are counted to 31 a
  * hot page's hit writes nothing. A miss looks its key up in three key
  * tables and moves the hand; every `window` x entries misses all counts
- * are halved (amortized O(1)). Memory: 19 bytes per slot, about 34 per
+ * are halved (amortized O(1)). Memory: 28 bytes per slot, about 34 per
  * history entry and 25 per adaptation key (reported by hs_policy_memory):
  * with the defaults about 160 bytes per entry of the cache, 2 % of an
  * 8 KiB page — the history is most of it, and the price of remembering.
@@ -110,6 +112,7 @@
 #define NOT_RESIDENT 255u
 
 enum { P_RING, P_HISTORY, P_WINDOW, P_ADAPT };
+enum { ADMITTED = 1, REFUSED = 2 }; /* clock_admit.decided */
 
 static inline uint8_t usage_of(uint8_t b) {
   return b & 7u;
@@ -133,7 +136,8 @@ typedef struct clock_admit {
   ghost_list history; /* evicted keys, newest first */
   uint8_t *history_count;
   /* per history entry: the misses so far when it was evicted, modulo 2^32
-   * (an entry is forgotten within `history` x entries misses, far fewer) */
+   * (an entry is forgotten within `history` x entries evictions; only misses
+   * that fill a free slot could make that more than 2^32 misses) */
   uint32_t *history_at;
   uint32_t all_misses, soon;
   /* The ring's size adapts, as ARC's target for its recency list: keys
@@ -143,9 +147,12 @@ typedef struct clock_admit {
   uint32_t ring_min, ring_max;
   bool adapting;
   uint64_t misses, window;
-  /* victim's decision for the insert that follows it */
-  uint64_t pending_key;
-  bool pending, pending_ring;
+  /* Per slot: the decision victim() took for the page that will come
+   * into it (REFUSED: to the ring), and that page's key. Kept by slot, not
+   * once, because the pool calls victim() and insert() under separate
+   * locks: other threads' victim() calls may come in between. */
+  uint8_t *decided;
+  uint64_t *decided_key;
 } clock_admit;
 
 static void clock_admit_destroy(hs_policy *p) {
@@ -155,6 +162,8 @@ static void clock_admit_destroy(hs_policy *p) {
   free(s->count);
   free(s->on_ring);
   free(s->links);
+  free(s->decided);
+  free(s->decided_key);
   ghost_free(&s->history);
   free(s->history_count);
   free(s->history_at);
@@ -175,6 +184,8 @@ static hs_status clock_admit_create(hs_policy *p) {
   s->count = calloc(n, 1);
   s->on_ring = calloc(n, 1);
   s->links = malloc(sizeof *s->links * n);
+  s->decided = calloc(n, 1);
+  s->decided_key = calloc(n, sizeof *s->decided_key);
   s->history_count = calloc(history, 1);
   s->history_at = calloc(history, sizeof *s->history_at);
   double g = (double)n * p->param[P_ADAPT];
@@ -182,8 +193,8 @@ static hs_status clock_admit_create(hs_policy *p) {
   /* ghost_init frees what it allocated when it fails: destroy frees the rest */
   bool ghosts_ok = ghost_init(&s->history, history, 0) && ghost_init(&s->ring_ghosts, adapt, 0) &&
                    ghost_init(&s->clock_ghosts, adapt, 0);
-  if (!s->state || !s->key || !s->count || !s->on_ring || !s->links || !s->history_count ||
-      !s->history_at || !ghosts_ok) {
+  if (!s->state || !s->key || !s->count || !s->on_ring || !s->links || !s->decided ||
+      !s->decided_key || !s->history_count || !s->history_at || !ghosts_ok) {
     clock_admit_destroy(p);
     return hs_fail(HS_ERR_NOMEM, 0, "clock-admit: no memory for %u slots and %u remembered", n,
                    history + 2 * adapt);
@@ -193,7 +204,7 @@ static hs_status clock_admit_create(hs_policy *p) {
   double ring = (double)n * p->param[P_RING];
   s->ring_size = ring < 1 ? 1 : (uint32_t)ring;
   s->ring_min = 1;
-  s->ring_max = n > 1 ? n - n / 8 : 1;
+  s->ring_max = n > 1 ? n - (n / 8 ? n / 8 : 1) : 1;
   if (s->ring_size > s->ring_max) s->ring_size = s->ring_max;
   s->adapting = p->param[P_ADAPT] > 0;
   double w = (double)n * p->param[P_WINDOW];
@@ -248,8 +259,8 @@ static void clock_admit_hit(hs_policy *p, uint32_t slot, const hs_access *a) {
   uint8_t u = usage_of(b), h = hits_of(b);
   /* Every hit counts, up to MAX_HITS a residency (halved with the counts):
    * once saturated a hot page's hit writes nothing. */
-  bool counts = h < MAX_HITS;
-  if (u >= cap && !counts) return; /* nothing to raise: no shared write */
+  bool counts = h < MAX_HITS && a->hint != HS_HINT_RING; /* a scan's read is not a vote */
+  if (u >= cap && !counts) return;                       /* nothing to raise: no shared write */
   uint8_t nb = pack(u < cap ? (uint8_t)(u + 1) : u, counts ? (uint8_t)(h + 1) : h);
   atomic_compare_exchange_strong_explicit(&s->state[slot], &b, nb, memory_order_relaxed,
                                           memory_order_relaxed);
@@ -304,27 +315,27 @@ static int64_t clock_admit_victim(hs_policy *p, const hs_access *incoming, hs_pi
    * keeps the same part cached every time round, instead of none). */
   bool admit = clock >= 0 &&
                (!incoming || remembered(s, incoming->key) > resident_count(s, (uint32_t)clock));
-  s->pending = incoming != NULL;
-  s->pending_key = incoming ? incoming->key : 0;
-  s->pending_ring = !admit;
+  int64_t chosen = -1;
   if (admit) {
     /* The ring is over its size (it has just been made smaller): the
      * admitted page takes a ring frame, and the clock grows by one. */
-    if (s->ring.count > s->ring_size) {
-      int64_t ring = ring_candidate(p, pinned, ctx);
-      if (ring >= 0) return ring;
-    }
-    return clock;
+    if (s->ring.count > s->ring_size) chosen = ring_candidate(p, pinned, ctx);
+    if (chosen < 0) chosen = clock;
+  } else {
+    /* Refused: through the ring, its oldest frame once it is full; until
+     * then the refused page takes the clock's candidate and joins it. */
+    if (s->ring.count >= s->ring_size) chosen = ring_candidate(p, pinned, ctx);
+    if (chosen < 0) chosen = clock;
+    /* Nothing in the clock can go: the ring's oldest, or, if the ring's
+     * frames were all hit (and have just joined the clock), the clock's. */
+    if (chosen < 0) chosen = ring_candidate(p, pinned, ctx);
+    if (chosen < 0) chosen = clock_candidate(p, pinned, ctx);
   }
-  /* Refused: through the ring, its oldest frame once it is full; until
-   * then the refused page takes the clock's candidate and joins it. */
-  int64_t ring = s->ring.count >= s->ring_size ? ring_candidate(p, pinned, ctx) : -1;
-  if (ring >= 0) return ring;
-  if (clock >= 0) return clock;
-  /* Nothing in the clock can go: the ring's oldest, or, if the ring's
-   * frames were all hit (and have just joined the clock), the clock's. */
-  ring = ring_candidate(p, pinned, ctx);
-  return ring >= 0 ? ring : clock_candidate(p, pinned, ctx);
+  if (chosen >= 0 && incoming) {
+    s->decided[chosen] = admit ? ADMITTED : REFUSED;
+    s->decided_key[chosen] = incoming->key;
+  }
+  return chosen;
 }
 
 static void clock_admit_leave(hs_policy *p, uint32_t slot, bool remember) {
@@ -377,8 +388,8 @@ static void clock_admit_insert(hs_policy *p, uint32_t slot, const hs_access *a) 
   }
   s->key[slot] = a->key;
   s->count[slot] = (uint8_t)(c > MAX_COUNT ? MAX_COUNT : c);
-  bool to_ring = s->pending && s->pending_ring && s->pending_key == a->key;
-  s->pending = false;
+  bool to_ring = s->decided[slot] == REFUSED && s->decided_key[slot] == a->key;
+  s->decided[slot] = 0;
   if (to_ring) {
     dl_push_head(&s->ring, s->links, slot, 0);
     s->on_ring[slot] = 1;
@@ -391,8 +402,10 @@ static void clock_admit_insert(hs_policy *p, uint32_t slot, const hs_access *a) 
 static uint32_t clock_admit_upcoming(const hs_policy *p, uint32_t *slots, uint32_t max) {
   const clock_admit *s = p->impl;
   uint32_t n = 0;
-  for (uint32_t i = s->ring.tail; i != DL_NIL && n < max; i = s->links[i].prev)
-    if (hits_of(atomic_load_explicit(&s->state[i], memory_order_relaxed)) == 0) slots[n++] = i;
+  /* A refused miss takes a ring frame only once the ring is full. */
+  if (s->ring.count >= s->ring_size)
+    for (uint32_t i = s->ring.tail; i != DL_NIL && n < max; i = s->links[i].prev)
+      if (hits_of(atomic_load_explicit(&s->state[i], memory_order_relaxed)) == 0) slots[n++] = i;
   uint32_t hand = (uint32_t)(s->hand % p->max_slots);
   for (uint8_t u = 0; u <= MAX_USAGE && n < max; u++)
     for (uint32_t d = 0, i = hand; d < p->max_slots && n < max; d++) {
@@ -412,12 +425,14 @@ static uint32_t clock_admit_standing(const hs_policy *p, uint32_t slot) {
 
 static uint64_t clock_admit_ghosts(const hs_policy *p) {
   const clock_admit *s = p->impl;
-  return ghost_count(&s->history);
+  return ghost_count(&s->history) + ghost_count(&s->ring_ghosts) + ghost_count(&s->clock_ghosts);
 }
 
 static size_t clock_admit_memory(const hs_policy *p) {
   const clock_admit *s = p->impl;
-  return sizeof *s + (size_t)p->max_slots * (1 + sizeof *s->key + 1 + 1 + sizeof *s->links) +
+  return sizeof *s +
+         (size_t)p->max_slots *
+             (1 + sizeof *s->key + 1 + 1 + sizeof *s->links + 1 + sizeof *s->decided_key) +
          ghost_memory(&s->history) + s->history.max_entries * (1 + sizeof *s->history_at) +
          ghost_memory(&s->ring_ghosts) + ghost_memory(&s->clock_ghosts);
 }
@@ -425,7 +440,7 @@ static size_t clock_admit_memory(const hs_policy *p) {
 const hs_policy_ops hs_policy_clock_admit = {
     .name = "clock-admit",
     .flags = HS_POLICY_CONCURRENT_HIT,
-    .summary = "clock-sweep that admits a page only if read as often as the one it displaces",
+    .summary = "clock-sweep that admits a page only if read more often than the one it displaces",
     .params =
         {
             {"ring", 1.0 / 64, 0.0, 1.0, false,

@@ -465,7 +465,8 @@ static int by_reads(const void *a, const void *b) {
 
 /* t->rank[o]: o's place in the ranking (0: read most); t->hindsight[o]:
  * the units the ranking takes up to and including o, each object counted
- * at its first request's size. */
+ * at its first request's size. With t->judge_from, only the reads before
+ * it count, and an object not read before it is never in the set. */
 static hs_status rank_objects(hs_sim_trace *t) {
   uint64_t n = t->objects;
   rank_item *items = calloc(n ? n : 1, sizeof *items);
@@ -480,7 +481,8 @@ static hs_status rank_objects(hs_sim_trace *t) {
     return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory to rank %llu objects", t->path,
                    (unsigned long long)n);
   }
-  for (uint64_t r = 0; r < t->requests; r++) {
+  uint64_t learn = t->judge_from ? t->judge_from : t->requests;
+  for (uint64_t r = 0; r < learn; r++) {
     uint32_t o = t->obj[r];
     if (items[o].reads++ == 0) first_size[o] = t->size[r];
   }
@@ -488,9 +490,15 @@ static hs_status rank_objects(hs_sim_trace *t) {
   qsort(items, n, sizeof *items, by_reads);
   uint64_t sum = 0;
   for (uint64_t i = 0; i < n; i++) {
-    sum += first_size[items[i].obj];
-    units[items[i].obj] = sum;
-    rank[items[i].obj] = (uint32_t)i;
+    uint32_t o = items[i].obj;
+    if (items[i].reads == 0) { /* not read before judge_from: never fits */
+      units[o] = UINT64_MAX;
+      rank[o] = UINT32_MAX - 1;
+      continue;
+    }
+    sum += first_size[o];
+    units[o] = sum;
+    rank[o] = (uint32_t)i;
   }
   free(items);
   free(first_size);
@@ -553,12 +561,14 @@ static double now_seconds(void) {
 typedef struct replay_counts {
   uint64_t misses, byte_misses, bytes, not_admitted, peak_ghosts, ring_requests;
   uint64_t *miss_bits; /* hs_sim_run_marking's, or NULL */
+  uint64_t from;       /* the trace's judge_from: earlier requests are not counted */
 } replay_counts;
 
-/* A miss of request r: counted, and marked when the caller asked. The mark
- * is on the miss path only, so a plain run pays one predicted branch per
- * miss. */
+/* A miss of request r: counted (from judge_from on), and marked when the
+ * caller asked. The mark is on the miss path only, so a plain run pays one
+ * predicted branch per miss. */
 static inline void replay_miss(replay_counts *c, uint64_t r, uint64_t size) {
+  if (r < c->from) return;
   c->misses++;
   c->byte_misses += size;
   if (c->miss_bits) c->miss_bits[r >> 6] |= (uint64_t)1 << (r & 63);
@@ -654,7 +664,7 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
     /* slot_of has an entry per object of the trace, far more than the CPU
      * caches hold: fetch the entry a later request needs ahead of it. */
     if (r + LOOKAHEAD < t->requests) __builtin_prefetch(&slot_of[t->obj[r + LOOKAHEAD]]);
-    c->bytes += size;
+    if (r >= c->from) c->bytes += size;
     a.key = o;
     a.now = t->time_ms ? t->time_ms[r] : r;
     /* Frames: every entry counts `size`, whatever the trace's sizes. */
@@ -669,7 +679,7 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
     } else {
       replay_miss(c, r, size);
       if (size > capacity) {
-        c->not_admitted++;
+        c->not_admitted += r >= c->from;
       } else if (hs_policy_admits(p, &a)) {
         uint32_t slot = UINT32_MAX;
         bool reused = false;
@@ -738,7 +748,7 @@ static hs_status replay_objects(const hs_sim_trace *t, hs_policy *p, const char 
     uint32_t o = t->obj[r];
     if (r + LOOKAHEAD < t->requests) __builtin_prefetch(&resident[t->obj[r + LOOKAHEAD]]);
     uint64_t size = t->size[r];
-    c->bytes += size;
+    if (r >= c->from) c->bytes += size;
     a.key = o;
     a.size = size;
     a.now = t->time_ms ? t->time_ms[r] : r;
@@ -748,7 +758,7 @@ static hs_status replay_objects(const hs_sim_trace *t, hs_policy *p, const char 
     } else {
       replay_miss(c, r, size);
       if (size > capacity) {
-        c->not_admitted++;
+        c->not_admitted += r >= c->from;
       } else if (hs_policy_admits(p, &a)) {
         while (hs_policy_used(p) + size > capacity) {
           int64_t v = hs_policy_victim(p, &a, NULL, NULL);
@@ -822,11 +832,16 @@ hs_status hs_sim_run_marking(const hs_sim_trace *t, const char *spec, uint64_t c
                    t->path);
   }
   double t0 = now_seconds();
-  replay_counts c = {.miss_bits = miss_bits};
+  if (t->judge_from >= t->requests) {
+    hs_policy_destroy(p);
+    return hs_fail(HS_ERR_INVALID, 0, "%s: judged from request %llu, but it has %llu requests",
+                   t->path, (unsigned long long)t->judge_from, (unsigned long long)t->requests);
+  }
+  replay_counts c = {.miss_bits = miss_bits, .from = t->judge_from};
   st = frames ? replay_frames(t, p, spec, capacity, size, nslots, future, done, &c)
               : replay_objects(t, p, spec, capacity, future, done, &c);
   out->seconds = now_seconds() - t0;
-  out->requests = t->requests;
+  out->requests = t->requests - t->judge_from;
   out->misses = c.misses;
   out->bytes = c.bytes;
   out->byte_misses = c.byte_misses;

@@ -56,6 +56,12 @@ typedef struct hs_sim_trace {
   uint64_t found_hits;         /* requests the traced cache found, and missed */
   uint64_t found_misses;       /* (both 0 without a found column) */
   uint64_t pids;               /* distinct process ids (0: the trace has none) */
+  /* The request the simulations are judged from (--from; 0: the first).
+   * The requests before it warm the cache and are not counted; fixedset
+   * keeps the objects read most among them — a set an online learner
+   * could know — instead of choosing with hindsight. Set before
+   * hs_sim_need_future. */
+  uint64_t judge_from;
   hs_trace_format format;
   bool compressed;
   char format_reason[320]; /* hs_trace_format_reason's, whole */

@@ -16,6 +16,8 @@
 #include "policy/policy_impl.h"
 #include "policy_driver.h"
 
+#include <ctype.h>
+
 #define NKEYS 2000
 #define NREQ  40000
 
@@ -78,7 +80,50 @@ static uint64_t run_trace(const char *spec, uint64_t capacity, uint32_t nslots, 
   return misses;
 }
 
+/* Names in any case, and other simulators' names, mean the same policy. */
+static bool same_name(const char *got, const char *want) {
+  if (got && strcmp(got, want) == 0) return true;
+  fprintf(stderr, "canonical name %s, want %s\n", got ? got : "NULL", want);
+  return false;
+}
+#define CHECK_STR(got, want) CHECK(same_name((got), (want)))
+
+static void test_names(void) {
+  for (int i = 0; hs_all_policies[i]; i++) {
+    char upper[64];
+    const char *name = hs_all_policies[i]->name;
+    size_t n = strlen(name);
+    for (size_t k = 0; k <= n; k++) upper[k] = (char)toupper((unsigned char)name[k]);
+    CHECK_STR(hs_policy_canonical(upper), name);
+  }
+  const char *pairs[][2] = {{"TwoQ", "2q"},
+                            {"S3FIFO", "s3fifo"},
+                            {"S3-FIFO", "s3fifo"},
+                            {"Sieve", "sieve"},
+                            {"Clock", "clock"},
+                            {"fifo-reinsertion", "clock"},
+                            {"Second-Chance", "clock"},
+                            {"Clock-Pro", "clockpro"},
+                            {"LRUK", "lru-k"},
+                            {"GClock", "clock-sweep"},
+                            {"Belady", "belady"},
+                            {"ARC", "arc"}};
+  for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+    CHECK_STR(hs_policy_canonical(pairs[i][0]), pairs[i][1]);
+  CHECK(hs_policy_canonical("TwoQQ") == NULL);
+  CHECK(hs_policy_canonical("") == NULL);
+  CHECK(hs_policy_canonical(NULL) == NULL);
+  hs_policy *p;
+  CHECK_OK(hs_policy_create("S3-FIFO:small=0.2", 10, 10, &p));
+  if (p) {
+    CHECK_STR(hs_policy_spec(p), "s3fifo:small=0.2,ghost=0.9,move=2");
+    hs_policy_destroy(p);
+  }
+  CHECK(hs_policy_create("Twoq:In=0.2", 10, 10, &p) != HS_OK); /* parameters keep their case */
+}
+
 int main(void) {
+  test_names();
   for (int i = 0; hs_all_policies[i]; i++) {
     const hs_policy_ops *ops = hs_all_policies[i];
     const char *name = ops->name;

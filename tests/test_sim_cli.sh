@@ -498,6 +498,18 @@ for pol in lru s3fifo clock-admit; do
     bad "$pol --from 12000: $(json_field "$out" 1 misses) misses, want $whole - $head_misses"
   fi
 done
+# ---- policy names: any case, and libCacheSim's names ----
+run sim --trace "$scratch/from.txt" --format txt --policy LRU,FIFO,Clock,ARC,TwoQ,S3FIFO,Sieve,LIRS,SLRU,Belady --size 300 --ignore-size --json
+expect_status 0 "libCacheSim's policy names"
+names=$(python3 -c "import json,sys; print(','.join(json.loads(l)['policy'].split(':')[0] for l in open(sys.argv[1])))" "$out")
+if [[ $names == "lru,fifo,clock,arc,2q,s3fifo,sieve,lirs,slru,belady" ]]; then ok; else bad "aliases are printed as hotset's names: $names"; fi
+mixed=$(python3 -c "import json,sys; print(' '.join(str(json.loads(l)['misses']) for l in open(sys.argv[1])))" "$out")
+run sim --trace "$scratch/from.txt" --format txt --policy lru,fifo,clock,arc,2q,s3fifo,sieve,lirs,slru,belady --size 300 --ignore-size --json
+lower=$(python3 -c "import json,sys; print(' '.join(str(json.loads(l)['misses']) for l in open(sys.argv[1])))" "$out")
+if [[ $mixed == "$lower" ]]; then ok; else bad "aliases give other misses: $mixed / $lower"; fi
+run sim --trace "$scratch/from.txt" --format txt --policy TwoQQ --size 300 --ignore-size
+expect_usage_error "unknown replacement policy \"TwoQQ\"" "an unknown name"
+
 run sim --trace "$scratch/ab.txt" --format txt --policy lru --size 1 --ignore-size --from 10
 expect_one_line_error "has 10 requests" "--from at the trace's end"
 run sim --trace "$scratch/ab.txt" --policy lru --size 1 --from 100%

@@ -42,7 +42,8 @@
  * pool serializes whatever the flags leave unsafe with a lock of its own.
  *
  * Policies are named by a spec "name[:key=value,...]", e.g. "s3fifo:small=0.1"
- * or "slru:segments=4"; hs_policy_names lists them.
+ * or "slru:segments=4"; hs_policy_names lists them. A name matches in any
+ * case, and other simulators' names are aliases (hs_policy_canonical).
  */
 #ifndef HOTSET_POLICY_H
 #define HOTSET_POLICY_H
@@ -199,6 +200,11 @@ unsigned hs_policy_flags(const hs_policy *p);
 
 /* Every policy name, comma-separated. */
 const char *hs_policy_names(void);
+/* The policy's own name for `name`, which may be in any case or another
+ * simulator's name for it (libCacheSim's "TwoQ", "S3-FIFO", "Clock-Pro",
+ * "fifo-reinsertion"...; docs/simulator.md lists them), or NULL if it names
+ * no policy. Specs accept the same names. */
+const char *hs_policy_canonical(const char *name);
 
 #pragma GCC visibility pop
 

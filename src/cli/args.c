@@ -483,6 +483,22 @@ int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN]
   /* Every spec must name a policy with valid parameters, and the pool's
    * specs a policy the pool can run. */
   for (int i = 0; i < n; i++) {
+    /* The policy's own name from here on (LRU, TwoQ: lru, 2q), so that
+     * what is printed, and what later code compares, is one name. */
+    char *colon = strchr(out[i], ':');
+    size_t len = colon ? (size_t)(colon - out[i]) : strlen(out[i]);
+    char name[ARGS_SPEC_LEN];
+    memcpy(name, out[i], len);
+    name[len] = 0;
+    const char *canonical = hs_policy_canonical(name);
+    if (canonical && strcmp(canonical, name) != 0) {
+      size_t clen = strlen(canonical), rest = strlen(out[i] + len);
+      if (clen + rest >= ARGS_SPEC_LEN)
+        return split_fail(why, "the spec \"%s\" is longer than %d characters", out[i],
+                          ARGS_SPEC_LEN - 1);
+      memmove(out[i] + clen, out[i] + len, rest + 1);
+      memcpy(out[i], canonical, clen);
+    }
     hs_policy *p;
     if (hs_policy_create(out[i], 1, 1, &p) != HS_OK) return split_fail(why, "%s", hs_last_error());
     bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;

@@ -13,11 +13,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+/* Other simulators' names for hotset's policies (libCacheSim's cachesim
+ * among them), so that a spec written for one reads here; names match in
+ * any case. */
+static const struct {
+  const char *alias, *name;
+} policy_aliases[] = {
+    {"twoq", "2q"},
+    {"fifo-reinsertion", "clock"},
+    {"second-chance", "clock"},
+    {"s3-fifo", "s3fifo"},
+    {"clock-pro", "clockpro"},
+    {"lruk", "lru-k"},
+    {"gclock", "clock-sweep"},
+};
 
 const hs_policy_ops *hs_policy_find(const char *name) {
   for (int i = 0; hs_all_policies[i]; i++)
     if (strcmp(hs_all_policies[i]->name, name) == 0) return hs_all_policies[i];
+  for (int i = 0; hs_all_policies[i]; i++)
+    if (strcasecmp(hs_all_policies[i]->name, name) == 0) return hs_all_policies[i];
+  for (size_t i = 0; i < sizeof policy_aliases / sizeof *policy_aliases; i++)
+    if (strcasecmp(policy_aliases[i].alias, name) == 0)
+      return hs_policy_find(policy_aliases[i].name);
   return NULL;
+}
+
+const char *hs_policy_canonical(const char *name) {
+  const hs_policy_ops *ops = name ? hs_policy_find(name) : NULL;
+  return ops ? ops->name : NULL;
 }
 
 const char *hs_policy_names(void) {

@@ -26,6 +26,23 @@ else bad "hotset --help does not list the subcommands on stdout"; fi
 run help
 expect_status 0 "hotset help"
 
+# Every subcommand --help lists answers its own --help, and every lab
+# the bench line names is one `hotset bench` runs.
+run --help
+for sc in $(sed -n 's/^  \([a-z-]*\)  .*/\1/p' "$out"); do
+  "$HOTSET" "$sc" --help >/dev/null 2>&1
+  if [[ $? -eq 0 ]]; then ok; else bad "hotset --help lists $sc, whose --help fails"; fi
+done
+labs=$(sed -n 's/^  bench  *the labs: //p' "$out" | sed 's/ ([^)]*)//g; s/,//g')
+for lab in $labs; do
+  "$HOTSET" bench "$lab" --help >/dev/null 2>&1
+  if [[ $? -eq 0 ]]; then ok; else bad "hotset --help names bench $lab, which bench does not run"; fi
+done
+if [[ $(echo $labs | wc -w) -eq 6 ]]; then ok; else bad "hotset --help names $(echo $labs | wc -w) labs of bench's 6: $labs"; fi
+run --version
+expect_status 0 "hotset --version"
+if grep -qE '^hotset [0-9]+\.[0-9]+\.[0-9]+$' "$out"; then ok; else bad "hotset --version: $(cat "$out")"; fi
+
 run help pool-bench
 expect_status 0 "hotset help pool-bench"
 if grep -q -- '--threads' "$out"; then ok; else bad "hotset help pool-bench shows no flags"; fi

@@ -27,7 +27,9 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand subcommands[] = {
-    {"bench", "the labs: `bench scan` (rings against scan pollution), `bench wal` (group commit)",
+    {"bench",
+     "the labs: scan (rings against scan pollution), wal (group commit), wal-sync, recovery, "
+     "vacuum, sqlite",
      bench_main},
     {"pool-bench", "buffer reads per second: hotset against a global-mutex LRU pool",
      pool_bench_main},
@@ -47,9 +49,14 @@ static const subcommand subcommands[] = {
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
 
+#ifndef HOTSET_VERSION
+#define HOTSET_VERSION "unknown"
+#endif
+
 static void print_usage(FILE *out) {
   fputs("usage: hotset <subcommand> [flags]\n"
         "       hotset help [subcommand]\n"
+        "       hotset --version\n"
         "\n"
         "subcommands:\n",
         out);
@@ -75,6 +82,10 @@ static int usage_error(const char *fmt, const char *arg) {
 int main(int argc, char **argv) {
   if (argc < 2) return usage_error("%s", "missing subcommand");
   const char *name = argv[1];
+  if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+    printf("hotset %s\n", HOTSET_VERSION);
+    return 0;
+  }
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     if (strcmp(name, "help") == 0 && argc > 2) {
       /* `hotset help sim` is `hotset sim --help`. */

@@ -389,6 +389,10 @@ for s, m in got.items():
 PY
 
 # ---- a format that does not fit, and sizes in human units ----
+run sim "$TRACES/cloudPhysicsIO.oracleGeneral.bin" oracleGeneral LRU 1000 --ignore-obj-size 1 --json
+a=$(json_field "$out" 1 miss_ratio)
+run sim --trace "$TRACES/cloudPhysicsIO.oracleGeneral.bin" --policy lru --size 1000 --ignore-size --json
+if [[ $a == $(json_field "$out" 1 miss_ratio) ]]; then ok; else bad "cachesim's form on CloudPhysics: $a"; fi
 run sim --trace "$TRACES/cloudPhysicsIO.vscsi" --format oraclegeneral --policy lru --size 10
 expect_one_line_error "cloudPhysicsIO.vscsi: not oraclegeneral: " "--format oraclegeneral on vscsi"
 if grep -q -- "it looks like a vscsi trace (.*): try --format vscsi or leave --format out" "$err"; then ok; else
@@ -509,6 +513,34 @@ lower=$(python3 -c "import json,sys; print(' '.join(str(json.loads(l)['misses'])
 if [[ $mixed == "$lower" ]]; then ok; else bad "aliases give other misses: $mixed / $lower"; fi
 run sim --trace "$scratch/from.txt" --format txt --policy TwoQQ --size 300 --ignore-size
 expect_usage_error "unknown replacement policy \"TwoQQ\"" "an unknown name"
+
+# ---- cachesim's command line: TRACE TYPE ALGO SIZE [its flags] ----
+run sim "$scratch/from.txt" txt LRU,TwoQ 300,0.05 --ignore-obj-size 1 --json
+expect_status 0 "cachesim's form"
+cs=$(python3 -c "import json,sys; print(' '.join(str(json.loads(l)['misses']) for l in open(sys.argv[1])))" "$out")
+run sim --trace "$scratch/from.txt" --format txt --policy lru,2q --size 300,0.05 --ignore-size --json
+hs=$(python3 -c "import json,sys; print(' '.join(str(json.loads(l)['misses']) for l in open(sys.argv[1])))" "$out")
+if [[ $cs == "$hs" ]]; then ok; else bad "cachesim's form gives other misses: $cs / $hs"; fi
+run sim "$scratch/from.txt" txt LRU 300 --ignore-obj-size 1
+if [[ $(wc -l <"$out") -eq 1 ]] && grep -qE "^$scratch/from.txt lru cache size 300, 30000 req, miss ratio 0\.[0-9]{4}, byte miss ratio 0\.[0-9]{4}, throughput [0-9.]+ MQPS, misses [0-9]+$" "$out"; then ok; else bad "cachesim's result line: $(cat "$out")"; fi
+# its csv parameters: the same requests as a csv with a header
+python3 -c "
+import sys
+ids=open(sys.argv[1]).read().split()
+with open(sys.argv[2],'w') as f:
+    f.write('ts,key,bytes\n')
+    for i,k in enumerate(ids): f.write('%d,%s,4096\n'%(i,k))
+" "$scratch/from.txt" "$scratch/from.csv"
+run sim "$scratch/from.csv" csv lru 300 -t "time-col=1, obj-id-col=2, obj-size-col=3, delimiter=,, has-header=true" --ignore-obj-size 1 --json
+if [[ $(json_field "$out" 1 misses) == "${hs%% *}" ]]; then ok; else bad "cachesim's -t csv parameters: $(cat "$out" "$err")"; fi
+run sim "$scratch/from.txt" txt LRU 300 --warmup-sec 10
+expect_usage_error "--warmup-sec" "a cachesim flag hotset does not take"
+run sim "$scratch/from.txt" lcs LRU 300
+expect_usage_error "trace type \"lcs\"" "a trace type hotset does not read"
+run sim "$scratch/from.txt" txt LRU
+expect_usage_error "cachesim's form" "cachesim's form with three arguments"
+run sim "$scratch/from.txt" txt LRU 300 --ignore-obj-size 2
+expect_usage_error "--ignore-obj-size" "--ignore-obj-size 2"
 
 run sim --trace "$scratch/ab.txt" --format txt --policy lru --size 1 --ignore-size --from 10
 expect_one_line_error "has 10 requests" "--from at the trace's end"

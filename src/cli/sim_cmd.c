@@ -27,6 +27,7 @@
 #include "cli/sim_cmd.h"
 
 #include "cli/args.h"
+#include "cli/cachesim_args.h"
 #include "cli/gnuplot.h"
 #include "cli/human_size.h"
 #include "cli/json.h"
@@ -57,6 +58,13 @@
 
 static const char usage[] =
     "usage: hotset sim --trace PATH --policy LIST (--size LIST | --mrc [N]) [flags]\n"
+    "       hotset sim TRACE TYPE ALGO[,ALGO...] SIZE[,SIZE...] [cachesim's flags]\n"
+    "\n"
+    "The second form is libCacheSim's cachesim command line: TYPE oracleGeneral,\n"
+    "vscsi, csv or txt; ALGO cachesim's names (LRU, TwoQ, S3FIFO...); SIZE as\n"
+    "cachesim writes it (1gb, 16MB, 0.01, 1000); --ignore-obj-size 0|1,\n"
+    "--num-thread N and -t \"obj-id-col=N,...\" (csv) taken; results printed as\n"
+    "cachesim prints them (--cachesim-lines), --json as here.\n"
     "\n"
     "Replays a trace through replacement policies and reports miss ratios. Every\n"
     "(policy, size) pair is one simulation; pairs run in parallel.\n"
@@ -125,6 +133,9 @@ static const char usage[] =
     "                     fixedset keeps the objects read most before it — a set\n"
     "                     an online learner could know — instead of choosing with\n"
     "                     hindsight\n"
+    "  --cachesim-lines   one line per (policy, size) as libCacheSim's cachesim\n"
+    "                     prints it (trace, policy, cache size, req, miss ratio,\n"
+    "                     byte miss ratio, throughput), then hotset's misses\n"
     "  --compare-found    for a trace with a found column (tools/pg-trace's\n"
     "                     PostgreSQL csv): beside the misses, those the server\n"
     "                     missed too (agree), the simulated misses the server\n"
@@ -588,6 +599,17 @@ int sim_main(int argc, char **argv) {
     return 1;
   }
   const args_cmd cmd = {PROG, text};
+  /* cachesim's form (TRACE TYPE ALGO SIZE [flags]): read as hotset's flags */
+  char **cs_argv = NULL;
+  if (cachesim_form(argc, argv)) {
+    cs_argv = cachesim_translate(&cmd, argc, argv, &argc);
+    if (!cs_argv) {
+      fprintf(stderr, PROG ": out of memory\n");
+      free(text);
+      return 1;
+    }
+    argv = cs_argv;
+  }
   int nargc;
   char **nargv = rewrite_optional(&cmd, argc, argv, &nargc);
   if (!nargv) {
@@ -597,6 +619,7 @@ int sim_main(int argc, char **argv) {
   }
   int rc = sim_with_args(&cmd, nargc, nargv);
   free(nargv);
+  cachesim_free(cs_argv);
   free(text);
   return rc;
 }
@@ -608,7 +631,8 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
              *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL, *sample_arg = NULL,
              *time_unit = NULL, *ring_rule_arg = "none", *from_arg = NULL;
   double ms_per_request = 0;
-  bool ignore_size = false, skip_bad = false, json = false, csv_out = false, compare_found = false;
+  bool ignore_size = false, skip_bad = false, json = false, csv_out = false, compare_found = false,
+       cachesim_lines = false;
   uint64_t mrc_points = 0, max_requests = 0, sample_floor = HS_SHARDS_DEFAULT_FLOOR;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t threads = ncpu > 0 ? (uint64_t)ncpu : 1;
@@ -633,6 +657,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       {.name = "time-unit", .kind = ARGS_STRING, .dest = &time_unit},
       {.name = "ring-rule", .kind = ARGS_STRING, .dest = &ring_rule_arg},
       {.name = "from", .kind = ARGS_STRING, .dest = &from_arg},
+      {.name = "cachesim-lines", .kind = ARGS_FLAG, .dest = &cachesim_lines},
       {.name = "ms-per-request",
        .kind = ARGS_DOUBLE,
        .dest = &ms_per_request,
@@ -914,7 +939,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
            "simulation found\n",
            t->found_misses, t->requests,
            t->requests ? 100.0 * (double)t->found_misses / (double)t->requests : 0.0);
-  if (!json && !csv_out && header) {
+  if (!json && !csv_out && header && !cachesim_lines) {
     printf("%-40s %14s %12s %12s %10s", "policy", "size", "requests", "misses", "miss%");
     if (byte_column) printf(" %10s", "bytemiss%");
     if (compare_found) printf(" %12s %12s %12s", "agree", "sim-only", "server-only");
@@ -990,6 +1015,18 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
         printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, t->found_misses, j->cmp.agree,
                j->cmp.sim_only, j->cmp.server_only);
       putchar('\n');
+    } else if (cachesim_lines) {
+      /* cachesim's result line, then hotset's own figures */
+      char sz[40];
+      if (ignore_size || !t->sized)
+        snprintf(sz, sizeof sz, "%" PRIu64, j->size);
+      else
+        human_size(j->size, sz, sizeof sz);
+      char *space = strchr(sz, ' '); /* "1 MiB" as cachesim writes it: "1MiB" */
+      if (space) memmove(space, space + 1, strlen(space));
+      printf("%s %s cache size %s, %" PRIu64 " req, miss ratio %.4f, byte miss ratio %.4f, "
+             "throughput %.2f MQPS, misses %" PRIu64 "\n",
+             trace_path, spec, sz, r->requests, mr, bmr, mqps, r->misses);
     } else {
       char sz[40];
       if (ignore_size || !t->sized) /* without sizes every object is 1 "byte" */

@@ -39,10 +39,9 @@ build: $(BUILD)/CMakeCache.txt
 # read and losing the hot set shows in the OLTP latency, not only in the
 # hit ratio (docs/results.md, "The scan lab with direct I/O").
 demo:
-	@mkdir -p $(BUILD)
-	@echo "make demo: building (log in $(BUILD)/build.log), then running hotset bench scan --io auto (about 2 minutes)"
-	@$(MAKE) --no-print-directory build >$(BUILD)/build.log 2>&1 || \
-	  { cat $(BUILD)/build.log; echo "make demo: the build failed; its log is above and in $(BUILD)/build.log"; exit 1; }
+	@echo "make demo: build, then run hotset bench scan --io auto"
+	@$(MAKE) --no-print-directory deps
+	@tools/quiet-build $(BUILD) $(MAKE)
 	@if command -v gnuplot >/dev/null 2>&1; then \
 	  ./$(BUILD)/hotset bench scan --io auto --plot $(BUILD)/bench-scan.png; \
 	else \
@@ -52,7 +51,11 @@ demo:
 # A passing test's output is not shown, so its SKIPPED: lines (a check that
 # could not run here, e.g. without the traces directory beside the
 # repository) are repeated after the summary.
-test: build
+# Its build is quiet too (tools/quiet-build: one line, the log shown if it
+# fails).
+test:
+	@$(MAKE) --no-print-directory deps
+	@tools/quiet-build $(BUILD) $(MAKE)
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS); status=$$?; \
 	  grep -h '^SKIPPED:' $(BUILD)/Testing/Temporary/LastTest.log 2>/dev/null | sort -u; \
 	  exit $$status

@@ -338,7 +338,7 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
        .dest = &b->ring_size_flag,
        .arg = "LIST",
        .help = "the ring's sizing rule: fixed[:SIZE], workers:N, fraction:X, adaptive, each "
-               "optionally followed by ,recycle-first and ,own-writes (default fixed: 256 KiB); "
+               "optionally followed by ,recycle-first and ,own-writes (default fixed:256KiB); "
                "or a comma-separated list of them, where a bare SIZE means fixed:SIZE and "
                "\"sweep\" 64KiB, 128KiB, ... 64MiB, and each ring cell runs once per ring "
                "(a list's fixed ring over 1/8 of the pool is skipped with a note)"},

@@ -458,7 +458,18 @@ static void test_memory_alignment(void) {
   po.direct_io = true;
   hs_pool *pool;
   CHECK_OK(hs_pool_open(&po, &pool));
-  for (hs_buf b = 0; b < 4; b++) CHECK_EQ((uintptr_t)hs_buf_page(pool, b) % (1u << 16), 0);
+  /* every frame, each pinned while its page is looked at: block 0 and
+   * three new ones fill the four */
+  hs_buf held[4];
+  CHECK_OK(hs_pool_read(pool, REL, HS_FORK_MAIN, 0, HS_READ_NORMAL, NULL, &held[0], NULL));
+  for (int i = 1; i < 4; i++) {
+    hs_blockno block;
+    CHECK_OK(hs_pool_extend(pool, REL, HS_FORK_MAIN, NULL, false, &held[i], &block));
+  }
+  for (int i = 0; i < 4; i++) {
+    CHECK_EQ((uintptr_t)hs_buf_page(pool, held[i]) % (1u << 16), 0);
+    CHECK_OK(hs_buf_release(pool, held[i]));
+  }
   CHECK_OK(hs_pool_close(pool));
   dio_alignment_hook = NULL;
   testdir_remove(dir);

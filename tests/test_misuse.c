@@ -175,6 +175,14 @@ static void case_flush_unpinned(fixture *f) {
   refused(hs_pool_flush_buffer(f->pool, b), "not pinned");
 }
 
+/* Release builds do not check hs_buf_page (hotset/pool.h): the page comes
+ * back; debug builds stop. */
+static void case_page_unpinned(fixture *f) {
+  hs_buf b = must_read(f->pool, REL, 0, NULL);
+  CHECK_OK(hs_buf_release(f->pool, b));
+  CHECK(hs_buf_page(f->pool, b) != NULL);
+}
+
 static void case_policy_evict_not_resident(fixture *f) {
   (void)f;
   hs_policy *p;
@@ -232,6 +240,7 @@ static const misuse_case cases[] = {
     {"last pin released while locked", case_release_while_locked, "still holds its content lock"},
     {"pin again of an unpinned buffer", case_pin_again_unpinned, "hs_buf_pin_again"},
     {"flush of an unpinned buffer", case_flush_unpinned, "hs_pool_flush_buffer"},
+    {"page of an unpinned buffer", case_page_unpinned, "hs_buf_page: buffer"},
     {"policy evict of a slot not resident", case_policy_evict_not_resident, "not resident"},
     {"log a change without the exclusive lock", case_log_change_unlocked, "hs_buf_log_change"},
 };

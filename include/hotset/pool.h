@@ -249,7 +249,9 @@ hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy 
                          bool lock, hs_buf *out, hs_blockno *block);
 
 /* The page of a pinned buffer (page_size bytes, aligned to 4 KiB and to
- * what direct I/O needs). */
+ * what direct I/O needs). A buffer this thread has not pinned stops a
+ * debug build (-DHOTSET_DEBUG=ON); a release build does not check, since
+ * the call is on every page access. */
 void *hs_buf_page(hs_pool *pool, hs_buf buf);
 hs_relid hs_buf_rel(hs_pool *pool, hs_buf buf);
 hs_fork hs_buf_fork(hs_pool *pool, hs_buf buf);

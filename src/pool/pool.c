@@ -788,6 +788,11 @@ void *pool_page(hs_pool *pool, hs_buf b) {
 
 void *hs_buf_page(hs_pool *pool, hs_buf buf) {
   if (!buf_ok(pool, buf)) return NULL;
+  /* A page reached through an unpinned buffer may be another page by the
+   * time it is read: debug builds stop there. Release builds do not look
+   * (the call is on every page access), as hotset/pool.h says. */
+  if (HS_DEBUG_CHECKS && my_pin_count(pool, buf) == 0)
+    pool_misuse(pool, "hs_buf_page", buf, "the buffer is not pinned by this thread");
   return pool->pages + (size_t)buf * pool->page_size;
 }
 

@@ -210,12 +210,7 @@ static void test_interleaved_misses(void) {
   CHECK_OK(hs_policy_evict(d.p, (uint32_t)vc));
   CHECK_OK(hs_policy_insert(d.p, (uint32_t)vc, &other));
   CHECK(hs_policy_standing(d.p, (uint32_t)vc) > 0); /* joined the clock */
-  hs_policy_destroy(d.p);
-  d.p = NULL;
-  free(d.slot_of);
-  free(d.key_of);
-  free(d.free_stack);
-  free(d.pinned);
+  driver_free(&d);
 }
 
 /* Every parameter at its limits, through the mixed trace with pins. */

@@ -1015,31 +1015,31 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
         printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, t->found_misses, j->cmp.agree,
                j->cmp.sim_only, j->cmp.server_only);
       putchar('\n');
-    } else if (cachesim_lines) {
-      /* cachesim's result line, then hotset's own figures */
+    } else {
+      /* A size as the table writes it ("1000 objects", "1 MiB"), or as
+       * cachesim does ("1000", "1MiB"). Without sizes every object is 1
+       * "byte". */
       char sz[40];
       if (ignore_size || !t->sized)
-        snprintf(sz, sizeof sz, "%" PRIu64, j->size);
+        snprintf(sz, sizeof sz, "%" PRIu64 "%s", j->size, cachesim_lines ? "" : " objects");
       else
         human_size(j->size, sz, sizeof sz);
-      char *space = strchr(sz, ' '); /* "1 MiB" as cachesim writes it: "1MiB" */
+      char *space = cachesim_lines ? strchr(sz, ' ') : NULL;
       if (space) memmove(space, space + 1, strlen(space));
-      printf("%s %s cache size %s, %" PRIu64 " req, miss ratio %.4f, byte miss ratio %.4f, "
-             "throughput %.2f MQPS, misses %" PRIu64 "\n",
-             trace_path, spec, sz, r->requests, mr, bmr, mqps, r->misses);
-    } else {
-      char sz[40];
-      if (ignore_size || !t->sized) /* without sizes every object is 1 "byte" */
-        snprintf(sz, sizeof sz, "%" PRIu64 " objects", j->size);
-      else
-        human_size(j->size, sz, sizeof sz);
-      printf("%-40s %14s %12" PRIu64 " %12" PRIu64 " %9.4f%%", spec, sz, r->requests, r->misses,
-             100 * mr);
-      if (byte_column) printf(" %9.4f%%", 100 * bmr);
-      if (compare_found)
-        printf(" %12" PRIu64 " %12" PRIu64 " %12" PRIu64, j->cmp.agree, j->cmp.sim_only,
-               j->cmp.server_only);
-      printf(" %8.2f %8.2f\n", r->seconds, mqps);
+      if (cachesim_lines) {
+        /* cachesim's result line, then hotset's own figures */
+        printf("%s %s cache size %s, %" PRIu64 " req, miss ratio %.4f, byte miss ratio %.4f, "
+               "throughput %.2f MQPS, misses %" PRIu64 "\n",
+               trace_path, spec, sz, r->requests, mr, bmr, mqps, r->misses);
+      } else {
+        printf("%-40s %14s %12" PRIu64 " %12" PRIu64 " %9.4f%%", spec, sz, r->requests, r->misses,
+               100 * mr);
+        if (byte_column) printf(" %9.4f%%", 100 * bmr);
+        if (compare_found)
+          printf(" %12" PRIu64 " %12" PRIu64 " %12" PRIu64, j->cmp.agree, j->cmp.sim_only,
+                 j->cmp.server_only);
+        printf(" %8.2f %8.2f\n", r->seconds, mqps);
+      }
     }
     free(spec);
   }

@@ -144,7 +144,7 @@ typedef struct clock_admit {
    * that left the ring, keys that left the clock (each the last
    * `adapt` x entries of them). */
   ghost_list ring_ghosts, clock_ghosts;
-  uint32_t ring_min, ring_max;
+  uint32_t ring_max; /* the least is one frame */
   bool adapting;
   uint64_t misses, window;
   /* Per slot: the decision victim() took for the page that will come
@@ -203,7 +203,6 @@ static hs_status clock_admit_create(hs_policy *p) {
   dl_init(&s->ring);
   double ring = (double)n * p->param[P_RING];
   s->ring_size = ring < 1 ? 1 : (uint32_t)ring;
-  s->ring_min = 1;
   s->ring_max = n > 1 ? n - (n / 8 ? n / 8 : 1) : 1;
   if (s->ring_size > s->ring_max) s->ring_size = s->ring_max;
   s->adapting = p->param[P_ADAPT] > 0;
@@ -344,8 +343,7 @@ static void clock_admit_leave(hs_policy *p, uint32_t slot, bool remember) {
     ghost_add(s->on_ring[slot] ? &s->ring_ghosts : &s->clock_ghosts, s->key[slot], 1);
   if (remember) {
     uint32_t c = resident_count(s, slot);
-    ghost_add(&s->history, s->key[slot], 1);
-    uint32_t e = ghost_find(&s->history, s->key[slot]);
+    uint32_t e = ghost_add(&s->history, s->key[slot], 1);
     if (e != KM_ABSENT) {
       s->history_count[e] = (uint8_t)c;
       s->history_at[e] = s->all_misses;
@@ -383,7 +381,7 @@ static void clock_admit_insert(hs_policy *p, uint32_t slot, const hs_access *a) 
     g = ghost_find(&s->clock_ghosts, a->key);
     if (g != KM_ABSENT) {
       ghost_remove(&s->clock_ghosts, g);
-      if (s->ring_size > s->ring_min) s->ring_size--;
+      if (s->ring_size > 1) s->ring_size--;
     }
   }
   s->key[slot] = a->key;

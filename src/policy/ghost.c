@@ -50,8 +50,8 @@ void ghost_trim_units(ghost_list *g, uint64_t units) {
   while (g->list.count && g->list.units > units) ghost_drop_oldest(g);
 }
 
-void ghost_add(ghost_list *g, uint64_t key, uint32_t size) {
-  if (g->max_units && size > g->max_units) return;
+uint32_t ghost_add(ghost_list *g, uint64_t key, uint32_t size) {
+  if (g->max_units && size > g->max_units) return KM_ABSENT;
   uint32_t old = ghost_find(g, key);
   if (old != KM_ABSENT) ghost_remove(g, old);
   if (g->free_head == DL_NIL) ghost_drop_oldest(g);
@@ -62,6 +62,7 @@ void ghost_add(ghost_list *g, uint64_t key, uint32_t size) {
   g->sizes[e] = size;
   dl_push_head(&g->list, g->links, e, size);
   keymap_put(&g->map, e);
+  return e;
 }
 
 size_t ghost_memory(const ghost_list *g) {

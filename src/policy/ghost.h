@@ -36,8 +36,9 @@ static inline uint32_t ghost_find(const ghost_list *g, uint64_t key) {
   return g->list.count ? keymap_get(&g->map, key) : KM_ABSENT;
 }
 /* Remembers key as the newest entry, forgetting the oldest ones while a
- * bound is exceeded. An entry larger than max_units is not kept. */
-void ghost_add(ghost_list *g, uint64_t key, uint32_t size);
+ * bound is exceeded, and returns that entry; an entry larger than
+ * max_units is not kept (KM_ABSENT). */
+uint32_t ghost_add(ghost_list *g, uint64_t key, uint32_t size);
 /* Forgets entry e (from ghost_find). */
 void ghost_remove(ghost_list *g, uint32_t e);
 /* Forgets the oldest entry, if any. */

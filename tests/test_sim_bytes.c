@@ -141,7 +141,8 @@ static hs_sim_trace *build_trace(void) {
 
 int main(void) {
   hs_sim_trace *t = build_trace();
-  REQUIRE(hs_sim_need_future(t) == HS_OK); /* for belady and fixedset */
+  REQUIRE(hs_sim_need_future(t) == HS_OK);    /* for belady */
+  REQUIRE(hs_sim_need_hindsight(t) == HS_OK); /* for fixedset */
   test_byte_mode(t);
   test_object_mode(t);
   hs_sim_trace_free(t);

@@ -118,7 +118,7 @@ static void test_against_definition(void) {
   for (uint64_t seed = 1; seed <= 6; seed++) {
     /* Object mode: every object counts one. */
     hs_sim_trace *t = skewed_trace(seed, 3000, 400, 0);
-    REQUIRE(hs_sim_need_future(t) == HS_OK);
+    REQUIRE(hs_sim_need_hindsight(t) == HS_OK);
     const uint64_t entries[] = {1, 2, 7, 50, 150, 399, 400, 1000};
     for (size_t i = 0; i < sizeof entries / sizeof *entries; i++)
       compare(t, entries[i], true, 1, "objects");
@@ -129,7 +129,7 @@ static void test_against_definition(void) {
     t = skewed_trace(seed, 3000, 400, 0);
     for (uint32_t r = 0; r < t->requests; r++) t->size[r] = 8;
     t->bytes_requested = 8 * (uint64_t)t->requests;
-    REQUIRE(hs_sim_need_future(t) == HS_OK);
+    REQUIRE(hs_sim_need_hindsight(t) == HS_OK);
     const uint64_t bytes[] = {8, 15, 400, 1204, 3200, 5000};
     for (size_t i = 0; i < sizeof bytes / sizeof *bytes; i++)
       compare(t, bytes[i], false, 8, "frames of 8 bytes");
@@ -138,7 +138,7 @@ static void test_against_definition(void) {
     /* Byte mode: objects of 1 .. 20 bytes; the set is the ranking's prefix
      * that fits. Also in object mode, where sizes do not count. */
     t = skewed_trace(seed, 3000, 400, 20);
-    REQUIRE(hs_sim_need_future(t) == HS_OK);
+    REQUIRE(hs_sim_need_hindsight(t) == HS_OK);
     const uint64_t caps[] = {1, 19, 20, 100, 777, 3000, 100000};
     for (size_t i = 0; i < sizeof caps / sizeof *caps; i++) {
       compare(t, caps[i], false, 0, "bytes");
@@ -159,7 +159,7 @@ static bool pin_zero(void *ctx, uint32_t slot) {
 static void test_interface(void) {
   hs_policy *p = NULL;
   REQUIRE(hs_policy_create("fixedset", 4, 8, &p) == HS_OK);
-  CHECK_EQ(hs_policy_flags(p), HS_POLICY_NEEDS_FUTURE | HS_POLICY_SIM_ONLY);
+  CHECK_EQ(hs_policy_flags(p), HS_POLICY_NEEDS_HINDSIGHT | HS_POLICY_SIM_ONLY);
   hs_access a = {.size = 1, .next = HS_NEXT_UNKNOWN};
   CHECK(hs_policy_admits(p, &a)); /* no hindsight: everything */
   a.hindsight_units = 4;

@@ -88,10 +88,10 @@ typedef struct hs_access {
   hs_access_hint hint;
   bool recycle_first; /* with HS_HINT_RING: insert at the victim end, where
                          the policy has one (lru) — the 2003 proposal */
-  /* Hindsight, for the offline bound fixedset (HS_POLICY_NEEDS_FUTURE):
+  /* Hindsight, for the offline bound fixedset (HS_POLICY_NEEDS_HINDSIGHT):
    * the units taken by every object the whole trace reads more often than
    * this one (or as often, first read earlier), plus this one's; 0 = not
-   * known. The simulator sets it with `next`. */
+   * known. The simulator sets it for a policy so flagged. */
   uint64_t hindsight_units;
 } hs_access;
 
@@ -109,10 +109,11 @@ enum {
   HS_POLICY_CONCURRENT = 1u << 0,     /* every call is thread-safe */
   HS_POLICY_CONCURRENT_HIT = 1u << 1, /* hit is thread-safe against every call;
                                          the others need one lock */
-  HS_POLICY_NEEDS_FUTURE = 1u << 2,   /* needs hs_access.next and
-                                         hindsight_units (belady, fixedset) */
+  HS_POLICY_NEEDS_FUTURE = 1u << 2,   /* needs hs_access.next (belady) */
   HS_POLICY_SIM_ONLY = 1u << 3,       /* not usable in the pool */
-  HS_POLICY_NEEDS_TIME = 1u << 4      /* reads hs_access.now */
+  HS_POLICY_NEEDS_TIME = 1u << 4,     /* reads hs_access.now */
+  HS_POLICY_NEEDS_HINDSIGHT = 1u << 5 /* needs hs_access.hindsight_units, a
+                                         ranking of the whole trace (fixedset) */
 };
 
 /* What hs_access.now counts. Durations in policy parameters (midpoint's
@@ -141,6 +142,13 @@ typedef struct hs_policy_env {
    * nonzero duration is refused at creation (HS_ERR_INVALID), since a
    * request count is no length of time. */
   hs_clock_unit clock;
+  /* Every key is below this (0: any 64-bit key). The simulator's keys are
+   * its dense object numbers, 0 .. objects-1, so it says so; the policies
+   * that remember evicted keys then index them by a direct array instead
+   * of a hash table (4 bytes a possible key, touched only where keys
+   * land), one memory access where a probe costs two. A key at or above
+   * it is refused by hs_policy_insert. */
+  uint64_t key_space;
 } hs_policy_env;
 
 /* Creates the policy named by `spec` for `capacity` units held in at most
@@ -157,6 +165,12 @@ hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slo
 void hs_policy_destroy(hs_policy *p);
 
 void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a);
+/* A hint that `key` will be accessed soon: a policy that remembers evicted
+ * keys starts fetching the place it would look for this one into the CPU's
+ * cache, so that the miss, when it comes, does not wait on memory. Changes
+ * nothing; any policy may ignore it. The simulator gives it a few requests
+ * ahead; safe to call from any thread (it reads nothing it relies on). */
+void hs_policy_prefetch(const hs_policy *p, uint64_t key);
 /* A resident slot to evict so that `incoming` can come in, or -1 when every
  * resident entry is pinned (or none is resident). */
 int64_t hs_policy_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned, void *ctx);

@@ -824,12 +824,16 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   for (int i = 0; i < nspecs; i++) {
     hs_policy *p;
     if (hs_policy_create(specs[i], 1, 1, &p) == HS_OK) {
-      bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;
+      unsigned flags = hs_policy_flags(p);
       hs_policy_destroy(p);
+      bool future = flags & HS_POLICY_NEEDS_FUTURE, hindsight = flags & HS_POLICY_NEEDS_HINDSIGHT;
       bool ok = true;
       if (future && !threshold) ok = hs_sim_need_future(t) == HS_OK;
-      for (size_t k = 0; future && ok && k < samples.n; k++)
-        ok = hs_sim_need_future(samples.trace[k]) == HS_OK;
+      if (hindsight && !threshold && ok) ok = hs_sim_need_hindsight(t) == HS_OK;
+      for (size_t k = 0; ok && k < samples.n; k++) {
+        if (future) ok = hs_sim_need_future(samples.trace[k]) == HS_OK;
+        if (hindsight && ok) ok = hs_sim_need_hindsight(samples.trace[k]) == HS_OK;
+      }
       if (!ok) {
         fprintf(stderr, PROG ": %s\n", hs_last_error());
         free(sizes);

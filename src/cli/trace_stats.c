@@ -80,7 +80,7 @@ int trace_stats_main(int argc, char **argv) {
     if (seen[o]) continue;
     seen[o] = 1;
     int b = 0;
-    while (b < 32 && (1ull << (b + 1)) <= t->size[r]) b++;
+    while (b < 32 && (1ull << (b + 1)) <= hs_sim_size(t, r)) b++;
     hist[b]++;
   }
   free(seen);

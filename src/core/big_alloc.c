@@ -89,3 +89,14 @@ void big_free(void *p, size_t bytes) {
   if (!p) return;
   munmap(p, mapped_bytes(bytes ? bytes : 1));
 }
+
+void big_advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  uintptr_t start = ((uintptr_t)p + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+  uintptr_t end = ((uintptr_t)p + bytes) / HUGE_BYTES * HUGE_BYTES;
+  if (p && end > start) (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}

@@ -28,5 +28,13 @@ void *big_alloc_aligned(size_t bytes, size_t align, hs_huge_pages mode, hs_huge_
 /* Frees what big_alloc or big_alloc_aligned gave for the same `bytes`; NULL
  * is a no-op. */
 void big_free(void *p, size_t bytes);
+/* Asks for transparent huge pages under the whole 2 MiB-aligned part of
+ * [p, p + bytes), memory malloc or realloc gave and not yet written: for
+ * the simulator's per-request arrays, which are filled once front to back
+ * and then read at random, where faulting them in 4 KiB at a time is a
+ * good part of loading a big trace (on a virtual machine a page fault
+ * costs several microseconds). Only a hint: nothing happens where the
+ * system has no transparent huge pages. */
+void big_advise_huge(void *p, size_t bytes);
 
 #endif

@@ -134,7 +134,8 @@ static hs_status arc_create(hs_policy *p) {
   s->keys = malloc(sizeof *s->keys * p->max_slots);
   s->links = malloc(sizeof *s->links * p->max_slots);
   s->list = calloc(p->max_slots, sizeof *s->list);
-  if (!s->keys || !s->links || !s->list || !gd_init(&s->dir, (uint32_t)initial, (uint32_t)max)) {
+  if (!s->keys || !s->links || !s->list ||
+      !gd_init(&s->dir, (uint32_t)initial, (uint32_t)max, p->env.key_space)) {
     arc_free(s);
     return hs_fail(HS_ERR_NOMEM, 0, "arc: no memory for %u slots", p->max_slots);
   }
@@ -371,6 +372,11 @@ static uint64_t arc_ghosts(const hs_policy *p) {
   return (uint64_t)s->b1.count + s->b2.count;
 }
 
+static void arc_prefetch(const hs_policy *p, uint64_t key) {
+  const arc *s = p->impl;
+  keymap_prefetch(&s->dir.map, key);
+}
+
 static size_t arc_memory(const hs_policy *p) {
   const arc *s = p->impl;
   return sizeof *s + (size_t)p->max_slots * (sizeof *s->keys + sizeof *s->links + sizeof *s->list) +
@@ -397,4 +403,5 @@ const hs_policy_ops hs_policy_arc = {
     .standing = arc_standing,
     .ghosts = arc_ghosts,
     .memory = arc_memory,
+    .prefetch = arc_prefetch,
 };

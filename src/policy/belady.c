@@ -11,13 +11,12 @@
  * (hs_access.next). It is the yardstick: no policy misses less in object
  * mode, so "how far from Belady" measures what a real policy leaves behind.
  *
- * How it is kept. A binary max-heap of resident slots ordered by their next
- * access, plus each slot's position in the heap, so a hit (which moves the
- * entry's next access later) is one sift in O(log n), as are an insertion
- * and an eviction. The victim is the heap's top. A pinned top is popped and
- * set aside until an unpinned entry surfaces, then the popped entries are
- * pushed back: the victim changes nothing the caller could observe (the set
- * and the order stay the same), so it may be asked again.
+ * How it is kept. A 4-ary max-heap of resident slots ordered by their next
+ * access (each entry holding its key), plus each slot's position in the heap, so a hit (which moves
+ * the entry's next access later) is one sift in O(log n), as are an insertion and an eviction. The
+ * victim is the heap's top. A pinned top is popped and set aside until an unpinned entry surfaces,
+ * then the popped entries are pushed back: the victim changes nothing the caller could observe (the
+ * set and the order stay the same), so it may be asked again.
  *
  * Ties. Next-access times of different keys are different request numbers,
  * so the only ties are between entries never accessed again; which of them
@@ -44,7 +43,7 @@
  * Standing: 0 = never accessed again (the next victims), 1 = accessed again.
  *
  * Cost. O(log n) per hit, insertion and eviction; a victim is O(1) plus
- * O(log n) per pinned entry stepped over. 20 bytes per slot. Not for the
+ * O(log n) per pinned entry stepped over. 36 bytes per slot. Not for the
  * pool (it cannot know the future), so it takes no care about threads.
  *
  * Upcoming victims: none are listed — the choice needs the incoming
@@ -55,27 +54,36 @@
 
 #include <stdlib.h>
 
+/* A heap entry carries its key beside its slot, so a sift compares keys
+ * in the heap's own cache lines instead of looking each one up by slot. */
+typedef struct heap_entry {
+  int64_t next; /* request number of the slot's next access */
+  uint32_t slot;
+} heap_entry;
+
 typedef struct belady {
-  uint32_t *heap;   /* resident slots; heap[0] has the furthest next access */
-  uint32_t *pos;    /* slot -> its index in heap */
-  int64_t *next;    /* slot -> request number of its next access */
-  uint32_t *popped; /* the victim's scratch: pinned entries set aside */
-  uint32_t n;       /* entries in the heap */
+  heap_entry *heap;   /* resident slots; heap[0] has the furthest next access */
+  uint32_t *pos;      /* slot -> its index in heap */
+  heap_entry *popped; /* the victim's scratch: pinned entries set aside */
+  uint32_t n;         /* entries in the heap */
 } belady;
+
+/* Children per heap node: a 4-ary heap is half as deep as a binary one,
+ * and a hit (whose next access only ever moves later) sifts up, one
+ * comparison a level. */
+#define ARITY 4
 
 static hs_status belady_create(hs_policy *p) {
   belady *s = calloc(1, sizeof *s);
   if (s) {
     s->heap = malloc(sizeof *s->heap * p->max_slots);
     s->pos = malloc(sizeof *s->pos * p->max_slots);
-    s->next = malloc(sizeof *s->next * p->max_slots);
     s->popped = malloc(sizeof *s->popped * p->max_slots);
   }
-  if (!s || !s->heap || !s->pos || !s->next || !s->popped) {
+  if (!s || !s->heap || !s->pos || !s->popped) {
     if (s) {
       free(s->heap);
       free(s->pos);
-      free(s->next);
       free(s->popped);
     }
     free(s);
@@ -89,66 +97,66 @@ static void belady_destroy(hs_policy *p) {
   belady *s = p->impl;
   free(s->heap);
   free(s->pos);
-  free(s->next);
   free(s->popped);
   free(s);
 }
 
-static inline void heap_place(belady *s, uint32_t i, uint32_t slot) {
-  s->heap[i] = slot;
-  s->pos[slot] = i;
+static inline void heap_place(belady *s, uint32_t i, heap_entry e) {
+  s->heap[i] = e;
+  s->pos[e.slot] = i;
 }
 
 /* Moves the entry at index i up while it is further than its parent. */
 static void sift_up(belady *s, uint32_t i) {
-  uint32_t slot = s->heap[i];
-  int64_t key = s->next[slot];
+  heap_entry e = s->heap[i];
   while (i > 0) {
-    uint32_t parent = (i - 1) / 2;
-    if (s->next[s->heap[parent]] >= key) break;
+    uint32_t parent = (i - 1) / ARITY;
+    if (s->heap[parent].next >= e.next) break;
     heap_place(s, i, s->heap[parent]);
     i = parent;
   }
-  heap_place(s, i, slot);
+  heap_place(s, i, e);
 }
 
 /* Moves the entry at index i down while a child is further. */
 static void sift_down(belady *s, uint32_t i) {
-  uint32_t slot = s->heap[i];
-  int64_t key = s->next[slot];
+  heap_entry e = s->heap[i];
   for (;;) {
-    uint32_t child = 2 * i + 1;
-    if (child >= s->n) break;
-    if (child + 1 < s->n && s->next[s->heap[child + 1]] > s->next[s->heap[child]]) child++;
-    if (s->next[s->heap[child]] <= key) break;
-    heap_place(s, i, s->heap[child]);
-    i = child;
+    uint32_t first = ARITY * i + 1;
+    if (first >= s->n) break;
+    uint32_t end = first + ARITY < s->n ? first + ARITY : s->n, best = first;
+    for (uint32_t c = first + 1; c < end; c++)
+      if (s->heap[c].next > s->heap[best].next) best = c;
+    if (s->heap[best].next <= e.next) break;
+    heap_place(s, i, s->heap[best]);
+    i = best;
   }
-  heap_place(s, i, slot);
+  heap_place(s, i, e);
 }
 
-static void heap_push(belady *s, uint32_t slot) {
-  heap_place(s, s->n++, slot);
+static void heap_push(belady *s, uint32_t slot, int64_t next) {
+  heap_place(s, s->n++, (heap_entry){.next = next, .slot = slot});
   sift_up(s, s->n - 1);
 }
 
 static void heap_delete(belady *s, uint32_t slot) {
   uint32_t i = s->pos[slot];
-  uint32_t last = s->heap[--s->n];
+  heap_entry last = s->heap[--s->n];
   if (i == s->n) return; /* it was the last element */
   heap_place(s, i, last);
   sift_up(s, i);
-  sift_down(s, s->pos[last]);
+  sift_down(s, s->pos[last.slot]);
 }
 
 static void belady_hit(hs_policy *p, uint32_t slot, const hs_access *a) {
   belady *s = p->impl;
-  int64_t old = s->next[slot];
-  s->next[slot] = a->next;
+  uint32_t i = s->pos[slot];
+  int64_t old = s->heap[i].next;
+  s->heap[i].next = a->next;
   if (a->next > old)
-    sift_up(s, s->pos[slot]);
+    sift_up(s, i);
   else if (a->next < old)
-    sift_down(s, s->pos[slot]);
+    sift_down(s, i);
 }
 
 static int64_t belady_victim(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned,
@@ -158,15 +166,15 @@ static int64_t belady_victim(hs_policy *p, const hs_access *incoming, hs_pinned_
   int64_t found = -1;
   uint32_t set_aside = 0;
   while (s->n > 0) {
-    uint32_t top = s->heap[0];
+    uint32_t top = s->heap[0].slot;
     if (!pinned || !pinned(ctx, top)) {
       found = top;
       break;
     }
-    s->popped[set_aside++] = top;
+    s->popped[set_aside++] = s->heap[0];
     heap_delete(s, top);
   }
-  for (uint32_t i = 0; i < set_aside; i++) heap_push(s, s->popped[i]);
+  for (uint32_t i = 0; i < set_aside; i++) heap_push(s, s->popped[i].slot, s->popped[i].next);
   return found;
 }
 
@@ -176,17 +184,16 @@ static void belady_leave(hs_policy *p, uint32_t slot) {
 
 static void belady_insert(hs_policy *p, uint32_t slot, const hs_access *a) {
   belady *s = p->impl;
-  s->next[slot] = a->next;
-  heap_push(s, slot);
+  heap_push(s, slot, a->next);
 }
 
 static uint32_t belady_standing(const hs_policy *p, uint32_t slot) {
   const belady *s = p->impl;
-  return s->next[slot] != HS_NEXT_NEVER;
+  return s->heap[s->pos[slot]].next != HS_NEXT_NEVER;
 }
 
 static size_t belady_memory(const hs_policy *p) {
-  return sizeof(belady) + (size_t)p->max_slots * (3 * sizeof(uint32_t) + sizeof(int64_t));
+  return sizeof(belady) + (size_t)p->max_slots * (2 * sizeof(heap_entry) + sizeof(uint32_t));
 }
 
 const hs_policy_ops hs_policy_belady = {

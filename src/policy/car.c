@@ -120,7 +120,7 @@ static hs_status car_create(hs_policy *p) {
   s->list = calloc(p->max_slots, sizeof *s->list);
   s->ref = malloc(sizeof *s->ref * p->max_slots);
   if (!s->keys || !s->links || !s->list || !s->ref ||
-      !gd_init(&s->dir, (uint32_t)initial, (uint32_t)max)) {
+      !gd_init(&s->dir, (uint32_t)initial, (uint32_t)max, p->env.key_space)) {
     car_free(s);
     return hs_fail(HS_ERR_NOMEM, 0, "car: no memory for %u slots", p->max_slots);
   }
@@ -314,6 +314,11 @@ static uint64_t car_ghosts(const hs_policy *p) {
   return (uint64_t)s->b1.count + s->b2.count;
 }
 
+static void car_prefetch(const hs_policy *p, uint64_t key) {
+  const car *s = p->impl;
+  keymap_prefetch(&s->dir.map, key);
+}
+
 static size_t car_memory(const hs_policy *p) {
   const car *s = p->impl;
   return sizeof *s +
@@ -343,4 +348,5 @@ const hs_policy_ops hs_policy_car = {
     .standing = car_standing,
     .ghosts = car_ghosts,
     .memory = car_memory,
+    .prefetch = car_prefetch,
 };

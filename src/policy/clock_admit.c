@@ -190,9 +190,11 @@ static hs_status clock_admit_create(hs_policy *p) {
   s->history_at = calloc(history, sizeof *s->history_at);
   double g = (double)n * p->param[P_ADAPT];
   uint32_t adapt = g < 1 ? 1 : g > 1e9 ? 1000000000u : (uint32_t)g;
+  uint64_t ks = p->env.key_space;
   /* ghost_init frees what it allocated when it fails: destroy frees the rest */
-  bool ghosts_ok = ghost_init(&s->history, history, 0) && ghost_init(&s->ring_ghosts, adapt, 0) &&
-                   ghost_init(&s->clock_ghosts, adapt, 0);
+  bool ghosts_ok = ghost_init(&s->history, history, 0, ks) &&
+                   ghost_init(&s->ring_ghosts, adapt, 0, ks) &&
+                   ghost_init(&s->clock_ghosts, adapt, 0, ks);
   if (!s->state || !s->key || !s->count || !s->on_ring || !s->links || !s->decided ||
       !s->decided_key || !s->history_count || !s->history_at || !ghosts_ok) {
     clock_admit_destroy(p);
@@ -426,6 +428,11 @@ static uint64_t clock_admit_ghosts(const hs_policy *p) {
   return ghost_count(&s->history) + ghost_count(&s->ring_ghosts) + ghost_count(&s->clock_ghosts);
 }
 
+static void clock_admit_prefetch(const hs_policy *p, uint64_t key) {
+  const clock_admit *s = p->impl;
+  keymap_prefetch(&s->history.map, key);
+}
+
 static size_t clock_admit_memory(const hs_policy *p) {
   const clock_admit *s = p->impl;
   return sizeof *s +
@@ -464,4 +471,5 @@ const hs_policy_ops hs_policy_clock_admit = {
     .standing = clock_admit_standing,
     .ghosts = clock_admit_ghosts,
     .memory = clock_admit_memory,
+    .prefetch = clock_admit_prefetch,
 };

@@ -163,7 +163,7 @@ static hs_status clockpro_create(hs_policy *p) {
   s->flags = calloc(total, sizeof *s->flags);
   s->ref = malloc(sizeof *s->ref * n);
   if (!s->keys || !s->links || !s->gsize || !s->flags || !s->ref ||
-      !keymap_init(&s->map, s->gmax)) {
+      !keymap_init(&s->map, s->gmax, p->env.key_space)) {
     free(s->keys);
     free(s->links);
     free(s->gsize);
@@ -545,6 +545,11 @@ static uint64_t clockpro_ghosts(const hs_policy *p) {
   return s->nonres_count;
 }
 
+static void clockpro_prefetch(const hs_policy *p, uint64_t key) {
+  const clockpro *s = p->impl;
+  keymap_prefetch(&s->map, key);
+}
+
 static size_t clockpro_memory(const hs_policy *p) {
   const clockpro *s = p->impl;
   size_t total = (size_t)s->n + s->gmax;
@@ -570,6 +575,7 @@ const hs_policy_ops hs_policy_clockpro = {
     .standing = clockpro_standing,
     .ghosts = clockpro_ghosts,
     .memory = clockpro_memory,
+    .prefetch = clockpro_prefetch,
 };
 
 int hs_policy_clockpro_dump(const hs_policy *p, char *buf, size_t len) {

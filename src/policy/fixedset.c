@@ -99,7 +99,7 @@ static size_t fixedset_memory(const hs_policy *p) {
 
 const hs_policy_ops hs_policy_fixedset = {
     .name = "fixedset",
-    .flags = HS_POLICY_NEEDS_FUTURE | HS_POLICY_SIM_ONLY,
+    .flags = HS_POLICY_NEEDS_HINDSIGHT | HS_POLICY_SIM_ONLY,
     .summary = "the most-read objects of the whole trace, fixed (offline bound)",
     .create = fixedset_create,
     .destroy = fixedset_destroy,

@@ -5,13 +5,13 @@
 
 #include <stdlib.h>
 
-bool ghost_init(ghost_list *g, uint32_t max_entries, uint64_t max_units) {
+bool ghost_init(ghost_list *g, uint32_t max_entries, uint64_t max_units, uint64_t key_space) {
   if (max_entries == 0) max_entries = 1;
   g->keys = malloc(sizeof *g->keys * max_entries);
   g->sizes = malloc(sizeof *g->sizes * max_entries);
   g->links = malloc(sizeof *g->links * max_entries);
   g->map.slots = NULL;
-  if (!g->keys || !g->sizes || !g->links || !keymap_init(&g->map, max_entries)) {
+  if (!g->keys || !g->sizes || !g->links || !keymap_init(&g->map, max_entries, key_space)) {
     ghost_free(g);
     return false;
   }

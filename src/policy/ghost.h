@@ -29,7 +29,7 @@ typedef struct ghost_list {
   uint64_t max_units; /* bound in units; 0 = bounded by entries only */
 } ghost_list;
 
-bool ghost_init(ghost_list *g, uint32_t max_entries, uint64_t max_units);
+bool ghost_init(ghost_list *g, uint32_t max_entries, uint64_t max_units, uint64_t key_space);
 void ghost_free(ghost_list *g);
 /* The entry remembering `key`, or KM_ABSENT. */
 static inline uint32_t ghost_find(const ghost_list *g, uint64_t key) {

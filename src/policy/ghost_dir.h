@@ -53,7 +53,7 @@ static inline void gd_chain_free(ghost_dir *g, uint32_t from) {
   }
 }
 
-static inline bool gd_init(ghost_dir *g, uint32_t initial, uint32_t max) {
+static inline bool gd_init(ghost_dir *g, uint32_t initial, uint32_t max, uint64_t key_space) {
   if (initial == 0) initial = 1;
   if (max < initial) max = initial;
   g->keys = malloc(sizeof *g->keys * initial);
@@ -61,7 +61,7 @@ static inline bool gd_init(ghost_dir *g, uint32_t initial, uint32_t max) {
   g->links = malloc(sizeof *g->links * initial);
   g->list = malloc(sizeof *g->list * initial);
   g->map.slots = NULL;
-  if (!g->keys || !g->sizes || !g->links || !g->list || !keymap_init(&g->map, initial)) {
+  if (!g->keys || !g->sizes || !g->links || !g->list || !keymap_init(&g->map, initial, key_space)) {
     gd_free(g);
     return false;
   }
@@ -91,17 +91,20 @@ static inline bool gd_grow(ghost_dir *g) {
   if (links) g->links = links;
   uint8_t *list = links ? realloc(g->list, sizeof *list * ncap) : NULL;
   if (list) g->list = list;
-  keymap map;
-  map.slots = NULL;
-  if (!list || !keymap_init(&map, ncap)) {
-    g->map.keys = g->keys; /* the keys may have moved */
-    return false;
+  g->map.keys = g->keys; /* the keys may have moved */
+  if (!list) return false;
+  if (g->map.dense_keys) {
+    g->map.max_count = ncap; /* indexed by key: nothing moves */
+  } else {
+    keymap map;
+    map.slots = NULL;
+    if (!keymap_init(&map, ncap, 0)) return false;
+    map.keys = g->keys;
+    for (uint32_t e = 0; e < g->cap; e++)
+      if (g->list[e]) keymap_put(&map, e);
+    keymap_free(&g->map);
+    g->map = map;
   }
-  map.keys = g->keys;
-  for (uint32_t e = 0; e < g->cap; e++)
-    if (g->list[e]) keymap_put(&map, e);
-  keymap_free(&g->map);
-  g->map = map;
   uint32_t old = g->cap;
   g->cap = ncap;
   gd_chain_free(g, old);

@@ -8,9 +8,17 @@
  * most 3/4 full (5–11 bytes per entry), backward-shift deletion (no
  * tombstones, so lookups stay short however many deletions happen). Keys are
  * mixed with a 64-bit finalizer, so sequential block numbers spread out.
+ *
+ * Dense mode: when the caller knows every key is below a bound small enough
+ * (hs_policy_env.key_space: the simulator's object numbers), slots is a
+ * direct array indexed by the key itself holding entry + 1 (0 = none), so
+ * a lookup is one memory access and a deletion one store. The array is
+ * calloc'd: only the pages keys land on are ever touched.
  */
 #ifndef HOTSET_POLICY_KEYMAP_H
 #define HOTSET_POLICY_KEYMAP_H
+
+#include "core/hash.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,15 +27,23 @@
 #define KM_ABSENT UINT32_MAX
 
 typedef struct keymap {
-  uint32_t *slots;      /* entry numbers, KM_ABSENT = empty */
+  uint32_t *slots;      /* entry numbers, KM_ABSENT = empty; dense: entry + 1
+                           by key, 0 = empty */
   const uint64_t *keys; /* the owner's array: keys[entry] */
   uint32_t mask;
   uint32_t count, max_count;
+  uint64_t dense_keys; /* dense mode: keys are below this; 0: hashed */
 } keymap;
 
+/* The most keys a dense map covers (64 MiB of slots): beyond it, hashing. */
+#define KM_DENSE_MAX_KEYS ((uint64_t)1 << 24)
+
 /* Room for `max_entries` entries; the owner then sets m->keys to its array
- * of keys (keys[entry]) before the first put. */
-bool keymap_init(keymap *m, uint32_t max_entries);
+ * of keys (keys[entry]) before the first put. `key_space` (0: unknown) is
+ * hs_policy_env.key_space: every key is below it, and a map over at most
+ * KM_DENSE_MAX_KEYS keys is dense. In a dense map a key at or above it is
+ * never found, and putting it does nothing (returns false). */
+bool keymap_init(keymap *m, uint32_t max_entries, uint64_t key_space);
 void keymap_free(keymap *m);
 /* The entry holding `key`, or KM_ABSENT. */
 uint32_t keymap_get(const keymap *m, uint64_t key);
@@ -37,5 +53,18 @@ bool keymap_put(keymap *m, uint32_t v);
 /* Removes entry v (indexed under keys[v]); false if it was not there. */
 bool keymap_del(keymap *m, uint32_t v);
 size_t keymap_memory(const keymap *m);
+
+/* The slot `key` would be found at: its home in a hashed map. */
+static inline const uint32_t *keymap_home(const keymap *m, uint64_t key) {
+  if (m->dense_keys) return key < m->dense_keys ? &m->slots[key] : NULL;
+  return &m->slots[(uint32_t)hs_mix64(key) & m->mask];
+}
+
+/* Starts fetching where `key` would be found into the CPU's cache, for a
+ * lookup soon (hs_policy_prefetch): nothing else changes. */
+static inline void keymap_prefetch(const keymap *m, uint64_t key) {
+  const uint32_t *home = keymap_home(m, key);
+  if (home) __builtin_prefetch(home);
+}
 
 #endif

@@ -140,7 +140,7 @@ static hs_status lirs_create(hs_policy *p) {
   s->gsize = malloc(sizeof *s->gsize * s->gmax);
   s->flags = calloc(n, sizeof *s->flags);
   if (!s->keys || !s->s_links || !s->q_links || !s->gsize || !s->flags ||
-      !keymap_init(&s->map, s->gmax)) {
+      !keymap_init(&s->map, s->gmax, p->env.key_space)) {
     free(s->keys);
     free(s->s_links);
     free(s->q_links);
@@ -391,6 +391,11 @@ static uint64_t lirs_ghosts(const hs_policy *p) {
   return s->ghosts;
 }
 
+static void lirs_prefetch(const hs_policy *p, uint64_t key) {
+  const lirs *s = p->impl;
+  keymap_prefetch(&s->map, key);
+}
+
 static size_t lirs_memory(const hs_policy *p) {
   const lirs *s = p->impl;
   size_t total = (size_t)s->n + s->gmax;
@@ -414,6 +419,7 @@ const hs_policy_ops hs_policy_lirs = {
     .standing = lirs_standing,
     .ghosts = lirs_ghosts,
     .memory = lirs_memory,
+    .prefetch = lirs_prefetch,
 };
 
 int hs_policy_lirs_dump(const hs_policy *p, char *buf, size_t len) {

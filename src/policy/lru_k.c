@@ -230,7 +230,8 @@ static hs_status lruk_create(hs_policy *p) {
       s->hkeys = malloc(sizeof *s->hkeys * s->hcap);
       s->htimes = s->k > 1 ? malloc(sizeof *s->htimes * s->hcap * (s->k - 1)) : NULL;
       s->hcount = calloc(s->hcap, sizeof *s->hcount);
-      ok = s->hkeys && (s->k == 1 || s->htimes) && s->hcount && keymap_init(&s->hmap, s->hcap);
+      ok = s->hkeys && (s->k == 1 || s->htimes) && s->hcount &&
+           keymap_init(&s->hmap, s->hcap, p->env.key_space);
       s->hmap.keys = s->hkeys;
     }
   }
@@ -435,6 +436,11 @@ static uint64_t lruk_ghosts(const hs_policy *p) {
   return s->hlive;
 }
 
+static void lruk_prefetch(const hs_policy *p, uint64_t key) {
+  const lruk *s = p->impl;
+  keymap_prefetch(&s->hmap, key);
+}
+
 static size_t lruk_memory(const hs_policy *p) {
   const lruk *s = p->impl;
   size_t per_slot = sizeof(uint32_t) * (s->k + 1) + sizeof(uint64_t) + 1 + 2 * sizeof(uint32_t);
@@ -464,4 +470,5 @@ const hs_policy_ops hs_policy_lru_k = {
     .standing = lruk_standing,
     .ghosts = lruk_ghosts,
     .memory = lruk_memory,
+    .prefetch = lruk_prefetch,
 };

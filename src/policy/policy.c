@@ -197,6 +197,10 @@ bool hs_policy_admits(const hs_policy *p, const hs_access *a) {
   return !p->ops->admit || p->ops->admit(p, a);
 }
 
+void hs_policy_prefetch(const hs_policy *p, uint64_t key) {
+  if (p->ops->prefetch) p->ops->prefetch(p, key);
+}
+
 void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a) {
   /* A concurrent caller may report a hit on a slot whose insertion it raced
    * with (the pool publishes a buffer's new tag just before it tells the
@@ -277,6 +281,9 @@ hs_status hs_policy_insert(hs_policy *p, uint32_t slot, const hs_access *a) {
                    slot, p->max_slots);
   if (hs_policy_slot_size(p, slot) != 0)
     return hs_fail(HS_ERR_INVALID, 0, "policy %s: slot %u is already resident", p->ops->name, slot);
+  if (p->env.key_space && a->key >= p->env.key_space)
+    return hs_fail(HS_ERR_INVALID, 0, "policy %s: key %llu is outside the key space (below %llu)",
+                   p->ops->name, (unsigned long long)a->key, (unsigned long long)p->env.key_space);
   if (a->size == 0 || a->size > UINT32_MAX || a->size > p->capacity)
     return hs_fail(HS_ERR_INVALID, 0, "policy %s: an entry of %llu units cannot be admitted",
                    p->ops->name, (unsigned long long)a->size);

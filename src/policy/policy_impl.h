@@ -59,6 +59,9 @@ typedef struct hs_policy_ops {
    * does. May be NULL (belady: the future it needs comes with a miss). */
   uint32_t (*upcoming)(const hs_policy *p, uint32_t *slots, uint32_t max);
   size_t (*memory)(const hs_policy *p); /* the impl's bytes */
+  /* Fetches where the policy remembers `key` (its ghost index) into the
+   * CPU's cache: a lookup of it comes soon. Changes nothing. May be NULL. */
+  void (*prefetch)(const hs_policy *p, uint64_t key);
 } hs_policy_ops;
 
 struct hs_policy {

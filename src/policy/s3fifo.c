@@ -129,7 +129,7 @@ static hs_status s3fifo_create(hs_policy *p) {
       /* In object mode the bound in units is the bound in entries; in byte
        * mode G never holds more entries than the cache has slots. */
       uint64_t entries = ghost_units < p->max_slots ? ghost_units : p->max_slots;
-      ok = ghost_init(&s->ghost, (uint32_t)entries, ghost_units);
+      ok = ghost_init(&s->ghost, (uint32_t)entries, ghost_units, p->env.key_space);
       s->has_ghost = ok;
     }
   }
@@ -314,6 +314,11 @@ static uint64_t s3fifo_ghosts(const hs_policy *p) {
   return s->has_ghost ? ghost_count(&s->ghost) : 0;
 }
 
+static void s3fifo_prefetch(const hs_policy *p, uint64_t key) {
+  const s3fifo *s = p->impl;
+  keymap_prefetch(&s->ghost.map, key);
+}
+
 static size_t s3fifo_memory(const hs_policy *p) {
   const s3fifo *s = p->impl;
   return sizeof(s3fifo) + (size_t)p->max_slots * (sizeof(dl_node) + sizeof(uint64_t) + 2) +
@@ -342,4 +347,5 @@ const hs_policy_ops hs_policy_s3fifo = {
     .standing = s3fifo_standing,
     .ghosts = s3fifo_ghosts,
     .memory = s3fifo_memory,
+    .prefetch = s3fifo_prefetch,
 };

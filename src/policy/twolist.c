@@ -175,7 +175,7 @@ static hs_status twolist_create(hs_policy *p) {
   s->flags = calloc(p->max_slots, sizeof *s->flags);
   s->stamp = malloc(sizeof *s->stamp * max_entries);
   bool ghost_ok = s->links && s->keys && s->flags && s->stamp &&
-                  ghost_init(&s->shadows, (uint32_t)max_entries, max_units);
+                  ghost_init(&s->shadows, (uint32_t)max_entries, max_units, p->env.key_space);
   if (!ghost_ok) {
     free(s->links);
     free(s->keys);
@@ -324,6 +324,11 @@ static uint64_t twolist_ghosts(const hs_policy *p) {
   return ghost_count(&s->shadows);
 }
 
+static void twolist_prefetch(const hs_policy *p, uint64_t key) {
+  const twolist *s = p->impl;
+  keymap_prefetch(&s->shadows.map, key);
+}
+
 static size_t twolist_memory(const hs_policy *p) {
   const twolist *s = p->impl;
   return sizeof(twolist) +
@@ -354,4 +359,5 @@ const hs_policy_ops hs_policy_twolist = {
     .standing = twolist_standing,
     .ghosts = twolist_ghosts,
     .memory = twolist_memory,
+    .prefetch = twolist_prefetch,
 };

@@ -105,7 +105,7 @@ static hs_status twoq_create(hs_policy *p) {
   if (ok && s->kout > 0) {
     uint64_t entries = s->kout < 3ull * p->max_slots ? s->kout : 3ull * p->max_slots;
     if (entries > UINT32_MAX - 1) entries = UINT32_MAX - 1;
-    ok = ghost_init(&s->a1out, (uint32_t)entries, s->kout);
+    ok = ghost_init(&s->a1out, (uint32_t)entries, s->kout, p->env.key_space);
     s->has_a1out = ok;
   }
   if (!ok) {
@@ -230,6 +230,11 @@ static uint64_t twoq_ghosts(const hs_policy *p) {
   return s->has_a1out ? ghost_count(&s->a1out) : 0;
 }
 
+static void twoq_prefetch(const hs_policy *p, uint64_t key) {
+  const twoq *s = p->impl;
+  keymap_prefetch(&s->a1out.map, key);
+}
+
 static size_t twoq_memory(const hs_policy *p) {
   const twoq *s = p->impl;
   return sizeof *s +
@@ -256,4 +261,5 @@ const hs_policy_ops hs_policy_2q = {
     .standing = twoq_standing,
     .ghosts = twoq_ghosts,
     .memory = twoq_memory,
+    .prefetch = twoq_prefetch,
 };

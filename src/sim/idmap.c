@@ -10,6 +10,8 @@
  */
 #include "sim/idmap.h"
 
+#include "core/big_alloc.h"
+
 #include <stdlib.h>
 
 /* Lookups in flight: enough to cover a memory access at the rate the loop
@@ -20,6 +22,7 @@
 static bool alloc_slots(hs_idmap *m, uint64_t nslots) {
   hs_idmap_slot *s = malloc(sizeof *s * nslots);
   if (!s) return false;
+  big_advise_huge(s, sizeof *s * nslots);
   for (uint64_t i = 0; i < nslots; i++) s[i].dense = HS_IDMAP_EMPTY;
   m->slots = s;
   m->mask = nslots - 1;

@@ -79,7 +79,7 @@ hs_status hs_shards_sample(const hs_sim_trace *t, uint64_t threshold, hs_sim_tra
   for (uint64_t r = 0; r < t->requests; r++) {
     uint32_t o = t->obj[r];
     if (!hs_shards_keeps(o, threshold)) continue;
-    uint32_t size = t->size[r];
+    uint32_t size = hs_sim_size(t, r);
     if (new_id[o] == UINT32_MAX) {
       new_id[o] = (uint32_t)s->objects++;
       s->ws_bytes += size;
@@ -101,12 +101,11 @@ hs_status hs_shards_sample(const hs_sim_trace *t, uint64_t threshold, hs_sim_tra
   s->format = t->format;
   s->compressed = t->compressed;
   memcpy(s->format_reason, t->format_reason, sizeof s->format_reason);
-  if (t->next) {
-    hs_status st = hs_sim_need_future(s);
-    if (st != HS_OK) {
-      hs_sim_trace_free(s);
-      return st;
-    }
+  hs_status st = t->next ? hs_sim_need_future(s) : HS_OK;
+  if (st == HS_OK && t->rank) st = hs_sim_need_hindsight(s);
+  if (st != HS_OK) {
+    hs_sim_trace_free(s);
+    return st;
   }
   *out = s;
   return HS_OK;

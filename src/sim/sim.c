@@ -31,6 +31,7 @@
  */
 #include "sim/sim.h"
 
+#include "core/big_alloc.h"
 #include "core/error.h"
 #include "hotset/policy.h"
 #include "sim/idmap.h"
@@ -108,14 +109,20 @@ static bool grow_arrays(hs_sim_trace *t, uint64_t *cap, uint64_t need, uint64_t 
   while (n < need) n *= 2;
   if (n > max) n = max;
   uint32_t *obj = realloc(t->obj, sizeof *obj * n);
-  if (obj) t->obj = obj;
-  uint32_t *size = realloc(t->size, sizeof *size * n);
-  if (size) t->size = size;
-  if (!obj || !size) return false;
+  if (!obj) return false;
+  t->obj = obj;
+  big_advise_huge(obj, sizeof *obj * n);
+  if (t->size) { /* NULL while every size is the first one (record_sizes) */
+    uint32_t *size = realloc(t->size, sizeof *size * n);
+    if (!size) return false;
+    t->size = size;
+    big_advise_huge(size, sizeof *size * n);
+  }
   if (with_time) {
     uint64_t *time_ms = realloc(t->time_ms, sizeof *time_ms * n);
     if (!time_ms) return false;
     t->time_ms = time_ms;
+    big_advise_huge(time_ms, sizeof *time_ms * n);
   }
   if (want_found) {
     int8_t *found = realloc(t->found, sizeof *found * n);
@@ -164,11 +171,25 @@ static bool grow_scan_arrays(reader_side *rs, bool has_pids, uint64_t cap) {
   return true;
 }
 
-/* The sizes of batch[0 .. n-1], requests from .. from+n-1 of the trace,
- * into its size array and its totals, and what `rs` keeps (the half of
- * loading that needs no id map, done by the reading thread). */
+/* The size array, made when request r's size is the first to differ from
+ * the first request's: every earlier request had that one. Until then a
+ * trace of one size (most block traces) has none, which saves loading
+ * 4 bytes a request of memory to fault in and fill. */
+static bool make_size_array(hs_sim_trace *t, uint64_t r, uint64_t cap) {
+  uint32_t *size = malloc(sizeof *size * cap);
+  if (!size) return false;
+  big_advise_huge(size, sizeof *size * cap);
+  for (uint64_t i = 0; i < r; i++) size[i] = t->uniform_size;
+  t->size = size;
+  return true;
+}
+
+/* The sizes of batch[0 .. n-1], requests from .. from+n-1 of the trace
+ * (whose arrays have `cap` entries), into its size array and its totals,
+ * and what `rs` keeps (the half of loading that needs no id map, done by
+ * the reading thread). */
 static void record_sizes(hs_sim_trace *t, reader_side *rs, const hs_request *batch, uint64_t from,
-                         size_t n) {
+                         size_t n, uint64_t cap) {
   for (size_t i = 0; i < n; i++) {
     if (rs->with_time) t->time_ms[from + i] = trace_clock_next(&rs->clock, batch[i].time);
     if (rs->want_found) {
@@ -183,7 +204,12 @@ static void record_sizes(hs_sim_trace *t, reader_side *rs, const hs_request *bat
     }
     uint64_t size = batch[i].size ? batch[i].size : 1;
     if (size > UINT32_MAX) size = UINT32_MAX;
-    t->size[from + i] = (uint32_t)size;
+    if (from + i == 0) t->uniform_size = (uint32_t)size;
+    if (!t->size && size != t->uniform_size && !make_size_array(t, from + i, cap)) {
+      rs->no_memory = true;
+      return;
+    }
+    if (t->size) t->size[from + i] = (uint32_t)size;
     t->bytes_requested += size;
     if (from + i == 0 || size < t->min_size) t->min_size = (uint32_t)size;
     if (size > t->max_size) t->max_size = (uint32_t)size;
@@ -228,7 +254,7 @@ static void map_batch(mapper *m, const hs_request *batch, const uint64_t *hash, 
    * the first to carry it. The sizes are in (record_sizes). */
   for (size_t i = 0; i < mapped; i++) {
     uint64_t r = t->requests + i;
-    if (t->obj[r] == numbered) m->first_size[numbered++] = t->size[r];
+    if (t->obj[r] == numbered) m->first_size[numbered++] = hs_sim_size(t, r);
   }
   t->requests += mapped;
   if (mapped < n) m->failure = MAP_TOO_MANY_OBJECTS;
@@ -265,7 +291,7 @@ static void prefault(hs_sim_trace *t, uint64_t from, uint64_t cap) {
   const uint64_t step = 4096 / sizeof *t->obj;
   for (uint64_t r = from; r < to; r += step) {
     t->obj[r] = 0;
-    t->size[r] = 0;
+    if (t->size) t->size[r] = 0;
   }
 }
 
@@ -395,7 +421,7 @@ hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
     /* The first batch and the last are mapped here: a short trace starts
      * no thread, and after the last batch there is nothing to overlap. */
     bool first = loaded == 0, last = take < n || n < LOAD_BATCH;
-    record_sizes(t, &rs, batch, loaded, take);
+    record_sizes(t, &rs, batch, loaded, take, cap);
     if (rs.no_memory) {
       st = hs_fail(HS_ERR_NOMEM, 0, "%s: out of memory", path);
       goto done;
@@ -484,7 +510,7 @@ static hs_status rank_objects(hs_sim_trace *t) {
   uint64_t learn = t->judge_from ? t->judge_from : t->requests;
   for (uint64_t r = 0; r < learn; r++) {
     uint32_t o = t->obj[r];
-    if (items[o].reads++ == 0) first_size[o] = t->size[r];
+    if (items[o].reads++ == 0) first_size[o] = hs_sim_size(t, r);
   }
   for (uint64_t o = 0; o < n; o++) items[o].obj = (uint32_t)o;
   qsort(items, n, sizeof *items, by_reads);
@@ -516,19 +542,20 @@ hs_status hs_sim_need_future(hs_sim_trace *t) {
     free(last);
     return hs_fail(HS_ERR_NOMEM, 0, "%s: no memory for next-access times", t->path);
   }
+  big_advise_huge(next, sizeof *next * t->requests);
+  big_advise_huge(last, sizeof *last * t->objects);
   for (uint64_t o = 0; o < t->objects; o++) last[o] = HS_NEXT_NEVER;
   for (uint64_t r = t->requests; r-- > 0;) {
     next[r] = last[t->obj[r]];
     last[t->obj[r]] = (int64_t)r;
   }
   free(last);
-  hs_status st = t->hindsight ? HS_OK : rank_objects(t);
-  if (st != HS_OK) {
-    free(next);
-    return st;
-  }
   t->next = next;
   return HS_OK;
+}
+
+hs_status hs_sim_need_hindsight(hs_sim_trace *t) {
+  return t->hindsight ? HS_OK : rank_objects(t);
 }
 
 void hs_sim_trace_free(hs_sim_trace *t) {
@@ -643,7 +670,7 @@ static inline void replay_tick(hs_policy *p, uint64_t r, replay_counts *c, _Atom
  * obj_of[slot] the object in a taken slot. */
 static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *spec,
                                uint64_t capacity, uint64_t size, uint32_t nslots, bool future,
-                               _Atomic uint64_t *done, replay_counts *c) {
+                               bool hindsight, _Atomic uint64_t *done, replay_counts *c) {
   uint32_t *slot_of = calloc(t->objects, sizeof *slot_of);
   uint32_t *obj_of = malloc(sizeof *obj_of * (nslots ? nslots : 1));
   sim_rings rings = {0};
@@ -663,12 +690,16 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
     uint32_t o = t->obj[r];
     /* slot_of has an entry per object of the trace, far more than the CPU
      * caches hold: fetch the entry a later request needs ahead of it. */
-    if (r + LOOKAHEAD < t->requests) __builtin_prefetch(&slot_of[t->obj[r + LOOKAHEAD]]);
+    if (r + LOOKAHEAD < t->requests) {
+      __builtin_prefetch(&slot_of[t->obj[r + LOOKAHEAD]]);
+      hs_policy_prefetch(p, t->obj[r + LOOKAHEAD]); /* its ghost, should it miss */
+    }
     if (r >= c->from) c->bytes += size;
     a.key = o;
     a.now = t->time_ms ? t->time_ms[r] : r;
     /* Frames: every entry counts `size`, whatever the trace's sizes. */
-    if (future) a.next = t->next[r], a.hindsight_units = ((uint64_t)t->rank[o] + 1) * size;
+    if (future) a.next = t->next[r];
+    if (hindsight) a.hindsight_units = ((uint64_t)t->rank[o] + 1) * size;
     uint32_t stream = 0, *ring = with_rings ? ring_of(&rings, r, &stream) : NULL;
     a.hint = ring ? HS_HINT_RING : HS_HINT_NORMAL;
     c->ring_requests += ring != NULL;
@@ -737,8 +768,8 @@ static hs_status replay_frames(const hs_sim_trace *t, hs_policy *p, const char *
  * policy's slots are the trace's objects. A miss evicts victims until the
  * object fits, however many that takes, and leaves their slots empty. */
 static hs_status replay_objects(const hs_sim_trace *t, hs_policy *p, const char *spec,
-                                uint64_t capacity, bool future, _Atomic uint64_t *done,
-                                replay_counts *c) {
+                                uint64_t capacity, bool future, bool hindsight,
+                                _Atomic uint64_t *done, replay_counts *c) {
   uint8_t *resident = calloc(t->objects, 1);
   if (!resident)
     return hs_fail(HS_ERR_NOMEM, 0, "no memory for %llu objects", (unsigned long long)t->objects);
@@ -746,13 +777,17 @@ static hs_status replay_objects(const hs_sim_trace *t, hs_policy *p, const char 
   hs_access a = {.kind = HS_ACCESS_READ, .hint = HS_HINT_NORMAL, .next = HS_NEXT_UNKNOWN};
   for (uint64_t r = 0; r < t->requests; r++) {
     uint32_t o = t->obj[r];
-    if (r + LOOKAHEAD < t->requests) __builtin_prefetch(&resident[t->obj[r + LOOKAHEAD]]);
-    uint64_t size = t->size[r];
+    if (r + LOOKAHEAD < t->requests) {
+      __builtin_prefetch(&resident[t->obj[r + LOOKAHEAD]]);
+      hs_policy_prefetch(p, t->obj[r + LOOKAHEAD]);
+    }
+    uint64_t size = hs_sim_size(t, r);
     if (r >= c->from) c->bytes += size;
     a.key = o;
     a.size = size;
     a.now = t->time_ms ? t->time_ms[r] : r;
-    if (future) a.next = t->next[r], a.hindsight_units = t->hindsight[o];
+    if (future) a.next = t->next[r];
+    if (hindsight) a.hindsight_units = t->hindsight[o];
     if (resident[o]) {
       hs_policy_hit(p, o, &a);
     } else {
@@ -784,6 +819,7 @@ static hs_status replay_objects(const hs_sim_trace *t, hs_policy *p, const char 
  * than taken from min_size and max_size, which a trace built by hand (a
  * test's) may leave unset: one pass, far cheaper than a simulation. */
 static uint64_t one_size(const hs_sim_trace *t) {
+  if (!t->size) return t->uniform_size;
   uint32_t first = t->size[0];
   for (uint64_t r = 1; r < t->requests; r++)
     if (t->size[r] != first) return 0;
@@ -814,15 +850,23 @@ hs_status hs_sim_run_marking(const hs_sim_trace *t, const char *spec, uint64_t c
   hs_policy *p;
   /* Byte mode: a capacity unit is a byte; object mode: a unit is one object
    * of no known size. The clock is the trace's time in milliseconds when it
-   * was kept, else the request count. */
+   * was kept, else the request count. Keys are object numbers, all below
+   * the trace's object count: the policies' ghost indexes go direct. */
   hs_policy_env env = {.unit_bytes = ignore_size ? 0 : 1,
-                       .clock = t->time_ms ? HS_CLOCK_MILLISECONDS : HS_CLOCK_REQUESTS};
+                       .clock = t->time_ms ? HS_CLOCK_MILLISECONDS : HS_CLOCK_REQUESTS,
+                       .key_space = t->objects};
   hs_status st = hs_policy_create_ex(spec, capacity, max_slots, &env, &p);
   if (st != HS_OK) return st;
   bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;
   if (future && !t->next) {
     hs_policy_destroy(p);
     return hs_fail(HS_ERR_INVALID, 0, "%s needs next-access times: call hs_sim_need_future", spec);
+  }
+  bool hindsight = hs_policy_flags(p) & HS_POLICY_NEEDS_HINDSIGHT;
+  if (hindsight && !t->rank) {
+    hs_policy_destroy(p);
+    return hs_fail(HS_ERR_INVALID, 0, "%s needs the trace's ranking: call hs_sim_need_hindsight",
+                   spec);
   }
   if (t->runs.stream && !frames) {
     hs_policy_destroy(p);
@@ -838,8 +882,8 @@ hs_status hs_sim_run_marking(const hs_sim_trace *t, const char *spec, uint64_t c
                    t->path, (unsigned long long)t->judge_from, (unsigned long long)t->requests);
   }
   replay_counts c = {.miss_bits = miss_bits, .from = t->judge_from};
-  st = frames ? replay_frames(t, p, spec, capacity, size, nslots, future, done, &c)
-              : replay_objects(t, p, spec, capacity, future, done, &c);
+  st = frames ? replay_frames(t, p, spec, capacity, size, nslots, future, hindsight, done, &c)
+              : replay_objects(t, p, spec, capacity, future, hindsight, done, &c);
   out->seconds = now_seconds() - t0;
   out->requests = t->requests - t->judge_from;
   out->misses = c.misses;

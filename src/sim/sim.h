@@ -23,28 +23,32 @@
 typedef struct hs_sim_trace {
   char *path;
   uint64_t requests;
-  uint64_t objects;    /* distinct ids */
-  uint32_t *obj;       /* per request: dense object number */
-  uint32_t *size;      /* per request: bytes (at least 1) */
-  int64_t *next;       /* per request: next request of the same object, or
-                          HS_NEXT_NEVER; NULL until hs_sim_need_future */
-  uint64_t *hindsight; /* per object: the units of every object read more
-                          often (or as often, first read earlier), plus its
-                          own, at first sizes (hs_access.hindsight_units);
-                          NULL until hs_sim_need_future */
-  uint32_t *rank;      /* per object: its place in that order (0: read
-                          most); NULL until hs_sim_need_future */
-  uint64_t *time_ms;   /* per request: milliseconds since the first request,
-                          never decreasing (a time stamp earlier than the one
-                          before counts as that one); NULL unless keep_time
-                          and the trace has time stamps or ms_per_request */
-  bool timed;          /* the format carries time stamps (hs_trace_time_unit_ns) */
-  bool has_pids;       /* the format carries process ids (hs_trace_has_pids) */
-  hs_scan_runs runs;   /* the sequential scans (runs.stream NULL unless loaded
-                          with find_scans): with them every run applies
-                          PostgreSQL's ring rule (sim.c) */
-  uint64_t ws_bytes;   /* sum over objects of their first request's size */
-  uint64_t one_hit;    /* objects requested exactly once */
+  uint64_t objects;      /* distinct ids */
+  uint32_t *obj;         /* per request: dense object number */
+  uint32_t *size;        /* per request: bytes (at least 1); NULL while every
+                            request has uniform_size (most block traces): read
+                            through hs_sim_size */
+  uint32_t uniform_size; /* the first request's size: every request's when
+                            size is NULL */
+  int64_t *next;         /* per request: next request of the same object, or
+                            HS_NEXT_NEVER; NULL until hs_sim_need_future */
+  uint64_t *hindsight;   /* per object: the units of every object read more
+                            often (or as often, first read earlier), plus its
+                            own, at first sizes (hs_access.hindsight_units);
+                            NULL until hs_sim_need_hindsight */
+  uint32_t *rank;        /* per object: its place in that order (0: read
+                            most); NULL until hs_sim_need_hindsight */
+  uint64_t *time_ms;     /* per request: milliseconds since the first request,
+                            never decreasing (a time stamp earlier than the one
+                            before counts as that one); NULL unless keep_time
+                            and the trace has time stamps or ms_per_request */
+  bool timed;            /* the format carries time stamps (hs_trace_time_unit_ns) */
+  bool has_pids;         /* the format carries process ids (hs_trace_has_pids) */
+  hs_scan_runs runs;     /* the sequential scans (runs.stream NULL unless loaded
+                            with find_scans): with them every run applies
+                            PostgreSQL's ring rule (sim.c) */
+  uint64_t ws_bytes;     /* sum over objects of their first request's size */
+  uint64_t one_hit;      /* objects requested exactly once */
   uint64_t bytes_requested;
   uint64_t bad_records;
   uint32_t min_size, max_size; /* over requests (0, 0 for an empty trace) */
@@ -60,12 +64,17 @@ typedef struct hs_sim_trace {
    * The requests before it warm the cache and are not counted; fixedset
    * keeps the objects read most among them — a set an online learner
    * could know — instead of choosing with hindsight. Set before
-   * hs_sim_need_future. */
+   * hs_sim_need_hindsight. */
   uint64_t judge_from;
   hs_trace_format format;
   bool compressed;
   char format_reason[320]; /* hs_trace_format_reason's, whole */
 } hs_sim_trace;
+
+/* Request r's size in bytes (at least 1). */
+static inline uint32_t hs_sim_size(const hs_sim_trace *t, uint64_t r) {
+  return t->size ? t->size[r] : t->uniform_size;
+}
 
 typedef void (*hs_sim_progress_fn)(void *ctx, uint64_t done, uint64_t total_hint);
 
@@ -107,9 +116,14 @@ typedef struct hs_sim_load_options {
 hs_status hs_sim_load(const char *path, const hs_trace_options *opts,
                       const hs_sim_load_options *load, hs_sim_progress_fn progress, void *ctx,
                       hs_sim_trace **out);
-/* Fills t->next (backward pass) if it is not there yet. Not thread-safe:
- * call before starting simulations that need it. */
+/* Fills t->next (backward pass) if it is not there yet: for policies
+ * flagged HS_POLICY_NEEDS_FUTURE. Not thread-safe: call before starting
+ * simulations that need it. */
 hs_status hs_sim_need_future(hs_sim_trace *t);
+/* Fills t->rank and t->hindsight (the objects ranked by reads before
+ * t->judge_from, or in the whole trace) if they are not there yet: for
+ * policies flagged HS_POLICY_NEEDS_HINDSIGHT. Not thread-safe either. */
+hs_status hs_sim_need_hindsight(hs_sim_trace *t);
 void hs_sim_trace_free(hs_sim_trace *t);
 
 typedef struct hs_sim_result {

@@ -1,0 +1,139 @@
+/*
+ * test_policy_key_space — a caller that says all its keys are below a bound
+ * (hs_policy_env.key_space, as the simulator does) changes how the
+ * ghost-keeping policies index evicted keys (a direct array instead of a
+ * hash table), never what they decide: for every policy, the same requests
+ * with and without the bound name the same victims in the same order, with
+ * prefetch hints (hs_policy_prefetch) for random keys, inside the space and
+ * beyond it, between every request. A key outside the space is refused at
+ * insert. And hs_sim_run's hindsight: fixedset is refused until the ranking
+ * is made (hs_sim_need_hindsight), belady until the next-access times are.
+ */
+#include "policy/policy_impl.h"
+#include "policy_driver.h"
+#include "sim/sim.h"
+#include "sim_trace_util.h"
+
+enum { NKEYS = 3000, NSLOTS = 200, NREQ = 60000, MAX_VICTIMS = NREQ };
+
+typedef struct victim_log {
+  int64_t *keys;
+  uint64_t n;
+} victim_log;
+
+static void log_victim(void *ctx, int64_t key) {
+  victim_log *l = ctx;
+  if (l->n < MAX_VICTIMS) l->keys[l->n++] = key;
+}
+
+/* The requests: a skewed, shifting popularity over NKEYS keys, so ghosts are
+ * found, forgotten and found again; next-access times for belady. */
+static void make_requests(uint32_t *keys, int64_t *next) {
+  uint64_t r = 42;
+  for (uint32_t i = 0; i < NREQ; i++) {
+    uint64_t x = test_rand(&r);
+    uint32_t hot = (uint32_t)(x % 10 < 7 ? x / 10 % 400 : x / 10 % NKEYS);
+    keys[i] = (hot + i / 5000 * 97) % NKEYS;
+  }
+  int64_t last[NKEYS];
+  for (uint32_t k = 0; k < NKEYS; k++) last[k] = HS_NEXT_NEVER;
+  for (uint32_t i = NREQ; i-- > 0;) {
+    next[i] = last[keys[i]];
+    last[keys[i]] = i;
+  }
+}
+
+static uint64_t run(const char *name, const hs_policy_env *env, const uint32_t *keys,
+                    const int64_t *next, victim_log *log) {
+  driver d;
+  driver_init_env(&d, name, NSLOTS, NSLOTS, NKEYS, env);
+  d.on_victim = log_victim;
+  d.on_victim_ctx = log;
+  uint64_t r = 7;
+  for (uint32_t i = 0; i < NREQ; i++) {
+    /* Hints that must change nothing: keys soon asked for, random ones,
+     * and ones the space does not hold. */
+    if (i + 16 < NREQ) hs_policy_prefetch(d.p, keys[i + 16]);
+    hs_policy_prefetch(d.p, test_rand(&r) % (2 * NKEYS));
+    hs_policy_prefetch(d.p, UINT64_MAX - i);
+    driver_access(&d, keys[i], 1, next[i], HS_ACCESS_READ);
+  }
+  CHECK_EQ(d.violations, 0);
+  uint64_t misses = d.misses;
+  driver_free(&d);
+  return misses;
+}
+
+static void test_same_decisions(void) {
+  static uint32_t keys[NREQ];
+  static int64_t next[NREQ];
+  make_requests(keys, next);
+  victim_log hashed = {malloc(sizeof(int64_t) * MAX_VICTIMS), 0};
+  victim_log dense = {malloc(sizeof(int64_t) * MAX_VICTIMS), 0};
+  REQUIRE(hashed.keys && dense.keys);
+  for (int i = 0; hs_all_policies[i]; i++) {
+    const char *name = hs_all_policies[i]->name;
+    if (hs_all_policies[i]->flags & HS_POLICY_NEEDS_HINDSIGHT) continue; /* fixedset: below */
+    hashed.n = dense.n = 0;
+    hs_policy_env env = {.key_space = NKEYS};
+    uint64_t m1 = run(name, NULL, keys, next, &hashed);
+    uint64_t m2 = run(name, &env, keys, next, &dense);
+    if (m1 != m2 || hashed.n != dense.n ||
+        memcmp(hashed.keys, dense.keys, sizeof(int64_t) * hashed.n) != 0)
+      fprintf(stderr, "%s: %llu misses hashed, %llu with key_space; %llu against %llu victims\n",
+              name, (unsigned long long)m1, (unsigned long long)m2, (unsigned long long)hashed.n,
+              (unsigned long long)dense.n);
+    CHECK_EQ(m1, m2);
+    CHECK_EQ(hashed.n, dense.n);
+    CHECK(memcmp(hashed.keys, dense.keys, sizeof(int64_t) * hashed.n) == 0);
+    CHECK(m1 > NKEYS / 2); /* the trace evicts: ghosts were used */
+  }
+  free(hashed.keys);
+  free(dense.keys);
+}
+
+/* A key at or beyond the space the caller promised: refused, not indexed
+ * out of bounds. */
+static void test_key_outside_space(void) {
+  for (int i = 0; hs_all_policies[i]; i++) {
+    hs_policy *p;
+    hs_policy_env env = {.key_space = 10};
+    REQUIRE(hs_policy_create_ex(hs_all_policies[i]->name, 4, 4, &env, &p) == HS_OK);
+    hs_access a = {.key = 10, .size = 1, .kind = HS_ACCESS_READ, .next = HS_NEXT_NEVER};
+    CHECK_ST(hs_policy_insert(p, 0, &a), HS_ERR_INVALID);
+    CHECK_CONTAINS(hs_last_error(), "key 10 is outside the key space (below 10)");
+    CHECK_EQ(hs_policy_resident(p), 0);
+    a.key = 9;
+    CHECK_OK(hs_policy_insert(p, 0, &a));
+    CHECK_EQ(hs_policy_resident(p), 1);
+    hs_policy_destroy(p);
+  }
+}
+
+/* The simulator computes what a policy's flags ask for, and refuses to run
+ * one whose facts are missing. */
+static void test_sim_needs(void) {
+  uint64_t rng = 3;
+  hs_sim_trace *t = sim_trace_zipf(20000, 2000, 0.8, &rng);
+  hs_sim_result res;
+  CHECK_ST(hs_sim_run(t, "fixedset", 50, true, NULL, &res), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "hs_sim_need_hindsight");
+  CHECK_ST(hs_sim_run(t, "belady", 50, true, NULL, &res), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "hs_sim_need_future");
+  CHECK_OK(hs_sim_need_future(t));
+  CHECK(t->rank == NULL); /* belady's facts alone: no ranking made */
+  CHECK_OK(hs_sim_run(t, "belady", 50, true, NULL, &res));
+  CHECK_ST(hs_sim_run(t, "fixedset", 50, true, NULL, &res), HS_ERR_INVALID);
+  CHECK_OK(hs_sim_need_hindsight(t));
+  hs_sim_result fixed;
+  CHECK_OK(hs_sim_run(t, "fixedset", 50, true, NULL, &fixed));
+  CHECK(res.misses <= fixed.misses); /* belady is the lower bound */
+  hs_sim_trace_free(t);
+}
+
+int main(void) {
+  test_same_decisions();
+  test_key_outside_space();
+  test_sim_needs();
+  return check_finish();
+}

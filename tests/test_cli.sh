@@ -391,4 +391,52 @@ for cmd in workload pool-bench "bench scan"; do
   expect_usage_error "--dir: a path of 4005 characters" "$cmd --dir of 4005 characters"
 done
 
+# ---- one grammar: --trace or the one argument, --no-X for every boolean ----
+
+gtrace="$scratch/grammar.txt"
+printf '1\n2\n1\n3\n1\n2\n' >"$gtrace"
+run trace-stats --trace "$gtrace" --json
+expect_status 0 "trace-stats --trace FILE"
+if grep -q '"requests":6' "$out"; then ok; else bad "trace-stats --trace: $(cat "$out")"; fi
+run trace-stats "$gtrace" --json
+if grep -q '"requests":6' "$out"; then ok; else bad "trace-stats FILE: $(cat "$out")"; fi
+run trace-stats "$gtrace" --trace "$gtrace"
+expect_usage_error "given twice" "trace-stats with the trace twice"
+run trace-stats
+expect_usage_error "--trace FILE" "trace-stats without a trace"
+run sim "$gtrace" --policy lru --size 2 --json
+expect_status 0 "sim FILE --policy --size"
+if grep -q '"misses":4' "$out"; then ok; else bad "sim FILE: $(cat "$out")"; fi
+run sim "$gtrace" --trace "$gtrace" --policy lru --size 2
+expect_usage_error "given twice" "sim with the trace twice"
+run replay "$gtrace" --pool 64KiB --page-size 8KiB --json --dir "$scratch/grammar-replay"
+expect_status 0 "replay FILE --pool"
+if grep -q '"misses":3' "$out"; then ok; else bad "replay FILE: $(cat "$out")"; fi
+# --no-json undoes --json; --json=false too; --no-json=x is refused.
+run sim "$gtrace" --policy lru --size 2 --json --no-json
+if grep -q '^{' "$out"; then bad "sim --json --no-json still printed JSON"; else ok; fi
+run sim "$gtrace" --policy lru --size 2 --json=false
+if grep -q '^{' "$out"; then bad "sim --json=false still printed JSON"; else ok; fi
+run sim "$gtrace" --policy lru --size 2 --no-json=true
+expect_usage_error "takes no value" "--no-json=true"
+run sim "$gtrace" --policy lru --size 2 --no-bogus
+expect_usage_error "unknown flag --no-bogus" "--no- of no flag"
+# A flag named no-X is undone by --X (bench recovery's --no-checksums).
+run bench recovery --help
+if grep -q -- '--checksums turns --no-checksums off' "$out"; then ok; else
+  bad "bench recovery --help does not say --checksums undoes --no-checksums"
+fi
+# Every subcommand whose flags include a boolean says so in its help.
+for sc in workload sim replay trace-stats pool-bench crash-test; do
+  "$HOTSET" "$sc" --help >"$out" 2>&1
+  if grep -q 'A flag without a value has an opposite: --no-' "$out"; then ok; else
+    bad "$sc --help does not mention the --no- forms"
+  fi
+done
+# One placeholder per kind: a seed is N everywhere, a trace FILE.
+for sc in gen-trace crash-test workload sim replay trace-stats; do
+  "$HOTSET" "$sc" --help >"$out" 2>&1
+  if grep -qE -- '--seed [^N]|--trace [^F]' "$out"; then bad "$sc --help: $(grep -E -- '--seed [^N]|--trace [^F]' "$out" | head -1)"; else ok; fi
+done
+
 cli_finish

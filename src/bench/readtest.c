@@ -165,7 +165,7 @@ static void parse_flags(readtest *t, int argc, char **argv) {
       {.name = "file",
        .kind = ARGS_PATH,
        .dest = &t->file_flag,
-       .arg = "PATH",
+       .arg = "FILE",
        .help = "read this file (at least max(--size) bytes, kept) instead of making one"},
       BENCH_OPT_DIR(&t->dir_flag),
       {.name = "json", .kind = ARGS_FLAG, .dest = &t->json, .help = "one JSON object per cell"},

@@ -124,9 +124,23 @@ static void put_flag(FILE *out, const char *name, const char *arg, const char *h
   put_wrapped(out, text, USAGE_HELP_COL, USAGE_HELP_COL);
 }
 
+void args_print_negation_note(const args_opt *opts, size_t nopts, FILE *out) {
+  for (size_t i = 0; i < nopts; i++) {
+    if (opts[i].kind != ARGS_FLAG) continue;
+    const char *example = opts[i].name;
+    bool no = strncmp(example, "no-", 3) == 0;
+    fprintf(out,
+            "\nA flag without a value has an opposite: --%s%s turns --%s off (as does "
+            "--%s=false).\n",
+            no ? "" : "no-", no ? example + 3 : example, example, example);
+    return;
+  }
+}
+
 void args_print_usage(const args_cmd *cmd, const args_opt *opts, size_t nopts, FILE *out) {
   if (cmd->usage) {
     fputs(cmd->usage, out);
+    args_print_negation_note(opts, nopts, out);
     return;
   }
   /* cmd is the first member of an args_command (args.h). */
@@ -137,6 +151,7 @@ void args_print_usage(const args_cmd *cmd, const args_opt *opts, size_t nopts, F
   for (size_t i = 0; i < nopts; i++)
     put_flag(out, opts[i].name, value_name(&opts[i]), opts[i].help, opts[i].def);
   put_flag(out, "help", NULL, "show this help", NULL);
+  args_print_negation_note(opts, nopts, out);
   if (c->notes) fprintf(out, "\n%s", c->notes);
 }
 
@@ -395,6 +410,22 @@ int args_parse(const args_cmd *cmd, const args_opt *opts, size_t nopts, int argc
     const char *eq = strchr(name, '=');
     size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
     const args_opt *o = find_opt(opts, nopts, name, name_len);
+    /* Every boolean has its opposite: --no-json clears --json, and --checksums
+     * clears a flag named no-checksums. Only bare: --no-json=false would be
+     * a double negative nobody means. */
+    const args_opt *negated = NULL;
+    if (!o && name_len > 3 && strncmp(name, "no-", 3) == 0)
+      negated = find_opt(opts, nopts, name + 3, name_len - 3);
+    if (!o && !negated) {
+      char no_name[128];
+      int n = snprintf(no_name, sizeof no_name, "no-%.*s", (int)name_len, name);
+      if (n > 0 && (size_t)n < sizeof no_name) negated = find_opt(opts, nopts, no_name, (size_t)n);
+    }
+    if (negated && negated->kind == ARGS_FLAG) {
+      if (eq) args_usage_error(cmd, "--%.*s takes no value", (int)name_len, name);
+      *(bool *)negated->dest = false;
+      continue;
+    }
     if (!o) args_usage_error(cmd, "unknown flag --%.*s", (int)name_len, name);
     if (eq) {
       store_value(cmd, o, eq + 1);

@@ -20,7 +20,10 @@
  *
  * Value types:
  *   ARGS_FLAG       a boolean: `--json` sets it; `--json=false` (or 0/no/off)
- *                   clears it, `--json=true` (or 1/yes/on) sets it.
+ *                   clears it, `--json=true` (or 1/yes/on) sets it, and
+ *                   `--no-json` clears it too (for a flag named no-X, `--X`
+ *                   clears it): every boolean can be undone, so a script
+ *                   can override an alias or a default either way.
  *   ARGS_UINT       a decimal integer, 0 .. UINT64_MAX, no sign.
  *   ARGS_DOUBLE     a finite decimal number (strtod syntax).
  *   ARGS_SIZE       a byte count in the one size grammar (core/size.h): a
@@ -132,6 +135,9 @@ int args_parse(const args_cmd *cmd, const args_opt *opts, size_t nopts, int argc
 
 /* Writes the usage: cmd->usage, or the text generated from the table and
  * the args_command around cmd. */
+/* The line saying every boolean flag has a --no- form, with one of the
+ * table's own as the example; nothing if the table has no boolean flag. */
+void args_print_negation_note(const args_opt *opts, size_t nopts, FILE *out);
 void args_print_usage(const args_cmd *cmd, const args_opt *opts, size_t nopts, FILE *out);
 
 /* For checks that span flags or need more than a range, after args_parse:

@@ -147,7 +147,9 @@ static char *keep(char *store, size_t *used, const char *s) {
 }
 
 bool cachesim_form(int argc, char **argv) {
-  return argc >= 2 && argv[1][0] != '-';
+  /* Two words before any flag: `hotset sim FILE --policy ...` is hotset's
+   * own form with the trace as its one argument. */
+  return argc >= 3 && argv[1][0] != '-' && argv[2][0] != '-';
 }
 
 char **cachesim_translate(const args_cmd *cmd, int argc, char **argv, int *out_argc) {

@@ -9,8 +9,9 @@
 
 #include <stdbool.h>
 
-/* True if argv (argv[0] the subcommand) starts with a positional argument:
- * cachesim's form. */
+/* True if argv (argv[0] the subcommand) starts with two positional
+ * arguments: cachesim's form (one is hotset's own form, the trace given as
+ * its one argument). */
 bool cachesim_form(int argc, char **argv);
 /* The same command as hotset sim's flags, ending with --cachesim-lines;
  * NULL if out of memory. Usage errors exit with status 2 (args.h). Free

@@ -42,11 +42,11 @@
 
 static const args_command command = {
     .cmd = {.prog = CRASH_PROG},
-    .synopsis = "[--runs N] [--seed S] [--json] [--dir DIR]\n"
-                "       hotset crash-test --power-loss [--runs N] [--seed S] [--run R] "
+    .synopsis = "[--runs N] [--seed N] [--json] [--dir DIR]\n"
+                "       hotset crash-test --power-loss [--runs N] [--seed N] [--run N] "
                 "[--strict-fdatasync] [--json] [--dir DIR]\n"
-                "       hotset crash-test --workload --dir DIR [--clients N] [--seed S] [--torn]\n"
-                "       hotset crash-test --workload --heap --dir DIR [--clients N] [--seed S]\n"
+                "       hotset crash-test --workload --dir DIR [--clients N] [--seed N] [--torn]\n"
+                "       hotset crash-test --workload --heap --dir DIR [--clients N] [--seed N]\n"
                 "       hotset crash-test --verify [--heap] --dir DIR [--json]",
     .about = "Kills a workload of clients committing transactions under the write-ahead log\n"
              "with SIGKILL at random moments (every fourth run right after a torn page\n"

@@ -47,7 +47,7 @@ static const char usage[] =
     "  --obj-size BYTES    every object's size (default 4096)\n"
     "  --scan RANGE        scan pollution: sequential scans over RANGE other objects\n"
     "  --scan-period P     one scan every P workload requests (default requests/10)\n"
-    "  --seed S            random seed (default 1)\n"
+    "  --seed N            random seed (default 1)\n"
     "  --help              show this help\n";
 
 static const args_cmd cmd = {PROG, usage};

@@ -64,7 +64,7 @@
 
 static const args_command command = {
     .cmd = {.prog = PROG},
-    .synopsis = "--trace PATH --pool SIZE [flags]",
+    .synopsis = "--trace FILE --pool SIZE [flags]\n       hotset replay FILE --pool SIZE [flags]",
     .about = "Creates real relation files sized from the trace and drives the trace through\n"
              "the real buffer pool (hs_pool_read, then release), once per policy: in the\n"
              "trace's order on one thread (--ordered, the default), on a thread per pid\n"
@@ -596,17 +596,9 @@ int replay_main(int argc, char **argv) {
   const char *ring_rule_arg = NULL, *time_unit = NULL;
   double ms_per_request = 0;
   const args_opt opts[] = {
-      {.name = "trace",
-       .kind = ARGS_STRING,
-       .dest = &trace_path,
-       .arg = "PATH",
-       .help = "the trace (any format `hotset sim` reads)"},
-      {.name = "format",
-       .kind = ARGS_STRING,
-       .dest = &format_name,
-       .arg = "F",
-       .def = "auto",
-       .help = "auto, oraclegeneral, vscsi, csv or txt"},
+      TRACE_OPT_FILE(&trace_path, "the trace (or give it as the one argument; any format "
+                                  "`hotset sim` reads)"),
+      TRACE_OPT_FORMAT(&format_name),
       {.name = "csv",
        .kind = ARGS_STRING,
        .dest = &csv_spec,
@@ -675,7 +667,10 @@ int replay_main(int argc, char **argv) {
        .dest = &json,
        .help = "one JSON object per policy per line"},
   };
-  args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  int npos = args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 1);
+  if (npos == 1 && trace_path)
+    args_usage_error(cmd, "the trace is given twice (--trace %s and %s)", trace_path, argv[1]);
+  if (npos == 1) trace_path = argv[1];
   if (!trace_path) args_usage_error(cmd, "--trace: a trace file is required");
   if (!pool_bytes) args_usage_error(cmd, "--pool: the pool's size is required (e.g. 16MiB)");
   if (by_pid && threads) args_usage_error(cmd, "--by-pid and --threads exclude each other");

@@ -57,10 +57,11 @@
 #define MAX_MRC_POINTS 256
 
 static const char usage[] =
-    "usage: hotset sim --trace PATH --policy LIST (--size LIST | --mrc [N]) [flags]\n"
-    "       hotset sim TRACE TYPE ALGO[,ALGO...] SIZE[,SIZE...] [cachesim's flags]\n"
+    "usage: hotset sim --trace FILE --policy LIST (--size LIST | --mrc [N]) [flags]\n"
+    "       hotset sim FILE --policy LIST (--size LIST | --mrc [N]) [flags]\n"
+    "       hotset sim FILE TYPE ALGO[,ALGO...] SIZE[,SIZE...] [cachesim's flags]\n"
     "\n"
-    "The second form is libCacheSim's cachesim command line: TYPE oracleGeneral,\n"
+    "The third form is libCacheSim's cachesim command line: TYPE oracleGeneral,\n"
     "vscsi, csv or txt; ALGO cachesim's names (LRU, TwoQ, S3FIFO...); SIZE as\n"
     "cachesim writes it (1gb, 16MB, 0.01, 1000); --ignore-obj-size 0|1,\n"
     "--num-thread N and -t \"obj-id-col=N,...\" (csv) taken; results printed as\n"
@@ -70,9 +71,9 @@ static const char usage[] =
     "(policy, size) pair is one simulation; pairs run in parallel.\n"
     "\n"
     "flags:\n"
-    "  --trace PATH       the trace (a .zst suffix or zstd content is decompressed\n"
+    "  --trace FILE       the trace (a .zst suffix or zstd content is decompressed\n"
     "                     on the fly)\n"
-    "  --format F         auto (default), oraclegeneral, vscsi, csv or txt\n"
+    "  --format FORMAT    auto (default), oraclegeneral, vscsi, csv or txt\n"
     "  --csv SPEC         csv columns: id=COL,size=COL,time=COL[,header][,delimiter=X]\n"
     "                     (1-based), also pid=COL, found=COL, and rel=COL,block=COL\n"
     "                     [,fork=COL] instead of id for PostgreSQL traces; without a\n"
@@ -664,7 +665,10 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
        .dmin = 1e-9,
        .dmax = 1e9},
   };
-  args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 0);
+  int npos = args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 1);
+  if (npos == 1 && trace_path)
+    args_usage_error(&cmd, "the trace is given twice (--trace %s and %s)", trace_path, nargv[1]);
+  if (npos == 1) trace_path = nargv[1];
 
   if (!trace_path) args_usage_error(&cmd, "--trace: a trace file is required");
   if (!policy) args_usage_error(&cmd, "--policy: at least one policy is required");

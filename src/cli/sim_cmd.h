@@ -26,4 +26,14 @@ hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *forma
                                           const char *csv_spec, bool skip_bad,
                                           const char *time_unit);
 
+/* The flags every trace-reading subcommand spells alike: --trace FILE (its
+ * help says what else the command takes) and --format FORMAT. */
+#define TRACE_OPT_FILE(dest_, help_)                                                               \
+  { .name = "trace", .kind = ARGS_STRING, .dest = (dest_), .arg = "FILE", .help = (help_) }
+#define TRACE_OPT_FORMAT(dest_)                                                                    \
+  {                                                                                                \
+    .name = "format", .kind = ARGS_STRING, .dest = (dest_), .arg = "FORMAT", .def = "auto",        \
+    .help = "auto, oraclegeneral, vscsi, csv or txt"                                               \
+  }
+
 #endif

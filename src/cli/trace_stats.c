@@ -28,18 +28,15 @@
 
 #define PROG "hotset trace-stats"
 
-static const char usage[] =
-    "usage: hotset trace-stats FILE [--format F] [--csv SPEC] [--skip-bad]\n"
-    "                          [--max-requests N] [--json]\n"
-    "\n"
-    "Prints requests, distinct objects, one-hit wonders, working-set bytes and a\n"
-    "histogram of object sizes; for a trace with a found column (tools/pg-trace's\n"
-    "PostgreSQL csv) the requests the server found and missed, and with a pid\n"
-    "column the number of processes. The flags are those of hotset sim; --max-requests\n"
-    "caps the requests loaded (default: what fits in half of the memory this\n"
-    "process may use, at 64 bytes a request).\n";
+static const args_command command = {
+    .cmd = {.prog = PROG},
+    .synopsis = "--trace FILE [flags]\n       hotset trace-stats FILE [flags]",
+    .about = "Prints requests, distinct objects, one-hit wonders, working-set bytes and a\n"
+             "histogram of object sizes; for a trace with a found column (tools/pg-trace's\n"
+             "PostgreSQL csv) the requests the server found and missed, and with a pid\n"
+             "column the number of processes. It reads a trace as `hotset sim` does.\n"};
 
-static const args_cmd cmd = {PROG, usage};
+static const args_cmd *const cmdp = &command.cmd;
 
 /* Over the requests whose found is known. */
 static double server_miss_ratio(const hs_sim_trace *t) {
@@ -51,19 +48,37 @@ int trace_stats_main(int argc, char **argv) {
   const char *format_name = "auto", *csv_spec = NULL;
   bool skip_bad = false, json = false;
   uint64_t max_requests = 0;
+  const char *trace_flag = NULL;
   const args_opt opts[] = {
-      {.name = "format", .kind = ARGS_STRING, .dest = &format_name},
-      {.name = "csv", .kind = ARGS_STRING, .dest = &csv_spec},
-      {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &skip_bad},
-      {.name = "json", .kind = ARGS_FLAG, .dest = &json},
-      {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
+      TRACE_OPT_FILE(&trace_flag, "the trace (or give it as the one argument); a .zst suffix "
+                                  "or zstd content is decompressed"),
+      TRACE_OPT_FORMAT(&format_name),
+      {.name = "csv",
+       .kind = ARGS_STRING,
+       .dest = &csv_spec,
+       .arg = "SPEC",
+       .help = "csv columns: id=COL,size=COL,time=COL[,header][,delimiter=X] (1-based)"},
+      {.name = "skip-bad",
+       .kind = ARGS_FLAG,
+       .dest = &skip_bad,
+       .help = "skip bad records (counted and reported) instead of stopping at the first"},
+      {.name = "max-requests",
+       .kind = ARGS_UINT,
+       .dest = &max_requests,
+       .min = 1,
+       .help = "load at most N requests, else stop with an error (default: what fits in "
+               "half of the memory this process may use, at 64 bytes a request)"},
+      {.name = "json", .kind = ARGS_FLAG, .dest = &json, .help = "print one JSON object"},
   };
-  int npos = args_parse(&cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 1);
-  if (npos != 1) args_usage_error(&cmd, "a trace file is required");
-  hs_trace_options topts = trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad, NULL);
+  int npos = args_parse(cmdp, opts, sizeof opts / sizeof opts[0], argc, argv, 1);
+  if (npos == 1 && trace_flag)
+    args_usage_error(cmdp, "the trace is given twice (--trace %s and %s)", trace_flag, argv[1]);
+  const char *trace_path = npos == 1 ? argv[1] : trace_flag;
+  if (!trace_path) args_usage_error(cmdp, "a trace is required (--trace FILE)");
+  hs_trace_options topts = trace_options_from_flags(cmdp, format_name, csv_spec, skip_bad, NULL);
   hs_sim_trace *t;
   const hs_sim_load_options limits = {.max_requests = max_requests, .flag = "--max-requests"};
-  if (hs_sim_load(argv[1], &topts, &limits, NULL, NULL, &t) != HS_OK) {
+  if (hs_sim_load(trace_path, &topts, &limits, NULL, NULL, &t) != HS_OK) {
     fprintf(stderr, PROG ": %s\n", hs_last_error());
     return 1;
   }
@@ -87,7 +102,7 @@ int trace_stats_main(int argc, char **argv) {
   if (json) {
     json_out jo;
     json_begin(&jo, stdout);
-    json_str(&jo, "trace", argv[1]);
+    json_str(&jo, "trace", trace_path);
     json_str(&jo, "format", hs_trace_format_name(t->format));
     json_bool(&jo, "compressed", t->compressed);
     json_u64(&jo, "requests", t->requests);
@@ -113,7 +128,7 @@ int trace_stats_main(int argc, char **argv) {
     json_end_line(&jo);
   } else {
     char a[32], b2[32];
-    printf("trace              %s (%s%s)\n", argv[1], hs_trace_format_name(t->format),
+    printf("trace              %s (%s%s)\n", trace_path, hs_trace_format_name(t->format),
            t->compressed ? ", zstd" : "");
     printf("requests           %" PRIu64 "\n", t->requests);
     printf("distinct objects   %" PRIu64 "\n", t->objects);

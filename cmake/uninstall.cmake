@@ -1,8 +1,10 @@
 # Removes what an install put in place, from its manifest:
 #   cmake -DMANIFEST=build/install_manifest.txt -P cmake/uninstall.cmake
-# (`make uninstall`, or the `uninstall` target of a CMake build). Files only,
-# plus the include/hotset directory when it is left empty; directories shared
-# with other software (lib, lib/pkgconfig, bin) are left alone.
+# (`make uninstall`, or the `uninstall` target of a CMake build). The files,
+# then every directory the removal left empty, up to the install prefix (the
+# directory every installed file is under) — except,
+# under /usr and /usr/local, the directories the system itself provides
+# (bin, lib, lib/pkgconfig, include, share...), which other software expects.
 if(NOT MANIFEST)
   message(FATAL_ERROR "uninstall: pass -DMANIFEST=<build dir>/install_manifest.txt")
 endif()
@@ -31,6 +33,55 @@ if(header_dir AND IS_DIRECTORY "${header_dir}")
   if(NOT left)
     file(REMOVE_RECURSE "${header_dir}")
   endif()
+endif()
+
+# The install prefix, to stop at: the deepest directory every installed file
+# is under (they go to bin, lib and include of it, so that is the prefix,
+# whichever way it was given: make's PREFIX, cmake --install --prefix).
+set(prefix "")
+foreach(file IN LISTS files)
+  get_filename_component(dir "${file}" DIRECTORY)
+  if(NOT prefix)
+    set(prefix "${dir}")
+  endif()
+  while(prefix)
+    string(FIND "${dir}/" "${prefix}/" at)
+    if(at EQUAL 0)
+      break()
+    endif()
+    get_filename_component(up "${prefix}" DIRECTORY)
+    if(up STREQUAL prefix)
+      set(prefix "")
+    else()
+      set(prefix "${up}")
+    endif()
+  endwhile()
+endforeach()
+set(system_prefix FALSE)
+if(prefix STREQUAL "/usr" OR prefix STREQUAL "/usr/local")
+  set(system_prefix TRUE)
+endif()
+if(prefix)
+  foreach(file IN LISTS files)
+    get_filename_component(dir "${file}" DIRECTORY)
+    while(IS_DIRECTORY "${dir}" AND NOT dir STREQUAL prefix)
+      string(FIND "${dir}" "${prefix}/" at)
+      if(NOT at EQUAL 0)
+        break() # not under the prefix: not ours to judge
+      endif()
+      file(RELATIVE_PATH rel "${prefix}" "${dir}")
+      if(system_prefix AND rel MATCHES "^(bin|sbin|lib|lib64|lib/[^/]+-linux-gnu|lib/pkgconfig|lib/[^/]+-linux-gnu/pkgconfig|include|share|share/doc|share/man|share/man/man[0-9])$")
+        break()
+      endif()
+      file(GLOB left "${dir}/*" "${dir}/.*")
+      if(left)
+        break()
+      endif()
+      message(STATUS "Removing empty directory: ${dir}")
+      file(REMOVE_RECURSE "${dir}") # empty (just looked): only the directory goes
+      get_filename_component(dir "${dir}" DIRECTORY)
+    endwhile()
+  endforeach()
 endif()
 if(failed)
   message(FATAL_ERROR "uninstall: could not remove: ${failed}")

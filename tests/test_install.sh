@@ -114,6 +114,9 @@ check_empty() {
   left=$(find "$1" ! -type d 2>/dev/null || true)
   [ -z "$left" ] || fail "uninstall left files behind: $left"
   [ ! -e "$1/include/hotset" ] || fail "uninstall left $1/include/hotset"
+  # Nor the empty directories the install made under a prefix of its own.
+  left=$(find "$1" -mindepth 1 -type d 2>/dev/null || true)
+  [ -z "$left" ] || fail "uninstall left empty directories: $left"
   echo "ok: uninstall removed every file from $1"
 }
 

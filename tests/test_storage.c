@@ -853,15 +853,17 @@ static void test_lock_dir(void) {
   CHECK_ST(lock_in_child(fx.dir, msg, sizeof msg), HS_ERR_BUSY);
   CHECK_CONTAINS(msg, want);
 
-  /* Closing the holder releases the lock (the file stays), and the other
-   * handle gets it; a child is refused by that one in turn. */
+  /* Closing the holder releases the lock (the file stays, emptied: no pid
+   * of a process that let go), and the other handle gets it; a child is
+   * refused by that one in turn. */
   hs_smgr_close(fx.smgr);
-  CHECK(file_size(lp) >= 0);
+  CHECK_EQ(file_size(lp), 0);
   CHECK_OK(hs_smgr_lock_dir(other));
   CHECK_ST(lock_in_child(fx.dir, msg, sizeof msg), HS_ERR_BUSY);
   CHECK_CONTAINS(msg, want);
   hs_smgr_close(other);
   CHECK_ST(lock_in_child(fx.dir, msg, sizeof msg), HS_OK);
+  CHECK_EQ(file_size(lp), 0); /* the child let go too */
 
   /* A stale lock file nobody holds, with junk in it, is simply locked. */
   FILE *f = fopen(lp, "w");

@@ -82,3 +82,11 @@ hs_status dir_lock_take(const char *what, const char *dir, const char *path, int
   *out = fd;
   return HS_OK;
 }
+
+void dir_lock_release(int fd) {
+  if (fd < 0) return;
+  /* Still holding the lock: nobody else can be writing their pid yet. */
+  int rc = ftruncate(fd, 0);
+  (void)rc; /* if it fails, the old pid shows: it is only advice */
+  close(fd);
+}

@@ -14,5 +14,10 @@
  * one — it is HS_ERR_BUSY naming `what` (e.g. "data directory"), `dir` and
  * the holder's pid. */
 hs_status dir_lock_take(const char *what, const char *dir, const char *path, int *out);
+/* Empties the lock file (no pid in it names a process that has let go: a
+ * reader of the file, or the next process's message, would blame a process
+ * long gone, or another that reused its pid) and closes it, which releases
+ * the lock. The file stays. A negative fd is a no-op. */
+void dir_lock_release(int fd);
 
 #endif

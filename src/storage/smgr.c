@@ -580,7 +580,7 @@ void hs_smgr_close(hs_smgr *smgr) {
       file_free(f);
     }
   }
-  if (smgr->lock_fd >= 0) close(smgr->lock_fd); /* releases the flock; the file stays */
+  dir_lock_release(smgr->lock_fd); /* releases the flock, the pid cleared; the file stays */
   pthread_rwlock_destroy(&smgr->table_lock);
   pthread_rwlock_destroy(&smgr->observer_lock);
   free(smgr->buckets);

@@ -516,7 +516,7 @@ static hs_status make_dir(const char *dir) {
 static void wal_free(hs_wal *w) {
   if (!w) return;
   if (w->fd >= 0) close(w->fd);
-  if (w->lock_fd >= 0) close(w->lock_fd); /* releases the directory */
+  dir_lock_release(w->lock_fd); /* releases the directory, its pid cleared */
   free(w->buffer);
   free(w->dir);
   pthread_mutex_destroy(&w->reserve_lock);

@@ -492,6 +492,14 @@ static void test_crash_recovery(void) {
   hs_pool_recovery_report(e.pool, &rep);
   CHECK_EQ(rep.images + rep.applied, 0);
   env_close(&e);
+  /* And after that clean close, nothing ran at all: its checkpoint record
+   * is where replay starts, not a record to replay. */
+  REQUIRE(env_open(&e, true, 8, 1 << 20, counter_redo) == HS_OK);
+  hs_pool_recovery_report(e.pool, &rep);
+  CHECK(!rep.ran);
+  CHECK_EQ(rep.records, 0);
+  CHECK_EQ(rep.images + rep.applied, 0);
+  env_close(&e);
   /* Without its resource manager the log cannot be replayed: refused. */
   REQUIRE(run_killed(crash_child));
   CHECK_ST(env_open(&e, true, 8, 1 << 20, NULL), HS_ERR_INVALID);

@@ -100,7 +100,9 @@ void hs_checkpoint_stats_get(hs_pool *pool, hs_checkpoint_stats *out);
 /* ---- recovery ---- */
 
 typedef struct hs_recovery_report {
-  bool ran;                  /* the pool had a log with records past the redo point */
+  bool ran;                  /* the pool had a log with records past the redo point
+                                (the checkpoint record a clean close leaves at the
+                                redo point is not one: after it, ran is false) */
   hs_lsn start, end;         /* replayed [start, end) */
   uint64_t records, bytes;   /* records replayed and their bytes */
   uint64_t images;           /* pages restored from full-page images */

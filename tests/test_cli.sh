@@ -439,4 +439,21 @@ for sc in gen-trace crash-test workload sim replay trace-stats; do
   if grep -qE -- '--seed [^N]|--trace [^F]' "$out"; then bad "$sc --help: $(grep -E -- '--seed [^N]|--trace [^F]' "$out" | head -1)"; else ok; fi
 done
 
+# ---- progress lines: on a terminal a line a second, never into a pipe ----
+if command -v script >/dev/null 2>&1; then
+  script -qc "'$HOTSET' workload --seconds 2 --dir '$scratch/prog-wl'" /dev/null >"$out" 2>&1
+  if tr '\r' '\n' <"$out" | grep -qa '^workload: 1 of 2 s, [0-9]* reads, hit% '; then ok; else
+    bad "workload on a terminal printed no progress line: $(tr '\r' '\n' <"$out" | head -3)"
+  fi
+  "$HOTSET" gen-trace -o "$scratch/prog.bin" --zipf 0.9 --objects 100000 --requests 1500000 >/dev/null 2>&1
+  script -qc "'$HOTSET' replay '$scratch/prog.bin' --pool 64KiB --page-size 8KiB --dir '$scratch/prog-rp'" /dev/null >"$out" 2>&1
+  if tr '\r' '\n' <"$out" | grep -qaE '^replay clock-sweep: [0-9]+% \([0-9.]+ M of 1\.5 M requests'; then ok; else
+    bad "replay on a terminal printed no progress line: $(tr '\r' '\n' <"$out" | tail -3)"
+  fi
+else
+  echo "skipped: the progress-line checks need script(1) (util-linux)"
+fi
+"$HOTSET" workload --seconds 1 --dir "$scratch/prog-wl2" >/dev/null 2>"$err"
+if [[ ! -s $err ]]; then ok; else bad "workload wrote to stderr without a terminal: $(head -2 "$err")"; fi
+
 cli_finish

@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROG "hotset replay"
 /* The relation of the dense layout (PostgreSQL's first user relfilenode). */
@@ -339,6 +340,12 @@ typedef struct replay_shared {
   uint32_t ring_bytes;       /* a ring's bytes (0: the pool is too small for one) */
   _Atomic uint64_t now_ms;   /* the trace's time: the pool's clock */
   _Atomic uint64_t misses, ring_requests;
+  /* A progress line on a terminal, about once a second: requests done (in
+   * steps of CHECK_INTERVAL per thread), and when it was last printed. */
+  bool progress;
+  const char *spec;
+  uint64_t start_ns;
+  _Atomic uint64_t done, printed_ns;
   _Atomic bool failed;
   hs_status st;
   char error[640];
@@ -428,6 +435,21 @@ static hs_status replay_request(replay_shared *sh, uint64_t i, uint64_t *misses,
   return HS_OK;
 }
 
+/* Counts CHECK_INTERVAL more requests done and, on a terminal, prints how
+ * far the policy's replay is if a second has passed since the last line
+ * (one thread prints: the one whose exchange wins). */
+static void replay_progress(replay_shared *sh) {
+  uint64_t done = atomic_fetch_add(&sh->done, CHECK_INTERVAL) + CHECK_INTERVAL;
+  if (!sh->progress) return;
+  uint64_t now = bench_now_ns(), last = atomic_load(&sh->printed_ns);
+  if (now - last < 1000000000u || !atomic_compare_exchange_strong(&sh->printed_ns, &last, now))
+    return;
+  uint64_t total = sh->trace->n ? sh->trace->n : 1;
+  fprintf(stderr, "\rreplay %s: %.0f%% (%.1f M of %.1f M requests, %.0f s)\033[K", sh->spec,
+          100.0 * (double)done / (double)total, (double)done / 1e6, (double)total / 1e6,
+          (double)(now - sh->start_ns) / 1e9);
+}
+
 static void *replay_thread_main(void *arg) {
   replay_thread *th = arg;
   replay_shared *sh = th->sh;
@@ -452,9 +474,12 @@ static void *replay_thread_main(void *arg) {
                    ID_REL(id), ID_FORK(id), ID_BLOCK(id), why);
       break;
     }
-    if (++done % CHECK_INTERVAL == 0 && (bench_interrupted() || atomic_load(&sh->failed))) {
-      if (bench_interrupted()) replay_error(sh, HS_ERR_INVALID, "interrupted");
-      break;
+    if (++done % CHECK_INTERVAL == 0) {
+      if (bench_interrupted() || atomic_load(&sh->failed)) {
+        if (bench_interrupted()) replay_error(sh, HS_ERR_INVALID, "interrupted");
+        break;
+      }
+      replay_progress(sh);
     }
   }
   atomic_fetch_add(&sh->misses, misses);
@@ -515,7 +540,11 @@ static hs_status replay_one(replay_run *d, const char *spec, uint32_t page_size,
                       .mode = mode,
                       .nthreads = nthreads,
                       .by_pid = by_pid,
-                      .pid_start = pid_start};
+                      .pid_start = pid_start,
+                      .progress = isatty(STDERR_FILENO),
+                      .spec = spec,
+                      .start_ns = bench_now_ns()};
+  sh.printed_ns = sh.start_ns;
   pthread_mutex_init(&sh.error_lock, NULL);
   hs_pool_options po;
   hs_pool_options_init(&po);
@@ -562,6 +591,8 @@ static hs_status replay_one(replay_run *d, const char *spec, uint32_t page_size,
     for (uint32_t k = 0; k < started; k++) pthread_join(tids[k], NULL);
   }
   res->seconds = (double)(bench_now_ns() - t0) / 1e9;
+  if (sh.progress && atomic_load(&sh.printed_ns) != sh.start_ns)
+    fputs("\r\033[K", stderr); /* the progress line gives way to the results */
   if (sh.rings) {
     for (uint32_t s = 0; s < d->trace.runs.nstreams; s++) hs_strategy_free(sh.rings[s]);
     free(sh.rings);

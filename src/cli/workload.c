@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROG          "hotset workload"
 #define WL_REL        16384u
@@ -442,7 +443,20 @@ int workload_main(int argc, char **argv) {
     }
   }
   pthread_barrier_wait(&sh.start);
-  bench_sleep(seconds);
+  /* On a terminal, a line a second: how far the run is and what the pool
+   * has done so far (its statistics are safe to read while it runs). */
+  bool progress = isatty(STDERR_FILENO);
+  for (double left = seconds; left > 0 && !bench_interrupted(); left -= 1) {
+    bench_sleep(left < 1 ? left : 1);
+    if (!progress) continue;
+    hs_io_stats io;
+    hs_pool_stats(d.pool, &io);
+    fprintf(stderr, "\rworkload: %.0f of %.0f s, %" PRIu64 " reads, hit%% %.2f\033[K",
+            seconds - left + (left < 1 ? left : 1), seconds,
+            hs_io_stats_total(&io, HS_STAT_HITS) + hs_io_stats_total(&io, HS_STAT_READS),
+            100.0 * hs_io_stats_hit_ratio(&io));
+  }
+  if (progress) fputs("\r\033[K", stderr);
   atomic_store(&sh.stop, true);
   uint64_t reads = 0, updates = 0, t0 = UINT64_MAX, t1 = 0;
   for (uint32_t i = 0; i < threads; i++) {

@@ -187,9 +187,11 @@ void scan_print_header(const scan_bench *b) {
   else
     printf("I/O: buffered: a miss is a copy from the kernel's page cache when it holds the "
            "page\n");
-  char rate[48];
+  char rate[96];
+  /* The table's OLTP column is all the clients together: say both. */
   if (b->oltp_rate)
-    snprintf(rate, sizeof rate, "%" PRIu64 " ops/s each", b->oltp_rate);
+    snprintf(rate, sizeof rate, "paced at %" PRIu64 " ops/s each, %" PRIu64 " in all", b->oltp_rate,
+             b->oltp_rate * b->oltp_threads);
   else
     snprintf(rate, sizeof rate, "unpaced");
   char seq_rate[48], index_rate[48];
@@ -205,7 +207,8 @@ void scan_print_header(const scan_bench *b) {
          " scanner%s (seq %s, index %s); ring %s; %g s warm-up + %g s per cell\n",
          b->oltp_threads, b->oltp_threads == 1 ? "" : "s", rate, 100 * b->update_ratio,
          b->scan_threads, b->scan_threads == 1 ? "" : "s", seq_rate, index_rate,
-         b->ring_size_flag ? b->ring_size_flag : "fixed (256 KiB)", b->warmup, b->seconds);
+         b->ring_size_flag ? b->ring_size_flag : "fixed:256KiB (the default)", b->warmup,
+         b->seconds);
   printf("The hot relation fills at most %.1f%% of the pool: the best possible hot share.\n\n",
          100 * best_hot_share(b));
   /* With a list of rings, a column of the size each cell's ring had. */
@@ -512,16 +515,27 @@ static void print_vacuum_table(const scan_bench *b) {
 }
 
 void scan_print_footer(const scan_bench *b) {
-  printf("\nhit%%: OLTP reads found in the pool; p50/p99: OLTP operation latency; hot share:\n"
-         "buffers holding hot-relation pages at the end of the cell (at most %.1f%% here);\n"
-         "MB/CPU-s: scan MB per CPU-second of the scanners and the pool's I/O workers\n"
-         "together; raw MB/s: 256 KiB preads of the big relation by one thread, just before\n"
-         "and after each sequential-scan cell (the mean); scan/raw: scan MB/s over that\n"
-         "(vacuum: over the first measurement; index scans are paced, so none) -- with an\n"
-         "I/O worker, two threads' work against one; per CPU: MB/CPU-s over the raw preads'\n"
-         "MB per CPU-second, the same comparison per unit of CPU. Index scans and the\n"
-         "baselines (scan none) never use a ring.\n",
-         100 * best_hot_share(b));
+  bool vacuum = false, index = false;
+  for (int i = 0; i < b->ncells; i++) {
+    vacuum |= b->cells[i].scan == SCAN_VACUUM;
+    index |= b->cells[i].scan == SCAN_INDEX;
+  }
+  /* Only the kinds of scan this run had get their words. */
+  const char *aside = vacuum && index ? " (vacuum: over the first measurement; index scans are "
+                                        "paced, so none)"
+                      : vacuum        ? " (vacuum: over the first measurement)"
+                      : index         ? " (index scans are paced, so none)"
+                                      : "";
+  printf("\noltp ops/s: all the OLTP clients together; hit%%: OLTP reads found in the pool;\n"
+         "p50/p99: OLTP operation latency; hot share: buffers holding hot-relation pages at\n"
+         "the end of the cell (at most %.1f%% here); MB/CPU-s: scan MB per CPU-second of the\n"
+         "scanners and the pool's I/O workers together; raw MB/s: 256 KiB preads of the big\n"
+         "relation by one thread, just before and after each sequential-scan cell (the\n"
+         "mean); scan/raw: scan MB/s over that%s -- with an I/O worker, two threads' work\n"
+         "against one; per CPU: MB/CPU-s over the raw preads' MB per CPU-second, the same\n"
+         "comparison per unit of CPU. %s never use a ring.\n",
+         100 * best_hot_share(b), aside,
+         index ? "Index scans and the baselines (scan none)" : "The baselines (scan none)");
   if (b->ring_list)
     printf("ring size: the ring each cell's scanners used (--ring-size's list; \"-\": none).\n");
   printf("\nWhat this run shows (hot share at best %.1f%%; \"kept\": at least 90%% of the\n"

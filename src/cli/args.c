@@ -124,17 +124,23 @@ static void put_flag(FILE *out, const char *name, const char *arg, const char *h
   put_wrapped(out, text, USAGE_HELP_COL, USAGE_HELP_COL);
 }
 
+static const args_opt *find_opt(const args_opt *opts, size_t nopts, const char *name, size_t len);
+
 void args_print_negation_note(const args_opt *opts, size_t nopts, FILE *out) {
-  for (size_t i = 0; i < nopts; i++) {
-    if (opts[i].kind != ARGS_FLAG) continue;
-    const char *example = opts[i].name;
-    bool no = strncmp(example, "no-", 3) == 0;
+  /* The example: --json where the command has it (every user knows it; a
+   * table may also hold flags its own usage text spells otherwise). */
+  const args_opt *example = find_opt(opts, nopts, "json", 4);
+  for (size_t i = 0; i < nopts && !(example && example->kind == ARGS_FLAG); i++)
+    if (opts[i].kind == ARGS_FLAG && strncmp(opts[i].name, "no-", 3) != 0) example = &opts[i];
+  if (example && example->kind == ARGS_FLAG)
     fprintf(out,
-            "\nA flag without a value has an opposite: --%s%s turns --%s off (as does "
+            "\nA flag without a value has an opposite: --no-%s turns --%s off (as does "
             "--%s=false).\n",
-            no ? "" : "no-", no ? example + 3 : example, example, example);
-    return;
-  }
+            example->name, example->name, example->name);
+  /* A flag that is itself a negation is undone by its plain name. */
+  for (size_t i = 0; i < nopts; i++)
+    if (opts[i].kind == ARGS_FLAG && strncmp(opts[i].name, "no-", 3) == 0)
+      fprintf(out, "%s--%s turns --%s off.\n", example ? "" : "\n", opts[i].name + 3, opts[i].name);
 }
 
 void args_print_usage(const args_cmd *cmd, const args_opt *opts, size_t nopts, FILE *out) {

@@ -79,7 +79,7 @@ static const char usage[] =
     "                     [,fork=COL] instead of id for PostgreSQL traces; without a\n"
     "                     SPEC, --csv prints CSV output\n"
     "  --policy LIST      policies, comma-separated, each name[:key=value,...];\n"
-    "                     \"all\" runs every policy (names: see hotset sim --help)\n"
+    "                     \"all\" runs every policy (listed below, \"policies\")\n"
     "  --size LIST        cache sizes: 512MiB, 1GiB, 64KiB (bytes); 1000 (objects\n"
     "                     with --ignore-size, else bytes); 0.1 (a share of the\n"
     "                     working set: distinct bytes, or distinct objects)\n"

@@ -72,4 +72,17 @@ if [[ $(field threads) == 5 ]] && within "$(field misses)" "$server" 5; then ok;
   bad "replay --by-pid: $(field threads) threads, $(field misses) misses; the server $server"
 fi
 
+# The docs quote these runs' figures for the checked-in trace: they must be
+# the ones the tool gives now (a change that moves them must move the docs).
+commas() { sed -E ':a; s/([0-9])([0-9]{3})($|,)/\1,\2\3/; ta' <<<"$1"; }
+for doc in docs/simulator.md tests/data/README.md; do
+  if grep -q "$(commas "$ringed")" "$root/$doc"; then ok; else
+    bad "$doc does not quote --ring-rule pg's $(commas "$ringed") misses"
+  fi
+done
+if grep -q "$(commas "$plain") misses" "$root/tests/data/README.md" &&
+  grep -q "clock-sweep  *2048 objects  *235302  *$plain " "$root/docs/simulator.md"; then ok; else
+  bad "tests/data/README.md or docs/simulator.md do not quote clock-sweep's $plain misses"
+fi
+
 cli_finish

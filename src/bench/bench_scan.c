@@ -328,7 +328,7 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
       {.name = "wal",
        .kind = ARGS_STRING,
        .dest = &b->wal_flag,
-       .arg = "W",
+       .arg = "MODE",
        .def = "log",
        .help = "log: pages are changed under records of hotset's write-ahead log, a fresh log "
                "per cell (its fdatasyncs are real); counter: a counter stands in for the log, "
@@ -417,7 +417,7 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
        .dest = &b->update_ratio,
        .dmax = 1,
        .def = "0",
-       .arg = "R",
+       .arg = "MODE",
        .help = "share of OLTP operations that update the page"},
       {.name = "seconds",
        .kind = ARGS_DOUBLE,

@@ -84,7 +84,7 @@ static void parse_flags(sql_bench *b, int argc, char **argv) {
        .min = 10,
        .max = 1u << 20,
        .def = "500",
-       .arg = "PAGES",
+       .arg = "N",
        .help = "PRAGMA cache_size, in pages"},
       {.name = "policy",
        .kind = ARGS_STRING,

@@ -753,7 +753,7 @@ int crash_test_main(int argc, char **argv) {
       {.name = "kill-at",
        .kind = ARGS_STRING,
        .dest = &kill_at_flag,
-       .arg = "WHAT",
+       .arg = "MODE",
        .help = "with --workload: die by SIGKILL at a page write, during a checkpoint or in a "
                "segment switch (page-write, checkpoint, segment-switch)"},
       {.name = "power-loss",

@@ -42,11 +42,11 @@ static const char usage[] =
     "  --uniform           every object equally likely\n"
     "  --loop              objects 0..N-1 in order, over and over\n"
     "  --objects N         distinct objects of the workload (default 1000000)\n"
-    "  --requests M        workload requests (default 10000000); --scan adds its\n"
+    "  --requests N        workload requests (default 10000000); --scan adds its\n"
     "                     scans' requests to them\n"
     "  --obj-size BYTES    every object's size (default 4096)\n"
-    "  --scan RANGE        scan pollution: sequential scans over RANGE other objects\n"
-    "  --scan-period P     one scan every P workload requests (default requests/10)\n"
+    "  --scan N            scan pollution: sequential scans over N other objects\n"
+    "  --scan-period N     one scan every N workload requests (default requests/10)\n"
     "  --seed N            random seed (default 1)\n"
     "  --help              show this help\n";
 

@@ -651,7 +651,7 @@ int replay_main(int argc, char **argv) {
       {.name = "layout",
        .kind = ARGS_STRING,
        .dest = &layout,
-       .arg = "L",
+       .arg = "MODE",
        .def = "auto",
        .help = "how ids become blocks: auto, split or dense (below)"},
       {.name = "ordered",
@@ -673,7 +673,7 @@ int replay_main(int argc, char **argv) {
       {.name = "ring-rule",
        .kind = ARGS_STRING,
        .dest = &ring_rule_arg,
-       .arg = "R",
+       .arg = "MODE",
        .def = "none",
        .help = "pg: runs of consecutive blocks of a relation larger than a quarter of the "
                "pool, per pid and relation, read through a new 32-buffer bulkread ring each "
@@ -681,7 +681,7 @@ int replay_main(int argc, char **argv) {
       {.name = "time-unit",
        .kind = ARGS_STRING,
        .dest = &time_unit,
-       .arg = "U",
+       .arg = "MODE",
        .def = "s",
        .help = "what one tick of a csv time column is: s, ms, us or ns"},
       {.name = "ms-per-request",

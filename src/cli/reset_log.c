@@ -51,7 +51,7 @@
 
 static const args_command command = {
     .cmd = {.prog = PROG},
-    .synopsis = "--dir DIR [--wal WALDIR] [--force]\n"
+    .synopsis = "--dir DIR [--wal DIR] [--force]\n"
                 "       [--page-size SIZE --checksums on|off --segment-size SIZE]",
     .about = "Starts a new write-ahead log for the data directory DIR, giving up whatever the\n"
              "old log held past its last checkpoint: the way out when opening DIR is refused\n"
@@ -193,7 +193,7 @@ int reset_log_main(int argc, char **argv) {
        .kind = ARGS_PATH,
        .dest = &waldir_flag,
        .max = BENCH_DIR_MAX,
-       .arg = "WALDIR",
+       .arg = "DIR",
        .help = "its log's directory (default DIR/wal)"},
       {.name = "force",
        .kind = ARGS_FLAG,

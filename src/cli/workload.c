@@ -325,7 +325,7 @@ int workload_main(int argc, char **argv) {
       {.name = "wal",
        .kind = ARGS_STRING,
        .dest = &wal_flag,
-       .arg = "W",
+       .arg = "MODE",
        .def = "log",
        .help = "log: updates are logged in hotset's write-ahead log (in DIR/wal), flushed before "
                "each page write; counter: a counter stands in for the log (free flushes)"},

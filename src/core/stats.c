@@ -41,8 +41,8 @@ void hs_io_stats_print_table(const hs_io_stats *s, FILE *out) {
   fprintf(out,
           "pool: %u buffers of %u bytes; %u valid, %u dirty, %u pinned; hit%% %.2f; "
           "misuse %" PRIu64 "\n",
-          s->nbuffers, s->page_size, s->valid, s->dirty, s->pinned, 100.0 * hs_io_stats_hit_ratio(s),
-          s->misuse);
+          s->nbuffers, s->page_size, s->valid, s->dirty, s->pinned,
+          100.0 * hs_io_stats_hit_ratio(s), s->misuse);
   fprintf(out, "%-10s", "context");
   for (int c = 0; c < HS_STAT_COUNT; c++) fprintf(out, " %12s", counter_names[c]);
   fputc('\n', out);

@@ -2,9 +2,9 @@
 #   cmake -DMANIFEST=build/install_manifest.txt -P cmake/uninstall.cmake
 # (`make uninstall`, or the `uninstall` target of a CMake build). The files,
 # then every directory the removal left empty, up to the install prefix (the
-# directory every installed file is under) — except,
-# under /usr and /usr/local, the directories the system itself provides
-# (bin, lib, lib/pkgconfig, include, share...), which other software expects.
+# directory every installed file is under) — except the directories other
+# software expects to find (bin, lib, include, share... under /usr,
+# /usr/local, /opt/local and ~/.local), whatever the prefix.
 if(NOT MANIFEST)
   message(FATAL_ERROR "uninstall: pass -DMANIFEST=<build dir>/install_manifest.txt")
 endif()
@@ -39,10 +39,12 @@ endif()
 # is under (they go to bin, lib and include of it, so that is the prefix,
 # whichever way it was given: make's PREFIX, cmake --install --prefix).
 set(prefix "")
+set(first TRUE)
 foreach(file IN LISTS files)
   get_filename_component(dir "${file}" DIRECTORY)
-  if(NOT prefix)
+  if(first)
     set(prefix "${dir}")
+    set(first FALSE)
   endif()
   while(prefix)
     string(FIND "${dir}/" "${prefix}/" at)
@@ -51,15 +53,20 @@ foreach(file IN LISTS files)
     endif()
     get_filename_component(up "${prefix}" DIRECTORY)
     if(up STREQUAL prefix)
-      set(prefix "")
+      set(prefix "") # nothing in common but the root: remove no directory
     else()
       set(prefix "${up}")
     endif()
   endwhile()
 endforeach()
-set(system_prefix FALSE)
-if(prefix STREQUAL "/usr" OR prefix STREQUAL "/usr/local")
-  set(system_prefix TRUE)
+
+# Directories other software expects to find even when empty: the usual
+# ones under /usr, /usr/local, /opt/local and ~/.local (a login adds
+# ~/.local/bin to PATH only if it exists), wherever the prefix is.
+set(standard "(bin|sbin|lib|lib64|libexec|lib/[^/]+-linux-gnu|lib/pkgconfig|lib/[^/]+-linux-gnu/pkgconfig|lib64/pkgconfig|include|share|share/[^/]+|share/man/man[0-9]+|etc|var)")
+set(roots /usr /usr/local /opt/local)
+if(DEFINED ENV{HOME} AND NOT "$ENV{HOME}" STREQUAL "")
+  list(APPEND roots "$ENV{HOME}/.local")
 endif()
 if(prefix)
   foreach(file IN LISTS files)
@@ -69,16 +76,26 @@ if(prefix)
       if(NOT at EQUAL 0)
         break() # not under the prefix: not ours to judge
       endif()
-      file(RELATIVE_PATH rel "${prefix}" "${dir}")
-      if(system_prefix AND rel MATCHES "^(bin|sbin|lib|lib64|lib/[^/]+-linux-gnu|lib/pkgconfig|lib/[^/]+-linux-gnu/pkgconfig|include|share|share/doc|share/man|share/man/man[0-9])$")
+      set(keep FALSE)
+      foreach(root IN LISTS roots)
+        string(FIND "${dir}" "${root}/" at)
+        if(at EQUAL 0)
+          file(RELATIVE_PATH rel "${root}" "${dir}")
+          if(rel MATCHES "^${standard}$")
+            set(keep TRUE)
+          endif()
+        endif()
+      endforeach()
+      if(keep)
         break()
       endif()
-      file(GLOB left "${dir}/*" "${dir}/.*")
-      if(left)
-        break()
+      # rmdir removes a directory only while it is empty, whatever appeared
+      # in it since the install: never anything but the directory.
+      execute_process(COMMAND rmdir "${dir}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+      if(NOT rc EQUAL 0)
+        break() # not empty (or not ours to remove): stop climbing
       endif()
-      message(STATUS "Removing empty directory: ${dir}")
-      file(REMOVE_RECURSE "${dir}") # empty (just looked): only the directory goes
+      message(STATUS "Removed empty directory: ${dir}")
       get_filename_component(dir "${dir}" DIRECTORY)
     endwhile()
   endforeach()

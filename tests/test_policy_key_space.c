@@ -131,7 +131,43 @@ static void test_sim_needs(void) {
   hs_sim_trace_free(t);
 }
 
+/* A policy whose ghost index was never made (no A1out, no ghost queue, no
+ * history) takes prefetch hints too: nothing to fetch, nothing touched
+ * (UBSan in CI checks no arithmetic is done on its missing array). */
+static void test_prefetch_without_ghosts(void) {
+  const char *specs[] = {"2q:out=0", "s3fifo:ghost=0", "lru-k:history=0", "arc", "lirs"};
+  for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+    for (int dense = 0; dense < 2; dense++) {
+      hs_policy *p;
+      hs_policy_env env = {.key_space = dense ? 1000 : 0};
+      REQUIRE(hs_policy_create_ex(specs[i], 1, 1, &env, &p) == HS_OK);
+      for (uint64_t k = 0; k < 2000; k += 7) hs_policy_prefetch(p, k);
+      hs_access a = {.key = 3, .size = 1, .kind = HS_ACCESS_READ, .next = HS_NEXT_NEVER};
+      CHECK_OK(hs_policy_insert(p, 0, &a));
+      hs_policy_destroy(p);
+    }
+  }
+}
+
+/* The direct array is used only where it pays: a cache of 10 entries over
+ * ten million keys keeps its hash table (a few hundred bytes, not 40 MB of
+ * array); over 2,000 keys it goes direct. */
+static void test_dense_only_where_it_pays(void) {
+  hs_policy *p;
+  hs_policy_env big = {.key_space = 10000000}, small = {.key_space = 2000};
+  REQUIRE(hs_policy_create_ex("arc", 10, 10, &big, &p) == HS_OK);
+  size_t hashed = hs_policy_memory(p);
+  hs_policy_destroy(p);
+  REQUIRE(hs_policy_create_ex("arc", 10, 10, &small, &p) == HS_OK);
+  size_t dense = hs_policy_memory(p);
+  hs_policy_destroy(p);
+  CHECK(hashed < 64 * 1024);
+  CHECK(dense >= 2000 * sizeof(uint32_t));
+}
+
 int main(void) {
+  test_prefetch_without_ghosts();
+  test_dense_only_where_it_pays();
   test_same_decisions();
   test_key_outside_space();
   test_sim_needs();

@@ -146,8 +146,10 @@ typedef struct hs_policy_env {
    * its dense object numbers, 0 .. objects-1, so it says so; the policies
    * that remember evicted keys then index them by a direct array instead
    * of a hash table (4 bytes a possible key, touched only where keys
-   * land), one memory access where a probe costs two. A key at or above
-   * it is refused by hs_policy_insert. */
+   * land), one memory access where a probe costs two — where the keys are
+   * at most 32 times the keys remembered (or 65,536 in all), so a small
+   * cache over a big trace keeps its hash tables. A key at or above it is
+   * refused by hs_policy_insert. */
   uint64_t key_space;
 } hs_policy_env;
 
@@ -169,7 +171,8 @@ void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a);
  * keys starts fetching the place it would look for this one into the CPU's
  * cache, so that the miss, when it comes, does not wait on memory. Changes
  * nothing; any policy may ignore it. The simulator gives it a few requests
- * ahead; safe to call from any thread (it reads nothing it relies on). */
+ * ahead. Serialized as the policy's other calls are (it reads the index a
+ * miss may be growing). */
 void hs_policy_prefetch(const hs_policy *p, uint64_t key);
 /* A resident slot to evict so that `incoming` can come in, or -1 when every
  * resident entry is pinned (or none is resident). */

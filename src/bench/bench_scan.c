@@ -417,7 +417,7 @@ static void parse_flags(scan_bench *b, int argc, char **argv) {
        .dest = &b->update_ratio,
        .dmax = 1,
        .def = "0",
-       .arg = "MODE",
+       .arg = "X",
        .help = "share of OLTP operations that update the page"},
       {.name = "seconds",
        .kind = ARGS_DOUBLE,

@@ -133,11 +133,11 @@ typedef struct args_command {
 int args_parse(const args_cmd *cmd, const args_opt *opts, size_t nopts, int argc, char **argv,
                int max_positional);
 
-/* Writes the usage: cmd->usage, or the text generated from the table and
- * the args_command around cmd. */
 /* The line saying every boolean flag has a --no- form, with one of the
  * table's own as the example; nothing if the table has no boolean flag. */
 void args_print_negation_note(const args_opt *opts, size_t nopts, FILE *out);
+/* Writes the usage: cmd->usage, or the text generated from the table and
+ * the args_command around cmd. */
 void args_print_usage(const args_cmd *cmd, const args_opt *opts, size_t nopts, FILE *out);
 
 /* For checks that span flags or need more than a range, after args_parse:

@@ -441,8 +441,8 @@ static hs_status replay_request(replay_shared *sh, uint64_t i, uint64_t *misses,
 static void replay_progress(replay_shared *sh) {
   uint64_t done = atomic_fetch_add(&sh->done, CHECK_INTERVAL) + CHECK_INTERVAL;
   if (!sh->progress) return;
-  uint64_t now = bench_now_ns(), last = atomic_load(&sh->printed_ns);
-  if (now - last < 1000000000u || !atomic_compare_exchange_strong(&sh->printed_ns, &last, now))
+  uint64_t last = atomic_load(&sh->printed_ns), now = bench_now_ns(); /* last first: now >= it */
+  if (now < last + 1000000000u || !atomic_compare_exchange_strong(&sh->printed_ns, &last, now))
     return;
   uint64_t total = sh->trace->n ? sh->trace->n : 1;
   fprintf(stderr, "\rreplay %s: %.0f%% (%.1f M of %.1f M requests, %.0f s)\033[K", sh->spec,

@@ -380,6 +380,8 @@ static char **rewrite_optional(const args_cmd *cmd, int argc, char **argv, int *
       } else {
         v[n++] = "--csv-out";
       }
+    } else if (strcmp(a, "--no-csv") == 0) {
+      v[n++] = "--no-csv-out"; /* the output flag's opposite, as for any flag */
     } else if (strncmp(a, "--csv=", 6) == 0) {
       if (a[6] == '\0') args_usage_error(cmd, "--csv: missing value after '='");
       v[n++] = "--csv-spec";

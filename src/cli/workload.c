@@ -446,13 +446,17 @@ int workload_main(int argc, char **argv) {
   /* On a terminal, a line a second: how far the run is and what the pool
    * has done so far (its statistics are safe to read while it runs). */
   bool progress = isatty(STDERR_FILENO);
-  for (double left = seconds; left > 0 && !bench_interrupted(); left -= 1) {
-    bench_sleep(left < 1 ? left : 1);
+  uint64_t begin = bench_now_ns(), end = begin + (uint64_t)(seconds * 1e9);
+  for (uint64_t now = begin; now < end && !bench_interrupted(); now = bench_now_ns()) {
+    /* Up to the next whole second of the run, or its end: one deadline,
+     * so printing does not stretch the run. */
+    uint64_t tick = begin + ((now - begin) / 1000000000u + 1) * 1000000000u;
+    bench_sleep((double)((tick < end ? tick : end) - now) / 1e9);
     if (!progress) continue;
     hs_io_stats io;
     hs_pool_stats(d.pool, &io);
     fprintf(stderr, "\rworkload: %.0f of %.0f s, %" PRIu64 " reads, hit%% %.2f\033[K",
-            seconds - left + (left < 1 ? left : 1), seconds,
+            (double)(bench_now_ns() - begin) / 1e9, seconds,
             hs_io_stats_total(&io, HS_STAT_HITS) + hs_io_stats_total(&io, HS_STAT_READS),
             100.0 * hs_io_stats_hit_ratio(&io));
   }

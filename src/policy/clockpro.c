@@ -163,7 +163,7 @@ static hs_status clockpro_create(hs_policy *p) {
   s->flags = calloc(total, sizeof *s->flags);
   s->ref = malloc(sizeof *s->ref * n);
   if (!s->keys || !s->links || !s->gsize || !s->flags || !s->ref ||
-      !keymap_init(&s->map, s->gmax, p->env.key_space)) {
+      !keymap_init(&s->map, s->gmax, keymap_dense_space(p->env.key_space, s->gmax))) {
     free(s->keys);
     free(s->links);
     free(s->gsize);

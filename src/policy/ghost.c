@@ -11,7 +11,8 @@ bool ghost_init(ghost_list *g, uint32_t max_entries, uint64_t max_units, uint64_
   g->sizes = malloc(sizeof *g->sizes * max_entries);
   g->links = malloc(sizeof *g->links * max_entries);
   g->map.slots = NULL;
-  if (!g->keys || !g->sizes || !g->links || !keymap_init(&g->map, max_entries, key_space)) {
+  if (!g->keys || !g->sizes || !g->links ||
+      !keymap_init(&g->map, max_entries, keymap_dense_space(key_space, max_entries))) {
     ghost_free(g);
     return false;
   }

@@ -61,7 +61,8 @@ static inline bool gd_init(ghost_dir *g, uint32_t initial, uint32_t max, uint64_
   g->links = malloc(sizeof *g->links * initial);
   g->list = malloc(sizeof *g->list * initial);
   g->map.slots = NULL;
-  if (!g->keys || !g->sizes || !g->links || !g->list || !keymap_init(&g->map, initial, key_space)) {
+  if (!g->keys || !g->sizes || !g->links || !g->list ||
+      !keymap_init(&g->map, initial, keymap_dense_space(key_space, max))) {
     gd_free(g);
     return false;
   }

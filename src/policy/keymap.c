@@ -17,7 +17,7 @@ bool keymap_init(keymap *m, uint32_t max_entries, uint64_t key_space) {
   m->max_count = max_entries;
   m->mask = 0;
   m->dense_keys = 0;
-  if (key_space && key_space <= KM_DENSE_MAX_KEYS) {
+  if (key_space) {
     m->slots = calloc(key_space, sizeof *m->slots);
     if (!m->slots) return false;
     m->dense_keys = key_space;

@@ -37,12 +37,26 @@ typedef struct keymap {
 
 /* The most keys a dense map covers (64 MiB of slots): beyond it, hashing. */
 #define KM_DENSE_MAX_KEYS ((uint64_t)1 << 24)
+/* A dense map is worth its array when the keys are at most this many times
+ * the entries it may hold (or few in all): a small cache over a big trace
+ * keeps hashing, rather than 4 bytes per object for a handful of ghosts. */
+#define KM_DENSE_RATIO  32
+#define KM_DENSE_ANYWAY ((uint64_t)1 << 16)
+
+/* The key_space to give keymap_init for a map of at most `max_entries`
+ * entries over keys below `key_space` (hs_policy_env.key_space): itself
+ * when a direct array pays, else 0 (hashing). */
+static inline uint64_t keymap_dense_space(uint64_t key_space, uint64_t max_entries) {
+  if (!key_space || key_space > KM_DENSE_MAX_KEYS) return 0;
+  if (key_space <= KM_DENSE_ANYWAY || key_space / KM_DENSE_RATIO <= max_entries) return key_space;
+  return 0;
+}
 
 /* Room for `max_entries` entries; the owner then sets m->keys to its array
- * of keys (keys[entry]) before the first put. `key_space` (0: unknown) is
- * hs_policy_env.key_space: every key is below it, and a map over at most
- * KM_DENSE_MAX_KEYS keys is dense. In a dense map a key at or above it is
- * never found, and putting it does nothing (returns false). */
+ * of keys (keys[entry]) before the first put. `key_space` (0: hashed) makes
+ * the map dense over keys below it: pass keymap_dense_space's answer. In a
+ * dense map a key at or above it is never found, and putting it does
+ * nothing (returns false). */
 bool keymap_init(keymap *m, uint32_t max_entries, uint64_t key_space);
 void keymap_free(keymap *m);
 /* The entry holding `key`, or KM_ABSENT. */
@@ -56,6 +70,7 @@ size_t keymap_memory(const keymap *m);
 
 /* The slot `key` would be found at: its home in a hashed map. */
 static inline const uint32_t *keymap_home(const keymap *m, uint64_t key) {
+  if (!m->slots) return NULL; /* a map never made (a policy without ghosts) */
   if (m->dense_keys) return key < m->dense_keys ? &m->slots[key] : NULL;
   return &m->slots[(uint32_t)hs_mix64(key) & m->mask];
 }

@@ -140,7 +140,7 @@ static hs_status lirs_create(hs_policy *p) {
   s->gsize = malloc(sizeof *s->gsize * s->gmax);
   s->flags = calloc(n, sizeof *s->flags);
   if (!s->keys || !s->s_links || !s->q_links || !s->gsize || !s->flags ||
-      !keymap_init(&s->map, s->gmax, p->env.key_space)) {
+      !keymap_init(&s->map, s->gmax, keymap_dense_space(p->env.key_space, s->gmax))) {
     free(s->keys);
     free(s->s_links);
     free(s->q_links);

@@ -231,7 +231,7 @@ static hs_status lruk_create(hs_policy *p) {
       s->htimes = s->k > 1 ? malloc(sizeof *s->htimes * s->hcap * (s->k - 1)) : NULL;
       s->hcount = calloc(s->hcap, sizeof *s->hcount);
       ok = s->hkeys && (s->k == 1 || s->htimes) && s->hcount &&
-           keymap_init(&s->hmap, s->hcap, p->env.key_space);
+           keymap_init(&s->hmap, s->hcap, keymap_dense_space(p->env.key_space, s->hcap));
       s->hmap.keys = s->hkeys;
     }
   }

@@ -173,10 +173,14 @@ hs_status pool_recover(hs_pool *pool) {
   hs_wal_read_record rec;
   bool got;
   while ((st = hs_wal_reader_next(r, &rec, &got)) == HS_OK && got) {
-    /* The checkpoint record a clean close leaves at the redo point is where
-     * replay starts, not something to replay: a clean close followed by an
-     * open reports nothing ran. */
-    if (rec.rmgr == HS_WAL_RMGR_LOG && rec.lsn == rep->start) continue;
+    /* The checkpoint record a clean close leaves at the redo point (the
+     * control file's checkpoint, there and nowhere else) is where replay
+     * starts, not something to replay: a clean close followed by an open
+     * reports nothing ran. Any other record there, an engine's own log
+     * record included, counts. */
+    if (rec.rmgr == HS_WAL_RMGR_LOG && pool->control.has_checkpoint &&
+        rec.lsn == pool->control.checkpoint && rec.lsn == rep->start)
+      continue;
     rep->records++;
     rep->bytes += rec.end - rec.lsn;
     if (rec.rmgr == HS_WAL_RMGR_LOG || rec.npages == 0) continue;

@@ -699,10 +699,7 @@ int replay_main(int argc, char **argv) {
        .help = "one JSON object per policy per line"},
   };
   int npos = args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 1);
-  if (npos == 1 && trace_path)
-    args_usage_error(cmd, "the trace is given twice (--trace %s and %s)", trace_path, argv[1]);
-  if (npos == 1) trace_path = argv[1];
-  if (!trace_path) args_usage_error(cmd, "--trace: a trace file is required");
+  trace_path = trace_path_from_args(cmd, trace_path, npos, argv);
   if (!pool_bytes) args_usage_error(cmd, "--pool: the pool's size is required (e.g. 16MiB)");
   if (by_pid && threads) args_usage_error(cmd, "--by-pid and --threads exclude each other");
   if (ordered && (by_pid || threads > 1))

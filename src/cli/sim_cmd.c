@@ -559,6 +559,16 @@ static int check_durations(const hs_sim_trace *t, char specs[][ARGS_SPEC_LEN], i
   return 0;
 }
 
+const char *trace_path_from_args(const args_cmd *cmd, const char *flag, int npos, char **argv) {
+  if (npos == 1 && flag)
+    args_usage_error(cmd, "the trace is given twice (--trace %s and %s)", flag, argv[1]);
+  if (npos == 1) return argv[1];
+  if (!flag)
+    args_usage_error(cmd, "--trace: a trace is required (--trace FILE, or FILE as the one "
+                          "argument)");
+  return flag;
+}
+
 hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *format_name,
                                           const char *csv_spec, bool skip_bad,
                                           const char *time_unit) {
@@ -668,11 +678,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
        .dmax = 1e9},
   };
   int npos = args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 1);
-  if (npos == 1 && trace_path)
-    args_usage_error(&cmd, "the trace is given twice (--trace %s and %s)", trace_path, nargv[1]);
-  if (npos == 1) trace_path = nargv[1];
-
-  if (!trace_path) args_usage_error(&cmd, "--trace: a trace file is required");
+  trace_path = trace_path_from_args(&cmd, trace_path, npos, nargv);
   if (!policy) args_usage_error(&cmd, "--policy: at least one policy is required");
   if (!sizes_arg && !mrc_points) args_usage_error(&cmd, "--size or --mrc is required");
   if (sizes_arg && mrc_points) args_usage_error(&cmd, "--size and --mrc exclude each other");

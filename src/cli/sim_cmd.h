@@ -26,6 +26,11 @@ hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *forma
                                           const char *csv_spec, bool skip_bad,
                                           const char *time_unit);
 
+/* The trace a subcommand reads: --trace's value (`flag`, or NULL) or the one
+ * positional argument args_parse left (`npos` of them, in argv[1]), never
+ * both; neither is a usage error of `cmd`. */
+const char *trace_path_from_args(const args_cmd *cmd, const char *flag, int npos, char **argv);
+
 /* The flags every trace-reading subcommand spells alike: --trace FILE (its
  * help says what else the command takes) and --format FORMAT. */
 #define TRACE_OPT_FILE(dest_, help_)                                                               \

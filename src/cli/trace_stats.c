@@ -71,10 +71,7 @@ int trace_stats_main(int argc, char **argv) {
       {.name = "json", .kind = ARGS_FLAG, .dest = &json, .help = "print one JSON object"},
   };
   int npos = args_parse(cmdp, opts, sizeof opts / sizeof opts[0], argc, argv, 1);
-  if (npos == 1 && trace_flag)
-    args_usage_error(cmdp, "the trace is given twice (--trace %s and %s)", trace_flag, argv[1]);
-  const char *trace_path = npos == 1 ? argv[1] : trace_flag;
-  if (!trace_path) args_usage_error(cmdp, "a trace is required (--trace FILE)");
+  const char *trace_path = trace_path_from_args(cmdp, trace_flag, npos, argv);
   hs_trace_options topts = trace_options_from_flags(cmdp, format_name, csv_spec, skip_bad, NULL);
   hs_sim_trace *t;
   const hs_sim_load_options limits = {.max_requests = max_requests, .flag = "--max-requests"};

@@ -84,18 +84,19 @@ typedef enum sync_result { SYNC_SKIPPED, SYNC_REUSABLE, SYNC_WRITTEN } sync_resu
  * its content lock can be had at once (and the write succeeds). */
 static sync_result sync_one(hs_pool *pool, hs_buf b) {
   hs_bufdesc *d = pool_desc(pool, b);
-  uint32_t s = buf_hdr_lock(d);
+  hs_bufstate *ds = pool_bstate(pool, b);
+  uint32_t s = buf_hdr_lock(ds);
   /* Being written by someone else: it will be clean, and the writer never
    * waits for another thread's I/O. */
   if (!(s & BM_VALID) || (s & BM_IO_IN_PROGRESS) || pool_pinned(pool, b, s)) {
-    buf_hdr_unlock(d, s);
+    buf_hdr_unlock(ds, s);
     return SYNC_SKIPPED;
   }
   if (!(s & BM_DIRTY)) {
-    buf_hdr_unlock(d, s);
+    buf_hdr_unlock(ds, s);
     return SYNC_REUSABLE;
   }
-  buf_hdr_unlock(d, s + BUF_REFCOUNT_ONE);
+  buf_hdr_unlock(ds, s + BUF_REFCOUNT_ONE);
   sync_result r = SYNC_SKIPPED;
   if (content_lock_try(&d->content_lock, HS_LOCK_SHARE)) {
     bool wrote = false;

@@ -1,9 +1,11 @@
 /*
  * pool/buf_internal.h — the buffer descriptor and its state word.
  *
- * One descriptor per frame, one cache line each (so two threads pinning
- * neighbouring buffers never share a line). Everything a pin needs is in one
- * 32-bit atomic state word, as PostgreSQL packed it in 9.6:
+ * One descriptor per frame, one cache line each (so two threads taking
+ * content locks on neighbouring buffers never share a line): the tag, the
+ * content lock, the page-table link, the page LSN. The state word is not in
+ * it: everything a pin needs is one 32-bit atomic in a compact array of its
+ * own (hs_bufstate below), laid out as PostgreSQL packed its state in 9.6:
  *
  *   bits  0..17  reference count (pins taken the shared way; see pins.c
  *                for the per-thread private pins that the hit path uses)
@@ -52,7 +54,6 @@ static inline uint32_t buf_refcount(uint32_t state) {
 }
 
 typedef struct hs_bufdesc {
-  _Atomic uint32_t state;
   _Atomic uint32_t content_lock; /* see content_lock.h */
   /* The tag. Atomic only so that the page table's lock-free readers may
    * peek at it; it is trusted only after a pin (see above). */
@@ -72,6 +73,15 @@ typedef struct hs_bufdesc_padded {
 
 _Static_assert(sizeof(hs_bufdesc_padded) == 64, "descriptors are one cache line each");
 
+/* The state word, in an array of its own (hs_pool.states): four bytes a
+ * buffer, sixteen to a cache line, so that what a hit reads of a big pool
+ * is a small array, not one line of a 64-byte descriptor per buffer
+ * (docs/buffer-pool.md, "The state word"). A struct, not a bare atomic, so
+ * that a descriptor can never be passed where a state word is meant. */
+typedef struct hs_bufstate {
+  _Atomic uint32_t state;
+} hs_bufstate;
+
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -81,7 +91,7 @@ static inline void cpu_relax(void) {
 }
 
 /* Waits until the header spinlock is free; returns the state then. */
-static inline uint32_t buf_wait_unlocked(hs_bufdesc *d) {
+static inline uint32_t buf_wait_unlocked(hs_bufstate *d) {
   uint32_t s;
   unsigned spins = 0;
   while ((s = atomic_load_explicit(&d->state, memory_order_acquire)) & BM_LOCKED) {
@@ -96,7 +106,7 @@ static inline uint32_t buf_wait_unlocked(hs_bufdesc *d) {
 /* Takes the header spinlock; returns the state with BM_LOCKED set.
  * Sequentially consistent: the pool's private pins (pins.c) rely on a
  * Dekker-style handshake between this RMW and a pinner's counter increment. */
-static inline uint32_t buf_hdr_lock(hs_bufdesc *d) {
+static inline uint32_t buf_hdr_lock(hs_bufstate *d) {
   for (;;) {
     uint32_t old = atomic_fetch_or_explicit(&d->state, BM_LOCKED, memory_order_seq_cst);
     if (!(old & BM_LOCKED)) return old | BM_LOCKED;
@@ -106,12 +116,12 @@ static inline uint32_t buf_hdr_lock(hs_bufdesc *d) {
 
 /* Releases the header spinlock, publishing `state` (a plain store: while
  * LOCKED is set nobody else writes the word). */
-static inline void buf_hdr_unlock(hs_bufdesc *d, uint32_t state) {
+static inline void buf_hdr_unlock(hs_bufstate *d, uint32_t state) {
   atomic_store_explicit(&d->state, state & ~BM_LOCKED, memory_order_release);
 }
 
 /* Adds a pin counted in the state word; returns the state after it. */
-static inline uint32_t buf_pin(hs_bufdesc *d) {
+static inline uint32_t buf_pin(hs_bufstate *d) {
   uint32_t old = atomic_load_explicit(&d->state, memory_order_relaxed);
   for (;;) {
     if (old & BM_LOCKED) old = buf_wait_unlocked(d);
@@ -130,7 +140,7 @@ static inline uint32_t buf_pin(hs_bufdesc *d) {
 }
 
 /* Drops a pin counted in the state word; false if it holds none. */
-static inline bool buf_unpin_shared(hs_bufdesc *d) {
+static inline bool buf_unpin_shared(hs_bufstate *d) {
   uint32_t old = atomic_load_explicit(&d->state, memory_order_relaxed);
   for (;;) {
     if (old & BM_LOCKED) old = buf_wait_unlocked(d);

@@ -42,11 +42,11 @@ static inline hs_wait_stripe *io_stripe(hs_pool *pool, hs_buf b) {
 }
 
 void pool_wait_io(hs_pool *pool, hs_buf b) {
-  hs_bufdesc *d = pool_desc(pool, b);
+  hs_bufstate *ds = pool_bstate(pool, b);
   hs_wait_stripe *w = io_stripe(pool, b);
   pthread_mutex_lock(&w->mu);
   for (;;) {
-    uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
+    uint32_t s = atomic_load_explicit(&ds->state, memory_order_acquire);
     if (!(s & BM_IO_IN_PROGRESS)) break;
     if (s & BM_LOCKED) {
       cpu_relax();
@@ -55,7 +55,7 @@ void pool_wait_io(hs_pool *pool, hs_buf b) {
     /* Announce ourselves; the CAS fails if the word moved (e.g. the header
      * got locked), and then we look again. */
     if (!(s & BM_IO_WAITERS) &&
-        !atomic_compare_exchange_weak_explicit(&d->state, &s, s | BM_IO_WAITERS,
+        !atomic_compare_exchange_weak_explicit(&ds->state, &s, s | BM_IO_WAITERS,
                                                memory_order_acq_rel, memory_order_relaxed))
       continue;
     atomic_fetch_add(&pool->io_waiters, 1);
@@ -66,26 +66,26 @@ void pool_wait_io(hs_pool *pool, hs_buf b) {
 }
 
 bool pool_start_input_io(hs_pool *pool, hs_buf b) {
-  hs_bufdesc *d = pool_desc(pool, b);
-  uint32_t s = buf_hdr_lock(d);
+  hs_bufstate *ds = pool_bstate(pool, b);
+  uint32_t s = buf_hdr_lock(ds);
   if (s & (BM_VALID | BM_IO_IN_PROGRESS)) {
-    buf_hdr_unlock(d, s);
+    buf_hdr_unlock(ds, s);
     return false;
   }
-  buf_hdr_unlock(d, (s | BM_IO_IN_PROGRESS) & ~BM_IO_ERROR);
+  buf_hdr_unlock(ds, (s | BM_IO_IN_PROGRESS) & ~BM_IO_ERROR);
   return true;
 }
 
 void pool_end_io(hs_pool *pool, hs_buf b, uint32_t set, uint32_t clear, bool written) {
-  hs_bufdesc *d = pool_desc(pool, b);
-  uint32_t s = buf_hdr_lock(d);
+  hs_bufstate *ds = pool_bstate(pool, b);
+  uint32_t s = buf_hdr_lock(ds);
   HS_INVARIANT(s & BM_IO_IN_PROGRESS, "buffer %d: an I/O ended that was not in progress", b);
   HS_INVARIANT(pool_pin_count(pool, b, s) > 0, "buffer %d: I/O in progress on an unpinned buffer",
                b);
   bool waiters = s & BM_IO_WAITERS;
   if (written && !(s & BM_JUST_DIRTIED)) s &= ~BM_DIRTY;
   s = (s & ~(clear | BM_IO_IN_PROGRESS | BM_IO_WAITERS)) | set;
-  buf_hdr_unlock(d, s);
+  buf_hdr_unlock(ds, s);
   if (waiters) {
     hs_wait_stripe *w = io_stripe(pool, b);
     pthread_mutex_lock(&w->mu);
@@ -151,12 +151,12 @@ void pool_abandon_claim(hs_pool *pool, hs_buf b) {
 }
 
 bool pool_wait_read(hs_pool *pool, hs_buf b) {
-  hs_bufdesc *d = pool_desc(pool, b);
+  hs_bufstate *ds = pool_bstate(pool, b);
   uint32_t s;
   /* A combined read of a batch takes microseconds: worth a short spin
    * before a sleep on the wait stripe. */
   for (int i = 1; i <= 1024; i++) {
-    s = atomic_load_explicit(&d->state, memory_order_acquire);
+    s = atomic_load_explicit(&ds->state, memory_order_acquire);
     if (!(s & BM_IO_IN_PROGRESS)) return s & BM_VALID;
     /* Now and then let another thread of this core run: it may be the I/O
      * worker we are waiting for. */
@@ -166,7 +166,7 @@ bool pool_wait_read(hs_pool *pool, hs_buf b) {
       cpu_relax();
   }
   pool_wait_io(pool, b);
-  s = atomic_load_explicit(&d->state, memory_order_acquire);
+  s = atomic_load_explicit(&ds->state, memory_order_acquire);
   return s & BM_VALID;
 }
 

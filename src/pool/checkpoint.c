@@ -165,7 +165,8 @@ static hs_status run_checkpoint_steps(hs_pool *pool, bool spread, bool timed) {
   if (!pages) return hs_fail(HS_ERR_NOMEM, ENOMEM, "checkpoint: no memory for the dirty list");
   for (uint32_t i = 0; i < pool->nbuffers; i++) {
     hs_bufdesc *d = pool_desc(pool, (hs_buf)i);
-    uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
+    hs_bufstate *ds = pool_bstate(pool, (hs_buf)i);
+    uint32_t s = atomic_load_explicit(&ds->state, memory_order_acquire);
     if ((s & (BM_VALID | BM_DIRTY | BM_TAG_VALID)) != (BM_VALID | BM_DIRTY | BM_TAG_VALID))
       continue;
     pages[n++] = (dirty_page){.tag = buf_tag_get(d), .buf = (hs_buf)i};

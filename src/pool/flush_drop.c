@@ -66,7 +66,8 @@ static hs_status flush_buffers(hs_pool *pool, bool one_rel, hs_relid rel) {
   for (uint32_t i = 0; i < pool->nbuffers; i++) {
     hs_buf b = (hs_buf)i;
     hs_bufdesc *d = pool_desc(pool, b);
-    uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+    hs_bufstate *ds = pool_bstate(pool, b);
+    uint32_t s = atomic_load_explicit(&ds->state, memory_order_relaxed);
     if ((s & (BM_VALID | BM_DIRTY)) != (BM_VALID | BM_DIRTY)) continue;
     if (one_rel && atomic_load_explicit(&d->rel, memory_order_relaxed) != rel) continue;
     s = pool_pin(pool, b);
@@ -101,11 +102,12 @@ hs_status hs_pool_flush_all(hs_pool *pool) {
 
 void pool_untag_locked(hs_pool *pool, hs_buf b, uint64_t hash, uint32_t locked_state) {
   hs_bufdesc *d = pool_desc(pool, b);
+  hs_bufstate *ds = pool_bstate(pool, b);
   page_table_delete(&pool->table, b, hash);
   atomic_store_explicit(&d->block, HS_INVALID_BLOCK, memory_order_relaxed);
   atomic_store_explicit(&d->lsn, 0, memory_order_relaxed);
-  buf_hdr_unlock(d, locked_state & ~(BM_TAG_VALID | BM_VALID | BM_DIRTY | BM_JUST_DIRTIED |
-                                     BM_IO_ERROR | BM_RING_BITS));
+  buf_hdr_unlock(ds, locked_state & ~(BM_TAG_VALID | BM_VALID | BM_DIRTY | BM_JUST_DIRTIED |
+                                      BM_IO_ERROR | BM_RING_BITS));
 }
 
 hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
@@ -120,8 +122,9 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
   for (uint32_t i = 0; i < pool->nbuffers; i++) {
     hs_buf b = (hs_buf)i;
     hs_bufdesc *d = pool_desc(pool, b);
+    hs_bufstate *ds = pool_bstate(pool, b);
     /* A first look without locks, to skip the other relations' buffers. */
-    if (!(atomic_load_explicit(&d->state, memory_order_relaxed) & BM_TAG_VALID) ||
+    if (!(atomic_load_explicit(&ds->state, memory_order_relaxed) & BM_TAG_VALID) ||
         atomic_load_explicit(&d->rel, memory_order_relaxed) != rel)
       continue;
     if (pool->drop_hook) pool->drop_hook(pool, b, DROP_HOOK_LOOKED, pool->drop_hook_ctx);
@@ -133,14 +136,14 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
     uint64_t hash = buf_tag_hash(&tag);
     uint32_t part = page_table_partition(pt, hash);
     page_table_lock(pt, part);
-    uint32_t s = buf_hdr_lock(d);
+    uint32_t s = buf_hdr_lock(ds);
     if (!(s & BM_TAG_VALID) || !buf_tag_is(d, &tag) || tag.rel != rel) { /* changed meanwhile */
-      buf_hdr_unlock(d, s);
+      buf_hdr_unlock(ds, s);
       page_table_unlock(pt, part);
       continue;
     }
     if (pool_pinned(pool, b, s)) {
-      buf_hdr_unlock(d, s);
+      buf_hdr_unlock(ds, s);
       page_table_unlock(pt, part);
       busy = true;
       busy_tag = tag;

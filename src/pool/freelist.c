@@ -68,20 +68,21 @@ static bool pop_free(hs_pool *pool, hs_buf *out, uint32_t *locked_state) {
       return false;
     }
     hs_bufdesc *d = pool_desc(pool, b);
+    hs_bufstate *ds = pool_bstate(pool, b);
     pool->free_head = d->free_next;
     d->free_next = FREE_NOT_IN_LIST;
     atomic_fetch_sub_explicit(&pool->free_count, 1, memory_order_relaxed);
     pthread_mutex_unlock(&pool->free_lock);
-    uint32_t s = buf_hdr_lock(d);
+    uint32_t s = buf_hdr_lock(ds);
     if (s & BM_TAG_VALID) { /* the policy's hand took it meanwhile: it is in use */
-      buf_hdr_unlock(d, s);
+      buf_hdr_unlock(ds, s);
       continue;
     }
     if (pool_pinned(pool, b, s)) {
       /* Pinned for a moment by a reader that found it before its page was
        * dropped: put it back rather than lose it, and let the caller ask the
        * policy this time. */
-      buf_hdr_unlock(d, s);
+      buf_hdr_unlock(ds, s);
       pool_push_free(pool, b);
       return false;
     }
@@ -115,7 +116,8 @@ static bool must_skip_hard(const victim_search *vs, uint32_t slot, uint32_t s) {
 static bool policy_must_skip(void *ctx, uint32_t slot) {
   victim_search *vs = ctx;
   hs_bufdesc *d = pool_desc(vs->pool, (hs_buf)slot);
-  uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+  hs_bufstate *ds = pool_bstate(vs->pool, (hs_buf)slot);
+  uint32_t s = atomic_load_explicit(&ds->state, memory_order_relaxed);
   if (must_skip_hard(vs, slot, s)) return true;
   if ((s & (BM_DIRTY | BM_RING_WRITES)) == (BM_DIRTY | BM_RING_WRITES) && !vs->take_ring_dirty) {
     vs->ring_dirty_passed = true;
@@ -147,7 +149,7 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strate
   for (;;) {
     if (pop_free(pool, &v, &s)) {
       s += BUF_REFCOUNT_ONE;
-      buf_hdr_unlock(pool_desc(pool, v), s);
+      buf_hdr_unlock(pool_bstate(pool, v), s);
       *out = v;
       *state = s;
       return HS_OK;
@@ -161,19 +163,19 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strate
       for (unsigned i = 0; i < vs->nunwritable; i++)
         HS_INVARIANT(vs->unwritable[i] != v, "policy %s named buffer %d, which it was told to skip",
                      hs_policy_name(pool->policy), v);
-      hs_bufdesc *vd = pool_desc(pool, v);
+      hs_bufstate *vds = pool_bstate(pool, v);
       /* The policy looked without the header lock: check again with it, and
        * pin before anyone else can. */
-      s = buf_hdr_lock(vd);
+      s = buf_hdr_lock(vds);
       if (!(s & BM_TAG_VALID) || pool_pinned(pool, v, s)) {
-        buf_hdr_unlock(vd, s);
+        buf_hdr_unlock(vds, s);
         /* A page being dropped stays in the policy until the dropper can
          * take the policy lock: give it the chance. */
         if (!(s & BM_TAG_VALID)) sched_yield();
         continue;
       }
       s += BUF_REFCOUNT_ONE;
-      buf_hdr_unlock(vd, s);
+      buf_hdr_unlock(vds, s);
       *out = v;
       *state = s;
       return HS_OK;
@@ -201,7 +203,7 @@ static hs_status take_victim(hs_pool *pool, const hs_access *incoming, hs_strate
     uint32_t pinned = 0;
     for (uint32_t b = 0; b < pool->nbuffers; b++)
       if (must_skip_hard(vs, b,
-                         atomic_load_explicit(&pool_desc(pool, b)->state, memory_order_relaxed)))
+                         atomic_load_explicit(&pool_bstate(pool, b)->state, memory_order_relaxed)))
         pinned++;
     if (pinned < pool->nbuffers && ++unpinned_retries < 1000) {
       sched_yield(); /* a pin went away after the policy looked */

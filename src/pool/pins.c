@@ -100,7 +100,7 @@ void pool_pinned_by(hs_pool *pool, hs_buf b, uint32_t state, char *out, size_t n
 /* "buffer 3 (block 7 of relation 1, fork 0)" */
 static void describe_buf(hs_pool *pool, hs_buf b, char *out, size_t n) {
   hs_bufdesc *d = pool_desc(pool, b);
-  uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+  uint32_t s = atomic_load_explicit(&pool_bstate(pool, b)->state, memory_order_relaxed);
   hs_buftag t = buf_tag_get(d);
   if (s & BM_TAG_VALID)
     snprintf(out, n, "buffer %d (block %u of relation %u, fork %d)", b, t.block, t.rel,

@@ -37,7 +37,7 @@ static inline _Atomic uint32_t *my_pins_if_any(hs_pool *pool) {
  * the load are this side of the Dekker handshake (pins.c). Always inlined:
  * it is most of the hit path. */
 static inline __attribute__((always_inline)) uint32_t pool_pin(hs_pool *pool, hs_buf b) {
-  hs_bufdesc *d = pool_desc(pool, b);
+  hs_bufstate *d = pool_bstate(pool, b);
   _Atomic uint32_t *mine = my_pins(pool);
   if (!mine) return buf_pin(d);
   atomic_fetch_add_explicit(&mine[b], 1, memory_order_seq_cst);
@@ -51,14 +51,17 @@ static inline bool pool_pinned(hs_pool *pool, hs_buf b, uint32_t locked_state) {
   return pool_pin_count(pool, b, locked_state) > 0;
 }
 
-/* Takes one pin off counter *c if it has any. */
+/* Takes one pin off this thread's own counter *c if it has any. Only the
+ * counter's owner ever writes it (pins.c), so a load and a release store
+ * do it without a locked instruction: a pin-count reader that sees the old
+ * value only leaves the buffer alone a little longer, and one that sees the
+ * new value (with its seq_cst load) also sees every access this thread made
+ * to the page before letting go. */
 static inline bool take_pin(_Atomic uint32_t *c) {
   uint32_t v = atomic_load_explicit(c, memory_order_relaxed);
-  while (v > 0)
-    if (atomic_compare_exchange_weak_explicit(c, &v, v - 1, memory_order_release,
-                                              memory_order_relaxed))
-      return true;
-  return false;
+  if (v == 0) return false;
+  atomic_store_explicit(c, v - 1, memory_order_release);
+  return true;
 }
 
 /* Pins this thread holds on b (its private count; for a thread without
@@ -66,7 +69,7 @@ static inline bool take_pin(_Atomic uint32_t *c) {
 static inline uint32_t my_pin_count(hs_pool *pool, hs_buf b) {
   _Atomic uint32_t *mine = my_pins_if_any(pool);
   if (mine) return atomic_load_explicit(&mine[b], memory_order_relaxed);
-  return buf_refcount(atomic_load_explicit(&pool_desc(pool, b)->state, memory_order_relaxed));
+  return buf_refcount(atomic_load_explicit(&pool_bstate(pool, b)->state, memory_order_relaxed));
 }
 
 /* Drops one of this thread's pins on b; false if it holds none. A pin
@@ -78,7 +81,7 @@ static inline uint32_t my_pin_count(hs_pool *pool, hs_buf b) {
 static inline bool unpin_own(hs_pool *pool, hs_buf b) {
   _Atomic uint32_t *mine = my_pins_if_any(pool);
   if (mine) return take_pin(&mine[b]);
-  return buf_unpin_shared(pool_desc(pool, b));
+  return buf_unpin_shared(pool_bstate(pool, b));
 }
 
 /* Drops a pin the pool itself took on this thread's behalf. */
@@ -90,7 +93,7 @@ static inline void pool_unpin(hs_pool *pool, hs_buf b) {
 
 /* Drops a victim's pin, which victim selection takes in the state word. */
 static inline void unpin_victim(hs_pool *pool, hs_buf v) {
-  bool had = buf_unpin_shared(pool_desc(pool, v));
+  bool had = buf_unpin_shared(pool_bstate(pool, v));
   HS_INVARIANT(had, "a victim's pin on buffer %d was not in its state word", v);
   (void)had;
 }

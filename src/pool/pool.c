@@ -77,6 +77,7 @@ static void pool_free(hs_pool *pool) {
     big_free(atomic_load(&pool->pins[i]), sizeof(_Atomic uint32_t) * pool->nbuffers);
   big_free(pool->pages, (size_t)pool->nbuffers * pool->page_size);
   big_free(pool->descs, sizeof *pool->descs * pool->nbuffers);
+  big_free(pool->states, sizeof *pool->states * pool->nbuffers);
   free(pool);
 }
 
@@ -209,9 +210,10 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   pool->huge_mode = opts->huge_pages;
   uint32_t io_align = hs_smgr_io_alignment(pool->smgr);
   pool->descs = big_alloc(sizeof *pool->descs * npages, opts->huge_pages, NULL);
+  pool->states = big_alloc(sizeof *pool->states * npages, opts->huge_pages, NULL);
   pool->pages =
       big_alloc_aligned((size_t)npages * page_size, io_align, opts->huge_pages, &frames_got);
-  if (!pool->descs || !pool->pages) {
+  if (!pool->descs || !pool->states || !pool->pages) {
     bool refused = opts->huge_pages == HS_HUGE_PAGES_ON && errno == EOPNOTSUPP;
     pool_free(pool);
     if (refused)
@@ -228,7 +230,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   pool->huge_used = frames_got;
   for (uint32_t b = 0; b < pool->nbuffers; b++) {
     hs_bufdesc *d = &pool->descs[b].d;
-    atomic_init(&d->state, 0);
+    atomic_init(&pool->states[b].state, 0);
     atomic_init(&d->content_lock, 0);
     atomic_init(&d->rel, 0);
     atomic_init(&d->fork, 0);
@@ -285,7 +287,7 @@ hs_status hs_pool_close(hs_pool *pool) {
   hs_status st = HS_OK;
   for (uint32_t b = 0; b < pool->nbuffers && st == HS_OK; b++) {
     hs_bufdesc *d = pool_desc(pool, (hs_buf)b);
-    uint32_t state = atomic_load(&d->state);
+    uint32_t state = atomic_load(&pool_bstate(pool, (hs_buf)b)->state);
     if (pool_pin_count(pool, (hs_buf)b, state) > 0) {
       hs_buftag t = buf_tag_get(d);
       char who[96];
@@ -380,7 +382,7 @@ static inline uint32_t ring_bits(const hs_strategy *ring) {
 static inline void policy_hit(hs_pool *pool, hs_buf b, uint64_t key, hs_read_mode mode,
                               const hs_strategy *ring) {
   if (!ring) {
-    hs_bufdesc *d = pool_desc(pool, b);
+    hs_bufstate *d = pool_bstate(pool, b);
     uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
     while (s & BM_RING_BITS) {
       if (s & BM_LOCKED) {
@@ -458,7 +460,7 @@ static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_r
 static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, uint64_t hash,
                                hs_read_mode mode, bool lock, hs_io_context ctx,
                                const hs_strategy *ring, hs_buf *out, bool *hit) {
-  hs_bufdesc *d = pool_desc(pool, b);
+  hs_bufstate *d = pool_bstate(pool, b);
   for (;;) {
     uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
     /* The policy hears of the access only once the loader has told it about
@@ -548,9 +550,10 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
       *out = b;
       return HS_OK;
     }
-    s = buf_hdr_lock(vd);
+    hs_bufstate *vs_word = pool_bstate(pool, v);
+    s = buf_hdr_lock(vs_word);
     if (pool_pin_count(pool, v, s) != 1 || (s & BM_DIRTY)) { /* pinned or dirtied meanwhile */
-      buf_hdr_unlock(vd, s);
+      buf_hdr_unlock(vs_word, s);
       page_table_unlock2(pt, part, old_part);
       unpin_victim(pool, v);
       if (!had_tag) pool_push_free(pool, v); /* back where it came from, not lost */
@@ -562,7 +565,7 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
     atomic_store_explicit(&vd->lsn, 0, memory_order_relaxed);
     page_table_insert(pt, v, hash);
     s = own_victim_pin(mine, v, s);
-    buf_hdr_unlock(vd,
+    buf_hdr_unlock(vs_word,
                    (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS | ring_bits(ring));
     page_table_unlock2(pt, part, old_part);
 
@@ -613,9 +616,10 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
     uint64_t old_hash = buf_tag_hash(&old_tag);
     uint32_t old_part = page_table_partition(pt, old_hash);
     if (had_tag) page_table_lock(pt, old_part);
-    s = buf_hdr_lock(vd);
+    hs_bufstate *v_word = pool_bstate(pool, v);
+    s = buf_hdr_lock(v_word);
     if (pool_pin_count(pool, v, s) != 1 || (s & BM_DIRTY) || (had_tag != !!(s & BM_TAG_VALID))) {
-      buf_hdr_unlock(vd, s);
+      buf_hdr_unlock(v_word, s);
       if (had_tag) page_table_unlock(pt, old_part);
       unpin_victim(pool, v);
       if (!had_tag) pool_push_free(pool, v);
@@ -629,7 +633,7 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
       hs_policy_evict(pool->policy, (uint32_t)v);
       policy_unlock(pool, pool->lock_others);
     } else { /* from the free list: it holds no page already */
-      buf_hdr_unlock(vd, s & ~(BM_VALID | BM_JUST_DIRTIED | BM_IO_ERROR | BM_RING_BITS));
+      buf_hdr_unlock(v_word, s & ~(BM_VALID | BM_JUST_DIRTIED | BM_IO_ERROR | BM_RING_BITS));
     }
     pool_note_victim(pool, ctx, ring, v, reused, evicted);
     break;
@@ -664,11 +668,12 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
     return st;
   }
   hs_bufdesc *vd = pool_desc(pool, v);
-  uint32_t s = buf_hdr_lock(vd);
+  uint32_t s = buf_hdr_lock(pool_bstate(pool, v));
   buf_tag_set(vd, &tag);
   page_table_insert(pt, v, hash);
   s = own_victim_pin(mine, v, s);
-  buf_hdr_unlock(vd, (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS | ring_bits(ring));
+  buf_hdr_unlock(pool_bstate(pool, v),
+                 (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS | ring_bits(ring));
   page_table_unlock(pt, part);
   incoming.key = hash;
   policy_lock(pool, pool->lock_others);
@@ -806,7 +811,7 @@ hs_blockno hs_buf_block(hs_pool *pool, hs_buf buf) {
   return buf_ok(pool, buf) ? buf_tag_get(pool_desc(pool, buf)).block : HS_INVALID_BLOCK;
 }
 bool hs_buf_is_dirty(hs_pool *pool, hs_buf buf) {
-  return buf_ok(pool, buf) && (atomic_load(&pool_desc(pool, buf)->state) & BM_DIRTY);
+  return buf_ok(pool, buf) && (atomic_load(&pool_bstate(pool, buf)->state) & BM_DIRTY);
 }
 
 hs_lsn hs_buf_lsn(hs_pool *pool, hs_buf buf) {
@@ -869,10 +874,11 @@ hs_status hs_buf_mark_dirty(hs_pool *pool, hs_buf buf, hs_lsn lsn, bool *was_cle
   if (i < 0 || held_locks[i].mode != HS_LOCK_EXCLUSIVE)
     return pool_misuse(pool, "hs_buf_mark_dirty", buf,
                        "this thread does not hold its content lock in exclusive mode");
-  uint32_t old = atomic_load_explicit(&d->state, memory_order_relaxed);
+  hs_bufstate *ds = pool_bstate(pool, buf);
+  uint32_t old = atomic_load_explicit(&ds->state, memory_order_relaxed);
   for (;;) {
-    if (old & BM_LOCKED) old = buf_wait_unlocked(d);
-    if (atomic_compare_exchange_weak_explicit(&d->state, &old, old | BM_DIRTY | BM_JUST_DIRTIED,
+    if (old & BM_LOCKED) old = buf_wait_unlocked(ds);
+    if (atomic_compare_exchange_weak_explicit(&ds->state, &old, old | BM_DIRTY | BM_JUST_DIRTIED,
                                               memory_order_acq_rel, memory_order_relaxed))
       break;
   }
@@ -885,7 +891,7 @@ hs_status hs_buf_mark_dirty(hs_pool *pool, hs_buf buf, hs_lsn lsn, bool *was_cle
 
 hs_status hs_buf_pin_again(hs_pool *pool, hs_buf buf) {
   if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_INVALID, 0, "hs_buf_pin_again: bad buffer %d", buf);
-  hs_bufdesc *d = pool_desc(pool, buf);
+  hs_bufstate *d = pool_bstate(pool, buf);
   if (pool_pin_count(pool, buf, atomic_load_explicit(&d->state, memory_order_acquire)) == 0)
     return pool_misuse(pool, "hs_buf_pin_again", buf,
                        "the buffer is not pinned (only a pinned buffer can be pinned again: its "
@@ -923,7 +929,7 @@ void hs_pool_stats(hs_pool *pool, hs_io_stats *out) {
   out->page_size = pool->page_size;
   out->misuse = atomic_load_explicit(&pool->misuse, memory_order_relaxed);
   for (uint32_t b = 0; b < pool->nbuffers; b++) {
-    uint32_t s = atomic_load_explicit(&pool->descs[b].d.state, memory_order_relaxed);
+    uint32_t s = atomic_load_explicit(&pool->states[b].state, memory_order_relaxed);
     if (s & BM_VALID) out->valid++;
     if (s & BM_DIRTY) out->dirty++;
     if (pool_pin_count(pool, (hs_buf)b, s)) out->pinned++;

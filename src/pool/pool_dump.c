@@ -12,11 +12,12 @@
 
 static void buffer_info(hs_pool *pool, uint32_t i, hs_buffer_info *bi) {
   hs_bufdesc *d = pool_desc(pool, (hs_buf)i);
-  uint32_t s = buf_hdr_lock(d);
+  hs_bufstate *ds = pool_bstate(pool, (hs_buf)i);
+  uint32_t s = buf_hdr_lock(ds);
   hs_buftag t = buf_tag_get(d);
   hs_lsn lsn = atomic_load_explicit(&d->lsn, memory_order_relaxed);
   uint32_t pins = pool_pin_count(pool, (hs_buf)i, s);
-  buf_hdr_unlock(d, s);
+  buf_hdr_unlock(ds, s);
   bi->buf = (hs_buf)i;
   bi->valid = s & BM_VALID;
   bi->rel = t.rel;

@@ -30,6 +30,7 @@
 
 struct hs_pool {
   hs_bufdesc_padded *descs;
+  hs_bufstate *states;  /* one state word per buffer (buf_internal.h) */
   unsigned char *pages; /* nbuffers * page_size, 4 KiB aligned */
   /* Where the big arrays live (core/big_alloc.h): what was asked, and the
    * least any of them got. */
@@ -157,6 +158,10 @@ static inline uint64_t pool_now_ns(void) {
 
 static inline hs_bufdesc *pool_desc(hs_pool *pool, hs_buf b) {
   return &pool->descs[b].d;
+}
+
+static inline hs_bufstate *pool_bstate(hs_pool *pool, hs_buf b) {
+  return &pool->states[b];
 }
 
 /* A buffer number the pool has (calls taking an hs_buf check it first). */

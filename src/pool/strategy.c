@@ -250,9 +250,9 @@ hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring
 static void release_slot(hs_strategy *s, uint32_t i) {
   hs_buf b = s->bufs[i];
   if (!s->config.own_writes || b == HS_INVALID_BUF) return;
-  hs_bufdesc *d = pool_desc(s->pool, b);
-  uint32_t st = buf_hdr_lock(d);
-  buf_hdr_unlock(d, st & ~BM_RING_WRITES);
+  hs_bufstate *ds = pool_bstate(s->pool, b);
+  uint32_t st = buf_hdr_lock(ds);
+  buf_hdr_unlock(ds, st & ~BM_RING_WRITES);
   s->bufs[i] = HS_INVALID_BUF;
 }
 
@@ -299,19 +299,20 @@ hs_buf strategy_get_buffer(hs_strategy *ring, uint32_t *state) {
   hs_buf b = ring->bufs[ring->current];
   if (b == HS_INVALID_BUF) return HS_INVALID_BUF;
   hs_bufdesc *d = pool_desc(pool, b);
-  uint32_t s = buf_hdr_lock(d);
+  hs_bufstate *ds = pool_bstate(pool, b);
+  uint32_t s = buf_hdr_lock(ds);
   if ((s & (BM_RING | BM_TAG_VALID)) != (BM_RING | BM_TAG_VALID) || pool_pinned(pool, b, s)) {
-    buf_hdr_unlock(d, s);
+    buf_hdr_unlock(ds, s);
     return HS_INVALID_BUF;
   }
   if ((s & BM_DIRTY) && ring->kind == HS_STRATEGY_BULKREAD && pool_needs_wal_flush(pool, d)) {
-    buf_hdr_unlock(d, s);
+    buf_hdr_unlock(ds, s);
     ring->bufs[ring->current] = HS_INVALID_BUF;
     stat_add(&pool->stats, ring->ctx, HS_STAT_REJECTS, 1);
     return HS_INVALID_BUF;
   }
   s += BUF_REFCOUNT_ONE;
-  buf_hdr_unlock(d, s);
+  buf_hdr_unlock(ds, s);
   *state = s;
   return b;
 }

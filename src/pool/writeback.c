@@ -80,20 +80,21 @@ static hs_wal_cause wal_cause_of(hs_io_context ctx) {
 hs_status pool_write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wrote,
                             bool *wal_flushed) {
   hs_bufdesc *d = pool_desc(pool, b);
+  hs_bufstate *ds = pool_bstate(pool, b);
   *wrote = false;
   if (wal_flushed) *wal_flushed = false;
   for (;;) {
-    uint32_t s = buf_hdr_lock(d);
+    uint32_t s = buf_hdr_lock(ds);
     if ((s & (BM_VALID | BM_DIRTY)) != (BM_VALID | BM_DIRTY)) {
-      buf_hdr_unlock(d, s);
+      buf_hdr_unlock(ds, s);
       return HS_OK;
     }
     if (s & BM_IO_IN_PROGRESS) { /* another thread is writing it */
-      buf_hdr_unlock(d, s);
+      buf_hdr_unlock(ds, s);
       pool_wait_io(pool, b);
       continue;
     }
-    buf_hdr_unlock(d, (s | BM_IO_IN_PROGRESS) & ~BM_JUST_DIRTIED);
+    buf_hdr_unlock(ds, (s | BM_IO_IN_PROGRESS) & ~BM_JUST_DIRTIED);
     break;
   }
   hs_buftag tag = buf_tag_get(d);

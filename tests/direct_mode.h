@@ -1,7 +1,8 @@
 /*
  * tests/direct_mode.h — runs a test's pools and storage managers with
  * direct I/O when HOTSET_TEST_DIRECT=1 (ctest's "<test>_direct" entries),
- * so every pool and storage test runs both ways without a second copy.
+ * so every pool and storage test runs both ways without a second copy; and
+ * its pools with the direct translation when HOTSET_TEST_TRANSLATION=direct.
  *
  * The test's own hs_pool_open and hs_smgr_open calls are redirected here
  * by macros, after the real declarations: a test written for buffered I/O
@@ -36,9 +37,21 @@ static inline hs_status test_direct_refused(hs_status st) {
   return st;
 }
 
+/* HOTSET_TEST_TRANSLATION=direct (ctest's "<test>_translation" entries):
+ * every pool the test opens with the default translation uses the direct
+ * one (hs_pool_options.translation), so the pool tests run their hits
+ * through its index too. */
+static inline bool test_direct_translation(void) {
+  const char *e = getenv("HOTSET_TEST_TRANSLATION");
+  return e && strcmp(e, "direct") == 0;
+}
+
 static inline hs_status test_pool_open(const hs_pool_options *o, hs_pool **out) {
-  if (!o || !test_direct_io()) return hs_pool_open(o, out);
+  if (!o || (!test_direct_io() && !test_direct_translation())) return hs_pool_open(o, out);
   hs_pool_options copy = *o;
+  if (test_direct_translation() && copy.translation == HS_TRANSLATION_HASH)
+    copy.translation = HS_TRANSLATION_DIRECT;
+  if (!test_direct_io()) return hs_pool_open(&copy, out);
   copy.direct_io = true;
   return test_direct_refused(hs_pool_open(&copy, out));
 }

@@ -104,6 +104,16 @@ typedef enum hs_huge_pages_used {
   HS_HUGE_PAGES_EXPLICIT = 2
 } hs_huge_pages_used;
 
+/* How a hit finds a page's buffer (docs/buffer-pool.md, "Translation"):
+ * HASH, a chained hash table of tags, as PostgreSQL's buffer mapping
+ * table; DIRECT, vmcache-style arithmetic as well — each relation fork
+ * gets an address-space reservation of 4 bytes per block, indexed by block
+ * number, so a hit reads one word there and no hash table. The hash table
+ * is kept under DIRECT too, and answers for what the direct index leaves
+ * out (forks beyond the 512th, blocks beyond 2^28, a system that refuses
+ * MAP_NORESERVE reservations). */
+typedef enum hs_translation { HS_TRANSLATION_HASH = 0, HS_TRANSLATION_DIRECT = 1 } hs_translation;
+
 typedef struct hs_pool_options {
   const char *dir;     /* data directory, created if missing (required) */
   uint32_t page_size;  /* bytes per page: 1 KiB .. 64 KiB, power of two; 0 = the data
@@ -122,6 +132,7 @@ typedef struct hs_pool_options {
    * system allows and says which it got (hs_pool_huge_pages); ON fails
    * the open without them; OFF never uses them. */
   hs_huge_pages huge_pages;
+  hs_translation translation; /* HS_TRANSLATION_HASH by default */
   /* Relation files opened with O_DIRECT (hs_smgr_options.direct_io): a
    * miss is a device read into the frame, and a write goes from the frame
    * (or its checksum copy) to the device, with nothing kept in the
@@ -192,6 +203,27 @@ uint32_t hs_pool_nbuffers(const hs_pool *pool);
 /* What the pool's frames got (hs_pool_options.huge_pages). */
 hs_huge_pages_used hs_pool_huge_pages(const hs_pool *pool);
 uint32_t hs_pool_page_size(const hs_pool *pool);
+hs_translation hs_pool_translation(const hs_pool *pool);
+
+/* Where a pool's memory is, in bytes. `hit_bytes` is what a hit may touch
+ * at random: the translation (the hash table's buckets and the
+ * descriptors its chains run through, or the direct index's entries up to
+ * each fork's highest block), the state words, one thread's pin counters
+ * and the policy's state; pool-bench sets a hit's cost beside a chain of
+ * dependent loads over a region of that size. */
+typedef struct hs_pool_memory {
+  uint64_t frames;          /* the pages themselves */
+  uint64_t descriptors;     /* tags, content locks, LSNs: 64 bytes a buffer */
+  uint64_t states;          /* the state words: 4 bytes a buffer */
+  uint64_t page_table;      /* the hash table's buckets */
+  uint64_t direct_span;     /* direct entries up to each fork's highest block */
+  uint64_t direct_reserved; /* address space reserved for them (not memory) */
+  uint64_t pins_per_thread; /* private pin counters of one thread: 4 bytes a buffer */
+  uint32_t pin_threads;     /* threads that have such counters */
+  uint64_t policy;          /* hs_policy_memory */
+  uint64_t hit_bytes;
+} hs_pool_memory;
+void hs_pool_memory_usage(hs_pool *pool, hs_pool_memory *out);
 /* The name of the replacement policy in use, e.g. "clock-sweep". */
 const char *hs_pool_policy_name(const hs_pool *pool);
 

@@ -39,6 +39,7 @@
 
 #include "bench/bench_util.h"
 #include "bench/global_lru_pool.h"
+#include "bench/mem_chase.h"
 #include "cli/args.h"
 #include "cli/json.h"
 #include "core/error.h"
@@ -115,6 +116,8 @@ typedef struct series {
   double hit_ratio;                     /* median */
   uint64_t ops, elapsed_ns;             /* totals over the runs */
   double vs, vs_min, vs_max;            /* policy runs / their paired baseline runs */
+  uint64_t metadata_bytes;              /* hit runs: what a hit may touch (hs_pool_memory) */
+  double chase_ns;                      /* ... and a dependent load over that much: median */
 } series;
 
 static hs_status stamp_error(hs_blockno want, hs_blockno got) {
@@ -217,9 +220,11 @@ typedef struct bench {
   double seconds;
   bool json;
   const char *policy;
-  const char *policy_spec; /* the one being measured */
-  const char *huge_flag;   /* --huge-pages */
-  const char *huge_asked;  /* the pool being measured: try, off or on */
+  const char *policy_spec;      /* the one being measured */
+  const char *huge_flag;        /* --huge-pages */
+  const char *huge_asked;       /* the pool being measured: try, off or on */
+  const char *translation_flag; /* --translation */
+  const char *translation;      /* the pool being measured: hash or direct */
   char variant[ARGS_SPEC_LEN + 32];
   const char *dir_flag;
   /* state */
@@ -399,6 +404,11 @@ static void print_json(const bench *b, variant var, workload wl, uint32_t nthrea
     json_str(&j, "policy", b->policy_spec);
     json_str(&j, "huge_pages", b->huge_asked);
     json_str(&j, "huge_pages_used", bench_huge_used_name(hs_pool_huge_pages(b->pool)));
+    json_str(&j, "translation", b->translation);
+    if (wl == WL_HIT) {
+      json_u64(&j, "metadata_bytes", r->metadata_bytes);
+      json_double(&j, "chase_ns", "%.2f", r->chase_ns);
+    }
     json_double(&j, "vs_baseline", "%.4f", r->vs);
     json_double(&j, "vs_baseline_min", "%.4f", r->vs_min);
     json_double(&j, "vs_baseline_max", "%.4f", r->vs_max);
@@ -421,8 +431,9 @@ static void print_table_header(const bench *b) {
   printf("pool: %u buffers of %s (%s); relation: %" PRIu64 " pages; %" PRIu64
          " runs of %g s each, policy and baseline alternating\n\n",
          b->nbuffers, page, pool, b->pages, b->repeat, b->seconds);
-  printf("%-18s %-8s %7s %9s %17s %8s %7s %8s %8s %13s\n", "variant", "workload", "threads",
-         "Mops/s", "(min-max)", "ns/op", "hit%", "scaling", "vs base", "(min-max)");
+  printf("%-18s %-8s %7s %9s %17s %8s %7s %8s %8s %13s %10s %8s\n", "variant", "workload",
+         "threads", "Mops/s", "(min-max)", "ns/op", "hit%", "scaling", "vs base", "(min-max)",
+         "hit bytes", "chase ns");
 }
 
 static void print_table_row(const char *vname, workload wl, uint32_t nthreads, const series *r,
@@ -438,8 +449,38 @@ static void print_table_row(const char *vname, workload wl, uint32_t nthreads, c
   printf("%-18s %-8s %7u %9.2f %17s %8.1f %6.1f%% %8s %8s", vname, workload_names[wl], nthreads,
          r->ops_per_sec / 1e6, range, r->ns_per_op, 100.0 * r->hit_ratio, scaling, vs);
   if (hotset) printf(" %13s", vs_range);
+  if (hotset && wl == WL_HIT) {
+    char bytes[32];
+    printf(" %10s %8.1f", args_format_size(r->metadata_bytes, bytes, sizeof bytes), r->chase_ns);
+  }
   putchar('\n');
   fflush(stdout);
+}
+
+/* A comma-separated list of distinct choices among names[0 .. n): their
+ * indexes in order to out[]; how many. A bad or repeated item, or an empty
+ * list, is a usage error naming --flag. */
+static int parse_choices(const char *flag, const char *list, const char *const *names, int n,
+                         int *out) {
+  char buf[64], want[64] = "";
+  for (int k = 0; k < n; k++) {
+    strcat(want, k == 0 ? "" : k == n - 1 ? " or " : ", ");
+    strcat(want, names[k]);
+  }
+  if (strlen(list) >= sizeof buf) args_usage_error(cmd, "--%s: \"%s\": want %s", flag, list, want);
+  strcpy(buf, list);
+  int count = 0;
+  for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+       item = strtok_r(NULL, ",", &save)) {
+    int k = 0;
+    while (k < n && strcmp(item, names[k]) != 0) k++;
+    if (k == n) args_usage_error(cmd, "--%s: \"%s\": want %s", flag, item, want);
+    for (int i = 0; i < count; i++)
+      if (out[i] == k) args_usage_error(cmd, "--%s: \"%s\" is given twice", flag, item);
+    out[count++] = k;
+  }
+  if (!count) args_usage_error(cmd, "--%s: empty list", flag);
+  return count;
 }
 
 int pool_bench_main(int argc, char **argv) {
@@ -497,6 +538,14 @@ int pool_bench_main(int argc, char **argv) {
        .def = "try",
        .help = "the pool's huge_pages, comma-separated, each run as its own variant: try (huge "
                "pages where the system allows), off, on (fail without them)"},
+      {.name = "translation",
+       .kind = ARGS_STRING,
+       .dest = &b.translation_flag,
+       .arg = "LIST",
+       .def = "hash,direct",
+       .help = "the pool's translation, comma-separated, each run as its own variant: hash (a "
+               "hash table of tags), direct (vmcache-style: block number to buffer by "
+               "arithmetic, the hash table behind it)"},
       {.name = "seed",
        .kind = ARGS_UINT,
        .dest = &b.seed,
@@ -507,7 +556,9 @@ int pool_bench_main(int argc, char **argv) {
        .dest = &b.json,
        .help = "one JSON object per line per (variant, workload, threads): ops_per_sec (the "
                "median), ops_per_sec_min, _max, runs, ns_per_op (at the median), and for a "
-               "policy vs_baseline (median of the per-pair ratios), vs_baseline_min, _max"},
+               "policy vs_baseline (median of the per-pair ratios), vs_baseline_min, _max, "
+               "translation, and for a hit metadata_bytes (what a hit may touch) and chase_ns "
+               "(a dependent random load over that much memory, median of one per run)"},
   };
   args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
 
@@ -515,26 +566,11 @@ int pool_bench_main(int argc, char **argv) {
   const char *why = NULL;
   int npolicies = args_split_policies(b.policy, true, specs, ARGS_LIST_MAX, &why);
   if (npolicies < 0) args_usage_error(cmd, "--policy: \"%s\": %s", b.policy, why);
-  static const char *const huge_all[] = {"try", "off", "on"};
-  hs_huge_pages huge_modes[3];
-  const char *huge_names[3];
-  int nhuge = 0;
-  {
-    char list[64];
-    if (strlen(b.huge_flag) >= sizeof list)
-      args_usage_error(cmd, "--huge-pages: \"%s\": want try, off or on", b.huge_flag);
-    strcpy(list, b.huge_flag);
-    for (char *save = NULL, *item = strtok_r(list, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-      int k = 0;
-      while (k < 3 && strcmp(item, huge_all[k]) != 0) k++;
-      if (k == 3 || nhuge == 3)
-        args_usage_error(cmd, "--huge-pages: \"%s\": want try, off or on", item);
-      huge_modes[nhuge] = (hs_huge_pages)k; /* the enum's order: TRY, OFF, ON */
-      huge_names[nhuge++] = huge_all[k];
-    }
-    if (!nhuge) args_usage_error(cmd, "--huge-pages: empty list");
-  }
+  static const char *const huge_all[] = {"try", "off", "on"}; /* the enum's order */
+  static const char *const translation_all[] = {"hash", "direct"};
+  int huge_modes[3], translations[2];
+  int nhuge = parse_choices("huge-pages", b.huge_flag, huge_all, 3, huge_modes);
+  int ntrans = parse_choices("translation", b.translation_flag, translation_all, 2, translations);
   uint64_t max_threads = 0;
   for (uint32_t i = 0; i < b.threads.n; i++)
     if (b.threads.v[i] > max_threads) max_threads = b.threads.v[i];
@@ -582,23 +618,29 @@ int pool_bench_main(int argc, char **argv) {
   static series agg[WL_COUNT][ARGS_LIST_MAX][V_COUNT];
   static result runs[V_COUNT][MAX_REPEAT];
   int repeat = (int)b.repeat;
-  for (int run = 0; run < npolicies * nhuge; run++) {
-    int pi = run / nhuge, hi = run % nhuge;
+  double chase[MAX_REPEAT];
+  uint64_t meta_bytes = 0;
+  for (int run = 0; run < npolicies * ntrans * nhuge; run++) {
+    int pi = run / (ntrans * nhuge), ti = run / nhuge % ntrans, hi = run % nhuge;
+    hs_huge_pages huge = (hs_huge_pages)huge_modes[hi];
     hs_pool_options po;
     hs_pool_options_init(&po);
     po.dir = b.dir;
     po.page_size = (uint32_t)b.page_size;
     po.pool_bytes = b.pool_bytes;
     po.policy = specs[pi];
-    po.huge_pages = huge_modes[hi];
+    po.huge_pages = huge;
+    po.translation = (hs_translation)translations[ti];
     b.policy_spec = specs[pi];
-    b.huge_asked = huge_names[hi];
+    b.huge_asked = huge_all[huge_modes[hi]];
+    b.translation = translation_all[translations[ti]];
     if (hs_pool_open(&po, &b.pool) != HS_OK) return fail(&b, "opening the pool");
+    int len = snprintf(b.variant, sizeof b.variant, "%s", specs[pi]);
+    if (ntrans > 1)
+      len += snprintf(b.variant + len, sizeof b.variant - (size_t)len, " %s", b.translation);
     if (nhuge > 1)
-      snprintf(b.variant, sizeof b.variant, "%s huge=%s(%s)", specs[pi], huge_names[hi],
+      snprintf(b.variant + len, sizeof b.variant - (size_t)len, " huge=%s(%s)", b.huge_asked,
                bench_huge_used_name(hs_pool_huge_pages(b.pool)));
-    else
-      snprintf(b.variant, sizeof b.variant, "%s", specs[pi]);
     for (int wl = 0; wl < WL_COUNT; wl++) {
       for (uint32_t t = 0; t < b.threads.n; t++) {
         uint32_t nthreads = (uint32_t)b.threads.v[t];
@@ -616,8 +658,26 @@ int pool_bench_main(int argc, char **argv) {
             cleanup(&b);
             bench_exit_interrupted(PROG);
           }
+          if (wl == WL_HIT) {
+            /* Beside each pair of hit runs: the memory limit of a hit on
+             * this pool, measured now, on the same kind of pages. */
+            hs_pool_memory m;
+            hs_pool_memory_usage(b.pool, &m);
+            meta_bytes = m.hit_bytes;
+            chase[rep] = mem_chase_ns(meta_bytes, huge, b.seed + (uint64_t)rep);
+            if (chase[rep] < 0) {
+              fprintf(stderr, PROG ": no memory for a %" PRIu64 "-byte chase\n", meta_bytes);
+              cleanup(&b);
+              return 1;
+            }
+          }
         }
         summarize(runs[V_HOTSET], runs[V_BASELINE], repeat, nthreads, &agg[wl][t][V_HOTSET]);
+        if (wl == WL_HIT) {
+          double lo, hi_ns;
+          agg[wl][t][V_HOTSET].metadata_bytes = meta_bytes;
+          agg[wl][t][V_HOTSET].chase_ns = median_of(chase, repeat, &lo, &hi_ns);
+        }
         summarize(runs[V_BASELINE], NULL, repeat, nthreads, &agg[wl][t][V_BASELINE]);
         for (int var = 0; var < V_COUNT; var++) {
           const series *r = &agg[wl][t][var];

@@ -22,7 +22,8 @@ static uint32_t next_pow2(uint32_t x) {
 }
 
 hs_status page_table_init(hs_page_table *pt, hs_bufdesc_padded *descs, uint32_t nbuffers,
-                          uint32_t partitions, hs_huge_pages huge, hs_huge_pages_used *used) {
+                          uint32_t partitions, hs_huge_pages huge, hs_huge_pages_used *used,
+                          bool direct) {
   uint32_t nbuckets = next_pow2(nbuffers < 16 ? 16 : nbuffers);
   uint32_t nparts = next_pow2(partitions ? partitions : 128);
   if (nparts > nbuckets) nparts = nbuckets;
@@ -31,11 +32,17 @@ hs_status page_table_init(hs_page_table *pt, hs_bufdesc_padded *descs, uint32_t 
   pt->part_mask = nparts - 1;
   pt->heads = big_alloc(sizeof *pt->heads * nbuckets, huge, used);
   pt->parts = aligned_alloc(64, sizeof *pt->parts * nparts);
-  if (!pt->heads || !pt->parts) {
+  pt->direct = direct ? malloc(sizeof *pt->direct) : NULL;
+  if (!pt->heads || !pt->parts || (direct && !pt->direct)) {
     big_free(pt->heads, sizeof *pt->heads * nbuckets);
     free(pt->parts);
+    free(pt->direct);
+    pt->heads = NULL;
+    pt->parts = NULL;
+    pt->direct = NULL;
     return hs_fail(HS_ERR_NOMEM, 0, "could not allocate a page table of %u buckets", nbuckets);
   }
+  if (pt->direct) direct_map_init(pt->direct, huge);
   for (uint32_t i = 0; i < nbuckets; i++) atomic_init(&pt->heads[i], -1);
   for (uint32_t i = 0; i < nparts; i++) pthread_mutex_init(&pt->parts[i].lock, NULL);
   return HS_OK;
@@ -45,8 +52,13 @@ void page_table_destroy(hs_page_table *pt) {
   for (uint32_t i = 0; i <= pt->part_mask; i++) pthread_mutex_destroy(&pt->parts[i].lock);
   big_free(pt->heads, sizeof *pt->heads * ((size_t)pt->bucket_mask + 1));
   free(pt->parts);
+  if (pt->direct) {
+    direct_map_destroy(pt->direct);
+    free(pt->direct);
+  }
   pt->heads = NULL;
   pt->parts = NULL;
+  pt->direct = NULL;
 }
 
 void page_table_lock(hs_page_table *pt, uint32_t part) {
@@ -91,9 +103,17 @@ void page_table_insert(hs_page_table *pt, int32_t buf, uint64_t hash) {
                         memory_order_relaxed);
   /* Release: a lock-free reader that sees the new head sees the tag too. */
   atomic_store_explicit(head, buf, memory_order_release);
+  if (pt->direct) {
+    hs_buftag t = buf_tag_get(d);
+    direct_map_set(pt->direct, t.rel, t.fork, t.block, buf);
+  }
 }
 
 bool page_table_delete(hs_page_table *pt, int32_t buf, uint64_t hash) {
+  if (pt->direct) {
+    hs_buftag t = buf_tag_get(&pt->descs[buf].d);
+    direct_map_clear(pt->direct, t.rel, t.fork, t.block, buf);
+  }
   _Atomic int32_t *link = &pt->heads[hash & pt->bucket_mask];
   for (;;) {
     int32_t b = atomic_load_explicit(link, memory_order_relaxed);

@@ -17,6 +17,7 @@
 
 #include "hotset/status.h"
 #include "pool/buf_internal.h"
+#include "pool/direct_map.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,12 +33,17 @@ typedef struct hs_page_table {
   hs_pt_partition *parts;
   uint32_t part_mask;
   hs_bufdesc_padded *descs;
+  /* The direct translation's index beside the table (direct_map.h), or
+   * NULL: insert and delete keep it; the hit path reads it first. */
+  direct_map *direct;
 } hs_page_table;
 
 /* The buckets go on huge pages as `huge` says (core/big_alloc.h); *used
- * (if given) says what they got. */
+ * (if given) says what they got. `direct`: keep a direct map beside the
+ * table (hs_pool_options.translation). */
 hs_status page_table_init(hs_page_table *pt, hs_bufdesc_padded *descs, uint32_t nbuffers,
-                          uint32_t partitions, hs_huge_pages huge, hs_huge_pages_used *used);
+                          uint32_t partitions, hs_huge_pages huge, hs_huge_pages_used *used,
+                          bool direct);
 void page_table_destroy(hs_page_table *pt);
 
 static inline uint32_t page_table_partition(const hs_page_table *pt, uint64_t hash) {
@@ -62,11 +68,19 @@ static inline int32_t page_table_lookup_fast(const hs_page_table *pt, const hs_b
   return -1;
 }
 
+/* Before a tag is inserted, with no lock held: gives its fork a direct
+ * reservation if the table keeps a direct map (may take a system call). */
+static inline void page_table_prepare(hs_page_table *pt, const hs_buftag *tag) {
+  if (pt->direct) direct_map_prepare(pt->direct, tag->rel, tag->fork);
+}
+
 /* Exact; the caller holds the tag's partition lock. */
 int32_t page_table_lookup(const hs_page_table *pt, const hs_buftag *tag, uint64_t hash);
-/* The caller holds the partition lock and has set the buffer's tag. */
+/* The caller holds the partition lock and buf's header lock, and has set
+ * its tag. */
 void page_table_insert(hs_page_table *pt, int32_t buf, uint64_t hash);
-/* The caller holds the partition lock; returns false if buf was not there. */
+/* The caller holds the partition lock and buf's header lock (buf still
+ * carries the tag); returns false if buf was not there. */
 bool page_table_delete(hs_page_table *pt, int32_t buf, uint64_t hash);
 
 #endif

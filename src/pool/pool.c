@@ -109,6 +109,10 @@ static hs_status check_options(const hs_pool_options *opts, uint32_t page_size, 
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pool_open: option huge_pages: %d is not HS_HUGE_PAGES_TRY, _OFF or _ON",
                    (int)opts->huge_pages);
+  if ((unsigned)opts->translation > HS_TRANSLATION_DIRECT)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_open: option translation: %d is not HS_TRANSLATION_HASH or _DIRECT",
+                   (int)opts->translation);
   if (opts->io_workers > HS_POOL_MAX_IO_WORKERS)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: option io_workers: %u asked for (at most %u)",
                    opts->io_workers, HS_POOL_MAX_IO_WORKERS);
@@ -244,7 +248,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   atomic_init(&pool->io_waiters, 0);
 
   st = page_table_init(&pool->table, pool->descs, pool->nbuffers, opts->partitions,
-                       opts->huge_pages, NULL);
+                       opts->huge_pages, NULL, opts->translation == HS_TRANSLATION_DIRECT);
   if (st == HS_OK && !(pool->syncscan = syncscan_table_create())) st = HS_ERR_NOMEM;
   /* The policy is told what a unit is (one page of page_size bytes) and
    * what its clock counts (milliseconds), rather than guess them. */
@@ -330,6 +334,30 @@ void hs_pool_abandon(hs_pool *pool) {
 hs_smgr *hs_pool_smgr(hs_pool *pool) {
   return pool->smgr;
 }
+hs_translation hs_pool_translation(const hs_pool *pool) {
+  return pool->table.direct ? HS_TRANSLATION_DIRECT : HS_TRANSLATION_HASH;
+}
+
+void hs_pool_memory_usage(hs_pool *pool, hs_pool_memory *out) {
+  memset(out, 0, sizeof *out);
+  uint64_t n = pool->nbuffers;
+  out->frames = n * pool->page_size;
+  out->descriptors = n * sizeof *pool->descs;
+  out->states = n * sizeof *pool->states;
+  out->page_table = ((uint64_t)pool->table.bucket_mask + 1) * sizeof *pool->table.heads;
+  if (pool->table.direct) {
+    out->direct_span = direct_map_span_bytes(pool->table.direct);
+    out->direct_reserved = atomic_load(&pool->table.direct->reserved_bytes);
+  }
+  out->pins_per_thread = n * sizeof(uint32_t);
+  uint32_t max = atomic_load(&pool->pins_max);
+  for (uint32_t i = 0; i < max; i++)
+    if (atomic_load(&pool->pins[i])) out->pin_threads++;
+  out->policy = hs_policy_memory(pool->policy);
+  uint64_t translation = pool->table.direct ? out->direct_span : out->page_table + out->descriptors;
+  out->hit_bytes = translation + out->states + out->pins_per_thread + out->policy;
+}
+
 hs_huge_pages_used hs_pool_huge_pages(const hs_pool *pool) {
   return pool ? pool->huge_used : HS_HUGE_PAGES_NONE;
 }
@@ -493,13 +521,32 @@ static hs_status finish_pinned(hs_pool *pool, hs_buf b, const hs_buftag *tag, ui
 static inline __attribute__((always_inline)) pool_lookup
 lookup_and_pin(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read_mode mode,
                hs_io_context ctx, const hs_strategy *ring, hs_buf *out) {
-  hs_buf b = page_table_lookup_fast(&pool->table, tag, hash);
-  if (b < 0) return NOT_FOUND;
-  hs_bufdesc *d = pool_desc(pool, b);
-  uint32_t s = pool_pin(pool, b);
-  if (!(s & BM_TAG_VALID) || !buf_tag_is(d, tag)) {
-    pool_unpin(pool, b);
-    return NOT_FOUND;
+  hs_buf b = -1;
+  uint32_t s = 0;
+  /* The direct translation first (direct_map.h): the entry names the
+   * buffer; once it is pinned, the entry still naming it and its tag valid
+   * prove it holds the page — no descriptor, no hash chain. */
+  _Atomic uint32_t *e =
+      pool->table.direct ? direct_entry(pool->table.direct, tag->rel, tag->fork, tag->block) : NULL;
+  uint32_t named = e ? atomic_load_explicit(e, memory_order_acquire) : 0;
+  if (named) {
+    b = (hs_buf)(named - 1);
+    s = pool_pin(pool, b);
+    if (!(s & BM_TAG_VALID) || atomic_load_explicit(e, memory_order_relaxed) != named) {
+      pool_unpin(pool, b);
+      b = -1;
+    }
+  }
+  if (b < 0) {
+    /* The page table: all of a hash pool's hits, and a direct pool's pages
+     * its index leaves out. */
+    b = page_table_lookup_fast(&pool->table, tag, hash);
+    if (b < 0) return NOT_FOUND;
+    s = pool_pin(pool, b);
+    if (!(s & BM_TAG_VALID) || !buf_tag_is(pool_desc(pool, b), tag)) {
+      pool_unpin(pool, b);
+      return NOT_FOUND;
+    }
   }
   *out = b;
   if (!(s & BM_VALID)) return FOUND_NOT_VALID;
@@ -527,6 +574,7 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
    * is let go unchanged. */
   hs_access incoming = make_access(pool, hash, mode, ring);
   victim_search vs = {.pool = pool};
+  page_table_prepare(pt, tag);
   for (;;) {
     hs_buf v = HS_INVALID_BUF;
     uint32_t s = 0;
@@ -652,6 +700,7 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
   hs_buftag tag = {.rel = rel, .fork = fork, .block = block};
   uint64_t hash = buf_tag_hash(&tag);
   uint32_t part = page_table_partition(pt, hash);
+  page_table_prepare(pt, &tag);
   page_table_lock(pt, part);
   hs_buf b = page_table_lookup(pt, &tag, hash);
   if (b >= 0) {

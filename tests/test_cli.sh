@@ -186,10 +186,11 @@ done
 
 # --repeat 3: each line gives the median of three runs with their min and
 # max, and a policy's ratio to the baseline runs paired with its own.
-run pool-bench --json --seconds 0.2 --repeat 3 --pages 64 --pool 256KiB --threads 1,2
+# Both translations by default, each its own variant: 16 lines.
+run pool-bench --json --seconds 0.1 --repeat 3 --pages 64 --pool 256KiB --threads 1,2
 expect_status 0 "pool-bench --json --repeat 3"
 lines=$(wc -l <"$out")
-if [[ $lines -eq 8 ]]; then ok; else bad "pool-bench --json printed $lines lines, want 8"; fi
+if [[ $lines -eq 16 ]]; then ok; else bad "pool-bench --json printed $lines lines, want 16"; fi
 if command -v python3 >/dev/null 2>&1; then
   if python3 - "$out" <<'EOF'; then ok; else bad "pool-bench --json output fails the JSON checks"; fi
 import json, sys
@@ -203,17 +204,25 @@ for line in open(sys.argv[1]):
     assert o["runs"] == 3, line
     assert o["ops_per_sec_min"] <= o["ops_per_sec"] <= o["ops_per_sec_max"], line
     if o["variant"] == "global-mutex-lru":
-        assert o["paired_with"] == "clock-sweep", line
+        assert o["paired_with"] in ("clock-sweep hash", "clock-sweep direct"), line
+        seen.add((o["paired_with"], "base", o["workload"], o["threads"]))
+        continue
+    assert 0 < o["vs_baseline_min"] <= o["vs_baseline"] <= o["vs_baseline_max"], line
+    assert o["variant"] == "clock-sweep " + o["translation"], line
+    if o["workload"] == "hit":
+        # What a hit may touch, and a dependent load over that much memory.
+        assert o["metadata_bytes"] > 0 and o["chase_ns"] > 0, line
     else:
-        assert 0 < o["vs_baseline_min"] <= o["vs_baseline"] <= o["vs_baseline_max"], line
-    seen.add((o["variant"], o["workload"], o["threads"]))
-want = {(v, w, t) for v in ("clock-sweep", "global-mutex-lru") for w in ("hit", "mixed") for t in (1, 2)}
+        assert "chase_ns" not in o, line
+    seen.add((o["variant"], "pool", o["workload"], o["threads"]))
+want = {("clock-sweep " + x, k, w, t) for x in ("hash", "direct") for k in ("pool", "base")
+        for w in ("hit", "mixed") for t in (1, 2)}
 assert seen == want, f"runs {sorted(seen)}, want {sorted(want)}"
 EOF
 else
   # Without python: every line is one object with the fields, min <= median <= max.
   n=$(grep -cE '^\{"variant":"[^"]+","workload":"(hit|mixed)","threads":[0-9]+,"ops_per_sec":[0-9.]+,"ns_per_op":[0-9.]+,"ops_per_sec_min":[0-9.]+,"ops_per_sec_max":[0-9.]+,"runs":3,.*\}$' "$out")
-  if [[ $n -eq 8 ]]; then ok; else bad "pool-bench --json: $n of 8 lines have the fields"; fi
+  if [[ $n -eq 16 ]]; then ok; else bad "pool-bench --json: $n of 16 lines have the fields"; fi
   if awk '{ m = $0; sub(/.*"ops_per_sec":/, "", m); sub(/,.*/, "", m)
             lo = $0; sub(/.*"ops_per_sec_min":/, "", lo); sub(/,.*/, "", lo)
             hi = $0; sub(/.*"ops_per_sec_max":/, "", hi); sub(/,.*/, "", hi)
@@ -222,8 +231,11 @@ else
   fi
 fi
 
-run pool-bench --seconds 0.1 --repeat 2 --pages 64 --pool 256KiB --threads 1
+run pool-bench --seconds 0.1 --repeat 2 --pages 64 --pool 256KiB --threads 1 --translation direct
 expect_status 0 "pool-bench table"
+if grep -q 'hit bytes.*chase ns' "$out" && grep -qE '^clock-sweep +hit ' "$out"; then ok; else
+  bad "pool-bench table (one translation): no hit bytes and chase columns, or a variant suffix"
+fi
 if grep -q 'global-mutex-lru' "$out" && grep -q 'Mops/s.*(min-max).*vs base' "$out"; then ok; else
   bad "pool-bench table lacks the baseline rows or the header"
 fi
@@ -233,6 +245,13 @@ fi
 
 run pool-bench --repeat 0
 expect_usage_error --repeat "pool-bench --repeat 0"
+
+run pool-bench --translation btree
+expect_usage_error --translation "pool-bench --translation btree"
+run pool-bench --translation hash,hash
+expect_usage_error "given twice" "pool-bench --translation hash,hash"
+run pool-bench --translation ,
+expect_usage_error --translation "pool-bench --translation ,"
 
 # An error at run time: exit 1 and one line naming what failed.
 run pool-bench --seconds 0.1 --pages 64 --pool 256KiB --threads 1 --dir /proc/hotset-no-such-dir

@@ -40,6 +40,10 @@ static inline __attribute__((always_inline)) uint32_t pool_pin(hs_pool *pool, hs
   hs_bufstate *d = pool_bstate(pool, b);
   _Atomic uint32_t *mine = my_pins(pool);
   if (!mine) return buf_pin(d);
+  /* The state word's line is on its way while the locked increment waits
+   * for its own: on a big pool both are cache misses, and the increment
+   * lets no later load start before it completes. */
+  __builtin_prefetch(d);
   atomic_fetch_add_explicit(&mine[b], 1, memory_order_seq_cst);
   uint32_t s = atomic_load_explicit(&d->state, memory_order_seq_cst);
   if (s & BM_LOCKED) s = buf_wait_unlocked(d);

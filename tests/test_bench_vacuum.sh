@@ -6,8 +6,9 @@
 # what the sweep says (1 buffer for 8KiB), the cost-delay cell slept, the
 # auto cell ran under the throttle with a ring that writes its own pages,
 # the calibration cells ran without vacuum (the spinner's CPU counted only
-# in its cell), the temporary directory is removed, and usage errors are one
-# line with a hint. No speed is asserted
+# in its cell), the temporary directory is removed, usage errors are one
+# line with a hint, and the table's size: 2x the pool by default, 5x with
+# --full, and a --table given wins over both. No speed is asserted
 # (docs/results.md has the figures).
 #
 # Usage: test_bench_vacuum.sh PATH/TO/hotset
@@ -39,13 +40,25 @@ run bench vacuum --calibrate -1
 expect_usage_error --calibrate "bench vacuum --calibrate -1" "hotset bench vacuum"
 run bench vacuum --plot chart.jpg
 expect_usage_error --plot "bench vacuum --plot chart.jpg" "hotset bench vacuum"
+for t in 0x 5y 1001x 512KiB; do
+  run bench vacuum --table $t
+  expect_usage_error --table "bench vacuum --table $t" "hotset bench vacuum"
+done
+# The help says the defaults: --full, and the table's 2x (5x with --full).
+run bench vacuum --help
+flat=$(tr -s ' \n' '  ' <"$out")
+if [[ $flat == *" --full "* && $flat == *"(default 2x; 5x with --full)"* &&
+  $flat == *"(default 128MiB)"* ]]; then ok; else
+  bad "bench vacuum --help does not say --full, the table's 2x / 5x and the pool's 128MiB"
+fi
 
 tmp=$scratch/tmp
 mkdir "$tmp"
 json=$scratch/run.json
 # A 4 MiB pool and a 16 MiB table: a ring sweep of two sizes, one cost-delay
-# cell, and the auto throttle, all against a paced foreground.
-TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --table 16MiB --baseline 0.2 --fg paced \
+# cell, and the auto throttle, all against a paced foreground. With --full,
+# which changes only defaults: the --table and --cost-delay given win.
+TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --table 16MiB --full --baseline 0.2 --fg paced \
   --ring-size 8KiB,256KiB --cost-delay 1 --throttle off,auto --json >"$json" 2>"$err"
 status=$?
 expect_status 0 "bench vacuum --json"
@@ -63,6 +76,14 @@ for n in 1 2 3 4; do
   if [[ $(json_line_field "$json" $n pages_scanned) -gt 0 ]]; then ok; else bad "line $n scanned nothing"; fi
 done
 f() { json_line_field "$json" "$1" "$2"; }
+for n in 1 2 3 4; do
+  if [[ $(f $n full) == true && $(f $n table_spec) == 16MiB && $(f $n table_bytes) -eq 16777216 &&
+    $(f $n pool_bytes) -eq 4194304 && $(f $n table_pages) -ge 2048 && $(f $n table_rows) -gt 0 ]]
+  then ok; else
+    bad "--full --table 16MiB: line $n says full $(f $n full), table $(f $n table_spec) =" \
+      "$(f $n table_bytes) bytes, $(f $n table_pages) pages; want true, 16MiB = 16777216, >= 2048"
+  fi
+done
 if [[ $(f 1 ring) == 8KiB && $(f 1 ring_buffers_end) -eq 1 ]]; then ok; else
   bad "cell 1: ring $(f 1 ring) of $(f 1 ring_buffers_end) buffers, want 8KiB of 1"
 fi
@@ -108,12 +129,18 @@ fi
 
 # Calibration cells first: the clients alone, then beside the spinner; no
 # vacuum in either (nothing removed), the spinner's CPU only in its own.
+# With --full and no --table, the table is 5x the pool: 20 MiB here.
 cal=$scratch/cal.json
-TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --table 16MiB --baseline 0.2 --fg paced \
+TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --full --baseline 0.2 --fg paced \
   --calibrate 0.3 --ring-size 256KiB --cost-delay 0 --throttle off --json >"$cal" 2>"$err"
 status=$?
 expect_status 0 "bench vacuum --calibrate"
 g() { json_line_field "$cal" "$1" "$2"; }
+if [[ $(g 3 full) == true && $(g 3 table_spec) == 5x && $(g 3 table_bytes) -eq 20971520 &&
+  $(g 3 table_pages) -ge 2560 ]]; then ok; else
+  bad "--full: table $(g 3 table_spec) = $(g 3 table_bytes) bytes, $(g 3 table_pages) pages;" \
+    "want 5x = 20971520, >= 2560 pages"
+fi
 if [[ $(wc -l <"$cal") -eq 3 && $(g 1 cell) == alone && $(g 2 cell) == idle-spin &&
   $(g 3 cell) == vacuum ]]; then ok; else
   bad "calibration run: cells '$(g 1 cell)' '$(g 2 cell)' '$(g 3 cell)', want alone idle-spin vacuum"
@@ -132,10 +159,15 @@ if [[ ! -r /proc/stat && $idle == null ]] ||
 fi
 
 # The human table, its Pareto view and the target checks.
-TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --table 16MiB --baseline 0.2 --fg unpaced \
+# No --table: the default, 2x the pool (8 MiB), which the header says.
+TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --baseline 0.2 --fg unpaced \
   --ring-size 256KiB --cost-delay 0,1 --throttle off --calibrate 0.2 >"$out" 2>"$err"
 status=$?
 expect_status 0 "bench vacuum (table)"
+pages=$(sed -n 's/^table: [0-9]* rows, \([0-9]*\) pages (.*; --table 2x, the default; --full: 5x).*/\1/p' "$out")
+if [[ -n $pages && $pages -ge 1024 && $pages -lt 2048 ]]; then ok; else
+  bad "the default table: header '$(grep '^table: ' "$out")', want --table 2x, 1024 to 2047 pages"
+fi
 if grep -q '^Pareto view, unpaced foreground' "$out"; then ok; else bad "no Pareto view"; fi
 if grep -q '^targets' "$out"; then ok; else bad "no targets section"; fi
 if grep -q '^calibration: ' "$out" && grep -q '^unpaced idle-spin' "$out"; then ok; else

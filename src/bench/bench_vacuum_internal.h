@@ -19,6 +19,11 @@
 #define VAC_ROW_BYTES   100u /* pgbench_accounts' rows: a key and ~90 bytes */
 #define VAC_MAX_CELLS   64
 #define VAC_MAX_CLIENTS 64
+/* The table's size when --table is not given, as a multiple of the pool:
+ * twice it by default (a run of about 2 to 3 minutes on 2 vCPUs), five
+ * times with --full (the lab's size until 2026-12-05, about 5 minutes). */
+#define VAC_TABLE_DEFAULT "2x"
+#define VAC_TABLE_FULL    "5x"
 
 typedef enum vac_fg_mode { VAC_FG_PACED = 0, VAC_FG_UNPACED } vac_fg_mode;
 
@@ -69,7 +74,13 @@ typedef struct vac_cell {
 
 /* The run's settings (flags). */
 typedef struct vac_bench {
-  uint64_t pool_bytes, table_bytes;
+  uint64_t pool_bytes;
+  /* The table: --table as given (NULL: not given), the spec used (that, or
+   * VAC_TABLE_DEFAULT, or VAC_TABLE_FULL with --full), its bytes, and what
+   * the load made of it. */
+  const char *table_flag, *table_spec;
+  uint64_t table_bytes, table_pages, table_rows;
+  bool full; /* --full: the full-size defaults */
   double dead, baseline_seconds, fg_rate;
   uint64_t clients, seed;
   bool freeze, json, fg_updates, recycle_first, idle_priority;

@@ -45,6 +45,13 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_str(&j, "cell", vac_cell_kind_name(c->kind));
   json_str(&j, "fg", vac_fg_name(c->fg));
   json_bool(&j, "direct", b->direct);
+  /* The sizes the cell ran at: the table is the run's one, loaded once. */
+  json_bool(&j, "full", b->full);
+  json_u64(&j, "pool_bytes", b->pool_bytes);
+  json_str(&j, "table_spec", b->table_spec);
+  json_u64(&j, "table_bytes", b->table_bytes);
+  json_u64(&j, "table_pages", b->table_pages);
+  json_u64(&j, "table_rows", b->table_rows);
   json_str(&j, "ring", c->ring);
   json_u64(&j, "ring_buffers_end", c->ring_buffers_end);
   json_double(&j, "cost_delay_ms", "%g", c->cost_delay_ms);

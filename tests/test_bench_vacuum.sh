@@ -36,6 +36,8 @@ run bench vacuum --dead 0
 expect_usage_error --dead "bench vacuum --dead 0" "hotset bench vacuum"
 run bench vacuum --own-writes sometimes
 expect_usage_error --own-writes "bench vacuum --own-writes sometimes" "hotset bench vacuum"
+run bench vacuum --fg-tick -1
+expect_usage_error --fg-tick "bench vacuum --fg-tick -1" "hotset bench vacuum"
 run bench vacuum --calibrate -1
 expect_usage_error --calibrate "bench vacuum --calibrate -1" "hotset bench vacuum"
 run bench vacuum --plot chart.jpg
@@ -109,7 +111,7 @@ done
 # saying so; where the scratch file system refuses, one clear line instead.
 djson=$scratch/direct.json
 TMPDIR=$tmp "$HOTSET" bench vacuum --pool 4MiB --table 8MiB --baseline 0.2 --fg paced \
-  --ring-size 256KiB --cost-delay 0 --throttle off --direct --json >"$djson" 2>"$err"
+  --ring-size 256KiB --cost-delay 0 --throttle off --direct --fg-tick 0 --json >"$djson" 2>"$err"
 status=$?
 if [[ $status -ne 0 ]] && grep -q 'refuses\|moves blocks of' "$err"; then
   echo "SKIPPED: test_bench_vacuum: --direct: $(head -1 "$err")"
@@ -121,6 +123,12 @@ else
   fi
 fi
 if [[ $(grep -c '"direct":false' "$json") -eq 4 ]]; then ok; else bad "buffered cells do not say \"direct\":false"; fi
+# Paced clients wake on a 1 ms tick by default; --fg-tick 0 is a sleep per
+# lookup, and every line says which.
+if [[ $(grep -c '"fg_tick_ms":1,' "$json") -eq 4 ]]; then ok; else bad "paced cells do not say fg_tick_ms 1"; fi
+if [[ $status -ne 0 ]] || [[ $(grep -c '"fg_tick_ms":0,' "$djson") -eq $(wc -l <"$djson") ]]; then ok; else
+  bad "--fg-tick 0: lines do not say fg_tick_ms 0"
+fi
 
 # A 1-buffer ring recycles its one buffer for nearly every page it dirties.
 if [[ $(f 1 ring_recycles) -gt 0 && $(f 1 wal_flushes_forced) -gt 0 ]]; then ok; else

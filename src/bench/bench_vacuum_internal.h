@@ -81,7 +81,7 @@ typedef struct vac_bench {
   const char *table_flag, *table_spec;
   uint64_t table_bytes, table_pages, table_rows;
   bool full; /* --full: the full-size defaults */
-  double dead, baseline_seconds, fg_rate;
+  double dead, baseline_seconds, fg_rate, fg_tick_ms;
   uint64_t clients, seed;
   bool freeze, json, fg_updates, recycle_first, idle_priority;
   bool direct; /* --direct: the pool reads and writes with O_DIRECT */
@@ -137,6 +137,7 @@ struct fg_group {
   uint64_t seed;
   bool updates;
   double rate_per_client;          /* operations per second; 0: unpaced */
+  uint64_t tick_ns;                /* paced: wake on multiples of this (0: at each due time) */
   _Atomic(hs_throttle *) throttle; /* told each operation's latency, or NULL */
   _Atomic int epoch;
   _Atomic bool stop;

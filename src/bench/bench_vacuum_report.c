@@ -80,6 +80,7 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_double(&j, "fg_tps_baseline", "%.0f", c->fg_tps_baseline);
   json_double(&j, "fg_tps_during", "%.0f", c->fg_tps_during);
   json_double(&j, "fg_tps_loss", "%.4f", vac_tps_loss(c));
+  json_double(&j, "fg_tick_ms", "%g", c->fg == VAC_FG_PACED ? b->fg_tick_ms : 0);
   json_double(&j, "fg_p99_us_baseline", "%.2f", c->fg_p99_us_baseline);
   json_double(&j, "fg_p99_us_during", "%.2f", c->fg_p99_us_during);
   json_double(&j, "fg_service_p99_us_baseline", "%.2f", c->fg_service_p99_us_baseline);

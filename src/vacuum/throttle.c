@@ -87,9 +87,35 @@ double throttle_step(throttle_state *s, const hs_throttle_options *o, double bas
   double excess = w->fg_mean_ns / baseline_ns - 1;
   s->excess = s->have_excess ? 0.75 * s->excess + 0.25 * excess : excess;
   s->have_excess = true;
+  /* The window ran at s->duty: fold (duty, excess) into the decaying sums
+   * and fit excess = a + slope × duty. One terrible window is clamped
+   * first, so a stall that was not vacuum's doing cannot set the slope. */
+  double x = s->duty, y = clamp(excess, -1, 4);
+  const double keep = 0.97;
+  s->sw = keep * s->sw + 1;
+  s->sx = keep * s->sx + x;
+  s->sy = keep * s->sy + y;
+  s->sxx = keep * s->sxx + x * x;
+  s->sxy = keep * s->sxy + x * y;
+  double mx = s->sx / s->sw, my = s->sy / s->sw;
+  double var = s->sxx / s->sw - mx * mx, cov = s->sxy / s->sw - mx * my;
+  /* Measured only while duty varies; kept while it does not (a duty held
+   * at one value says nothing new about the slope, and forgetting it
+   * would send the controller back to judging the whole excess). */
+  if (s->sw >= 8 && var >= 0.05 * 0.05) {
+    s->slope = cov / var;
+    s->slope_known = true;
+  }
+  double judged = s->excess;
+  if (s->slope_known) {
+    /* What working at the current duty adds; never more than is seen. */
+    double caused = s->slope > 0 ? s->slope * s->duty : 0;
+    judged = caused < s->excess ? caused : s->excess;
+    s->attributed_windows++;
+  }
   /* Clamped so one terrible window cannot take vacuum to the floor at once,
    * nor one lucky window double it. */
-  double error = clamp((o->budget - s->excess) / o->budget, -4, 2);
+  double error = clamp((o->budget - judged) / o->budget, -4, 2);
   s->duty = clamp(s->duty * growth(o->gain * error), o->min_duty, s->ceiling);
   return s->duty;
 }

@@ -25,6 +25,19 @@
  *           1 % to 2 % as from 50 % to 100 %, and proportional to the
  *           error, so near the budget it barely moves (it settles instead
  *           of hunting);
+ *   what vacuum causes: excess the foreground shows whether vacuum works
+ *            or pauses is not vacuum's to remove, and pausing for it only
+ *            makes vacuum slower (measured: a paced foreground's mean rose
+ *            with vacuum running, and duty taken to the floor for it made
+ *            that foreground's p99 worse, not better; docs/results.md,
+ *            2026-12-05). So the controller also fits the excess against
+ *            the duty it ran each window at (least squares over decaying
+ *            sums, ~30 windows), and once duty has varied enough for a
+ *            slope (a standard deviation of 0.05; the last one measured is
+ *            kept while duty holds still), it holds the budget
+ *            against slope × duty — the excess working adds — instead of
+ *            the whole excess. A foreground slowed in proportion to
+ *            vacuum's work gives the same answer either way;
  *   a window with too few foreground operations says nothing about the
  *   foreground (idle, or not started): duty creeps up by `gain` / 4 — idle
  *   capacity is vacuum's to use.
@@ -82,6 +95,12 @@ typedef struct throttle_state {
   double ceiling;   /* the checkpoint's cap on duty */
   double excess;    /* smoothed foreground excess over its baseline */
   bool have_excess; /* excess has seen a window */
+  /* Decaying sums over windows of (duty worked, excess seen), for the
+   * excess's slope in duty: the part of it vacuum's working causes. */
+  double sw, sx, sy, sxx, sxy;
+  double slope;       /* the last slope measured while duty varied */
+  bool slope_known;   /* duty has varied enough, once, to measure one */
+  uint64_t attributed_windows; /* windows the slope decided */
   uint64_t windows, quiet_windows, ckpt_slowdowns;
 } throttle_state;
 

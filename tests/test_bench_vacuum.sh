@@ -71,7 +71,8 @@ for n in 1 2 3 4; do
   for f in fg ring ring_buffers_end cost_delay_ms throttle vacuum_seconds pages_scanned \
     pages_dirtied pages_written ring_recycles wal_flushes_forced wal_syncs flushes_per_recycle \
     syncs_per_page_written fg_tps_baseline fg_tps_during fg_tps_loss fg_p99_us_baseline \
-    fg_p99_us_during fg_hit_ratio_during; do
+    fg_p99_us_during fg_hit_ratio_during fg_runq_us_per_op_baseline fg_runq_us_per_op_during \
+    fg_service_p9999_us_baseline fg_service_p9999_us_during; do
     if [[ -n $(json_line_field "$json" $n $f) ]]; then ok; else bad "line $n has no $f"; fi
   done
   if [[ $(json_line_field "$json" $n removed) -gt 0 ]]; then ok; else bad "line $n removed nothing"; fi

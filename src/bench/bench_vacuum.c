@@ -641,6 +641,10 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   c->fg_p50_us_during = latency_hist_quantile_us(&during.hist, 0.5);
   c->fg_service_p99_us_baseline = latency_hist_quantile_us(&base.service, 0.99);
   c->fg_service_p99_us_during = latency_hist_quantile_us(&during.service, 0.99);
+  c->fg_service_p9999_us_baseline = latency_hist_quantile_us(&base.service, 0.9999);
+  c->fg_service_p9999_us_during = latency_hist_quantile_us(&during.service, 0.9999);
+  c->fg_runq_us_per_op_baseline = base.ops ? (double)base.runq_ns / (double)base.ops / 1e3 : 0;
+  c->fg_runq_us_per_op_during = during.ops ? (double)during.runq_ns / (double)during.ops / 1e3 : 0;
   c->fg_mean_us_baseline = base.ops ? (double)base.sum_ns / (double)base.ops / 1e3 : 0;
   c->fg_mean_us_during = during.ops ? (double)during.sum_ns / (double)during.ops / 1e3 : 0;
   hs_strategy_free(ring);

@@ -104,6 +104,18 @@ static bool one_update(fg_group *g, bench_rng *rng, hs_snapshot *snap) {
   return true;
 }
 
+/* This thread's run delay so far (ns waiting on a run queue: the second
+ * field of /proc/thread-self/schedstat), or 0 where the kernel keeps none. */
+static uint64_t run_delay_ns(void) {
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  unsigned long long on_cpu = 0, waited = 0;
+  if (f) {
+    if (fscanf(f, "%llu %llu", &on_cpu, &waited) != 2) waited = 0;
+    fclose(f);
+  }
+  return waited;
+}
+
 static void sleep_until(uint64_t due_ns) {
   struct timespec ts = {(time_t)(due_ns / 1000000000u), (long)(due_ns % 1000000000u)};
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
@@ -125,6 +137,10 @@ static void *client_main(void *arg) {
   }
   double mean_gap_ns = g->rate_per_client > 0 ? 1e9 / g->rate_per_client : 0;
   uint64_t due = bench_now_ns();
+  /* Run delay is read when the epoch changes (a file read, a few times a
+   * run) and charged to the epoch that ended. */
+  int seen_epoch = -1;
+  uint64_t seen_delay = 0;
   while (!atomic_load_explicit(&g->stop, memory_order_relaxed)) {
     if (mean_gap_ns > 0) {
       /* Exponential gaps: 1 − U is in (0, 1], so the log is finite. */
@@ -133,6 +149,12 @@ static void *client_main(void *arg) {
         sleep_until(g->tick_ns ? (due + g->tick_ns - 1) / g->tick_ns * g->tick_ns : due);
     }
     int epoch = atomic_load_explicit(&g->epoch, memory_order_relaxed);
+    if (epoch != seen_epoch) {
+      uint64_t d = run_delay_ns();
+      if (seen_epoch >= 0) c->tally[seen_epoch].runq_ns += d - seen_delay;
+      seen_epoch = epoch;
+      seen_delay = d;
+    }
     uint64_t began = bench_now_ns();
     uint64_t start = mean_gap_ns > 0 && due < began ? due : began;
     bool ok = g->updates ? one_update(g, &rng, snap) : one_select(g, &rng, snap);
@@ -149,6 +171,7 @@ static void *client_main(void *arg) {
     hs_throttle *th = atomic_load_explicit(&g->throttle, memory_order_acquire);
     if (th) hs_throttle_observe(th, ns);
   }
+  if (seen_epoch >= 0) c->tally[seen_epoch].runq_ns += run_delay_ns() - seen_delay;
   free(snap);
   return NULL;
 }
@@ -202,6 +225,7 @@ void fg_collect(const fg_group *g, int epoch, fg_tally *out) {
     out->ops += t->ops;
     out->errors += t->errors;
     out->sum_ns += t->sum_ns;
+    out->runq_ns += t->runq_ns;
     latency_hist_merge(&out->hist, &t->hist);
     latency_hist_merge(&out->service, &t->service);
   }

@@ -65,6 +65,12 @@ typedef struct vac_cell {
   double fg_mean_us_baseline, fg_mean_us_during;
   double fg_p50_us_baseline, fg_p50_us_during;
   double fg_service_p99_us_baseline, fg_service_p99_us_during;
+  double fg_runq_us_per_op_baseline, fg_runq_us_per_op_during;
+  /* The operations' own time at the 99.99th percentile: one stall of a few
+   * milliseconds makes every lookup due during it late, so a p99 of the
+   * latency from due times can come from a tail of service times far
+   * beyond their p99. */
+  double fg_service_p9999_us_baseline, fg_service_p9999_us_during;
   double fg_hit_ratio_baseline, fg_hit_ratio_during;
   /* the machine: the share of all CPUs idle (−1: unknown), and the CPU a
    * calibration cell's spinner got */
@@ -115,6 +121,10 @@ enum { FG_WARMUP = 0, FG_BASELINE, FG_BETWEEN, FG_DURING, FG_EPOCHS };
 
 typedef struct fg_tally {
   uint64_t ops, errors, sum_ns;
+  /* Time the client thread spent runnable but not running (the kernel's
+   * schedstat run delay), over the epoch: lateness the scheduler caused,
+   * as against a timer's or the operations' own. */
+  uint64_t runq_ns;
   latency_hist hist;    /* from when each operation was due (paced) or began */
   latency_hist service; /* from when it began: its own time, without lag */
 } fg_tally;

@@ -85,6 +85,10 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_double(&j, "fg_p99_us_during", "%.2f", c->fg_p99_us_during);
   json_double(&j, "fg_service_p99_us_baseline", "%.2f", c->fg_service_p99_us_baseline);
   json_double(&j, "fg_service_p99_us_during", "%.2f", c->fg_service_p99_us_during);
+  json_double(&j, "fg_service_p9999_us_baseline", "%.2f", c->fg_service_p9999_us_baseline);
+  json_double(&j, "fg_service_p9999_us_during", "%.2f", c->fg_service_p9999_us_during);
+  json_double(&j, "fg_runq_us_per_op_baseline", "%.3f", c->fg_runq_us_per_op_baseline);
+  json_double(&j, "fg_runq_us_per_op_during", "%.3f", c->fg_runq_us_per_op_during);
   json_double(&j, "fg_p50_us_baseline", "%.2f", c->fg_p50_us_baseline);
   json_double(&j, "fg_p50_us_during", "%.2f", c->fg_p50_us_during);
   json_double(&j, "fg_mean_us_baseline", "%.2f", c->fg_mean_us_baseline);

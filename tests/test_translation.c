@@ -215,12 +215,24 @@ static void test_many_forks(void) {
   CHECK(hit);
   CHECK_EQ(read_value(pool, 5000 + FORKS - 2, HS_FORK_MAIN, 0, &hit), 0);
   CHECK(hit);
+  /* Every slot of the directory used, each fork with a reservation or
+   * refused one (an address-space limit: ulimit -v, a sanitizer's); none
+   * at all where the system never overcommits. */
   hs_pool_memory m;
   hs_pool_memory_usage(pool, &m);
-  if (overcommit_never())
+  if (overcommit_never()) {
     printf("vm.overcommit_memory is 2: no reservations, every fork in the hash table\n");
-  else
-    CHECK_EQ(m.direct_reserved, (uint64_t)DIRECT_MAX_FORKS * DIRECT_MAX_BLOCKS * 4);
+    CHECK_EQ(m.direct_forks + m.direct_refused, 0);
+  } else {
+    CHECK_EQ(m.direct_forks + m.direct_refused, DIRECT_MAX_FORKS);
+    CHECK_EQ(m.direct_reserved, (uint64_t)m.direct_forks * DIRECT_MAX_BLOCKS * 4);
+    if (m.direct_refused)
+      printf("%u of %u reservations refused by the system\n", m.direct_refused, DIRECT_MAX_FORKS);
+  }
+  /* Neither call minds a NULL pool. */
+  hs_pool_memory_usage(NULL, &m);
+  CHECK_EQ(m.hit_bytes, 0);
+  CHECK(hs_pool_translation(NULL) == HS_TRANSLATION_HASH);
   CHECK_OK(hs_pool_close(pool));
   testdir_remove(dir);
 }

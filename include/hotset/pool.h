@@ -110,8 +110,9 @@ typedef enum hs_huge_pages_used {
  * gets an address-space reservation of 4 bytes per block, indexed by block
  * number, so a hit reads one word there and no hash table. The hash table
  * is kept under DIRECT too, and answers for what the direct index leaves
- * out (forks beyond the 512th, blocks beyond 2^28, a system that refuses
- * MAP_NORESERVE reservations). */
+ * out (forks beyond the 512th, blocks beyond 2^28, a refused reservation;
+ * all of them where vm.overcommit_memory is 2, which charges reservations
+ * in full). */
 typedef enum hs_translation { HS_TRANSLATION_HASH = 0, HS_TRANSLATION_DIRECT = 1 } hs_translation;
 
 typedef struct hs_pool_options {
@@ -203,6 +204,7 @@ uint32_t hs_pool_nbuffers(const hs_pool *pool);
 /* What the pool's frames got (hs_pool_options.huge_pages). */
 hs_huge_pages_used hs_pool_huge_pages(const hs_pool *pool);
 uint32_t hs_pool_page_size(const hs_pool *pool);
+/* HS_TRANSLATION_HASH for a NULL pool. */
 hs_translation hs_pool_translation(const hs_pool *pool);
 
 /* Where a pool's memory is, in bytes. `hit_bytes` is what a hit may touch
@@ -218,11 +220,15 @@ typedef struct hs_pool_memory {
   uint64_t page_table;      /* the hash table's buckets */
   uint64_t direct_span;     /* direct entries up to each fork's highest block */
   uint64_t direct_reserved; /* address space reserved for them (not memory) */
+  uint32_t direct_forks;    /* relation forks with a reservation */
+  uint32_t direct_refused;  /* ... given a slot, but the system refused the reservation */
   uint64_t pins_per_thread; /* private pin counters of one thread: 4 bytes a buffer */
   uint32_t pin_threads;     /* threads that have such counters */
   uint64_t policy;          /* hs_policy_memory */
   uint64_t hit_bytes;
 } hs_pool_memory;
+/* Any thread, at any time (the figures are each read once, not as one
+ * snapshot); all zeros for a NULL pool. */
 void hs_pool_memory_usage(hs_pool *pool, hs_pool_memory *out);
 /* The name of the replacement policy in use, e.g. "clock-sweep". */
 const char *hs_pool_policy_name(const hs_pool *pool);

@@ -5,22 +5,41 @@
  */
 #include "pool/direct_map.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #define RESERVATION_BYTES ((size_t)DIRECT_MAX_BLOCKS * sizeof(uint32_t))
+/* Entries a huge page holds: a fork with fewer stays on small pages. */
+#define HUGE_PAGE_ENTRIES ((2u << 20) / (uint32_t)sizeof(uint32_t))
+
+/* Linux's vm.overcommit_memory is 2: MAP_NORESERVE is not honoured, every
+ * reservation is charged in full. Anything unreadable counts as not. */
+static bool never_overcommits(void) {
+  FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
+  int mode = 0;
+  if (f) {
+    if (fscanf(f, "%d", &mode) != 1) mode = 0;
+    fclose(f);
+  }
+  return mode == 2;
+}
 
 hs_status direct_map_init(direct_map *m, hs_huge_pages huge) {
   memset(m, 0, sizeof *m);
   for (uint32_t i = 0; i < DIRECT_SLOTS; i++) {
     atomic_init(&m->slots[i].key, 0);
     atomic_init(&m->slots[i].entries, NULL);
-    atomic_init(&m->slots[i].high, 0);
+    atomic_init(&m->high[i], 0);
+    atomic_init(&m->huge_advised[i], false);
   }
+  atomic_init(&m->full, false);
   atomic_init(&m->reserved_bytes, 0);
-  atomic_init(&m->refused, 0);
+  atomic_init(&m->reserved_forks, 0);
+  atomic_init(&m->refused_forks, 0);
   m->huge = huge;
+  m->never = never_overcommits();
   pthread_mutex_init(&m->lock, NULL);
   return HS_OK;
 }
@@ -33,87 +52,96 @@ void direct_map_destroy(direct_map *m) {
   pthread_mutex_destroy(&m->lock);
 }
 
-/* A reservation of address space that takes memory only where written:
- * MAP_NORESERVE, so a system that counts commitments (vm.overcommit_memory
- * 0) does not count it; one that never overcommits (2) refuses it, and the
- * fork stays with the page table. */
-static _Atomic uint32_t *reserve(hs_huge_pages huge) {
+/* A reservation of address space that takes memory only where written
+ * (MAP_NORESERVE); on small pages until its fork grows (see prepare). */
+static _Atomic uint32_t *reserve(void) {
   void *p = mmap(NULL, RESERVATION_BYTES, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return NULL;
-#ifdef MADV_HUGEPAGE
-  /* The entries are read at random like the other arrays of a hit: huge
-   * pages where the pool's arrays get them (a 2 MiB page holds the entries
-   * of 524,288 blocks). */
-  madvise(p, RESERVATION_BYTES, huge == HS_HUGE_PAGES_OFF ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
-#else
-  (void)huge;
+#ifdef MADV_NOHUGEPAGE
+  /* A system set to give huge pages to everything would spend 2 MiB on a
+   * fork's first entry. */
+  madvise(p, RESERVATION_BYTES, MADV_NOHUGEPAGE);
 #endif
   return p;
 }
 
-void direct_map_prepare(direct_map *m, hs_relid rel, hs_fork fork) {
-  uint64_t key = direct_key(rel, fork);
+/* Slot of key, or of the free slot where it would go (-1: neither). */
+static int32_t find_slot(const direct_map *m, uint64_t key, memory_order order) {
   uint32_t i = direct_slot(key);
-  /* Already there (the common case): no lock. */
   for (uint32_t probe = 0; probe < DIRECT_SLOTS; probe++) {
-    uint64_t k = atomic_load_explicit(&m->slots[i].key, memory_order_acquire);
-    if (k == key) return;
-    if (k == 0) break;
+    uint64_t k = atomic_load_explicit(&m->slots[i].key, order);
+    if (k == key || k == 0) return (int32_t)i;
     i = (i + 1) & (DIRECT_SLOTS - 1);
   }
-  pthread_mutex_lock(&m->lock);
-  i = direct_slot(key);
-  for (;;) {
-    uint64_t k = atomic_load_explicit(&m->slots[i].key, memory_order_relaxed);
-    if (k == key) break; /* made meanwhile */
-    if (k == 0) {
-      if (m->forks >= DIRECT_MAX_FORKS) {
-        /* No room: this fork stays with the page table (counted once per
-         * prepare, which runs on misses only). */
-        atomic_fetch_add_explicit(&m->refused, 1, memory_order_relaxed);
-        break;
-      }
-      _Atomic uint32_t *e = reserve(m->huge);
-      if (e)
-        atomic_fetch_add_explicit(&m->reserved_bytes, RESERVATION_BYTES, memory_order_relaxed);
-      else
-        atomic_fetch_add_explicit(&m->refused, 1, memory_order_relaxed);
-      /* The slot is taken even when the reservation failed, so that the
-       * system is not asked again on every miss of this fork. */
-      atomic_store_explicit(&m->slots[i].entries, e, memory_order_relaxed);
-      atomic_store_explicit(&m->slots[i].key, key, memory_order_release);
-      m->forks++;
-      break;
-    }
-    i = (i + 1) & (DIRECT_SLOTS - 1);
-  }
-  pthread_mutex_unlock(&m->lock);
+  return -1;
 }
 
-static direct_fork *fork_of(direct_map *m, hs_relid rel, hs_fork fork) {
+void direct_map_prepare(direct_map *m, hs_relid rel, hs_fork fork, hs_blockno block) {
+  if (m->never) return;
   uint64_t key = direct_key(rel, fork);
-  uint32_t i = direct_slot(key);
-  for (uint32_t probe = 0; probe < DIRECT_SLOTS; probe++) {
-    uint64_t k = atomic_load_explicit(&m->slots[i].key, memory_order_acquire);
-    if (k == key) return &m->slots[i];
-    if (k == 0) return NULL;
-    i = (i + 1) & (DIRECT_SLOTS - 1);
+  int32_t i = find_slot(m, key, memory_order_acquire);
+  if (i < 0 || atomic_load_explicit(&m->slots[i].key, memory_order_acquire) != key) {
+    /* A new fork. Once the directory is full, nothing more to do: the
+     * flag spares every later miss of such forks the lock. */
+    if (atomic_load_explicit(&m->full, memory_order_relaxed)) return;
+    pthread_mutex_lock(&m->lock);
+    i = find_slot(m, key, memory_order_relaxed);
+    if (i >= 0 && atomic_load_explicit(&m->slots[i].key, memory_order_relaxed) != key) {
+      if (m->forks >= DIRECT_MAX_FORKS) {
+        atomic_store_explicit(&m->full, true, memory_order_relaxed);
+        i = -1;
+      } else {
+        _Atomic uint32_t *e = reserve();
+        if (e) {
+          atomic_fetch_add_explicit(&m->reserved_bytes, RESERVATION_BYTES, memory_order_relaxed);
+          atomic_fetch_add_explicit(&m->reserved_forks, 1, memory_order_relaxed);
+        } else {
+          atomic_fetch_add_explicit(&m->refused_forks, 1, memory_order_relaxed);
+        }
+        /* The slot is taken even when the reservation failed, so that the
+         * system is not asked again on every miss of this fork. */
+        atomic_store_explicit(&m->slots[i].entries, e, memory_order_relaxed);
+        atomic_store_explicit(&m->slots[i].key, key, memory_order_release);
+        m->forks++;
+      }
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (i < 0) return;
   }
-  return NULL;
+  _Atomic uint32_t *e = atomic_load_explicit(&m->slots[i].entries, memory_order_relaxed);
+  if (!e || block >= DIRECT_MAX_BLOCKS) return;
+  if (m->huge != HS_HUGE_PAGES_OFF && block >= HUGE_PAGE_ENTRIES &&
+      !atomic_load_explicit(&m->huge_advised[i], memory_order_relaxed)) {
+    /* A huge page's worth of entries: from now on the fork's entries are
+     * read like the pool's big arrays, and get huge pages as they do. */
+    pthread_mutex_lock(&m->lock);
+#ifdef MADV_HUGEPAGE
+    if (!atomic_load_explicit(&m->huge_advised[i], memory_order_relaxed))
+      madvise((void *)e, RESERVATION_BYTES, MADV_HUGEPAGE);
+#endif
+    atomic_store_explicit(&m->huge_advised[i], true, memory_order_relaxed);
+    pthread_mutex_unlock(&m->lock);
+  }
+  /* Fault the entry's page in now, with no lock held: an atomic add of
+   * zero writes the page without changing what a concurrent set wrote. */
+  atomic_fetch_add_explicit(&e[block], 0, memory_order_relaxed);
 }
 
 void direct_map_set(direct_map *m, hs_relid rel, hs_fork fork, hs_blockno block, int32_t b) {
   if (block >= DIRECT_MAX_BLOCKS) return;
-  direct_fork *f = fork_of(m, rel, fork);
-  _Atomic uint32_t *e = f ? atomic_load_explicit(&f->entries, memory_order_relaxed) : NULL;
+  int32_t i = find_slot(m, direct_key(rel, fork), memory_order_acquire);
+  if (i < 0 ||
+      atomic_load_explicit(&m->slots[i].key, memory_order_acquire) != direct_key(rel, fork))
+    return;
+  _Atomic uint32_t *e = atomic_load_explicit(&m->slots[i].entries, memory_order_relaxed);
   if (!e) return;
   /* Release: a reader that sees b here also sees b's tag (the header
    * unlock publishes it again, but the reader may look before that). */
   atomic_store_explicit(&e[block], (uint32_t)b + 1, memory_order_release);
-  uint32_t high = atomic_load_explicit(&f->high, memory_order_relaxed);
+  uint32_t high = atomic_load_explicit(&m->high[i], memory_order_relaxed);
   while (block + 1 > high &&
-         !atomic_compare_exchange_weak_explicit(&f->high, &high, block + 1, memory_order_relaxed,
+         !atomic_compare_exchange_weak_explicit(&m->high[i], &high, block + 1, memory_order_relaxed,
                                                 memory_order_relaxed)) {
   }
 }
@@ -127,7 +155,6 @@ void direct_map_clear(direct_map *m, hs_relid rel, hs_fork fork, hs_blockno bloc
 uint64_t direct_map_span_bytes(const direct_map *m) {
   uint64_t bytes = 0;
   for (uint32_t i = 0; i < DIRECT_SLOTS; i++)
-    bytes +=
-        (uint64_t)atomic_load_explicit(&m->slots[i].high, memory_order_relaxed) * sizeof(uint32_t);
+    bytes += (uint64_t)atomic_load_explicit(&m->high[i], memory_order_relaxed) * sizeof(uint32_t);
   return bytes;
 }

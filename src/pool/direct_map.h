@@ -33,8 +33,13 @@
  * the page table only); a fork's reservation is DIRECT_MAX_BLOCKS × 4
  * bytes of address space (1 GiB), so the directory reserves at most
  * 512 GiB of address space and uses memory only for the entries written,
- * 4 KiB per 1,024 blocks of a fork ever cached. A dropped relation's
- * entries are zero again but their memory stays until the pool closes.
+ * 4 KiB per 1,024 blocks of a fork ever cached (huge pages only once a
+ * fork has entries for 524,288 blocks, a huge page's worth, and the pool
+ * asks for them). A dropped relation's entries are zero again but their
+ * memory stays until the pool closes. A system that never overcommits
+ * (vm.overcommit_memory 2) charges MAP_NORESERVE mappings in full, so
+ * there the map makes no reservations at all and every hit uses the page
+ * table: 512 GiB of commitments would starve every other allocation.
  */
 #ifndef HOTSET_POOL_DIRECT_MAP_H
 #define HOTSET_POOL_DIRECT_MAP_H
@@ -54,16 +59,24 @@
 typedef struct direct_fork {
   _Atomic uint64_t key;                /* direct_key(rel, fork); 0: a free slot */
   _Atomic(_Atomic uint32_t *) entries; /* NULL: the system refused the reservation */
-  _Atomic uint32_t high;               /* 1 + the highest block ever entered */
 } direct_fork;
 
 typedef struct direct_map {
-  direct_fork slots[DIRECT_SLOTS]; /* open addressing, never deleted */
-  pthread_mutex_t lock;            /* serializes making a fork's reservation */
-  uint32_t forks;                  /* slots used (under lock) */
+  direct_fork slots[DIRECT_SLOTS]; /* open addressing, never deleted; read by every hit */
+  /* Per slot, 1 + the highest block ever entered, apart from the slots: it
+   * is written as a relation grows, and a hit must not lose its line. */
+  _Atomic uint32_t high[DIRECT_SLOTS];
+  /* Per slot: the reservation was advised onto huge pages (once its fork
+   * reached a huge page's worth of entries). Set under lock. */
+  _Atomic bool huge_advised[DIRECT_SLOTS];
+  pthread_mutex_t lock; /* serializes making a fork's reservation */
+  uint32_t forks;       /* slots used (under lock) */
+  _Atomic bool full;    /* no slot left: misses of new forks skip the lock */
+  bool never;           /* the system never overcommits: no reservations at all */
   hs_huge_pages huge;
   _Atomic uint64_t reserved_bytes; /* address space reserved */
-  _Atomic uint64_t refused;        /* forks left to the page table: no room, or no memory */
+  _Atomic uint32_t reserved_forks; /* forks with a reservation */
+  _Atomic uint32_t refused_forks;  /* forks given a slot the system refused a reservation */
 } direct_map;
 
 static inline uint64_t direct_key(hs_relid rel, hs_fork fork) {
@@ -97,10 +110,12 @@ static inline _Atomic uint32_t *direct_entry(const direct_map *m, hs_relid rel, 
 
 hs_status direct_map_init(direct_map *m, hs_huge_pages huge);
 void direct_map_destroy(direct_map *m);
-/* Makes (rel, fork)'s reservation if it has none and there is room; never
- * fails (a fork the map cannot keep stays with the page table). Called
- * before the page-table and header locks: it may take a system call. */
-void direct_map_prepare(direct_map *m, hs_relid rel, hs_fork fork);
+/* Makes (rel, fork)'s reservation if it has none and there is room, and
+ * faults in the page holding `block`'s entry; never fails (a fork the map
+ * cannot keep stays with the page table). Called before the page-table and
+ * header locks: it may take a system call, and a page fault (a huge page's
+ * allocation, milliseconds) must not happen under a spinlock. */
+void direct_map_prepare(direct_map *m, hs_relid rel, hs_fork fork, hs_blockno block);
 /* Sets the entry of buffer b's tag to b (the caller holds b's header lock
  * and has set the tag), where the map keeps one. */
 void direct_map_set(direct_map *m, hs_relid rel, hs_fork fork, hs_blockno block, int32_t b);

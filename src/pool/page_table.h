@@ -69,9 +69,10 @@ static inline int32_t page_table_lookup_fast(const hs_page_table *pt, const hs_b
 }
 
 /* Before a tag is inserted, with no lock held: gives its fork a direct
- * reservation if the table keeps a direct map (may take a system call). */
+ * reservation and faults its entry in, if the table keeps a direct map
+ * (may take a system call). */
 static inline void page_table_prepare(hs_page_table *pt, const hs_buftag *tag) {
-  if (pt->direct) direct_map_prepare(pt->direct, tag->rel, tag->fork);
+  if (pt->direct) direct_map_prepare(pt->direct, tag->rel, tag->fork, tag->block);
 }
 
 /* Exact; the caller holds the tag's partition lock. */

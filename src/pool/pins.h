@@ -55,17 +55,18 @@ static inline bool pool_pinned(hs_pool *pool, hs_buf b, uint32_t locked_state) {
   return pool_pin_count(pool, b, locked_state) > 0;
 }
 
-/* Takes one pin off this thread's own counter *c if it has any. Only the
- * counter's owner ever writes it (pins.c), so a load and a release store
- * do it without a locked instruction: a pin-count reader that sees the old
- * value only leaves the buffer alone a little longer, and one that sees the
- * new value (with its seq_cst load) also sees every access this thread made
- * to the page before letting go. */
+/* Takes one pin off counter *c if it has any. A compare-and-swap, not a
+ * load and a store, although only the counter's owner writes it: a thread
+ * that exits gives its counters' shard to the next thread at once, and a
+ * destructor of its own that releases a buffer after that would otherwise
+ * undo the new owner's increment. */
 static inline bool take_pin(_Atomic uint32_t *c) {
   uint32_t v = atomic_load_explicit(c, memory_order_relaxed);
-  if (v == 0) return false;
-  atomic_store_explicit(c, v - 1, memory_order_release);
-  return true;
+  while (v > 0)
+    if (atomic_compare_exchange_weak_explicit(c, &v, v - 1, memory_order_release,
+                                              memory_order_relaxed))
+      return true;
+  return false;
 }
 
 /* Pins this thread holds on b (its private count; for a thread without

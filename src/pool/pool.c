@@ -335,11 +335,13 @@ hs_smgr *hs_pool_smgr(hs_pool *pool) {
   return pool->smgr;
 }
 hs_translation hs_pool_translation(const hs_pool *pool) {
-  return pool->table.direct ? HS_TRANSLATION_DIRECT : HS_TRANSLATION_HASH;
+  return pool && pool->table.direct ? HS_TRANSLATION_DIRECT : HS_TRANSLATION_HASH;
 }
 
 void hs_pool_memory_usage(hs_pool *pool, hs_pool_memory *out) {
+  if (!out) return;
   memset(out, 0, sizeof *out);
+  if (!pool) return;
   uint64_t n = pool->nbuffers;
   out->frames = n * pool->page_size;
   out->descriptors = n * sizeof *pool->descs;
@@ -348,12 +350,18 @@ void hs_pool_memory_usage(hs_pool *pool, hs_pool_memory *out) {
   if (pool->table.direct) {
     out->direct_span = direct_map_span_bytes(pool->table.direct);
     out->direct_reserved = atomic_load(&pool->table.direct->reserved_bytes);
+    out->direct_forks = atomic_load(&pool->table.direct->reserved_forks);
+    out->direct_refused = atomic_load(&pool->table.direct->refused_forks);
   }
   out->pins_per_thread = n * sizeof(uint32_t);
   uint32_t max = atomic_load(&pool->pins_max);
   for (uint32_t i = 0; i < max; i++)
     if (atomic_load(&pool->pins[i])) out->pin_threads++;
+  /* Under the policy's lock where its calls need one: a growing ghost
+   * index rewrites what hs_policy_memory reads. */
+  policy_lock(pool, pool->lock_others);
   out->policy = hs_policy_memory(pool->policy);
+  policy_unlock(pool, pool->lock_others);
   uint64_t translation = pool->table.direct ? out->direct_span : out->page_table + out->descriptors;
   out->hit_bytes = translation + out->states + out->pins_per_thread + out->policy;
 }

@@ -9,6 +9,7 @@
  * a buffer pinned by any thread is never evicted or dropped; a buffer handed
  * over and released by its new holder is left unpinned.
  */
+#include "pool/stat_shards.h"
 #include "pool_util.h"
 
 #include <pthread.h>
@@ -45,6 +46,74 @@ static uint32_t total_pins(hs_pool *pool) {
   for (uint32_t i = 0; i < n; i++) sum += all[i].pins;
   free(all);
   return sum;
+}
+
+/* ---- a thread that exits holding a pin ---------------------------------------
+ *
+ * Private pin counters are released with a plain store by their owner, so a
+ * shard id (and its counters) must never pass to another thread while its
+ * owner may still release a pin. A thread pins a buffer and leaves its
+ * release to a thread-specific destructor of its own, created after the
+ * pool's (so it runs after the pool's shard destructor). Its shard id must
+ * not be given to the next thread, and the late release must work. A
+ * thread that exits holding nothing gives its id back as before. */
+
+typedef struct leaver {
+  hs_pool *pool;
+  hs_buf buf;
+  bool keep_pin;
+  int shard;
+} leaver;
+
+static pthread_key_t late_key;
+
+static void late_release(void *arg) {
+  leaver *l = arg;
+  CHECK_OK(hs_buf_release(l->pool, l->buf));
+}
+
+static void *leave(void *arg) {
+  leaver *l = arg;
+  l->buf = must_read(l->pool, REL, 0, NULL);
+  l->shard = hs_my_shard.id;
+  if (l->keep_pin)
+    pthread_setspecific(late_key, l);
+  else
+    CHECK_OK(hs_buf_release(l->pool, l->buf));
+  return NULL;
+}
+
+static void *note_shard(void *arg) {
+  int *shard = arg;
+  stat_shard_claim();
+  *shard = hs_my_shard.id;
+  return NULL;
+}
+
+static int shard_after(void) {
+  int shard = -1;
+  pthread_t t;
+  pthread_create(&t, NULL, note_shard, &shard);
+  pthread_join(t, NULL);
+  return shard;
+}
+
+static void test_exit_holding_a_pin(hs_pool *pool) {
+  pthread_key_create(&late_key, late_release);
+  leaver l = {.pool = pool, .keep_pin = true};
+  pthread_t t;
+  pthread_create(&t, NULL, leave, &l);
+  pthread_join(t, NULL);
+  CHECK(l.shard >= 0 && l.shard < HS_STAT_SHARDS);
+  CHECK_EQ(total_pins(pool), 0); /* the late release worked */
+  CHECK(shard_after() != l.shard);
+  /* Holding nothing at its exit, a thread's id is free for the next. */
+  leaver clean = {.pool = pool, .keep_pin = false};
+  pthread_create(&t, NULL, leave, &clean);
+  pthread_join(t, NULL);
+  CHECK(clean.shard != l.shard);
+  CHECK_EQ(shard_after(), clean.shard);
+  pthread_key_delete(late_key);
 }
 
 int main(void) {
@@ -97,6 +166,7 @@ int main(void) {
   CHECK_EQ(total_pins(pool), 0);
   hs_pool_stats(pool, &s);
   CHECK_EQ(s.pinned, 0);
+  test_exit_holding_a_pin(pool);
   CHECK_OK(hs_pool_drop_relation(pool, REL));
   CHECK_OK(hs_pool_close(pool));
   pthread_barrier_destroy(&pinned);

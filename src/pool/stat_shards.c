@@ -20,9 +20,20 @@ static _Atomic int shard_tid[HS_STAT_SHARDS];
 static pthread_key_t shard_key;
 static pthread_once_t shard_key_once = PTHREAD_ONCE_INIT;
 
-/* Runs at thread exit: gives an exclusive shard id back. */
+_Thread_local uint64_t hs_my_private_pins;
+
+/* Runs at thread exit: gives an exclusive shard id back, unless the thread
+ * still holds pins in its private counters (it exits holding them, or a
+ * destructor that runs after this one has yet to release them). The id
+ * then stays the thread's for good — one of HS_STAT_SHARDS lost, the
+ * price of never letting a new owner share counters whose owner writes
+ * them with plain stores (pins.h, take_pin). A thread that gives its id
+ * back pins through the shared state word from here on. */
 static void shard_release(void *value) {
   int id = (int)(intptr_t)value - 1;
+  if (hs_my_private_pins > 0) return;
+  hs_my_shard.id = HS_STAT_SHARDS;
+  hs_my_shard.exclusive = false;
   pthread_mutex_lock(&shard_ids_lock);
   shard_taken[id] = false;
   pthread_mutex_unlock(&shard_ids_lock);

@@ -41,6 +41,11 @@ typedef struct hs_thread_shard {
 } hs_thread_shard;
 
 extern _Thread_local hs_thread_shard hs_my_shard __attribute__((tls_model("initial-exec")));
+/* Pins this thread holds in its shard's private counters, in every pool
+ * (pins.h keeps it). While it is not 0 the thread's shard id is not given
+ * back at its exit: the counters are written by their owner alone with
+ * plain stores, so they must never have two owners. */
+extern _Thread_local uint64_t hs_my_private_pins __attribute__((tls_model("initial-exec")));
 void stat_shard_claim(void);
 /* The kernel thread id (gettid) of the thread that last claimed shard `id`. */
 int stat_shard_owner_tid(int id);

@@ -184,16 +184,6 @@ static void test_same_answers(void) {
 
 /* ---- 2. what the index leaves out ------------------------------------------ */
 
-static bool overcommit_never(void) {
-  FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
-  int mode = 0;
-  if (f) {
-    if (fscanf(f, "%d", &mode) != 1) mode = 0;
-    fclose(f);
-  }
-  return mode == 2;
-}
-
 static void test_many_forks(void) {
   char dir[256];
   testdir_make(dir, sizeof dir, "translation-forks");
@@ -220,7 +210,7 @@ static void test_many_forks(void) {
    * at all where the system never overcommits. */
   hs_pool_memory m;
   hs_pool_memory_usage(pool, &m);
-  if (overcommit_never()) {
+  if (direct_map_never_overcommits()) {
     printf("vm.overcommit_memory is 2: no reservations, every fork in the hash table\n");
     CHECK_EQ(m.direct_forks + m.direct_refused, 0);
   } else {

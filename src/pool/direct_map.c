@@ -14,9 +14,7 @@
 /* Entries a huge page holds: a fork with fewer stays on small pages. */
 #define HUGE_PAGE_ENTRIES ((2u << 20) / (uint32_t)sizeof(uint32_t))
 
-/* Linux's vm.overcommit_memory is 2: MAP_NORESERVE is not honoured, every
- * reservation is charged in full. Anything unreadable counts as not. */
-static bool never_overcommits(void) {
+bool direct_map_never_overcommits(void) {
   FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
   int mode = 0;
   if (f) {
@@ -39,7 +37,7 @@ hs_status direct_map_init(direct_map *m, hs_huge_pages huge) {
   atomic_init(&m->reserved_forks, 0);
   atomic_init(&m->refused_forks, 0);
   m->huge = huge;
-  m->never = never_overcommits();
+  m->never = direct_map_never_overcommits();
   pthread_mutex_init(&m->lock, NULL);
   return HS_OK;
 }
@@ -66,11 +64,12 @@ static _Atomic uint32_t *reserve(void) {
   return p;
 }
 
-/* Slot of key, or of the free slot where it would go (-1: neither). */
-static int32_t find_slot(const direct_map *m, uint64_t key, memory_order order) {
+/* Slot of key, or of the free slot where it would go (-1: neither); under
+ * the lock, which every slot's writer holds. */
+static int32_t slot_for(const direct_map *m, uint64_t key) {
   uint32_t i = direct_slot(key);
   for (uint32_t probe = 0; probe < DIRECT_SLOTS; probe++) {
-    uint64_t k = atomic_load_explicit(&m->slots[i].key, order);
+    uint64_t k = atomic_load_explicit(&m->slots[i].key, memory_order_relaxed);
     if (k == key || k == 0) return (int32_t)i;
     i = (i + 1) & (DIRECT_SLOTS - 1);
   }
@@ -80,13 +79,13 @@ static int32_t find_slot(const direct_map *m, uint64_t key, memory_order order) 
 void direct_map_prepare(direct_map *m, hs_relid rel, hs_fork fork, hs_blockno block) {
   if (m->never) return;
   uint64_t key = direct_key(rel, fork);
-  int32_t i = find_slot(m, key, memory_order_acquire);
-  if (i < 0 || atomic_load_explicit(&m->slots[i].key, memory_order_acquire) != key) {
+  int32_t i = direct_find(m, key);
+  if (i < 0) {
     /* A new fork. Once the directory is full, nothing more to do: the
      * flag spares every later miss of such forks the lock. */
     if (atomic_load_explicit(&m->full, memory_order_relaxed)) return;
     pthread_mutex_lock(&m->lock);
-    i = find_slot(m, key, memory_order_relaxed);
+    i = slot_for(m, key);
     if (i >= 0 && atomic_load_explicit(&m->slots[i].key, memory_order_relaxed) != key) {
       if (m->forks >= DIRECT_MAX_FORKS) {
         atomic_store_explicit(&m->full, true, memory_order_relaxed);
@@ -130,10 +129,8 @@ void direct_map_prepare(direct_map *m, hs_relid rel, hs_fork fork, hs_blockno bl
 
 void direct_map_set(direct_map *m, hs_relid rel, hs_fork fork, hs_blockno block, int32_t b) {
   if (block >= DIRECT_MAX_BLOCKS) return;
-  int32_t i = find_slot(m, direct_key(rel, fork), memory_order_acquire);
-  if (i < 0 ||
-      atomic_load_explicit(&m->slots[i].key, memory_order_acquire) != direct_key(rel, fork))
-    return;
+  int32_t i = direct_find(m, direct_key(rel, fork));
+  if (i < 0) return;
   _Atomic uint32_t *e = atomic_load_explicit(&m->slots[i].entries, memory_order_relaxed);
   if (!e) return;
   /* Release: a reader that sees b here also sees b's tag (the header

@@ -87,27 +87,33 @@ static inline uint32_t direct_slot(uint64_t key) {
   return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 54) & (DIRECT_SLOTS - 1);
 }
 
-/* The entry of (rel, fork, block), or NULL where the map keeps none. Lock
- * free: a fork's slot and reservation, once published, never change while
- * the map lives. */
+/* The slot holding key, or -1. Lock free: a fork's slot and reservation,
+ * once published, never change while the map lives. */
+static inline int32_t direct_find(const direct_map *m, uint64_t key) {
+  uint32_t i = direct_slot(key);
+  for (uint32_t probe = 0; probe < DIRECT_SLOTS; probe++) {
+    uint64_t k = atomic_load_explicit(&m->slots[i].key, memory_order_acquire);
+    if (k == key) return (int32_t)i;
+    if (k == 0) return -1;
+    i = (i + 1) & (DIRECT_SLOTS - 1);
+  }
+  return -1;
+}
+
+/* The entry of (rel, fork, block), or NULL where the map keeps none. */
 static inline _Atomic uint32_t *direct_entry(const direct_map *m, hs_relid rel, hs_fork fork,
                                              hs_blockno block) {
   if (block >= DIRECT_MAX_BLOCKS) return NULL;
-  uint64_t key = direct_key(rel, fork);
-  uint32_t i = direct_slot(key);
-  for (uint32_t probe = 0; probe < DIRECT_SLOTS; probe++) {
-    const direct_fork *f = &m->slots[i];
-    uint64_t k = atomic_load_explicit(&f->key, memory_order_acquire);
-    if (k == key) {
-      _Atomic uint32_t *e = atomic_load_explicit(&f->entries, memory_order_relaxed);
-      return e ? e + block : NULL;
-    }
-    if (k == 0) return NULL;
-    i = (i + 1) & (DIRECT_SLOTS - 1);
-  }
-  return NULL;
+  int32_t i = direct_find(m, direct_key(rel, fork));
+  _Atomic uint32_t *e =
+      i < 0 ? NULL : atomic_load_explicit(&m->slots[i].entries, memory_order_relaxed);
+  return e ? e + block : NULL;
 }
 
+/* Linux's vm.overcommit_memory is 2: MAP_NORESERVE is not honoured there
+ * and every reservation is charged in full (anything unreadable counts as
+ * not). */
+bool direct_map_never_overcommits(void);
 hs_status direct_map_init(direct_map *m, hs_huge_pages huge);
 void direct_map_destroy(direct_map *m);
 /* Makes (rel, fork)'s reservation if it has none and there is room, and

@@ -606,10 +606,10 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
       *out = b;
       return HS_OK;
     }
-    hs_bufstate *vs_word = pool_bstate(pool, v);
-    s = buf_hdr_lock(vs_word);
+    hs_bufstate *v_word = pool_bstate(pool, v);
+    s = buf_hdr_lock(v_word);
     if (pool_pin_count(pool, v, s) != 1 || (s & BM_DIRTY)) { /* pinned or dirtied meanwhile */
-      buf_hdr_unlock(vs_word, s);
+      buf_hdr_unlock(v_word, s);
       page_table_unlock2(pt, part, old_part);
       unpin_victim(pool, v);
       if (!had_tag) pool_push_free(pool, v); /* back where it came from, not lost */
@@ -621,7 +621,7 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
     atomic_store_explicit(&vd->lsn, 0, memory_order_relaxed);
     page_table_insert(pt, v, hash);
     s = own_victim_pin(mine, v, s);
-    buf_hdr_unlock(vs_word,
+    buf_hdr_unlock(v_word,
                    (s & BUF_REFCOUNT_MASK) | BM_TAG_VALID | BM_IO_IN_PROGRESS | ring_bits(ring));
     page_table_unlock2(pt, part, old_part);
 

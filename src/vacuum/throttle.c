@@ -111,7 +111,6 @@ double throttle_step(throttle_state *s, const hs_throttle_options *o, double bas
     /* What working at the current duty adds; never more than is seen. */
     double caused = s->slope > 0 ? s->slope * s->duty : 0;
     judged = caused < s->excess ? caused : s->excess;
-    s->attributed_windows++;
   }
   /* Clamped so one terrible window cannot take vacuum to the floor at once,
    * nor one lucky window double it. */

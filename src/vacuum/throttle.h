@@ -98,9 +98,8 @@ typedef struct throttle_state {
   /* Decaying sums over windows of (duty worked, excess seen), for the
    * excess's slope in duty: the part of it vacuum's working causes. */
   double sw, sx, sy, sxx, sxy;
-  double slope;                /* the last slope measured while duty varied */
-  bool slope_known;            /* duty has varied enough, once, to measure one */
-  uint64_t attributed_windows; /* windows the slope decided */
+  double slope;     /* the last slope measured while duty varied */
+  bool slope_known; /* duty has varied enough, once, to measure one */
   uint64_t windows, quiet_windows, ckpt_slowdowns;
 } throttle_state;
 

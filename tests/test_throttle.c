@@ -32,6 +32,8 @@ typedef struct sim {
   double sensitivity; /* the foreground's excess at duty 1 */
   double offset;      /* excess whatever vacuum does (not vacuum's doing) */
   double noise;       /* relative noise of one window's mean */
+  double late_p;      /* chance that a window's ticks came late ... */
+  double late;        /* ... adding this excess, whatever vacuum does */
   uint64_t samples;   /* foreground operations per window */
   bool behind, dirtied;
 } sim;
@@ -48,8 +50,9 @@ static double run_windows(throttle_state *s, const hs_throttle_options *o, const
   *lo = 2;
   *hi = 0;
   for (int i = 0; i < n; i++) {
-    double mean =
-        BASELINE_NS * (1 + fg->offset + fg->sensitivity * s->duty) * (1 + fg->noise * noise());
+    double late = fg->late_p > 0 && (noise() + 1) / 2 < fg->late_p ? fg->late : 0;
+    double mean = BASELINE_NS * (1 + fg->offset + late + fg->sensitivity * s->duty) *
+                  (1 + fg->noise * noise());
     throttle_window w = {.fg_mean_ns = mean,
                          .fg_samples = fg->samples,
                          .checkpoint_behind = fg->behind,
@@ -142,6 +145,49 @@ static void test_harm_vacuum_does_not_cause(void) {
   mean = run_windows(&s, &o, &both, 200, &lo, &hi);
   CHECK(mean > 0.07 && mean < 0.14);
   CHECK(s.slope > 0.4 && s.slope < 0.6);
+}
+
+/* The mean duty over windows 300..599 of a fresh controller against `fg`,
+ * the noise seeded by `seed`; *trusted: whether it believed its slope then. */
+static double settled_duty(const hs_throttle_options *o, const sim *fg, uint64_t seed,
+                           bool *trusted) {
+  rng_state = 0x9e3779b97f4a7c15ull * seed;
+  throttle_state s;
+  throttle_state_init(&s, o);
+  double lo, hi;
+  run_windows(&s, o, fg, 300, &lo, &hi);
+  double mean = run_windows(&s, o, fg, 300, &lo, &hi);
+  *trusted = s.slope_trusted;
+  return mean;
+}
+
+/* A paced foreground's windows as measured here: in one window of ten the
+ * timer ticks came late, adding 150 % to that window's mean whatever
+ * vacuum did. Noise alone fits a slope, and by chance a positive one; a
+ * slope not at least twice its standard error is not held against vacuum,
+ * so over 12 seeds the worst mean duty stays near full (with any positive
+ * slope believed, as before, some seeds took vacuum down to the floor for
+ * nothing). The same late windows on top of a foreground that vacuum does
+ * slow still find that slope, and keep believing it while duty, held low
+ * for it, makes the fit less sure (doubted again only under one standard
+ * error: dropped at two, three of the 12 seeds lose it and the duty). */
+static void test_noise_is_not_a_slope(void) {
+  hs_throttle_options o;
+  controller_options(&o);
+  sim late = {.late_p = 0.1, .late = 1.5, .noise = 0.05, .samples = 1000};
+  sim harmed = late;
+  harmed.sensitivity = 2;
+  double worst = 1, best = 0;
+  for (uint64_t seed = 1; seed <= 12; seed++) {
+    bool trusted;
+    double mean = settled_duty(&o, &late, seed, &trusted);
+    if (mean < worst) worst = mean;
+    mean = settled_duty(&o, &harmed, seed, &trusted);
+    if (mean > best) best = mean;
+    CHECK(trusted);
+  }
+  CHECK(worst > 0.8);
+  CHECK(best < 0.1);
 }
 
 /* One window 100× slower (a stall that was not vacuum's doing) costs at most
@@ -314,6 +360,7 @@ int main(void) {
   test_idle_foreground();
   test_one_bad_window();
   test_harm_vacuum_does_not_cause();
+  test_noise_is_not_a_slope();
   test_checkpoint_behind();
   test_options();
   test_baseline();

@@ -123,10 +123,15 @@ typedef struct hs_vacuum_stats {
   uint64_t removed, frozen, live, freed_bytes, index_moves;
   uint64_t kept; /* dead but further down an update chain: left for the next pass */
   uint64_t cost_total, cost_sleeps;
-  uint64_t fsm_updates;       /* pages whose room the free-space map was told */
-  double sleep_ms, seconds;   /* sleep_ms: cost-based delay's */
-  double throttle_sleep_ms;   /* the throttle's sleeps */
-  double throttle_mean_duty;  /* its mean duty cycle (1 without one) */
+  uint64_t fsm_updates;      /* pages whose room the free-space map was told */
+  double sleep_ms, seconds;  /* sleep_ms: cost-based delay's */
+  double throttle_sleep_ms;  /* the throttle's sleeps */
+  double throttle_mean_duty; /* its mean duty cycle (1 without one) */
+  /* The throttle's last measured slope of the foreground's excess in duty
+   * and its standard error (0 if duty never varied enough to measure one),
+   * and whether it stood out of its noise (docs/vacuum.md). */
+  double throttle_slope, throttle_slope_se;
+  bool throttle_slope_trusted;
   bool idle_priority;         /* the run began at SCHED_IDLE (throttle's idle_priority) */
   bool idle_priority_dropped; /* ... and left it, starved by a busy foreground */
 } hs_vacuum_stats;

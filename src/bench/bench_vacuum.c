@@ -630,6 +630,9 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   c->ring_buffers_end = ring ? hs_strategy_ring_size(ring) : 0;
   c->ring_change_last_quarter = last_quarter_change(&rt);
   c->throttle_mean_duty = vs.throttle_mean_duty;
+  c->throttle_slope = vs.throttle_slope;
+  c->throttle_slope_se = vs.throttle_slope_se;
+  c->throttle_slope_trusted = vs.throttle_slope_trusted;
   c->idle_priority = vs.idle_priority;
   c->idle_priority_dropped = vs.idle_priority_dropped;
   double during_s = (double)(t3 - t2) / 1e9;

@@ -26,6 +26,7 @@
 
 #include "bench/bench_vacuum_internal.h"
 #include "core/error.h"
+#include "core/thread_name.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -198,6 +199,7 @@ hs_status fg_start(fg_group *g, uint32_t n) {
       fg_release(g);
       return hs_fail(HS_ERR_IO, rc, "starting foreground client %u: %s", i, strerror(rc));
     }
+    hs_name_thread(c->tid, "hs-fg-client");
     c->started = true;
   }
   return HS_OK;

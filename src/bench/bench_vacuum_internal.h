@@ -57,6 +57,8 @@ typedef struct vac_cell {
   uint32_t ring_buffers_end;
   double ring_change_last_quarter; /* (max − min) / max of the ring's size */
   double throttle_mean_duty;
+  double throttle_slope, throttle_slope_se;
+  bool throttle_slope_trusted;
   bool idle_priority, idle_priority_dropped;
   uint64_t cost_sleeps;
   /* the foreground */

@@ -97,6 +97,9 @@ void vac_print_json(const vac_bench *b, const vac_cell *c) {
   json_double(&j, "fg_hit_ratio_during", "%.4f", c->fg_hit_ratio_during);
   json_double(&j, "ring_change_last_quarter", "%.4f", c->ring_change_last_quarter);
   json_double(&j, "throttle_mean_duty", "%.4f", c->throttle_mean_duty);
+  json_double(&j, "throttle_slope", "%.4f", c->throttle_slope);
+  json_double(&j, "throttle_slope_se", "%.4f", c->throttle_slope_se);
+  json_bool(&j, "throttle_slope_trusted", c->throttle_slope_trusted);
   json_bool(&j, "idle_priority", c->idle_priority);
   json_bool(&j, "idle_priority_dropped", c->idle_priority_dropped);
   json_u64(&j, "cost_sleeps", c->cost_sleeps);

@@ -45,6 +45,7 @@
  * hibernation (a round with nothing to do still wakes every delay).
  */
 #include "core/error.h"
+#include "core/thread_name.h"
 #include "pool/pins.h"
 
 #include <errno.h>
@@ -225,6 +226,7 @@ hs_status bgwriter_thread_start(hs_pool *pool) {
   if (rc != 0)
     return hs_fail(HS_ERR_IO, rc, "background writer: could not start its thread: %s",
                    strerror(rc));
+  hs_name_thread(w->thread, "hs-bgwriter");
   w->running = true;
   return HS_OK;
 }

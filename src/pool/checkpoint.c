@@ -36,6 +36,7 @@
  */
 #include "core/error.h"
 #include "core/powercut.h"
+#include "core/thread_name.h"
 #include "hotset/durability.h"
 #include "pool/pins.h"
 #include "wal/wal_durable.h"
@@ -273,6 +274,7 @@ hs_status pool_checkpointer_start(hs_pool *pool) {
   pthread_mutex_unlock(&pool->ckpt_mu);
   if (pthread_create(&pool->ckpt_thread, NULL, checkpointer_main, pool) != 0)
     return hs_fail(HS_ERR_NOMEM, EAGAIN, "could not start the checkpointer thread");
+  hs_name_thread(pool->ckpt_thread, "hs-checkpoint");
   pool->ckpt_running = true;
   return HS_OK;
 }

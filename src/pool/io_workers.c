@@ -21,6 +21,7 @@
 #include "pool/io_workers.h"
 
 #include "core/error.h"
+#include "core/thread_name.h"
 #include "hotset/storage.h"
 #include "pool/buf_internal.h"
 #include "pool/pool_internal.h"
@@ -110,6 +111,7 @@ hs_status io_workers_start(io_workers *w, hs_pool *pool, uint32_t n) {
       return hs_fail(HS_ERR_NOMEM, err, "starting I/O worker %u of %u: %s", w->n + 1, n,
                      strerror(err));
     }
+    hs_name_thread(w->threads[w->n], "hs-io-worker");
   }
   return HS_OK;
 }

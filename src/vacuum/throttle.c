@@ -65,6 +65,14 @@ static double growth(double x) {
   return x >= 0 ? 1 + x : 1 / (1 - x);
 }
 
+/* √v for v > 0 by Newton's method (libc alone, no libm): reported, never
+ * compared (the test of a slope compares squares). */
+static double sqrt_newton(double v) {
+  double r = v > 1 ? v : 1;
+  for (int i = 0; i < 60; i++) r = 0.5 * (r + v / r);
+  return r;
+}
+
 double throttle_step(throttle_state *s, const hs_throttle_options *o, double baseline_ns,
                      const throttle_window *w) {
   s->windows++;
@@ -97,19 +105,38 @@ double throttle_step(throttle_state *s, const hs_throttle_options *o, double bas
   s->sy = keep * s->sy + y;
   s->sxx = keep * s->sxx + x * x;
   s->sxy = keep * s->sxy + x * y;
+  s->syy = keep * s->syy + y * y;
   double mx = s->sx / s->sw, my = s->sy / s->sw;
   double var = s->sxx / s->sw - mx * mx, cov = s->sxy / s->sw - mx * my;
+  double vary = s->syy / s->sw - my * my;
   /* Measured only while duty varies; kept while it does not (a duty held
    * at one value says nothing new about the slope, and forgetting it
    * would send the controller back to judging the whole excess). */
   if (s->sw >= 8 && var >= 0.05 * 0.05) {
     s->slope = cov / var;
+    /* The residuals' variance about the fitted line, over the windows
+     * (weighted count sw; two parameters fitted), gives the slope's
+     * standard error. The decaying sums count each window once although
+     * neighbouring windows are alike, so this errs towards doubt. */
+    double resid = vary - s->slope * cov;
+    if (resid < 0) resid = 0;
+    double se2 = resid * s->sw / (s->sw - 2) / (s->sw * var);
+    s->slope_se = se2 > 0 ? sqrt_newton(se2) : 0;
+    /* Believed once it is twice its standard error; doubted again only
+     * when it falls under one. The band keeps a real slope believed while
+     * duty, held low for it, makes the fit less sure. */
+    double t2 = s->slope > 0 ? s->slope * s->slope / (se2 > 0 ? se2 : 1e-300) : 0;
+    if (!s->slope_trusted && t2 >= 4)
+      s->slope_trusted = true;
+    else if (s->slope_trusted && t2 < 1)
+      s->slope_trusted = false;
     s->slope_known = true;
   }
   double judged = s->excess;
   if (s->slope_known) {
-    /* What working at the current duty adds; never more than is seen. */
-    double caused = s->slope > 0 ? s->slope * s->duty : 0;
+    /* What working at the current duty adds, when the slope stands out of
+     * its noise; never more than is seen. */
+    double caused = s->slope_trusted ? s->slope * s->duty : 0;
     judged = caused < s->excess ? caused : s->excess;
   }
   /* Clamped so one terrible window cannot take vacuum to the floor at once,

@@ -36,8 +36,14 @@
  *            slope (a standard deviation of 0.05; the last one measured is
  *            kept while duty holds still), it holds the budget
  *            against slope × duty — the excess working adds — instead of
- *            the whole excess. A foreground slowed in proportion to
- *            vacuum's work gives the same answer either way;
+ *            the whole excess. A slope is believed only when it stands out
+ *            of its noise (positive and at least twice its standard error):
+ *            late timer ticks make a paced foreground's windows noisy, and
+ *            a slope fitted on noise alone once took duty to 0.13 for
+ *            nothing. A slope that does not stand out means vacuum's part
+ *            is too small to see, so nothing is held against it. A
+ *            foreground slowed in proportion to vacuum's work gives the
+ *            same answer either way;
  *   a window with too few foreground operations says nothing about the
  *   foreground (idle, or not started): duty creeps up by `gain` / 4 — idle
  *   capacity is vacuum's to use.
@@ -97,9 +103,12 @@ typedef struct throttle_state {
   bool have_excess; /* excess has seen a window */
   /* Decaying sums over windows of (duty worked, excess seen), for the
    * excess's slope in duty: the part of it vacuum's working causes. */
-  double sw, sx, sy, sxx, sxy;
-  double slope;     /* the last slope measured while duty varied */
-  bool slope_known; /* duty has varied enough, once, to measure one */
+  double sw, sx, sy, sxx, sxy, syy;
+  double slope;       /* the last slope measured while duty varied */
+  double slope_se;    /* ... and its standard error */
+  bool slope_known;   /* duty has varied enough, once, to measure one */
+  bool slope_trusted; /* the last one measured was positive and at least
+                         twice its standard error */
   uint64_t windows, quiet_windows, ckpt_slowdowns;
 } throttle_state;
 

@@ -195,6 +195,11 @@ hs_status hs_vacuum(hs_heap *h, hs_pk_index *ix, const hs_vacuum_options *o, hs_
   }
   out->throttle_sleep_ms = t ? t->sleep_ms : 0;
   out->throttle_mean_duty = t ? throttle_mean_duty(t) : 1;
+  if (t && t->state.slope_known) {
+    out->throttle_slope = t->state.slope;
+    out->throttle_slope_se = t->state.slope_se;
+    out->throttle_slope_trusted = t->state.slope_trusted;
+  }
   out->seconds = (now_ms() - t0) / 1e3;
   return st;
 }

@@ -27,6 +27,7 @@
 #include "core/error.h"
 #include "core/mkdirs.h"
 #include "core/sysio.h"
+#include "core/thread_name.h"
 #include "wal/wal_durable.h"
 #include "wal/wal_format.h"
 #include "wal/wal_internal.h"
@@ -838,6 +839,7 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
       wal_free(w);
       return hs_fail(HS_ERR_NOMEM, EAGAIN, "could not start the WAL writer thread");
     }
+    hs_name_thread(w->writer, "hs-walwriter");
     w->writer_running = true;
   }
   *out = w;

@@ -48,11 +48,14 @@ hs_status throttle_options_check(const hs_throttle_options *o) {
 void throttle_state_init(throttle_state *s, const hs_throttle_options *o) {
   memset(s, 0, sizeof *s);
   s->duty = o->start_duty;
+  s->applied = o->start_duty;
   s->ceiling = 1;
 }
 
 static bool priority_lower(struct throttle_priority *saved);
 static void priority_restore(struct throttle_priority *saved);
+
+#define DITHER 0.5
 
 static double clamp(double v, double lo, double hi) {
   return v < lo ? lo : v > hi ? hi : v;
@@ -73,6 +76,20 @@ static double sqrt_newton(double v) {
   return r;
 }
 
+/* The duty the next window runs at. Until a slope is known, the
+ * controller's duty moved by DITHER up and down in turn: a duty that holds
+ * still measures no slope, and judging the whole excess over the budget
+ * meanwhile can hold it still at the floor for good (late timer ticks alone did, in one run of
+ * six: mean duty 0.28). With the alternation duty varies from the first
+ * windows, so the slope is measured within a few of them; then the
+ * controller's own moves keep it measured. */
+static double dither(throttle_state *s, const hs_throttle_options *o) {
+  bool probe = !s->slope_known && s->have_excess && s->excess > o->budget;
+  double f = !probe ? 1 : s->windows % 2 ? 1 + DITHER : 1 - DITHER;
+  s->applied = clamp(s->duty * f, o->min_duty, s->ceiling);
+  return s->applied;
+}
+
 double throttle_step(throttle_state *s, const hs_throttle_options *o, double baseline_ns,
                      const throttle_window *w) {
   s->windows++;
@@ -90,15 +107,16 @@ double throttle_step(throttle_state *s, const hs_throttle_options *o, double bas
     /* Nothing to protect in this window: use the idle capacity, slowly. */
     s->quiet_windows++;
     s->duty = clamp(s->duty * growth(o->gain / 4), o->min_duty, s->ceiling);
-    return s->duty;
+    s->applied = s->duty; /* nothing to measure: no dither */
+    return s->applied;
   }
   double excess = w->fg_mean_ns / baseline_ns - 1;
   s->excess = s->have_excess ? 0.75 * s->excess + 0.25 * excess : excess;
   s->have_excess = true;
-  /* The window ran at s->duty: fold (duty, excess) into the decaying sums
+  /* The window ran at s->applied: fold (duty, excess) into the decaying sums
    * and fit excess = a + slope × duty. One terrible window is clamped
    * first, so a stall that was not vacuum's doing cannot set the slope. */
-  double x = s->duty, y = clamp(excess, -1, 4);
+  double x = s->applied, y = clamp(excess, -1, 4);
   const double keep = 0.97;
   s->sw = keep * s->sw + 1;
   s->sx = keep * s->sx + x;
@@ -131,11 +149,26 @@ double throttle_step(throttle_state *s, const hs_throttle_options *o, double bas
     else if (s->slope_trusted && t2 < 1)
       s->slope_trusted = false;
     s->slope_known = true;
+    s->intercept = my - s->slope * mx;
+    s->resid = resid;
+  } else if (s->slope_known) {
+    /* Duty holds still, so the fit learns nothing new; but if the excess
+     * now stands above what the line predicts at this duty, by more than
+     * the budget and twice the residuals' deviation, the foreground has
+     * changed under it (a busier hour): the line is forgotten and measured
+     * again, the dither and the whole excess moving duty meanwhile. */
+    double above = s->excess - (s->intercept + s->slope * x);
+    if (above > o->budget && above * above > 4 * s->resid) {
+      s->sw = s->sx = s->sy = s->sxx = s->sxy = s->syy = 0;
+      s->slope_known = s->slope_trusted = false;
+      s->relearned++;
+    }
   }
+  /* Once a slope is known: what working at the current duty adds, if the
+   * slope stands out of its noise; never more than is seen. Until then,
+   * the whole excess (the dither measures the slope meanwhile). */
   double judged = s->excess;
   if (s->slope_known) {
-    /* What working at the current duty adds, when the slope stands out of
-     * its noise; never more than is seen. */
     double caused = s->slope_trusted ? s->slope * s->duty : 0;
     judged = caused < s->excess ? caused : s->excess;
   }
@@ -143,7 +176,7 @@ double throttle_step(throttle_state *s, const hs_throttle_options *o, double bas
    * nor one lucky window double it. */
   double error = clamp((o->budget - judged) / o->budget, -4, 2);
   s->duty = clamp(s->duty * growth(o->gain * error), o->min_duty, s->ceiling);
-  return s->duty;
+  return dither(s, o);
 }
 
 hs_status throttle_init(hs_throttle *t, const hs_throttle_options *o) {
@@ -263,7 +296,7 @@ void throttle_point(hs_throttle *t, bool dirtied) {
    * coming. */
   uint64_t worked = thread_cpu_ns() - t->slice_start_ns;
   if ((double)worked < t->opt.slice_ms * 1e6) return;
-  double duty = t->state.duty;
+  double duty = t->state.applied;
   if (duty < 1) {
     double pause = (double)worked * (1 - duty) / duty;
     if (pause > 4 * t->opt.window_ms * 1e6) pause = 4 * t->opt.window_ms * 1e6;
@@ -277,7 +310,7 @@ void throttle_point(hs_throttle *t, bool dirtied) {
 }
 
 double throttle_mean_duty(const hs_throttle *t) {
-  return t->state.windows ? t->duty_sum / (double)t->state.windows : t->state.duty;
+  return t->state.windows ? t->duty_sum / (double)t->state.windows : t->state.applied;
 }
 
 /* Lowers the calling thread's priority; false (nothing changed) where the

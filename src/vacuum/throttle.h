@@ -98,6 +98,8 @@ hs_status throttle_options_check(const hs_throttle_options *o);
 
 typedef struct throttle_state {
   double duty;      /* the share of wall time vacuum may work now */
+  double applied;   /* ... moved up or down by the dither: what the next
+                       window runs at */
   double ceiling;   /* the checkpoint's cap on duty */
   double excess;    /* smoothed foreground excess over its baseline */
   bool have_excess; /* excess has seen a window */
@@ -106,6 +108,9 @@ typedef struct throttle_state {
   double sw, sx, sy, sxx, sxy, syy;
   double slope;       /* the last slope measured while duty varied */
   double slope_se;    /* ... and its standard error */
+  double intercept;   /* the fitted line's excess at duty 0 */
+  double resid;       /* the residuals' variance about it */
+  uint64_t relearned; /* lines forgotten because the excess left them */
   bool slope_known;   /* duty has varied enough, once, to measure one */
   bool slope_trusted; /* the last one measured was positive and at least
                          twice its standard error */

@@ -41,7 +41,11 @@
  *            late timer ticks make a paced foreground's windows noisy, and
  *            a slope fitted on noise alone once took duty to 0.13 for
  *            nothing. A slope that does not stand out means vacuum's part
- *            is too small to see, so nothing is held against it. A
+ *            is too small to see, so nothing is held against it. Until a
+ *            slope is known, duty alternates ×1.5 / ×0.5 while the excess
+ *            is over budget (a duty held at the floor measures nothing);
+ *            a known line the excess leaves, by more than the budget and
+ *            twice its residuals, is forgotten and measured again. A
  *            foreground slowed in proportion to vacuum's work gives the
  *            same answer either way;
  *   a window with too few foreground operations says nothing about the

@@ -253,6 +253,24 @@ expect_usage_error "given twice" "pool-bench --translation hash,hash"
 run pool-bench --translation ,
 expect_usage_error --translation "pool-bench --translation ,"
 
+# Every bench's list flags split the same way (args_split_list): an empty
+# item is refused, never skipped; a repeated choice, too many items or one
+# too long are refused by name.
+run pool-bench --translation hash,
+expect_usage_error '--translation: "hash,": an item is empty' "pool-bench --translation hash,"
+run bench vacuum --ring-size 256KiB,,adaptive
+expect_usage_error '--ring-size: "256KiB,,adaptive": an item is empty' "bench vacuum --ring-size 256KiB,,adaptive"
+run bench vacuum --fg paced,paced,paced
+expect_usage_error '--fg: "paced,paced,paced": more than 2 items' "bench vacuum --fg x3"
+run bench vacuum --ring-size "fixed:$(printf '1%.0s' {1..60})"
+expect_usage_error 'longer than 47 characters' "bench vacuum --ring-size (60 digits)"
+run bench scan --ring ,on
+expect_usage_error '--ring: ",on": an item is empty' "bench scan --ring ,on"
+run bench sqlite --scan-detect on,on
+expect_usage_error '--scan-detect: "on" is given twice' "bench sqlite --scan-detect on,on"
+run bench sqlite --scan-detect on,sometimes
+expect_usage_error '--scan-detect: "sometimes": want on or off' "bench sqlite --scan-detect on,sometimes"
+
 # An error at run time: exit 1 and one line naming what failed.
 run pool-bench --seconds 0.1 --pages 64 --pool 256KiB --threads 1 --dir /proc/hotset-no-such-dir
 expect_status 1 "pool-bench with an unusable --dir"

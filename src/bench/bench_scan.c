@@ -101,21 +101,13 @@ static const args_cmd *const cmd = &command.cmd;
 
 /* ---- flags ---------------------------------------------------------------- */
 
-/* Calls take(b, token) for each comma-separated token of a list flag's
- * value; `want` says what the flag takes, for the messages. */
-static void parse_list(scan_bench *b, const char *flag, const char *value, const char *want,
+/* Calls take(b, item) for each comma-separated item of a list flag's
+ * value (args_split_list: an empty item is refused, never skipped). */
+static void parse_list(scan_bench *b, const char *flag, const char *value,
                        void (*take)(scan_bench *, const char *)) {
-  char buf[64];
-  if (strlen(value) >= sizeof buf)
-    args_usage_error(cmd, "--%s: \"%s\": want %s", flag, value, want);
-  strcpy(buf, value);
-  char *save = NULL;
-  bool any = false;
-  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    take(b, t);
-    any = true;
-  }
-  if (!any) args_usage_error(cmd, "--%s: missing value", flag);
+  char items[8][ARGS_ITEM_LEN];
+  size_t n = args_split_list(cmd, flag, value, items, 8);
+  for (size_t i = 0; i < n; i++) take(b, items[i]);
 }
 
 /* --ring: "on", "off" or both. */
@@ -487,8 +479,8 @@ static void check_flags(scan_bench *b) {
   const char *why = NULL;
   b->npolicies = args_split_policies(b->policy_flag, true, b->specs, ARGS_LIST_MAX, &why);
   if (b->npolicies < 0) args_usage_error(cmd, "--policy: \"%s\": %s", b->policy_flag, why);
-  parse_list(b, "ring", b->ring_flag, "on, off or on,off", take_ring);
-  parse_list(b, "scan", b->scan_flag, "seq, index, vacuum or a list", take_scan);
+  parse_list(b, "ring", b->ring_flag, take_ring);
+  parse_list(b, "scan", b->scan_flag, take_scan);
   if (strcmp(b->wal_flag, "log") != 0 && strcmp(b->wal_flag, "counter") != 0)
     args_usage_error(cmd, "--wal: \"%s\" is not log or counter", b->wal_flag);
   b->real_wal = strcmp(b->wal_flag, "log") == 0;

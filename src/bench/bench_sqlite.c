@@ -159,20 +159,10 @@ static void parse_flags(sql_bench *b, int argc, char **argv) {
  * named; anything else is a usage error. */
 static void parse_pair(const char *flag, const char *value, const char *w0, const char *w1,
                        bool *got0, bool *got1) {
-  char buf[64];
-  if (strlen(value) >= sizeof buf)
-    args_usage_error(cmd, "--%s: \"%s\" is not %s, %s or %s,%s", flag, value, w0, w1, w0, w1);
-  strcpy(buf, value);
-  char *save = NULL;
-  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    if (strcmp(t, w0) == 0)
-      *got0 = true;
-    else if (strcmp(t, w1) == 0)
-      *got1 = true;
-    else
-      args_usage_error(cmd, "--%s: \"%s\" is not %s or %s", flag, t, w0, w1);
-  }
-  if (!*got0 && !*got1) args_usage_error(cmd, "--%s: missing value", flag);
+  const char *const names[2] = {w0, w1};
+  int got[2];
+  int n = args_choice_list(cmd, flag, value, names, 2, got);
+  for (int i = 0; i < n; i++) *(got[i] == 0 ? got0 : got1) = true;
 }
 
 /* Every spec must make a policy the cache can run, checked here rather

@@ -255,25 +255,6 @@ typedef struct cell_list {
   size_t n;
 } cell_list;
 
-/* Splits a list flag into its items (at most `max`, each under 48 bytes). */
-static size_t split(const char *flag, const char *value, char items[][48], size_t max) {
-  size_t n = 0;
-  const char *p = value;
-  while (*p) {
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (!len || len >= 48 || n == max)
-      args_usage_error(cmd, "--%s: \"%s\": %s", flag, value,
-                       n == max ? "too many items" : "an item is empty or too long");
-    memcpy(items[n], p, len);
-    items[n++][len] = 0;
-    p += len + (e ? 1 : 0);
-    if (e && !*p) args_usage_error(cmd, "--%s: \"%s\": ends with a comma", flag, value);
-  }
-  if (!n) args_usage_error(cmd, "--%s: missing value", flag);
-  return n;
-}
-
 /* A ring as the flag gives it: a bare size is a fixed ring of that size. */
 static void parse_ring(const vac_bench *b, const char *item, hs_ring_config *out) {
   char spec[64];
@@ -303,11 +284,12 @@ static void add_cell(cell_list *l, const vac_bench *b, vac_fg_mode fg, const cha
 }
 
 static void build_cells(const vac_bench *b, cell_list *l) {
-  char fg[2][48], rings[ARGS_LIST_MAX][48], delays[ARGS_LIST_MAX][48], thr[2][48];
-  size_t nfg = split("fg", b->fg_flag, fg, 2);
-  size_t nring = split("ring-size", b->ring_flag, rings, ARGS_LIST_MAX);
-  size_t ndelay = split("cost-delay", b->cost_delay_flag, delays, ARGS_LIST_MAX);
-  size_t nthr = split("throttle", b->throttle_flag, thr, 2);
+  char fg[2][ARGS_ITEM_LEN], rings[ARGS_LIST_MAX][ARGS_ITEM_LEN];
+  char delays[ARGS_LIST_MAX][ARGS_ITEM_LEN], thr[2][ARGS_ITEM_LEN];
+  size_t nfg = args_split_list(cmd, "fg", b->fg_flag, fg, 2);
+  size_t nring = args_split_list(cmd, "ring-size", b->ring_flag, rings, ARGS_LIST_MAX);
+  size_t ndelay = args_split_list(cmd, "cost-delay", b->cost_delay_flag, delays, ARGS_LIST_MAX);
+  size_t nthr = args_split_list(cmd, "throttle", b->throttle_flag, thr, 2);
   vac_fg_mode modes[2];
   for (size_t i = 0; i < nfg; i++) {
     if (!strcmp(fg[i], "paced"))

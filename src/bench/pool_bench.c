@@ -457,32 +457,6 @@ static void print_table_row(const char *vname, workload wl, uint32_t nthreads, c
   fflush(stdout);
 }
 
-/* A comma-separated list of distinct choices among names[0 .. n): their
- * indexes in order to out[]; how many. A bad or repeated item, or an empty
- * list, is a usage error naming --flag. */
-static int parse_choices(const char *flag, const char *list, const char *const *names, int n,
-                         int *out) {
-  char buf[64], want[64] = "";
-  for (int k = 0; k < n; k++) {
-    strcat(want, k == 0 ? "" : k == n - 1 ? " or " : ", ");
-    strcat(want, names[k]);
-  }
-  if (strlen(list) >= sizeof buf) args_usage_error(cmd, "--%s: \"%s\": want %s", flag, list, want);
-  strcpy(buf, list);
-  int count = 0;
-  for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
-       item = strtok_r(NULL, ",", &save)) {
-    int k = 0;
-    while (k < n && strcmp(item, names[k]) != 0) k++;
-    if (k == n) args_usage_error(cmd, "--%s: \"%s\": want %s", flag, item, want);
-    for (int i = 0; i < count; i++)
-      if (out[i] == k) args_usage_error(cmd, "--%s: \"%s\" is given twice", flag, item);
-    out[count++] = k;
-  }
-  if (!count) args_usage_error(cmd, "--%s: empty list", flag);
-  return count;
-}
-
 int pool_bench_main(int argc, char **argv) {
   bench b = {0};
   const args_opt opts[] = {
@@ -569,8 +543,9 @@ int pool_bench_main(int argc, char **argv) {
   static const char *const huge_all[] = {"try", "off", "on"}; /* the enum's order */
   static const char *const translation_all[] = {"hash", "direct"};
   int huge_modes[3], translations[2];
-  int nhuge = parse_choices("huge-pages", b.huge_flag, huge_all, 3, huge_modes);
-  int ntrans = parse_choices("translation", b.translation_flag, translation_all, 2, translations);
+  int nhuge = args_choice_list(cmd, "huge-pages", b.huge_flag, huge_all, 3, huge_modes);
+  int ntrans =
+      args_choice_list(cmd, "translation", b.translation_flag, translation_all, 2, translations);
   uint64_t max_threads = 0;
   for (uint32_t i = 0; i < b.threads.n; i++)
     if (b.threads.v[i] > max_threads) max_threads = b.threads.v[i];

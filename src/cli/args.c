@@ -507,6 +507,52 @@ static int split_list(char *buf, bool pool_only, char out[][ARGS_SPEC_LEN], int 
   return n;
 }
 
+size_t args_split_list(const args_cmd *cmd, const char *flag, const char *value,
+                       char items[][ARGS_ITEM_LEN], size_t max) {
+  size_t n = 0;
+  const char *p = value;
+  for (;;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == 0) {
+      if (n == 0 && !e) args_usage_error(cmd, "--%s: missing value", flag);
+      args_usage_error(cmd, "--%s: \"%s\": an item is empty", flag, value);
+    }
+    if (len >= ARGS_ITEM_LEN)
+      args_usage_error(cmd, "--%s: \"%.*s\": longer than %d characters", flag, (int)len, p,
+                       ARGS_ITEM_LEN - 1);
+    if (n == max) args_usage_error(cmd, "--%s: \"%s\": more than %zu items", flag, value, max);
+    memcpy(items[n], p, len);
+    items[n++][len] = 0;
+    if (!e) return n;
+    p = e + 1;
+  }
+}
+
+int args_choice_list(const args_cmd *cmd, const char *flag, const char *value,
+                     const char *const *names, int n, int *out) {
+  char want[256] = "";
+  for (int k = 0; k < n; k++) {
+    size_t used = strlen(want);
+    snprintf(want + used, sizeof want - used, "%s%s",
+             k == 0       ? ""
+             : k == n - 1 ? " or "
+                          : ", ",
+             names[k]);
+  }
+  char items[16][ARGS_ITEM_LEN];
+  size_t count = args_split_list(cmd, flag, value, items, 16);
+  for (size_t i = 0; i < count; i++) {
+    int k = 0;
+    while (k < n && strcmp(items[i], names[k]) != 0) k++;
+    if (k == n) args_usage_error(cmd, "--%s: \"%s\": want %s", flag, items[i], want);
+    for (size_t j = 0; j < i; j++)
+      if (out[j] == k) args_usage_error(cmd, "--%s: \"%s\" is given twice", flag, items[i]);
+    out[i] = k;
+  }
+  return (int)count;
+}
+
 int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN], int max,
                         const char **why) {
   /* The list has no length limit; each spec may have ARGS_SPEC_LEN - 1

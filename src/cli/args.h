@@ -157,6 +157,19 @@ bool args_parse_size(const char *s, uint64_t *out);
 bool args_parse_uint_list(const char *s, uint64_t min, uint64_t max, args_uint_list *out);
 bool args_parse_bool(const char *s, bool *out);
 
+/* A list flag's value split at commas into items[0 .. max), each shorter
+ * than ARGS_ITEM_LEN; returns how many. An empty item (",a", "a,,b",
+ * "a,"), one too long, more than `max` or none at all is a usage error
+ * naming --flag: never skipped, never cut. */
+#define ARGS_ITEM_LEN 48
+size_t args_split_list(const args_cmd *cmd, const char *flag, const char *value,
+                       char items[][ARGS_ITEM_LEN], size_t max);
+/* A list of distinct choices among names[0 .. n) (n at most 16): their
+ * indexes, in the order given, to out[]; returns how many. An unknown or
+ * repeated item is a usage error naming --flag and what it takes. */
+int args_choice_list(const args_cmd *cmd, const char *flag, const char *value,
+                     const char *const *names, int n, int *out);
+
 /* Writes a byte count the way people write it: "8 KiB", "1 MiB", or
  * "12345 B" when it is no whole multiple of a unit. Returns buf. */
 char *args_format_size(uint64_t bytes, char *buf, size_t len);

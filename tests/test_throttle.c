@@ -196,7 +196,8 @@ static void test_noise_is_not_a_slope(void) {
  * vacuum does: judged whole before any slope is known, the excess takes
  * duty from its start (0.25) to the floor, and a duty held at the floor
  * measures no slope — it would stay there for good. The dither moves duty
- * until the slope is measured, and vacuum gets back to nearly full duty. */
+ * until the slope is measured, and vacuum gets back to nearly full duty;
+ * from a start at the floor too. */
 static void test_floor_is_no_trap(void) {
   hs_throttle_options o;
   hs_throttle_options_init(&o);
@@ -206,6 +207,14 @@ static void test_floor_is_no_trap(void) {
   double lo, hi;
   run_windows(&s, &o, &elsewhere, 200, &lo, &hi);
   double mean = run_windows(&s, &o, &elsewhere, 200, &lo, &hi);
+  CHECK(s.slope_known);
+  CHECK(mean > 0.9);
+  /* Starting at the floor itself, where ×0.5 is clamped back up: the
+   * probe's two steps are still far enough apart to measure. */
+  o.start_duty = o.min_duty;
+  throttle_state_init(&s, &o);
+  run_windows(&s, &o, &elsewhere, 200, &lo, &hi);
+  mean = run_windows(&s, &o, &elsewhere, 200, &lo, &hi);
   CHECK(s.slope_known);
   CHECK(mean > 0.9);
 }

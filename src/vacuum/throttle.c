@@ -55,7 +55,8 @@ void throttle_state_init(throttle_state *s, const hs_throttle_options *o) {
 static bool priority_lower(struct throttle_priority *saved);
 static void priority_restore(struct throttle_priority *saved);
 
-#define DITHER 0.5
+#define DITHER    0.5
+#define PROBE_GAP 0.12
 
 static double clamp(double v, double lo, double hi) {
   return v < lo ? lo : v > hi ? hi : v;
@@ -77,16 +78,26 @@ static double sqrt_newton(double v) {
 }
 
 /* The duty the next window runs at. Until a slope is known, the
- * controller's duty moved by DITHER up and down in turn: a duty that holds
+ * controller's duty moved by DITHER down and up in turn: a duty that holds
  * still measures no slope, and judging the whole excess over the budget
- * meanwhile can hold it still at the floor for good (late timer ticks alone did, in one run of
- * six: mean duty 0.28). With the alternation duty varies from the first
- * windows, so the slope is measured within a few of them; then the
- * controller's own moves keep it measured. */
+ * meanwhile can hold it still at the floor for good (late timer ticks
+ * alone did, in one run of six: mean duty 0.28). The two steps are at
+ * least PROBE_GAP apart — at the floor, ×0.5 is clamped back up, and
+ * 0.10 against 0.15 would never vary enough to measure (a standard
+ * deviation of 0.05 needs a gap of 0.1) — unless the ceiling leaves no
+ * room. With the alternation duty varies from the first windows, so the
+ * slope is measured within a few of them; then the controller's own moves
+ * keep it measured. */
 static double dither(throttle_state *s, const hs_throttle_options *o) {
   bool probe = !s->slope_known && s->have_excess && s->excess > o->budget;
-  double f = !probe ? 1 : s->windows % 2 ? 1 + DITHER : 1 - DITHER;
-  s->applied = clamp(s->duty * f, o->min_duty, s->ceiling);
+  if (!probe) {
+    s->applied = clamp(s->duty, o->min_duty, s->ceiling);
+    return s->applied;
+  }
+  double low = clamp(s->duty * (1 - DITHER), o->min_duty, s->ceiling);
+  double high = s->duty * (1 + DITHER);
+  if (high < low + PROBE_GAP) high = low + PROBE_GAP;
+  s->applied = s->windows % 2 ? clamp(high, o->min_duty, s->ceiling) : low;
   return s->applied;
 }
 

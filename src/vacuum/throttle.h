@@ -42,8 +42,9 @@
  *            a slope fitted on noise alone once took duty to 0.13 for
  *            nothing. A slope that does not stand out means vacuum's part
  *            is too small to see, so nothing is held against it. Until a
- *            slope is known, duty alternates ×1.5 / ×0.5 while the excess
- *            is over budget (a duty held at the floor measures nothing);
+ *            slope is known, duty alternates ×0.5 / ×1.5 (at least 0.12
+ *            apart) while the excess is over budget (a duty held at the
+ *            floor measures nothing);
  *            a known line the excess leaves, by more than the budget and
  *            twice its residuals, is forgotten and measured again. A
  *            foreground slowed in proportion to vacuum's work gives the

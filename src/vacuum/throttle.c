@@ -154,10 +154,10 @@ double throttle_step(throttle_state *s, const hs_throttle_options *o, double bas
     /* Believed once it is twice its standard error; doubted again only
      * when it falls under one. The band keeps a real slope believed while
      * duty, held low for it, makes the fit less sure. */
-    double t2 = s->slope > 0 ? s->slope * s->slope / (se2 > 0 ? se2 : 1e-300) : 0;
-    if (!s->slope_trusted && t2 >= 4)
+    double sq = s->slope * s->slope;
+    if (!s->slope_trusted && s->slope > 0 && sq >= 4 * se2)
       s->slope_trusted = true;
-    else if (s->slope_trusted && t2 < 1)
+    else if (s->slope_trusted && (s->slope <= 0 || sq < se2))
       s->slope_trusted = false;
     s->slope_known = true;
     s->intercept = my - s->slope * mx;

@@ -8,10 +8,12 @@
  *     than 32 bytes left, a gap of zeros), and the prev chain runs on;
  *   - a reopened log finds the same end from its oldest segment;
  *   - a segment of another log is refused, naming both ids;
- *   - a flipped byte in a record with more records after it is corruption:
- *     the log opens (nothing on disk changes until its first write), and
- *     the bytes from the bad record on are then kept, byte-identical, in
- *     kept-<LSN>/; a flipped byte in the last record is a torn end;
+ *   - a flipped byte in a record with records of later segments after it
+ *     is damage: the log opens (nothing on disk changes), its first write
+ *     refuses, changing nothing; accepted, the bytes from the bad record on
+ *     are kept, byte-identical, in kept-<LSN>/; with valid records after
+ *     it in its own segment only, it is a torn end whose rest is kept; a
+ *     flipped byte in the last record is a torn end;
  *   - ENOSPC is HS_ERR_NOSPACE saying the disk is full; missing parents of
  *     the log's directory are created.
  *
@@ -307,10 +309,28 @@ static void test_size(uint64_t S) {
   CHECK(same_snapshot(&before, &after)); /* opening changed nothing */
   struct stat sb;
   CHECK(stat(kept, &sb) != 0);
-  for (size_t i = bad; i < nrecs; i++) recs[i].tag = 0; /* gone from the log */
+  /* Segments 1 and 2 were written after segment 0 was synced whole: the
+   * flipped byte is damage, not a crash, and writing at bad_at would give
+   * up records 1 and 2 hold. The first write refuses, naming the segment,
+   * and changes nothing. */
+  size_t nrecs_before = nrecs;
   put(w, 1000);
   take_snapshot(dir, &after);
   CHECK(same_snapshot(&before, &after)); /* an insert alone writes nothing */
+  CHECK_ST(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), p0);
+  CHECK_CONTAINS(hs_last_error(), "reset-log");
+  (void)hs_wal_close(w);
+  take_snapshot(dir, &after);
+  CHECK(same_snapshot(&before, &after)); /* the refusal wrote nothing */
+  /* Accepted (what `hotset reset-log --force` does): the records after
+   * the damage are given up, their bytes kept. */
+  nrecs = nrecs_before;
+  w = open_log(dir, S);
+  CHECK(wal_open_end_corrupt(w));
+  wal_accept_damage(w);
+  for (size_t i = bad; i < nrecs; i++) recs[i].tag = 0; /* gone from the log */
+  put(w, 1000);
   CHECK_OK(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL));
   CHECK_OK(hs_wal_close(w));
   /* The evidence, byte-identical: the rest of segment 0 from the bad
@@ -439,7 +459,11 @@ static void test_broken_chain(void) {
   CHECK_EQ(n, 2u);
   CHECK_EQ(hs_wal_reader_end(r), at);
   CHECK_CONTAINS(hs_wal_reader_why_end(r), "chain");
-  CHECK_EQ(hs_wal_reader_end_kind(r), HS_WAL_END_CORRUPT); /* records 3 and 4 follow */
+  /* Records 3 and 4 follow in the same segment: no proof of damage (an
+   * unsynced write may be torn sector by sector), but noted as evidence. */
+  CHECK_EQ(hs_wal_reader_end_kind(r), HS_WAL_END_TORN);
+  CHECK_EQ(wal_reader_valid_after(r), recs[3].lsn);
+  CHECK_CONTAINS(hs_wal_reader_why_end(r), "valid records follow");
   hs_wal_reader_close(r);
   testdir_remove(dir);
 }
@@ -623,7 +647,8 @@ static void test_kept_twice(void) {
   for (int round = 0; round < 2; round++) {
     flip_byte(p0, at + WAL_HEADER + 3);
     w = open_log(dir, S);
-    CHECK(wal_open_end_corrupt(w));
+    CHECK(!wal_open_end_corrupt(w)); /* one segment: a torn end whose rest is kept */
+    CHECK_CONTAINS(wal_open_why_end(w), "valid records follow");
     CHECK_EQ(hs_wal_insert_lsn(w), at);
     nrecs = 1;
     for (int i = 0; i < 3; i++) put(w, 72 + 8 * (uint32_t)round); /* other bytes each time */

@@ -521,6 +521,30 @@ int pc_rename(const char *from, const char *to) {
   return rc;
 }
 
+/* A rename that never replaces anything: journaled as a plain rename with
+ * no overwritten file. */
+int pc_rename_noreplace(const char *from, const char *to) {
+  char afrom[PATH_MAX], ato[PATH_MAX];
+  const char *rfrom = resolve(from, afrom) ? under_root(afrom) : NULL;
+  const char *rto = resolve(to, ato) ? under_root(ato) : NULL;
+  if (!rfrom || !rto) return rename_noreplace(from, to);
+  pthread_mutex_lock(&rec.lock);
+  count_op();
+  struct stat sf;
+  bool have_from = lstat(afrom, &sf) == 0;
+  int rc = rename_noreplace(from, to);
+  int err = errno;
+  if (rc == 0 && rec.rename_k && ++rec.renames == rec.rename_nth)
+    rec.cut_at = rec.ops + rec.rename_k;
+  if (rc == 0 && have_from) {
+    pc_rec r = {.type = R_RENAME, .op = rec.ops, .id = id_of(&sf, false)};
+    journal_append(&r, rfrom, rto, NULL, NULL, 0);
+  }
+  pthread_mutex_unlock(&rec.lock);
+  errno = err;
+  return rc;
+}
+
 int pc_link(const char *from, const char *to) {
   char afrom[PATH_MAX], ato[PATH_MAX];
   const char *rfrom = resolve(from, afrom) ? under_root(afrom) : NULL;

@@ -84,7 +84,10 @@ int pc_sync(int fd, bool data_only);
 int pc_ftruncate(int fd, off_t len);
 int pc_fallocate(int fd, int mode, off_t off, off_t len);
 int pc_rename(const char *from, const char *to);
+int pc_rename_noreplace(const char *from, const char *to);
 int pc_link(const char *from, const char *to);
+/* The unarmed rename without replacing (core/sysio.c). */
+int rename_noreplace(const char *from, const char *to);
 int pc_unlink(const char *path);
 int pc_mkdir(const char *path, mode_t mode);
 

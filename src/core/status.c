@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static _Thread_local char last_message[1536];
+static _Thread_local char last_message[8192];
 static _Thread_local int last_errno;
 
 static const char *const status_names[HS_STATUS_COUNT] = {

@@ -8,12 +8,24 @@
 
 #include "core/powercut.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 atomic_bool sys_recording;
+
+int rename_noreplace(const char *from, const char *to) {
+  if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  struct stat sb;
+  if (lstat(to, &sb) == 0) {
+    errno = EEXIST;
+    return -1;
+  }
+  return rename(from, to);
+}
 
 static bool armed(void) {
   return atomic_load_explicit(&sys_recording, memory_order_relaxed);
@@ -62,6 +74,11 @@ int sys_fallocate(int fd, int mode, off_t off, off_t len) {
 int sys_rename(const char *from, const char *to) {
   if (armed()) return pc_rename(from, to);
   return rename(from, to);
+}
+
+int sys_rename_noreplace(const char *from, const char *to) {
+  if (armed()) return pc_rename_noreplace(from, to);
+  return rename_noreplace(from, to);
 }
 
 int sys_link(const char *from, const char *to) {

@@ -44,6 +44,12 @@ int sys_ftruncate(int fd, off_t len);
 int sys_fallocate(int fd, int mode, off_t off, off_t len);
 /* rename(2), link(2), unlink(2), mkdir(2). */
 int sys_rename(const char *from, const char *to);
+/* rename(2) that never replaces an existing `to` (EEXIST instead):
+ * renameat2's RENAME_NOREPLACE, or — on a file system without it — a look
+ * for `to` first, which the caller makes safe by being the only one that
+ * creates names in that directory. One file never has two names at any
+ * moment, which link() then unlink() cannot promise across a crash. */
+int sys_rename_noreplace(const char *from, const char *to);
 int sys_link(const char *from, const char *to);
 int sys_unlink(const char *path);
 int sys_mkdir(const char *path, mode_t mode);

@@ -114,15 +114,16 @@ hs_status pool_check_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno 
      * PostgreSQL's "xlog flush request is not satisfied". */
     hs_lsn lsn = hs_page_lsn(page);
     if (pool->wal && lsn > hs_wal_insert_lsn(pool->wal)) {
+      char hint[8600];
+      reset_log_hint(hs_smgr_dir(pool->smgr), pool->wal->dir, hint, sizeof hint);
       if (st == HS_OK)
         st = hs_fail(HS_ERR_CORRUPT, 0,
                      "relation %u fork %d block %u carries LSN %" PRIX64
                      ", past the end of the log in %s (%" PRIX64
                      "): the log has lost records this page has; restore the log that goes with "
-                     "the data directory, or accept the loss with `hotset reset-log --dir %s "
-                     "--force`",
+                     "the data directory, or accept the loss with %s",
                      rel, (int)fork, first + i, lsn, pool->wal->dir, hs_wal_insert_lsn(pool->wal),
-                     hs_smgr_dir(pool->smgr));
+                     hint);
       continue;
     }
     atomic_store_explicit(&pool_desc(pool, bufs[i])->lsn, lsn, memory_order_relaxed);

@@ -38,7 +38,16 @@
 
 #define WAY_OUT                                                                                    \
   "restore the control file and log that belong together, or accept losing what the log "          \
-  "cannot prove with `hotset reset-log --dir %s --force`"
+  "cannot prove with %s"
+
+void reset_log_hint(const char *dir, const char *waldir, char *out, size_t len) {
+  char own[4200];
+  snprintf(own, sizeof own, "%s/wal", dir);
+  if (strcmp(own, waldir) == 0)
+    snprintf(out, len, "`hotset reset-log --dir %s --force`", dir);
+  else
+    snprintf(out, len, "`hotset reset-log --dir %s --wal %s --force`", dir, waldir);
+}
 
 /* Whether `dir` holds a relation file (digits, then a fork's suffix). */
 static bool has_relation_files(const char *dir) {
@@ -94,6 +103,8 @@ hs_status pool_control_check(hs_pool *pool, const hs_pool_options *opts, uint32_
 static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
   hs_control *c = &pool->control;
   hs_wal *wal = pool->wal;
+  char hint[8600];
+  reset_log_hint(dir, wal->dir, hint, sizeof hint);
   hs_lsn end = hs_wal_insert_lsn(wal);
   if (c->checkpoint >= end)
     return hs_fail(HS_ERR_CORRUPT, 0,
@@ -101,7 +112,7 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
                    ", but the log in %s ends at %" PRIX64
                    ": the record is damaged, or the log was cut short or belongs to an older "
                    "state of the directory; " WAY_OUT ". Why the log ends there: %s",
-                   dir, HS_CONTROL_FILE, c->checkpoint, wal->dir, end, dir, wal_open_why_end(wal));
+                   dir, HS_CONTROL_FILE, c->checkpoint, wal->dir, end, hint, wal_open_why_end(wal));
   hs_wal_reader *r;
   hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, c->checkpoint, &r);
   if (st != HS_OK) return st;
@@ -119,18 +130,18 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "hs_pool_open: could not read the checkpoint record at %" PRIX64
                    " that %s/%s names from the log in %s (%s); " WAY_OUT,
-                   c->checkpoint, dir, HS_CONTROL_FILE, wal->dir, why, dir);
+                   c->checkpoint, dir, HS_CONTROL_FILE, wal->dir, why, hint);
   if (!is_checkpoint)
     return hs_fail(
         HS_ERR_CORRUPT, 0,
         "hs_pool_open: the record at %" PRIX64 " that %s/%s names as the last "
         "checkpoint is not one (resource manager %u, type %u) in the log in %s; " WAY_OUT,
-        c->checkpoint, dir, HS_CONTROL_FILE, rmgr, type, wal->dir, dir);
+        c->checkpoint, dir, HS_CONTROL_FILE, rmgr, type, wal->dir, hint);
   if (redo != c->redo)
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "hs_pool_open: the checkpoint record at %" PRIX64
                    " in %s has redo point %" PRIX64 ", but %s/%s says %" PRIX64 "; " WAY_OUT,
-                   c->checkpoint, wal->dir, redo, dir, HS_CONTROL_FILE, c->redo, dir);
+                   c->checkpoint, wal->dir, redo, dir, HS_CONTROL_FILE, c->redo, hint);
   return HS_OK;
 }
 
@@ -139,6 +150,8 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
 static hs_status check_log(hs_pool *pool, const char *dir) {
   hs_control *c = &pool->control;
   hs_wal *wal = pool->wal;
+  char hint[8600];
+  reset_log_hint(dir, wal->dir, hint, sizeof hint);
   pool->recovery_start = 0;
   if (!c->segment_bytes) {
     /* A directory that never had a log: it takes an empty one, which gets
@@ -165,7 +178,7 @@ static hs_status check_log(hs_pool *pool, const char *dir) {
                      "hs_pool_open: the log in %s is empty, but %s/%s names a checkpoint at "
                      "%" PRIX64 " in a log of system %016" PRIX64
                      ": the log is missing (or this is not its directory); " WAY_OUT,
-                     wal->dir, dir, HS_CONTROL_FILE, c->checkpoint, c->system_id, dir);
+                     wal->dir, dir, HS_CONTROL_FILE, c->checkpoint, c->system_id, hint);
     return wal_adopt_identity(wal, c->system_id, 0);
   }
   if (wal_system_id(wal) != c->system_id)
@@ -174,8 +187,27 @@ static hs_status check_log(hs_pool *pool, const char *dir) {
                    ", the data directory %s to system %016" PRIX64
                    ": they are not each other's; open %s with its own log",
                    wal->dir, wal_system_id(wal), dir, c->system_id, dir);
+  /* The log is read again from the redo point: what lies before it is
+   * never replayed, and must not decide where the log ends (a damaged byte
+   * there, an old segment of the same log left behind). A log that never
+   * had a checkpoint is read from its start. */
+  hs_status st = wal_set_end_from(wal, c->has_checkpoint ? c->redo : 0);
+  if (st == HS_ERR_INVALID) st = HS_OK; /* written before the pool opened: its end is settled */
+  if (st != HS_OK) return st;
+  /* Damage at or before the checkpoint record is told as the checkpoint's
+   * (a stale control file, a lost or damaged record): check_checkpoint's
+   * message says which, and why the log ends there. */
+  const char *damage;
+  if (c->has_checkpoint && hs_wal_insert_lsn(wal) <= c->checkpoint)
+    return check_checkpoint(pool, dir);
+  if (wal_end_damaged(wal, &damage)) {
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "hs_pool_open: %s; opening %s would lose acknowledged commits. The way out "
+                   "that gives them up: %s",
+                   damage, dir, hint);
+  }
   if (!c->has_checkpoint) return HS_OK; /* a log that never had one starts at 0 */
-  hs_status st = check_checkpoint(pool, dir);
+  st = check_checkpoint(pool, dir);
   if (st == HS_OK) pool->recovery_start = c->redo;
   return st;
 }
@@ -197,6 +229,8 @@ hs_status pool_control_start(hs_pool *pool) {
     /* A log with records and no control file: replayable only from its
      * very start, which a log that never had a checkpoint still has. */
     if (wal && !wal_is_empty(wal)) {
+      char hint[8600];
+      reset_log_hint(dir, wal->dir, hint, sizeof hint);
       hs_wal_reader *r;
       hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, 0, &r);
       if (st != HS_OK) return st;
@@ -212,7 +246,7 @@ hs_status pool_control_start(hs_pool *pool) {
                        "hs_pool_open: %s has no control file, and the log in %s cannot be "
                        "replayed from its start (%s): the directory that goes with this log is "
                        "elsewhere, or its control file was lost; " WAY_OUT,
-                       dir, wal->dir, why, dir);
+                       dir, wal->dir, why, hint);
     }
   } else if (!wal) {
     if (c->segment_bytes)

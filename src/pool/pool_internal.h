@@ -298,6 +298,10 @@ void pool_checkpointer_stop(hs_pool *pool);
  * ended, before its log segments are recycled. */
 hs_status pool_control_check(hs_pool *pool, const hs_pool_options *opts, uint32_t *page_size);
 hs_status pool_control_start(hs_pool *pool);
+/* The command that accepts losing what the log cannot prove, ready to
+ * paste: `hotset reset-log --dir D --force`, with --wal W when the log is
+ * not D/wal. Every refusal that offers it prints this one. */
+void reset_log_hint(const char *dir, const char *waldir, char *out, size_t len);
 hs_status pool_control_note_checkpoint(hs_pool *pool, hs_lsn checkpoint, hs_lsn redo);
 /* Crash recovery (recovery.c), run by hs_pool_open when the pool has a log. */
 hs_status pool_recover(hs_pool *pool);

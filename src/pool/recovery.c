@@ -207,14 +207,16 @@ hs_status pool_recover(hs_pool *pool) {
    * checkpoint the control file names: stopping earlier (a segment missing
    * between the redo point and the end) would drop what follows. */
   hs_lsn log_end = hs_wal_insert_lsn(wal);
+  char hint[8600];
+  reset_log_hint(hs_smgr_dir(pool->smgr), wal->dir, hint, sizeof hint);
   if (rep->end != log_end || (pool->control.has_checkpoint && rep->end <= pool->control.checkpoint))
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "recovery: replay from %" PRIX64 " stopped at %" PRIX64 " (%s), but the log in "
                    "%s ends at %" PRIX64 " and the last checkpoint is at %" PRIX64
                    ": records in between cannot be read; restore the missing log, or accept the "
-                   "loss with `hotset reset-log --dir %s --force`",
+                   "loss with %s",
                    rep->start, rep->end, reader_why, wal->dir, log_end, pool->control.checkpoint,
-                   hs_smgr_dir(pool->smgr));
+                   hint);
   rep->ran = rep->records > 0;
   uint64_t t1 = pool_now_ns();
   rep->seconds = (double)(t1 - t0) / 1e9;

@@ -70,7 +70,7 @@ static uint64_t now_ns(void) {
 }
 
 hs_status wal_fail(hs_wal *w, hs_status st, int err, const char *fmt, ...) {
-  char msg[400];
+  char msg[sizeof w->fail_msg];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
@@ -90,7 +90,7 @@ static hs_status wal_failed(hs_wal *w) {
   hs_status st = (hs_status)atomic_load(&w->failed);
   if (st == HS_OK) return HS_OK;
   pthread_mutex_lock(&w->fail_lock);
-  char msg[400];
+  char msg[sizeof w->fail_msg];
   snprintf(msg, sizeof msg, "%s", w->fail_msg);
   int err = w->fail_errno;
   pthread_mutex_unlock(&w->fail_lock);
@@ -520,6 +520,7 @@ static void wal_free(hs_wal *w) {
   dir_lock_release(w->lock_fd); /* releases the directory, its pid cleared */
   free(w->buffer);
   free(w->dir);
+  free(w->extra_names);
   pthread_mutex_destroy(&w->reserve_lock);
   pthread_mutex_destroy(&w->write_lock);
   pthread_mutex_destroy(&w->fail_lock);
@@ -654,36 +655,47 @@ static hs_status copy_tail(hs_wal *w, uint64_t seg, uint64_t from, const char *t
  * records of the same lengths fill the space before them (same places,
  * same chain). hs_wal_open notes what lies there; this clears it, just
  * before the log's first write (under write_lock), so opening a log — to
- * read it, or to look at why it ended — changes nothing. After corruption
- * the bytes from the bad record on and every later segment are evidence:
- * they are moved to kept_dir (copied and fsynced first), never deleted. */
+ * read it, or to look at why it ended — changes nothing. In order:
+ *
+ *  1. second names of segment files are removed (wal_names.c), so nothing
+ *     is ever written through a name that another segment's data hides
+ *     behind;
+ *  2. proven damage (HS_WAL_END_CORRUPT) stops here, unless accepted:
+ *     writing on would give up every record after it;
+ *  3. evidence is kept, never deleted: the rest of the end's segment is
+ *     copied (and fsynced) into kept_dir when valid records follow in it,
+ *     and the later segments that are this log's (or whose header is
+ *     damaged) are moved there. Spares — recycled segments, segments made
+ *     ahead — hold none of this log's records and stay where they are;
+ *  4. the end's segment is zeroed from the end on. */
 hs_status wal_clear_after_end(hs_wal *w) {
   if (!w->clear_pending) return HS_OK;
+  hs_status st = wal_remove_extra_names(w);
+  if (st != HS_OK) return st;
+  if (w->damage_refused) return hs_fail(HS_ERR_CORRUPT, 0, "%s", w->damage_msg);
   const uint64_t S = w->segment_bytes;
   uint64_t seg = w->clear_at - w->clear_at % S;
   char path[4200];
   wal_segment_path(w->dir, seg, path, sizeof path);
-  hs_status st = HS_OK;
-  if (w->keep_evidence) {
+  if (w->keep_evidence || w->keep_later) {
     if (sys_mkdir(w->kept_dir, 0700) != 0 && errno != EEXIST)
       return wal_sys_fail(HS_ERR_IO, errno,
                           "%s: cannot create the directory for the log past its end", w->kept_dir);
     char copy[4400];
     snprintf(copy, sizeof copy, "%s/%016" PRIX64 ".from-%016" PRIX64, w->kept_dir, seg,
              w->clear_at);
-    if (access(path, F_OK) == 0) st = copy_tail(w, seg, w->clear_at, copy);
-    uint64_t *starts = NULL;
+    if (w->keep_evidence && access(path, F_OK) == 0) st = copy_tail(w, seg, w->clear_at, copy);
+    uint64_t *later = NULL;
     size_t n = 0;
-    if (st == HS_OK) st = wal_segment_list(w->dir, S, &starts, &n);
+    if (st == HS_OK && w->keep_later) st = wal_own_segments_after(w->dir, S, seg, &later, &n);
     for (size_t i = 0; i < n && st == HS_OK; i++) {
-      if (starts[i] <= seg) continue;
       char from[4200], to[4400];
-      wal_segment_path(w->dir, starts[i], from, sizeof from);
-      snprintf(to, sizeof to, "%s/%016" PRIX64, w->kept_dir, starts[i]);
-      if (sys_rename(from, to) != 0)
+      wal_segment_path(w->dir, later[i], from, sizeof from);
+      snprintf(to, sizeof to, "%s/%016" PRIX64, w->kept_dir, later[i]);
+      if (sys_rename_noreplace(from, to) != 0)
         st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot move the log segment to %s", from, to);
     }
-    free(starts);
+    free(later);
     if (st == HS_OK) st = wal_sync_dir(w->kept_dir);
     if (st == HS_OK) st = wal_sync_dir(w->dir);
     if (st != HS_OK) return st;
@@ -697,7 +709,104 @@ hs_status wal_clear_after_end(hs_wal *w) {
     st = wal_write_zeros(w, fd, w->clear_at - seg, S, what);
     close(fd);
   }
-  if (st == HS_OK) w->clear_pending = false;
+  if (st == HS_OK) {
+    w->clear_pending = false;
+    w->end_settled = true;
+  }
+  return st;
+}
+
+void wal_accept_damage(hs_wal *w) {
+  w->damage_refused = false;
+}
+
+/* Where the log ends when read from `start` (0: its oldest segment), and
+ * what must be done past that end before the first write: w's end,
+ * positions and clearing plan, replaced. Nothing on disk changes. */
+static hs_status set_end_from(hs_wal *w, hs_lsn start) {
+  const uint64_t S = w->segment_bytes;
+  hs_wal_reader *r;
+  hs_status st = hs_wal_reader_open(w->dir, S, start, &r);
+  if (st != HS_OK) return st;
+  hs_wal_read_record rec;
+  bool got;
+  while ((st = hs_wal_reader_next(r, &rec, &got)) == HS_OK && got) {
+  }
+  if (st != HS_OK) {
+    hs_wal_reader_close(r);
+    return st;
+  }
+  uint64_t end = hs_wal_reader_end(r), last = wal_reader_prev(r);
+  uint64_t fail_at = wal_reader_fail_at(r), valid_after = wal_reader_valid_after(r);
+  hs_wal_end_kind kind = hs_wal_reader_end_kind(r);
+  char why[640];
+  snprintf(why, sizeof why, "%s", hs_wal_reader_why_end(r));
+  hs_wal_reader_close(r);
+  /* No record read from a later start (its segment missing): the chain's
+   * last record is the one found from the oldest segment, if that ended at
+   * the same place. */
+  if (last == 0 && start != 0 && end == w->log_start) last = w->last_start;
+  uint64_t *later = NULL;
+  size_t n_later = 0;
+  uint64_t seg = fail_at - fail_at % S;
+  st = wal_own_segments_after(w->dir, S, seg, &later, &n_later);
+  free(later);
+  if (st != HS_OK) return st;
+  w->log_start = end;
+  w->end_kind = (int)kind;
+  w->clear_pending = kind != HS_WAL_END_CLEAN || n_later > 0;
+  w->clear_at = fail_at;
+  w->keep_evidence = valid_after != 0 || kind == HS_WAL_END_CORRUPT;
+  w->keep_later = n_later > 0;
+  w->damage_refused = kind == HS_WAL_END_CORRUPT;
+  w->kept_dir[0] = 0;
+  if (w->keep_evidence || w->keep_later) {
+    /* A directory of its own: evidence kept by an earlier open (the same
+     * damage met again, a move a crash interrupted) is never replaced. */
+    snprintf(w->kept_dir, sizeof w->kept_dir, "%s/kept-%016" PRIX64, w->dir, fail_at);
+    struct stat sb;
+    for (unsigned k = 2; stat(w->kept_dir, &sb) == 0; k++)
+      snprintf(w->kept_dir, sizeof w->kept_dir, "%s/kept-%016" PRIX64 ".%u", w->dir, fail_at, k);
+    uint64_t kept = (w->keep_evidence ? seg + S - fail_at : 0) + (uint64_t)n_later * S;
+    snprintf(w->why_end, sizeof w->why_end,
+             "%s; %" PRIu64 " bytes from %" PRIX64 " on (%zu later segments of this log) to be "
+             "kept in %s before the log is written again",
+             why, kept, fail_at, n_later, w->kept_dir);
+  } else {
+    snprintf(w->why_end, sizeof w->why_end, "%s", why);
+  }
+  if (w->damage_refused) {
+    char seg_path[4200];
+    wal_segment_path(w->dir, seg, seg_path, sizeof seg_path);
+    bool missing = access(seg_path, F_OK) != 0;
+    snprintf(w->damage_msg, sizeof w->damage_msg,
+             "the log in %s is damaged at %" PRIX64 " (%s%s): %s. Writing at %" PRIX64
+             " would give up every record after it: restore %s from a backup and open again; or "
+             "accept losing those records with `hotset reset-log` (the bytes from %" PRIX64
+             " on are kept in %s)",
+             w->dir, fail_at, seg_path, missing ? " is missing" : "", why, fail_at, seg_path,
+             fail_at, w->kept_dir);
+  }
+  w->reserved = end;
+  w->last_start = last;
+  atomic_store(&w->reserved_pub, end);
+  atomic_store(&w->written, end);
+  atomic_store(&w->flushed, end);
+  return HS_OK;
+}
+
+hs_status wal_set_end_from(hs_wal *w, hs_lsn start) {
+  pthread_mutex_lock(&w->write_lock);
+  pthread_mutex_lock(&w->reserve_lock);
+  hs_status st = HS_OK;
+  if (atomic_load(&w->reserved_pub) != w->log_start || w->end_settled)
+    st = hs_fail(HS_ERR_INVALID, 0,
+                 "%s: the log has been written since it was opened: where it ends is settled",
+                 w->dir);
+  else
+    st = set_end_from(w, start);
+  pthread_mutex_unlock(&w->reserve_lock);
+  pthread_mutex_unlock(&w->write_lock);
   return st;
 }
 
@@ -770,11 +879,16 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
     return st;
   }
   st = check_identity(w->dir, w->segment_bytes, &w->system_id);
-  uint64_t end = 0, last = 0, fail_at = 0;
-  hs_wal_end_kind kind = HS_WAL_END_CLEAN;
-  char why[400] = "";
   if (st == HS_OK)
-    st = find_end(w->dir, w->segment_bytes, &end, &last, &fail_at, &kind, why, sizeof why);
+    st = wal_find_extra_names(w->dir, w->segment_bytes, &w->extra_names, &w->n_extra_names);
+  atomic_init(&w->redo, 0); /* the pool sets it from its control file (wal_set_redo_point) */
+  atomic_init(&w->reserved_pub, 0);
+  atomic_init(&w->written, 0);
+  atomic_init(&w->flushed, 0);
+  /* From the oldest segment: a pool then reads it again from its last
+   * checkpoint's redo point (wal_set_end_from), so damage before that
+   * point, which replay never needs, blocks nothing. */
+  if (st == HS_OK) st = set_end_from(w, 0);
   if (st == HS_OK && w->system_id == 0) {
     /* A log with no history: its first segment will carry a new id. */
     w->empty_at_open = true;
@@ -789,51 +903,6 @@ hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
     wal_free(w);
     return st;
   }
-  atomic_init(&w->redo, 0); /* the pool sets it from its control file (wal_set_redo_point) */
-  w->log_start = end;
-  w->end_kind = (int)kind;
-  const uint64_t S = w->segment_bytes;
-  if (kind == HS_WAL_END_TORN) {
-    w->clear_pending = true;
-    w->clear_at = fail_at;
-    snprintf(w->why_end, sizeof w->why_end, "%s", why);
-  } else if (kind == HS_WAL_END_CORRUPT) {
-    /* What is kept: the rest of the failed record's segment, and every
-     * later segment. */
-    uint64_t *starts;
-    size_t n;
-    st = wal_segment_list(w->dir, S, &starts, &n);
-    if (st != HS_OK) {
-      wal_free(w);
-      return st;
-    }
-    uint64_t seg = fail_at - fail_at % S, kept = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (starts[i] == seg) kept += seg + S - fail_at;
-      if (starts[i] > seg) kept += S;
-    }
-    free(starts);
-    w->clear_pending = true;
-    w->keep_evidence = true;
-    w->clear_at = fail_at;
-    /* A directory of its own: evidence kept by an earlier open (the same
-     * damage met again, a move a crash interrupted) is never replaced. */
-    snprintf(w->kept_dir, sizeof w->kept_dir, "%s/kept-%016" PRIX64, w->dir, fail_at);
-    struct stat sb;
-    for (unsigned k = 2; stat(w->kept_dir, &sb) == 0; k++)
-      snprintf(w->kept_dir, sizeof w->kept_dir, "%s/kept-%016" PRIX64 ".%u", w->dir, fail_at, k);
-    snprintf(w->why_end, sizeof w->why_end,
-             "%s; %" PRIu64 " bytes from %" PRIX64 " on kept in %s (moved there before the log is "
-             "written again)",
-             why, kept, fail_at, w->kept_dir);
-  } else {
-    snprintf(w->why_end, sizeof w->why_end, "%s", why);
-  }
-  w->reserved = end;
-  w->last_start = last;
-  atomic_init(&w->reserved_pub, end);
-  atomic_init(&w->written, end);
-  atomic_init(&w->flushed, end);
   if (w->writer_delay_ms > 0) {
     if (pthread_create(&w->writer, NULL, writer_main, w) != 0) {
       wal_free(w);
@@ -879,4 +948,9 @@ void hs_wal_stats_get(hs_wal *w, hs_wal_stats *out) {
     out->flush_calls[c] = atomic_load(&w->st_calls[c]);
     out->flush_syncs[c] = atomic_load(&w->st_own_syncs[c]);
   }
+}
+
+bool wal_end_damaged(const hs_wal *w, const char **msg) {
+  if (msg) *msg = w->damage_msg;
+  return w->damage_refused;
 }

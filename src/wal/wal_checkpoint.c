@@ -6,12 +6,21 @@
  * Recycling. A segment wholly before the redo point is never read again.
  * Creating a segment costs writing all its bytes as zeros and two fsyncs
  * (wal_segment.c), so instead of removing an old one the checkpoint renames
- * it to the name of a future segment (link, then unlink: never over an
- * existing file), as PostgreSQL's RemoveOldXlogFiles /
- * InstallXLogFileSegment do: when the log reaches it, it is opened and
- * overwritten in place. Its old records cannot pass for new ones — each
- * names the LSN it starts at, and the reader stops at the first that does
- * not start where it is read. Spares beyond `keep_segments` are removed.
+ * it to the name of a future segment, as PostgreSQL's RemoveOldXlogFiles /
+ * InstallXLogFileSegment do (by rename() since PostgreSQL 15): when the log
+ * reaches it, it is opened and overwritten in place. Its old records cannot
+ * pass for new ones — each names the LSN it starts at, and the reader stops
+ * at the first that does not start where it is read. Spares beyond
+ * `keep_segments` are removed.
+ *
+ * The rename never replaces a file (RENAME_NOREPLACE) and is atomic: the
+ * file has its old name or its new one, never both. link() then unlink()
+ * could leave both after a crash between them (or a power cut that kept
+ * the link and lost the unlink), and a later checkpoint then gave the old
+ * name a second future name: two future segments were one file, and the
+ * log overwrote its own last checkpoint (wal_names.c repairs such a
+ * directory). A segment still found with two names is never given a
+ * future name: only the old name goes.
  */
 #include "core/error.h"
 #include "core/sysio.h"
@@ -24,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,10 +125,10 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
   uint64_t keep = keep_bytes / w->segment_bytes;
   if (keep < 2) keep = 2;
   /* Under write_lock: only its holder creates or opens segments, so no
-   * segment appears under a name while it is being given to a spare. The
-   * name is taken with link(), which fails rather than replace a file that
-   * exists (rename would silently put a stale segment over one the log is
-   * writing), and the old name is then removed. */
+   * segment appears under a name while it is being given to a spare; and
+   * the rename refuses to replace a file that exists all the same (a plain
+   * rename would silently put a stale segment over one the log is
+   * writing). */
   pthread_mutex_lock(&w->write_lock);
   /* Segments past a damaged end are evidence, not spares: they go aside
    * before any is counted or named. */
@@ -150,20 +160,25 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
   for (size_t i = 0; i < n && st == HS_OK && starts[i] < redo_seg; i++) {
     char old_path[4200], new_path[4200];
     wal_segment_path(w->dir, starts[i], old_path, sizeof old_path);
+    struct stat sb;
+    if (lstat(old_path, &sb) != 0) {
+      st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot look at an old log segment", old_path);
+      break;
+    }
     bool kept = false;
-    while (spares < keep && !kept) {
+    while (sb.st_nlink == 1 && spares < keep && !kept) {
       wal_segment_path(w->dir, next, new_path, sizeof new_path);
       next += w->segment_bytes;
-      if (sys_link(old_path, new_path) == 0) {
+      if (sys_rename_noreplace(old_path, new_path) == 0) {
         kept = true;
       } else if (errno != EEXIST) {
-        st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot link the old log segment to %s for reuse",
+        st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot rename the old log segment to %s for reuse",
                           old_path, new_path);
         break;
       }
     }
     if (st != HS_OK) break;
-    if (sys_unlink(old_path) != 0) {
+    if (!kept && sys_unlink(old_path) != 0) {
       st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot remove an old log segment", old_path);
       break;
     }

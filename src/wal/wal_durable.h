@@ -61,6 +61,20 @@ bool wal_is_empty(const hs_wal *w);
  * files have seen. */
 hs_status wal_adopt_identity(hs_wal *w, uint64_t id, hs_lsn start);
 
+/* Finds the log's end again, read from `start` — the redo point of the
+ * data directory's last checkpoint — instead of its oldest segment: what
+ * lies before the redo point (a damaged byte, an old segment of the same
+ * log left behind) is never replayed and must not decide where the log
+ * ends. Only before anything was written since hs_wal_open (else
+ * HS_ERR_INVALID); changes nothing on disk. */
+hs_status wal_set_end_from(hs_wal *w, hs_lsn start);
+/* Whether the end found is proven damage (valid records of this log
+ * after an invalid one, in a later segment), and the refusal's message. */
+bool wal_end_damaged(const hs_wal *w, const char **msg);
+/* Lets the first write go past proven damage, keeping the records after
+ * it as evidence: `hotset reset-log --force`, an operator's decision. */
+void wal_accept_damage(hs_wal *w);
+
 /* Why the log ended where hs_wal_open found its end (the reader's
  * classification: a clean end, a torn last record, or corruption followed
  * by more records, with where those bytes were kept), and whether it was

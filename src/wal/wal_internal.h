@@ -87,7 +87,7 @@ struct hs_wal {
   /* Sticky failure: set once, every later insert and flush returns it. */
   _Atomic int failed; /* an hs_status, HS_OK while healthy */
   pthread_mutex_t fail_lock;
-  char fail_msg[400];
+  char fail_msg[7000];
   int fail_errno;
 
   /* The WAL writer. */
@@ -124,13 +124,24 @@ struct hs_wal {
   uint64_t log_start; /* where the first record goes in an empty log */
   bool empty_at_open; /* no segment with a valid header at open */
   int end_kind;       /* hs_wal_end_kind */
-  char why_end[4800]; /* fit for hs_recovery_report.why_end */
+  char why_end[5200]; /* fit for hs_recovery_report.why_end */
   /* What must be cleared past the end before the first write (under
    * write_lock): hs_wal_open itself changes nothing on disk. */
   bool clear_pending;
+  bool end_settled;    /* the clearing has run: the end can no longer move */
   uint64_t clear_at;   /* zero [clear_at, its segment's end), if the segment exists */
-  bool keep_evidence;  /* corruption: first keep clear_at's rest and later segments */
-  char kept_dir[4200]; /* ... in this directory */
+  bool keep_evidence;  /* first copy clear_at's rest of its segment ... */
+  bool keep_later;     /* ... and move the later segments that are this log's ... */
+  char kept_dir[4200]; /* ... into this directory */
+  /* Damage proven (HS_WAL_END_CORRUPT): writing past it would give up the
+   * records after it, so the first write refuses (HS_ERR_CORRUPT) unless
+   * the damage was accepted (wal_accept_damage: `hotset reset-log`). */
+  bool damage_refused;
+  char damage_msg[14000];
+  /* Second names of segment files (a crash while an older hotset recycled
+   * by link and unlink): removed before the first write (wal_names.c). */
+  uint64_t *extra_names;
+  size_t n_extra_names;
 
   pthread_mutex_t rmgr_lock;
   wal_rmgr rmgrs[HS_WAL_RMGR_COUNT];
@@ -160,6 +171,23 @@ hs_status wal_sync_dir(const char *dir);
 hs_status wal_sys_fail(hs_status st, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* wal_names.c: which segment names the log may write through.
+ * The names, among the segments of `dir`, that are second names of one
+ * file (hard links: what a crash left while an older hotset recycled a
+ * segment by link then unlink): of each such file, the name its header
+ * gives (else its lowest name, the one it had before it was recycled) is
+ * its own, and the others are extra (*extra, malloc'ed, *n of them). */
+hs_status wal_find_extra_names(const char *dir, uint64_t segment_bytes, uint64_t **extra,
+                               size_t *n);
+/* Removes w's extra names (each still sharing its file with another name)
+ * and fsyncs the directory. Under write_lock, before the first write. */
+hs_status wal_remove_extra_names(hs_wal *w);
+/* The segments after the one at `seg` that are this log's or damaged: a
+ * header valid and naming its own start, or a damaged one (not spares, not
+ * segments never written). */
+hs_status wal_own_segments_after(const char *dir, uint64_t segment_bytes, uint64_t seg,
+                                 uint64_t **starts, size_t *n);
+
 /* wal_reader.c: what the reader found at the end (after *got = false).
  * prev: the last record's start, switch records included (what the next
  * record names as its prev; 0 if none was read). fail_at: where reading
@@ -167,6 +195,11 @@ hs_status wal_sys_fail(hs_status st, int err, const char *fmt, ...)
  * one). */
 hs_lsn wal_reader_prev(const hs_wal_reader *r);
 hs_lsn wal_reader_fail_at(const hs_wal_reader *r);
+/* A valid record found past fail_at in the same segment (0: none): not
+ * proof of damage (a torn unsynced write), but evidence to keep. */
+hs_lsn wal_reader_valid_after(const hs_wal_reader *r);
+/* HS_WAL_END_CORRUPT from a later segment: the valid record there. */
+hs_lsn wal_reader_proof_at(const hs_wal_reader *r);
 /* The system id of the segments read (0 if no header was read). */
 uint64_t wal_reader_system_id(const hs_wal_reader *r);
 
@@ -177,7 +210,9 @@ hs_status wal_insert_at(hs_wal *w, const hs_wal_record *rec, const void *const *
                         uint32_t image_len, hs_lsn redo_seen, bool *stale, hs_lsn *start,
                         hs_lsn *end);
 
-/* wal.c: the deferred clearing past the end (under write_lock). */
+/* wal.c: the deferred clearing past the end (under write_lock): second
+ * names removed, a proven damage refused, the evidence kept, the tail
+ * zeroed. */
 hs_status wal_clear_after_end(hs_wal *w);
 
 /* wal_fault.c: pwrite and fdatasync through the fault layer (the real

@@ -17,12 +17,26 @@
  * corruption. Switch records are followed, never handed out.
  *
  * Why the log ended. After an invalid record (or header) the reader looks
- * for valid ones past it: the rest of that segment at 8-byte steps (a header
- * whose LSN field is its own position and whose CRC passes), then the first
- * record of every later segment. Finding one means the log was damaged,
- * not cut short (HS_WAL_END_CORRUPT); finding none after an invalid record
- * is the normal crash (HS_WAL_END_TORN), and zeros, a stale header or
- * record, or no next segment is a clean end.
+ * for valid records past it: the rest of that segment at 8-byte steps (a
+ * header whose LSN field is its own position and whose CRC passes), then
+ * every record position of every later segment that is this log's (its
+ * header valid and naming its own start, or damaged; spares made from
+ * recycled segments and segments never written hold none of this log's
+ * records). What is found decides:
+ *
+ *  - a valid record in a later segment proves the log went on past the
+ *    invalid one: a segment is fdatasynced whole before the writer leaves
+ *    it, so the invalid bytes had been synced, and what failed is damage,
+ *    not a crash (HS_WAL_END_CORRUPT). Opening past it would give up every
+ *    record after it, acknowledged commits among them: the log refuses to
+ *    write there (wal.c) and a pool refuses to open;
+ *  - valid records later in the same segment only prove nothing: an
+ *    unsynced write is torn sector by sector by a power cut, so its later
+ *    sectors may survive its earlier ones. It is a torn end
+ *    (HS_WAL_END_TORN), and the bytes past it are kept as evidence before
+ *    anything overwrites them (wal_reader_valid_after);
+ *  - an invalid record with nothing valid after it is a torn end, and
+ *    zeros, a stale header or record, or no next segment a clean end.
  */
 #include "core/crc32c.h"
 #include "core/error.h"
@@ -57,7 +71,9 @@ struct hs_wal_reader {
   size_t win_len;
   hs_lsn end, fail_at;
   hs_wal_end_kind kind;
-  char why[400];
+  hs_lsn valid_after; /* a valid record past fail_at in its segment (0: none) */
+  hs_lsn proof_at;    /* HS_WAL_END_CORRUPT: the valid record in a later segment */
+  char why[640];
 };
 
 hs_status hs_wal_reader_open(const char *dir, uint64_t segment_bytes, hs_lsn start,
@@ -123,6 +139,14 @@ hs_lsn wal_reader_prev(const hs_wal_reader *r) {
 
 hs_lsn wal_reader_fail_at(const hs_wal_reader *r) {
   return r->fail_at;
+}
+
+hs_lsn wal_reader_valid_after(const hs_wal_reader *r) {
+  return r->valid_after;
+}
+
+hs_lsn wal_reader_proof_at(const hs_wal_reader *r) {
+  return r->proof_at;
 }
 
 uint64_t wal_reader_system_id(const hs_wal_reader *r) {
@@ -289,8 +313,11 @@ static hs_status open_segment(const char *dir, uint64_t start, char *path, size_
   return HS_OK;
 }
 
-/* The first later segment (after the one at `seg`) whose header is this
- * log's and names it, and whose first record is valid. */
+/* The first sign of this log in a segment after the one at `seg`: a valid
+ * record at any record position of a later segment whose header is this
+ * log's and names its own start, or is damaged — or such a header itself
+ * (a spare keeps the header of the segment it was, naming another start; a
+ * segment made ahead has zeros: neither holds records of this log). */
 static hs_status scan_later(hs_wal_reader *r, uint64_t seg, bool *found, uint64_t *at) {
   *found = false;
   uint64_t *starts;
@@ -305,17 +332,18 @@ static hs_status scan_later(hs_wal_reader *r, uint64_t seg, bool *found, uint64_
     wal_seg_header h;
     st = open_segment(r->dir, starts[i], path, sizeof path, &fd, &kind, &h);
     if (st != HS_OK) break;
-    if (kind == WAL_SEG_VALID && h.start == starts[i] &&
-        (r->system_id == 0 || h.system_id == r->system_id)) {
-      bool valid;
-      st = valid_record_at(fd, path, starts[i], r->segment_bytes, starts[i] + WAL_SEG_HEADER,
-                           &valid);
-      if (st == HS_OK && valid) {
-        *found = true;
-        *at = starts[i] + WAL_SEG_HEADER;
-      }
-    }
     close(fd);
+    bool own_header = kind == WAL_SEG_VALID && h.start == starts[i] &&
+                      (r->system_id == 0 || h.system_id == r->system_id);
+    if (own_header || kind == WAL_SEG_DAMAGED)
+      st = scan_segment(r, starts[i] + WAL_SEG_HEADER, found, at);
+    /* A header naming its own segment is proof by itself: the log writes
+     * it with that segment's first records, after the segment before was
+     * synced whole. */
+    if (st == HS_OK && !*found && own_header) {
+      *found = true;
+      *at = starts[i];
+    }
   }
   free(starts);
   return st;
@@ -340,28 +368,37 @@ static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt
   r->end = r->last_end;
   r->fail_at = r->pos;
   uint64_t S = r->segment_bytes, seg = r->pos - r->pos % S;
-  bool found = false;
-  uint64_t at = 0;
+  bool in_segment = false, later = false;
+  uint64_t same_at = 0, later_at = 0;
   hs_status st = HS_OK;
   if (how != STOP_FOREIGN) {
     /* Past a segment header that failed, records start after its place. */
     uint64_t from = r->pos % S == 0 ? r->pos + WAL_SEG_HEADER : r->pos + WAL_ALIGN;
-    st = scan_segment(r, from, &found, &at);
-    if (st == HS_OK && !found) st = scan_later(r, seg, &found, &at);
+    st = scan_segment(r, from, &in_segment, &same_at);
+    if (st == HS_OK) st = scan_later(r, seg, &later, &later_at);
     if (st != HS_OK) return st;
   }
+  r->valid_after = in_segment ? same_at : 0;
+  r->proof_at = later ? later_at : 0;
+  char same[160] = "";
+  if (in_segment)
+    snprintf(same, sizeof same,
+             "; valid records follow at %" PRIX64 " in the same segment (a write torn before it "
+             "was synced, or damage: they are kept before anything overwrites them)",
+             same_at);
   if (how == STOP_FOREIGN) {
     r->kind = HS_WAL_END_CORRUPT;
     snprintf(r->why, sizeof r->why, "%s", what);
-  } else if (found) {
+  } else if (later) {
     r->kind = HS_WAL_END_CORRUPT;
     snprintf(r->why, sizeof r->why,
-             "the record at %" PRIX64 " %s; valid records follow at %" PRIX64
-             ": the log is damaged there, not cut short",
-             r->pos, what, at);
-  } else if (how == STOP_INVALID) {
+             "the record at %" PRIX64 " in segment %016" PRIX64 " %s; valid records of this log "
+             "follow in segment %016" PRIX64 " (at %" PRIX64 "), written after that segment was "
+             "synced: the log is damaged there, not cut short",
+             r->pos, seg, what, later_at - later_at % S, later_at);
+  } else if (how == STOP_INVALID || in_segment) {
     r->kind = HS_WAL_END_TORN;
-    snprintf(r->why, sizeof r->why, "torn last record at %" PRIX64 ": %s", r->pos, what);
+    snprintf(r->why, sizeof r->why, "torn last record at %" PRIX64 ": %s%s", r->pos, what, same);
   } else {
     r->kind = HS_WAL_END_CLEAN;
     snprintf(r->why, sizeof r->why, "clean end at %" PRIX64 ": %s", r->pos, what);
@@ -370,8 +407,12 @@ static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt
 }
 
 /* For a reader from the oldest segment: the first segment whose header is
- * not zeros (a segment made ahead and never written holds no log), or the
- * first segment if all are. */
+ * not zeros (a segment made ahead and never written holds no log) and does
+ * not name another start (a spare made of a recycled segment, or a second
+ * name of a segment that a crash left while an older hotset recycled it:
+ * its records are read, if at all, under the name its header gives), or
+ * the first segment if none is. A damaged header is read, and ends the log
+ * there as damage: never skipped. */
 static hs_status find_oldest(hs_wal_reader *r) {
   uint64_t *starts;
   size_t n;
@@ -385,11 +426,11 @@ static hs_status find_oldest(hs_wal_reader *r) {
     st = open_segment(r->dir, starts[i], path, sizeof path, &fd, &kind, &h);
     if (st != HS_OK) break;
     close(fd);
-    if (kind != WAL_SEG_ZEROS) {
+    if (i == 0) r->pos = r->last_end = starts[0];
+    if (kind == WAL_SEG_DAMAGED || (kind == WAL_SEG_VALID && h.start == starts[i])) {
       r->pos = r->last_end = starts[i];
       break;
     }
-    if (i == 0) r->pos = r->last_end = starts[0];
   }
   free(starts);
   return st;

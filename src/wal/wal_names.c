@@ -137,8 +137,7 @@ hs_status wal_remove_extra_names(hs_wal *w) {
      * locked): removing it loses no byte. */
     if (lstat(path, &sb) != 0 || sb.st_nlink < 2) continue;
     if (sys_unlink(path) != 0)
-      st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot remove a second name of a log segment",
-                        path);
+      st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot remove a second name of a log segment", path);
     else
       removed++;
   }

@@ -129,15 +129,23 @@ enum { WAL_LOG_SWITCH = 201 };
 /* Fills a segment header. */
 void wal_seg_header_encode(unsigned char *h, uint64_t system_id, uint64_t start,
                            uint64_t segment_bytes);
-/* What a segment's first WAL_SEG_HEADER bytes are. */
+/* What a segment's first WAL_SEG_HEADER bytes are. A header that passes
+ * its CRC was written whole, but its fields are still checked before anyone
+ * uses them (a segment size of 0 would be divided by): one that no hotset
+ * writes is damage, like a bad CRC. */
 typedef enum wal_seg_header_kind {
-  WAL_SEG_ZEROS,   /* never written: a segment made ahead */
-  WAL_SEG_DAMAGED, /* not zeros, but bad magic or CRC */
-  WAL_SEG_VALID    /* magic and CRC pass: the fields below are set */
+  WAL_SEG_ZEROS,         /* never written: a segment made ahead */
+  WAL_SEG_DAMAGED,       /* not zeros, but bad magic or CRC, or a field out of range */
+  WAL_SEG_OTHER_VERSION, /* magic and CRC pass, format version not WAL_SEG_VERSION: only
+                            `version` is set (the rest of another format means nothing here) */
+  WAL_SEG_VALID          /* every check passes: the fields below are set */
 } wal_seg_header_kind;
 typedef struct wal_seg_header {
   uint32_t version;
+  /* system_id non-zero; segment_bytes a power of two from HS_WAL_MIN_SEGMENT
+   * to HS_WAL_MAX_SEGMENT; start a multiple of it. */
   uint64_t system_id, start, segment_bytes;
+  char damage[96]; /* WAL_SEG_DAMAGED: which check failed, and the value */
 } wal_seg_header;
 wal_seg_header_kind wal_seg_header_decode(const unsigned char *h, wal_seg_header *out);
 

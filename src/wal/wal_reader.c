@@ -463,14 +463,18 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
         return stop(r, got, STOP_CLEAN, "zeros (a segment never written)");
       case WAL_SEG_DAMAGED:
         return stop(r, got, STOP_INVALID,
-                    "the segment header fails its magic or CRC (segment %016" PRIX64 ")", seg);
+                    "the segment header is damaged: %s (segment %016" PRIX64 ")", h.damage, seg);
+      case WAL_SEG_OTHER_VERSION:
+        return hs_fail(HS_ERR_INVALID, 0,
+                       "%s/%016" PRIX64 ": a log segment of format %u; this hotset reads format %u",
+                       r->dir, seg, h.version, WAL_SEG_VERSION);
       case WAL_SEG_VALID:
         break;
       }
       if (h.start != seg)
         return stop(r, got, STOP_CLEAN,
                     "a recycled segment (its header says it starts at %" PRIX64 ")", h.start);
-      if (h.segment_bytes != S || h.version != WAL_SEG_VERSION)
+      if (h.segment_bytes != S)
         return hs_fail(HS_ERR_INVALID, 0,
                        "%s/%016" PRIX64 ": a log segment of format %u with %" PRIu64
                        "-byte segments, read as format %u with %" PRIu64 "-byte segments",

@@ -48,16 +48,42 @@ void wal_seg_header_encode(unsigned char *h, uint64_t system_id, uint64_t start,
   wal_put32(h + 40, hs_crc32c(0, h, 40));
 }
 
+/* Sets the reason a header is damaged; returns WAL_SEG_DAMAGED. */
+static wal_seg_header_kind damaged(wal_seg_header *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static wal_seg_header_kind damaged(wal_seg_header *out, const char *fmt, ...) {
+  uint32_t version = out->version;
+  memset(out, 0, sizeof *out);
+  out->version = version;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out->damage, sizeof out->damage, fmt, ap);
+  va_end(ap);
+  return WAL_SEG_DAMAGED;
+}
+
 wal_seg_header_kind wal_seg_header_decode(const unsigned char *h, wal_seg_header *out) {
   static const unsigned char zeros[WAL_SEG_HEADER];
   memset(out, 0, sizeof *out);
   if (memcmp(h, zeros, WAL_SEG_HEADER) == 0) return WAL_SEG_ZEROS;
-  if (memcmp(h, WAL_SEG_MAGIC, 8) != 0 || hs_crc32c(0, h, 40) != wal_get32(h + 40))
-    return WAL_SEG_DAMAGED;
+  if (memcmp(h, WAL_SEG_MAGIC, 8) != 0) return damaged(out, "bad magic");
+  if (hs_crc32c(0, h, 40) != wal_get32(h + 40)) return damaged(out, "fails its CRC");
   out->version = wal_get32(h + 8);
-  out->system_id = wal_get64(h + 16);
-  out->start = wal_get64(h + 24);
-  out->segment_bytes = wal_get64(h + 32);
+  if (out->version != WAL_SEG_VERSION) return WAL_SEG_OTHER_VERSION;
+  uint32_t size = wal_get32(h + 12), reserved = wal_get32(h + 44);
+  uint64_t id = wal_get64(h + 16), start = wal_get64(h + 24), S = wal_get64(h + 32);
+  if (size != WAL_SEG_HEADER)
+    return damaged(out, "header size %" PRIu32 ", not %u", size, WAL_SEG_HEADER);
+  if (reserved != 0) return damaged(out, "bytes 44-47 hold %08" PRIX32 ", not zeros", reserved);
+  if (id == 0) return damaged(out, "system id 0");
+  if (S < HS_WAL_MIN_SEGMENT || S > HS_WAL_MAX_SEGMENT || (S & (S - 1)) != 0)
+    return damaged(out, "segment size %" PRIu64 ", not a power of two from %u to %llu", S,
+                   HS_WAL_MIN_SEGMENT, (unsigned long long)HS_WAL_MAX_SEGMENT);
+  if (start % S != 0)
+    return damaged(out, "start %" PRIX64 ", not a multiple of its segment size %" PRIu64, start, S);
+  out->system_id = id;
+  out->start = start;
+  out->segment_bytes = S;
   return WAL_SEG_VALID;
 }
 

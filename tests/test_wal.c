@@ -173,16 +173,17 @@ static void test_round_trip(void) {
 }
 
 /* A torn or corrupt last record is the end of the log: reopening stops
- * before it and new records overwrite it. */
+ * before it and new records overwrite it. (A flipped record with valid
+ * records after it is damage: tests/test_wal_format.c.) */
 static void test_torn_tail(void) {
   testdir_make(dir, sizeof dir, "wal-torn");
   hs_wal *w = open_log(dir, 1 << 16, 1 << 15, 0);
   hs_lsn ends[40];
   for (uint32_t s = 0; s < 40; s++) ends[s] = insert_one(w, 0, s);
   CHECK_OK(hs_wal_close(w));
-  /* Flip one byte in the middle of record 30's payload. */
+  /* Flip one byte in the middle of the last record's payload. */
   char path[4200];
-  hs_lsn at = ends[29] + 40;
+  hs_lsn at = ends[38] + 40;
   snprintf(path, sizeof path, "%s/%016llX", dir, (unsigned long long)(at - at % (1 << 16)));
   int fd = open(path, O_RDWR);
   REQUIRE(fd >= 0);
@@ -197,16 +198,16 @@ static void test_torn_tail(void) {
   bool got;
   uint32_t n = 0;
   while (hs_wal_reader_next(r, &rec, &got) == HS_OK && got) n++;
-  CHECK_EQ(n, 30u);
-  CHECK_EQ(hs_wal_reader_end(r), ends[29]);
+  CHECK_EQ(n, 39u);
+  CHECK_EQ(hs_wal_reader_end(r), ends[38]);
   CHECK_CONTAINS(hs_wal_reader_why_end(r), "fails its CRC");
   hs_wal_reader_close(r);
   /* Reopened: the log ends before the bad record, new ones follow. */
   w = open_log(dir, 1 << 16, 1 << 15, 0);
-  CHECK_EQ(hs_wal_insert_lsn(w), ends[29]);
-  for (uint32_t s = 30; s < 35; s++) insert_one(w, 0, s);
+  CHECK_EQ(hs_wal_insert_lsn(w), ends[38]);
+  for (uint32_t s = 39; s < 44; s++) insert_one(w, 0, s);
   CHECK_OK(hs_wal_close(w));
-  CHECK_EQ(read_back(dir, 1 << 16, 1, NULL, NULL), 35u);
+  CHECK_EQ(read_back(dir, 1 << 16, 1, NULL, NULL), 44u);
   testdir_remove(dir);
 }
 

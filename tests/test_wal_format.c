@@ -459,11 +459,66 @@ static void test_broken_chain(void) {
   CHECK_EQ(n, 2u);
   CHECK_EQ(hs_wal_reader_end(r), at);
   CHECK_CONTAINS(hs_wal_reader_why_end(r), "chain");
-  /* Records 3 and 4 follow in the same segment: no proof of damage (an
-   * unsynced write may be torn sector by sector), but noted as evidence. */
-  CHECK_EQ(hs_wal_reader_end_kind(r), HS_WAL_END_TORN);
+  /* Its CRC passes: it is whole, as written, so no torn write left it;
+   * with records 3 and 4 after it, the log is damaged there. */
+  CHECK_EQ(hs_wal_reader_end_kind(r), HS_WAL_END_CORRUPT);
   CHECK_EQ(wal_reader_valid_after(r), recs[3].lsn);
-  CHECK_CONTAINS(hs_wal_reader_why_end(r), "valid records follow");
+  hs_wal_reader_close(r);
+  testdir_remove(dir);
+}
+
+/* A record that fails its CRC with valid records after it in its own
+ * segment: damage if it lies within one 512-byte sector (a power cut
+ * writes a sector whole or not at all, so no tear leaves it), a torn end
+ * whose rest is kept if it spans sectors (its later sectors may have
+ * reached the disk without its earlier ones). */
+static void test_torn_or_damaged_by_sector(void) {
+  const uint64_t S = HS_WAL_MIN_SEGMENT;
+  for (int spans = 0; spans < 2; spans++) {
+    testdir_make(dir, sizeof dir, "walfmt-sector");
+    hs_wal *w = open_log(dir, S);
+    nrecs = 0;
+    for (int i = 0; i < 6; i++) put(w, spans ? 1000 : 40);
+    CHECK_OK(hs_wal_close(w));
+    char p0[4200];
+    seg_path(p0, sizeof p0, dir, 0);
+    hs_lsn at = recs[2].lsn;
+    CHECK_EQ(at / 512 != (recs[2].end - 1) / 512, spans);
+    flip_byte(p0, at + WAL_HEADER + 2);
+    hs_wal_reader *r;
+    CHECK_OK(hs_wal_reader_open(dir, S, 0, &r));
+    hs_wal_read_record rec;
+    bool got;
+    while (hs_wal_reader_next(r, &rec, &got) == HS_OK && got) {
+    }
+    CHECK_EQ(hs_wal_reader_end(r), at);
+    CHECK_EQ(hs_wal_reader_end_kind(r), spans ? HS_WAL_END_TORN : HS_WAL_END_CORRUPT);
+    CHECK_EQ(wal_reader_valid_after(r), recs[3].lsn);
+    CHECK_CONTAINS(hs_wal_reader_why_end(r), spans ? "torn" : "one 512-byte sector");
+    hs_wal_reader_close(r);
+    testdir_remove(dir);
+  }
+}
+
+/* A damaged segment header (neither zeros nor valid) with records after
+ * it is damage: no torn write leaves one. */
+static void test_damaged_header_with_records(void) {
+  const uint64_t S = HS_WAL_MIN_SEGMENT;
+  testdir_make(dir, sizeof dir, "walfmt-header");
+  hs_wal *w = open_log(dir, S);
+  nrecs = 0;
+  for (int i = 0; i < 4; i++) put(w, 100);
+  CHECK_OK(hs_wal_close(w));
+  char p0[4200];
+  seg_path(p0, sizeof p0, dir, 0);
+  flip_byte(p0, 20); /* the system id: the header's CRC fails */
+  hs_wal_reader *r;
+  CHECK_OK(hs_wal_reader_open(dir, S, 0, &r));
+  hs_wal_read_record rec;
+  bool got;
+  CHECK_OK(hs_wal_reader_next(r, &rec, &got));
+  CHECK(!got);
+  CHECK_EQ(hs_wal_reader_end_kind(r), HS_WAL_END_CORRUPT);
   hs_wal_reader_close(r);
   testdir_remove(dir);
 }
@@ -636,7 +691,7 @@ static void test_kept_twice(void) {
   seg_path(p0, sizeof p0, dir, 0);
   nrecs = 0;
   hs_wal *w = open_log(dir, S);
-  for (int i = 0; i < 4; i++) put(w, 64);
+  for (int i = 0; i < 4; i++) put(w, 640); /* each spans sectors: a flip may be a tear */
   CHECK_OK(hs_wal_close(w));
   hs_lsn at = recs[1].lsn;
   snprintf(first, sizeof first, "%s/kept-%016" PRIX64 "/%016" PRIX64 ".from-%016" PRIX64, dir, at,
@@ -651,7 +706,7 @@ static void test_kept_twice(void) {
     CHECK_CONTAINS(wal_open_why_end(w), "valid records follow");
     CHECK_EQ(hs_wal_insert_lsn(w), at);
     nrecs = 1;
-    for (int i = 0; i < 3; i++) put(w, 72 + 8 * (uint32_t)round); /* other bytes each time */
+    for (int i = 0; i < 3; i++) put(w, 720 + 8 * (uint32_t)round); /* other bytes each time */
     CHECK_OK(hs_wal_close(w));
     if (round == 0) sum_first = file_sum(first);
   }
@@ -666,6 +721,8 @@ int main(void) {
   REQUIRE(payload);
   test_segment_synced_before_rename();
   test_broken_chain();
+  test_torn_or_damaged_by_sector();
+  test_damaged_header_with_records();
   test_no_space();
   test_parents();
   test_checkpoint_and_identity();

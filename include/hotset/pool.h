@@ -159,6 +159,12 @@ typedef struct hs_pool_options {
    * written and verified on every read; a page that fails is HS_ERR_CORRUPT
    * naming it. The engine's part of a page starts at HS_PAGE_HEADER_SIZE. */
   bool checksums;
+  /* For recovery tools only (`hotset reset-log`), never for an engine: a
+   * page whose LSN is past the end of the log is read as it is instead of
+   * refused. Such a page proves the log lost records it had; a tool that
+   * has accepted that loss replays what the log still proves over the
+   * pages as they are, before it starts a new log past them. */
+  bool accept_pages_past_log;
   /* Checkpoints (hotset/durability.h; need `wal`): the checkpointer thread
    * starts one every checkpoint_timeout_ms (0 = no thread: hs_checkpoint
    * only), or when max_wal_size bytes of log were written since the last

@@ -113,7 +113,7 @@ hs_status pool_check_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno 
      * (a stale control file, a log cut short or reset): refused, as
      * PostgreSQL's "xlog flush request is not satisfied". */
     hs_lsn lsn = hs_page_lsn(page);
-    if (pool->wal && lsn > hs_wal_insert_lsn(pool->wal)) {
+    if (pool->wal && lsn > hs_wal_insert_lsn(pool->wal) && !pool->accept_pages_past_log) {
       char hint[8600];
       reset_log_hint(hs_smgr_dir(pool->smgr), pool->wal->dir, hint, sizeof hint);
       if (st == HS_OK)

@@ -174,6 +174,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   pool->wal = opts->wal;
   pool->wal_ctx = opts->wal_ctx;
   pool->checksums = opts->checksums;
+  pool->accept_pages_past_log = opts->accept_pages_past_log;
   pool->ckpt_timeout_ms = opts->checkpoint_timeout_ms;
   pool->max_wal_size = opts->max_wal_size;
   pool->keep_wal_bytes = opts->max_wal_size;

@@ -44,12 +44,13 @@ struct hs_pool {
   /* The replacement policy (hotset/policy.h). policy_lock serializes the
    * calls the policy's flags say are not thread-safe. */
   hs_policy *policy;
-  bool lock_hits;          /* hit needs policy_lock */
-  bool lock_others;        /* victim/evict/insert/remove need policy_lock */
-  bool needs_time;         /* the policy reads hs_access.now (milliseconds) */
-  struct hs_wal *wal;      /* hotset's own log, or NULL */
-  bool checksums;          /* pages carry hotset/page.h's header */
-  hs_clock_ms_fn clock_ms; /* NULL: the monotonic clock */
+  bool lock_hits;             /* hit needs policy_lock */
+  bool lock_others;           /* victim/evict/insert/remove need policy_lock */
+  bool needs_time;            /* the policy reads hs_access.now (milliseconds) */
+  struct hs_wal *wal;         /* hotset's own log, or NULL */
+  bool checksums;             /* pages carry hotset/page.h's header */
+  bool accept_pages_past_log; /* hs_pool_options: a recovery tool's */
+  hs_clock_ms_fn clock_ms;    /* NULL: the monotonic clock */
   void *clock_ctx;
   pthread_mutex_t policy_lock;
 

@@ -78,9 +78,8 @@ uint64_t control_new_system_id(void) {
 /* What an operator does about a damaged control file: the flags are those
  * reset-log needs to write a new one when it cannot read the old. */
 #define CONTROL_WAY_OUT                                                                            \
-  "restore it from a backup, or write a new one with `hotset reset-log --dir %s --force "          \
-  "--page-size SIZE --checksums on|off --segment-size SIZE` (the values the directory was "        \
-  "created with; what the log holds past the data pages is lost)"
+  "restore it from a backup, or rebuild it from the log and the data files with `hotset "          \
+  "reset-log --dir %s --force` (it says what it finds, and loses nothing the log proves)"
 
 /* No LSN of a real log comes near this (4 EiB of log); a bound keeps the
  * arithmetic past the checkpoint (its record's end, the next segment's

@@ -782,8 +782,8 @@ static hs_status set_end_from(hs_wal *w, hs_lsn start) {
     snprintf(w->damage_msg, sizeof w->damage_msg,
              "the log in %s is damaged at %" PRIX64 " (%s%s): %s. Writing at %" PRIX64
              " would give up every record after it: restore %s from a backup and open again; or "
-             "accept losing those records with `hotset reset-log` (the bytes from %" PRIX64
-             " on are kept in %s)",
+             "accept losing those records with hotset reset-log on the data directory the log "
+             "belongs to (the bytes from %" PRIX64 " on then go to %s)",
              w->dir, fail_at, seg_path, missing ? " is missing" : "", why, fail_at, seg_path,
              fail_at, w->kept_dir);
   }

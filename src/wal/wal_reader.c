@@ -30,11 +30,14 @@
  *    not a crash (HS_WAL_END_CORRUPT). Opening past it would give up every
  *    record after it, acknowledged commits among them: the log refuses to
  *    write there (wal.c) and a pool refuses to open;
- *  - valid records later in the same segment only prove nothing: an
- *    unsynced write is torn sector by sector by a power cut, so its later
- *    sectors may survive its earlier ones. It is a torn end
- *    (HS_WAL_END_TORN), and the bytes past it are kept as evidence before
- *    anything overwrites them (wal_reader_valid_after);
+ *  - valid records later in the same segment prove damage only when what
+ *    failed cannot be a torn write (one_sector below: a damaged segment
+ *    header, or a record naming its own position that fails within one
+ *    sector, or whose CRC passes with a broken chain). Otherwise they
+ *    prove nothing: an unsynced write is torn sector by sector by a power
+ *    cut, so its later sectors may survive its earlier ones. That is a torn
+ *    end (HS_WAL_END_TORN), and the bytes past it are kept as evidence
+ *    before anything overwrites them (wal_reader_valid_after);
  *  - an invalid record with nothing valid after it is a torn end, and
  *    zeros, a stale header or record, or no next segment a clean end.
  */
@@ -353,8 +356,23 @@ static hs_status scan_later(hs_wal_reader *r, uint64_t seg, bool *found, uint64_
 typedef enum stop_how {
   STOP_CLEAN,   /* zeros, a stale header or record, no segment */
   STOP_INVALID, /* a record or header that is not zeros and not valid */
+  STOP_UNTORN,  /* ... that no torn write can leave (sector_atomic): damage */
   STOP_FOREIGN  /* a segment of another log */
 } stop_how;
+
+/* A power cut tears a write only at sector boundaries: each 512-byte
+ * sector of it is either all new or all as it was (what devices promise,
+ * and what the power-cut simulator models; larger atomic units only
+ * strengthen this). Bytes as they were are zeros (a new segment) or a
+ * recycled segment's stale records, which name other positions. So a
+ * segment header that is neither zeros nor valid, or a record that names
+ * its own position yet fails its checks while lying within one sector,
+ * cannot be a torn write: it is damage. With valid records after it, even
+ * in its own segment, the log provably went on past it. */
+#define SECTOR 512u
+static bool one_sector(uint64_t pos, uint64_t len) {
+  return len > 0 && pos / SECTOR == (pos + len - 1) / SECTOR;
+}
 
 static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -389,6 +407,13 @@ static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt
   if (how == STOP_FOREIGN) {
     r->kind = HS_WAL_END_CORRUPT;
     snprintf(r->why, sizeof r->why, "%s", what);
+  } else if (how == STOP_UNTORN && in_segment) {
+    r->kind = HS_WAL_END_CORRUPT;
+    snprintf(r->why, sizeof r->why,
+             "the record at %" PRIX64 " in segment %016" PRIX64 " %s, within one %u-byte sector "
+             "(which a crash writes whole or not at all); valid records follow at %" PRIX64
+             ": the log is damaged there, not cut short",
+             r->pos, seg, what, SECTOR, same_at);
   } else if (later) {
     r->kind = HS_WAL_END_CORRUPT;
     snprintf(r->why, sizeof r->why,
@@ -396,7 +421,7 @@ static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt
              "follow in segment %016" PRIX64 " (at %" PRIX64 "), written after that segment was "
              "synced: the log is damaged there, not cut short",
              r->pos, seg, what, later_at - later_at % S, later_at);
-  } else if (how == STOP_INVALID || in_segment) {
+  } else if (how == STOP_INVALID || how == STOP_UNTORN || in_segment) {
     r->kind = HS_WAL_END_TORN;
     snprintf(r->why, sizeof r->why, "torn last record at %" PRIX64 ": %s%s", r->pos, what, same);
   } else {
@@ -462,7 +487,7 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
       case WAL_SEG_ZEROS:
         return stop(r, got, STOP_CLEAN, "zeros (a segment never written)");
       case WAL_SEG_DAMAGED:
-        return stop(r, got, STOP_INVALID,
+        return stop(r, got, STOP_UNTORN,
                     "the segment header is damaged: %s (segment %016" PRIX64 ")", h.damage, seg);
       case WAL_SEG_OTHER_VERSION:
         return hs_fail(HS_ERR_INVALID, 0,
@@ -500,15 +525,16 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
     if (npages > HS_WAL_MAX_PAGES_PER_RECORD || total < wal_record_total(npages, len) ||
         total > wal_record_total(npages, len) + (uint64_t)npages * HS_PAGE_SIZE_MAX ||
         total > seg + S - r->pos)
-      return stop(r, got, STOP_INVALID,
-                  "has an impossible length %u (%u pages, %u bytes, %" PRIu64
-                  " left in its segment)",
-                  total, npages, len, seg + S - r->pos);
+      return stop(
+          r, got,
+          wal_get64(h + 8) == r->pos && one_sector(r->pos, WAL_HEADER) ? STOP_UNTORN : STOP_INVALID,
+          "has an impossible length %u (%u pages, %u bytes, %" PRIu64 " left in its segment)",
+          total, npages, len, seg + S - r->pos);
     if (wal_get64(h + 8) != r->pos)
       return stop(r, got, STOP_CLEAN, "a stale record (it says it starts at %" PRIX64 ")",
                   wal_get64(h + 8));
     if (!r->first && wal_get64(h + 16) != r->prev)
-      return stop(r, got, STOP_INVALID,
+      return stop(r, got, one_sector(r->pos, total) ? STOP_UNTORN : STOP_INVALID,
                   "breaks the chain (it follows %" PRIX64 ", the record before is at %" PRIX64 ")",
                   wal_get64(h + 16), r->prev);
     if (r->cap < total) {
@@ -524,8 +550,8 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
     uint32_t crc = hs_crc32c(0, r->buf + 8, total - 8);
     crc = hs_crc32c(crc, r->buf, 4);
     if (crc != wal_get32(r->buf + 4))
-      return stop(r, got, STOP_INVALID, "fails its CRC (%08X, stored %08X)", crc,
-                  wal_get32(r->buf + 4));
+      return stop(r, got, one_sector(r->pos, total) ? STOP_UNTORN : STOP_INVALID,
+                  "fails its CRC (%08X, stored %08X)", crc, wal_get32(r->buf + 4));
     if (h[24] == HS_WAL_RMGR_LOG && h[25] == WAL_LOG_SWITCH) {
       /* The rest of the segment is the switch's: the next record starts
        * after the next segment's header. */
@@ -553,7 +579,8 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
       images += image_len;
     }
     if (wal_record_total(npages, len) + images != total)
-      return stop(r, got, STOP_INVALID, "has %u bytes, its parts %" PRIu64, total,
+      return stop(r, got, STOP_UNTORN,
+                  /* its CRC passed: whole, as written */ "has %u bytes, its parts %" PRIu64, total,
                   wal_record_total(npages, len) + images);
     rec->data = r->buf + WAL_HEADER + (size_t)WAL_PAGE_REF * npages;
     rec->len = len;

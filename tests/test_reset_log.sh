@@ -12,7 +12,14 @@
 #     part may show: that is what is given up), and the control file says
 #     "shut down";
 #   - a directory without checksums is reported by verify as such;
-#   - usage errors are one line and a hint.
+#   - usage errors are one line and a hint;
+#   - reset-log refuses a directory another process has open, moving nothing;
+#   - a damaged control file's hint runs as printed: reset-log rebuilds it
+#     from the log and the data files, and the directory opens with it;
+#   - a healthy directory: nothing to reset;
+#   - verify names the segment of an odd size, still checks every page, and
+#     is bad for a missing middle segment; it lists kept evidence, which
+#     `reset-log --remove-kept` removes.
 #
 # Usage: test_reset_log.sh PATH/TO/hotset
 set -u
@@ -90,5 +97,89 @@ run workload --seconds 0.2 --pages 64 --pool 256KiB --threads 1 --dir "$w" --wal
 expect_status 0 "workload --dir"
 run verify --dir "$w"
 expect_one_line_error "no checksums" "verify of a directory without checksums"
+
+# ---- a directory in use: refused before anything moves ------------------
+h=$scratch/h
+"$HOTSET" crash-test --workload --heap --dir "$h" >"$scratch/h.out" 2>"$scratch/h.err" &
+worker=$!
+# The workload prints an acknowledged value once it is running (the pool
+# open, with its locks, done): wait for that, not for a time.
+for _ in $(seq 1 500); do grep -q value "$scratch/h.out" 2>/dev/null && break; sleep 0.02; done
+run reset-log --dir "$h" --force
+expect_status 1 "reset-log --force on a directory another process has open"
+if grep -q "in use by process $worker" "$err"; then ok; else bad "the refusal does not name the process holding the directory"; fi
+if ls -d "$h"/wal/reset-* "$h"/wal/kept-* >/dev/null 2>&1; then bad "reset-log moved the live log aside"; else ok; fi
+kill -KILL "$worker"
+wait "$worker" 2>/dev/null
+run crash-test --verify --heap --dir "$h"
+expect_status 0 "the directory, after its process died, recovers as it is"
+
+# ---- a healthy directory: nothing to do ------------------------------------
+before_h=$(find "$h" -type f ! -name '*.lock' -print0 | sort -z | xargs -0 sha1sum)
+run reset-log --dir "$h" --force
+expect_status 0 "reset-log --force on a healthy directory"
+if grep -q "^nothing to reset" "$out"; then ok; else bad "reset-log on a healthy directory does not say nothing needs doing"; fi
+if [[ $(find "$h" -type f ! -name '*.lock' -print0 | sort -z | xargs -0 sha1sum) == "$before_h" ]]; then ok; else
+  bad "reset-log on a healthy directory changed files"
+fi
+
+# ---- a damaged control file: the hint runs as printed --------------------
+cp "$h/hotset.control" "$scratch/control.good"
+python3 - "$h/hotset.control" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+b[44] ^= 0x10  # inside the checkpoint's LSN: the CRC fails
+open(p, "wb").write(b)
+PY
+run crash-test --verify --heap --dir "$h"
+expect_status 1 "crash-test --verify with a damaged control file"
+hint=$(grep -o '`hotset reset-log[^`]*`' "$err" | head -n 1 | tr -d '`')
+if [[ -n $hint ]]; then ok; else bad "the damaged control file's refusal offers no reset-log command"; fi
+read -ra hint_argv <<<"${hint#hotset }"
+run "${hint_argv[@]}"
+expect_status 0 "the hint as printed: $hint"
+if grep -q "rebuilt" "$out" && grep -q "given up: nothing" "$out"; then ok; else
+  bad "reset-log did not rebuild the control file losing nothing"
+fi
+python3 - "$h/hotset.control" "$scratch/control.good" <<'PY'
+import struct, sys
+a = open(sys.argv[1], "rb").read(); b = open(sys.argv[2], "rb").read()
+# page size, flags, segment size, system id, checkpoint, redo: as they were
+fields = lambda x: (struct.unpack_from("<II", x, 12), struct.unpack_from("<QQQQ", x, 24))
+sys.exit(0 if fields(a) == fields(b) else "rebuilt %r, was %r" % (fields(a), fields(b)))
+PY
+if [[ $? -eq 0 ]]; then ok; else bad "the rebuilt control file differs from the lost one"; fi
+run crash-test --verify --heap --dir "$h"
+expect_status 0 "the directory opens with the rebuilt control file"
+
+# ---- verify: an odd-sized segment, a missing middle one, evidence ---------
+v=$scratch/v
+cp -a "$h" "$v"
+segs=("$v"/wal/[0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F][0-9A-F])
+last=${segs[${#segs[@]}-1]}
+truncate -s 1000 "$last"
+run verify --dir "$v"
+expect_status 1 "verify with a segment of an odd size"
+if grep -q "$(basename "$last"): 1000 bytes" "$out"; then ok; else bad "verify does not name the odd-sized segment $(basename "$last")"; fi
+if grep -Eq "[1-9][0-9]* pages" "$out"; then ok; else bad "verify checked no page after an odd-sized segment"; fi
+m=$scratch/m
+cp -a "$h" "$m"
+# The segment the redo point is in, gone: the log cannot be read from it.
+ctl_redo=$(python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); r,=struct.unpack_from("<Q",b,48); s,=struct.unpack_from("<Q",b,24); print("%016X" % (r - r % s))' "$m/hotset.control")
+mv "$m/wal/$ctl_redo" "$scratch/aside"
+run verify --dir "$m"
+expect_status 1 "verify with the redo point's segment missing"
+if grep -q "before the checkpoint record" "$out"; then ok; else bad "verify does not report the log missing the checkpoint"; fi
+mv "$scratch/aside" "$m/wal/$ctl_redo"
+mkdir -p "$m/wal/kept-00000000000000F0"
+head -c 5000 /dev/zero >"$m/wal/kept-00000000000000F0/0000000000000000.from-00000000000000F0"
+run verify --dir "$m"
+if grep -q "evidence: $m/wal/kept-00000000000000F0 (5000 bytes)" "$out" && grep -q -- "--remove-kept" "$out"; then ok; else
+  bad "verify does not list the kept evidence with its size and how to remove it"
+fi
+run reset-log --dir "$m" --remove-kept
+expect_status 0 "reset-log --remove-kept"
+if [[ ! -e $m/wal/kept-00000000000000F0 ]]; then ok; else bad "reset-log --remove-kept left the evidence"; fi
 
 cli_finish

@@ -8,8 +8,12 @@
  * is meant to show. Each page must pass hs_page_verify at its block number
  * (a page of zeros does), and its LSN must not be past the end of the log
  * in D/wal — a page written ahead of its log record, or a log cut short.
- * The log is only read (hs_wal_find_end: from its oldest segment), never
- * opened for writing, so verifying changes nothing.
+ * The log is read as a pool reads it — from the control file's redo point
+ * to its end — and its segments' sizes checked: a damaged or missing
+ * segment, or a checkpoint record the log no longer holds, is bad, as the
+ * pool would refuse it. The evidence kept in the log directory (kept-*,
+ * reset-*) is listed. The log is only read, never opened for writing, so
+ * verifying changes nothing.
  */
 #include "cli/verify.h"
 
@@ -25,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,37 +86,150 @@ static hs_status list_relation_files(const char *dir, char ***names, size_t *n) 
   return st;
 }
 
-/* The end of the log in `waldir`: its segments are the files named by 16
- * hex digits (their first LSN), all of one size, which is the segment size
- * hs_wal_find_end reads the log with. *have is false if there is no log. */
-static hs_status log_end(const char *waldir, bool *have, hs_lsn *end) {
-  *have = false;
-  *end = 0;
+/* What the log in `waldir` says, read as a pool would: its segments (each
+ * must be whole: `segment_bytes` long — from the control file, else the
+ * size most segments have), from the control file's redo point to its end;
+ * the end must be past the checkpoint record the control file names, and
+ * no damage may have valid records of the log after it (docs/wal.md, "What
+ * recovery refuses"). Each problem is a line and counts as bad. *have is
+ * false if there is no log. */
+typedef struct log_verdict {
+  bool have;
+  hs_lsn end;
+  uint64_t bad;
+} log_verdict;
+
+static int u64_cmp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* A problem with the log: a line, or a JSON object. */
+static void report_log(bool json, const char *problem, const char *text) {
+  if (json) {
+    json_out j;
+    json_begin(&j, stdout);
+    json_str(&j, "problem", problem);
+    json_str(&j, "detail", text);
+    json_end_line(&j);
+  } else {
+    printf("%s\n", text);
+  }
+}
+
+static hs_status check_log(const char *waldir, const hs_control *control, bool have_control,
+                           bool json, log_verdict *v) {
+  memset(v, 0, sizeof *v);
   DIR *d = opendir(waldir);
   if (!d) {
     if (errno == ENOENT) return HS_OK;
     return hs_fail(HS_ERR_IO, errno, "cannot list %s: %s", waldir, strerror(errno));
   }
-  uint64_t first = UINT64_MAX, segment = 0;
-  hs_status st = HS_OK;
-  for (struct dirent *e; st == HS_OK && (e = readdir(d)) != NULL;) {
+  uint64_t sizes[4096];
+  char names[4096][17];
+  size_t n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL && n < 4096;) {
     if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789ABCDEF") != 16) continue;
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", waldir, e->d_name);
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
-    if (segment && (uint64_t)sb.st_size != segment)
-      st = hs_fail(HS_ERR_CORRUPT, 0, "%s: %jd bytes, where the other log segments have %" PRIu64,
-                   path, (intmax_t)sb.st_size, segment);
-    segment = (uint64_t)sb.st_size;
-    uint64_t start = strtoull(e->d_name, NULL, 16);
-    if (start < first) first = start;
+    sizes[n] = (uint64_t)sb.st_size;
+    snprintf(names[n++], sizeof names[0], "%s", e->d_name);
   }
   closedir(d);
-  if (st != HS_OK || first == UINT64_MAX) return st;
-  st = hs_wal_find_end(waldir, segment, end);
-  *have = st == HS_OK;
+  if (n == 0) return HS_OK;
+  uint64_t segment = have_control ? control->segment_bytes : 0;
+  if (!segment) { /* the size most segments have */
+    uint64_t sorted[4096];
+    memcpy(sorted, sizes, n * sizeof *sizes);
+    qsort(sorted, n, sizeof *sorted, u64_cmp);
+    size_t best = 0, run = 0;
+    for (size_t i = 0; i < n; i++) {
+      run = i && sorted[i] == sorted[i - 1] ? run + 1 : 1;
+      if (run > best) {
+        best = run;
+        segment = sorted[i];
+      }
+    }
+  }
+  char text[5000];
+  for (size_t i = 0; i < n; i++)
+    if (sizes[i] != segment) {
+      v->bad++;
+      snprintf(text, sizeof text, "%s/%.16s: %" PRIu64 " bytes, where a log segment has %" PRIu64,
+               waldir, names[i], sizes[i], segment);
+      report_log(json, "segment_size", text);
+    }
+  if (segment < HS_WAL_MIN_SEGMENT || segment > HS_WAL_MAX_SEGMENT || (segment & (segment - 1)))
+    return HS_OK; /* no size to read the log with: said above */
+  hs_lsn from = have_control && control->has_checkpoint ? control->redo : 0;
+  hs_wal_reader *r;
+  hs_status st = hs_wal_reader_open(waldir, segment, from, &r);
+  if (st != HS_OK) return st;
+  hs_wal_read_record rec;
+  bool got;
+  while ((st = hs_wal_reader_next(r, &rec, &got)) == HS_OK && got) {
+  }
+  if (st == HS_OK) {
+    v->have = true;
+    v->end = hs_wal_reader_end(r);
+    if (hs_wal_reader_end_kind(r) == HS_WAL_END_CORRUPT) {
+      v->bad++;
+      snprintf(text, sizeof text, "%s: the log is damaged: %s", waldir, hs_wal_reader_why_end(r));
+      report_log(json, "log_damaged", text);
+    }
+    if (have_control && control->has_checkpoint && v->end <= control->checkpoint) {
+      v->bad++;
+      snprintf(text, sizeof text,
+               "%s: the log read from the redo point %" PRIX64 " ends at %" PRIX64
+               ", before the checkpoint record at %" PRIX64 " that the control file names",
+               waldir, from, v->end, control->checkpoint);
+      report_log(json, "checkpoint_missing", text);
+    }
+  }
+  hs_wal_reader_close(r);
   return st;
+}
+
+/* The evidence kept in the log directory (kept-*, reset-*): listed with
+ * its size, never counted as bad — and the command that removes it. */
+static uint64_t tree_bytes;
+static int add_bytes(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
+  (void)path;
+  (void)ftw;
+  if (type == FTW_F) tree_bytes += (uint64_t)sb->st_size;
+  return 0;
+}
+
+static void list_evidence(const char *dir, const char *waldir, bool json) {
+  DIR *d = opendir(waldir);
+  if (!d) return;
+  size_t found = 0;
+  uint64_t total = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (strncmp(e->d_name, "kept-", 5) && strncmp(e->d_name, "reset-", 6)) continue;
+    char path[4500];
+    snprintf(path, sizeof path, "%s/%s", waldir, e->d_name);
+    tree_bytes = 0;
+    nftw(path, add_bytes, 16, FTW_PHYS);
+    found++;
+    total += tree_bytes;
+    if (json) {
+      json_out j;
+      json_begin(&j, stdout);
+      json_str(&j, "evidence", path);
+      json_u64(&j, "bytes", tree_bytes);
+      json_end_line(&j);
+    } else {
+      printf("evidence: %s (%" PRIu64 " bytes)\n", path, tree_bytes);
+    }
+  }
+  closedir(d);
+  if (found && !json)
+    printf("evidence: %zu directories, %" PRIu64 " bytes; remove them with `hotset reset-log "
+           "--dir %s --remove-kept`\n",
+           found, total, dir);
 }
 
 typedef struct verify_totals {
@@ -223,7 +341,10 @@ int verify_main(int argc, char **argv) {
             dir, dir);
     return 1;
   }
-  if (st == HS_OK) st = log_end(waldir, &have_end, &end);
+  log_verdict lv = {0};
+  if (st == HS_OK) st = check_log(waldir, &control, have_control, json, &lv);
+  have_end = lv.have;
+  end = lv.end;
   if (st == HS_OK) st = list_relation_files(dir, &names, &n);
   void *page = NULL;
   if (st == HS_OK && !(page = malloc(page_size)))
@@ -241,6 +362,8 @@ int verify_main(int argc, char **argv) {
     fprintf(stderr, PROG ": %s\n", hs_last_error());
     return 1;
   }
+  t.bad += lv.bad;
+  list_evidence(dir, waldir, json);
   if (json) {
     json_out j;
     json_begin(&j, stdout);

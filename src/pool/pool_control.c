@@ -212,8 +212,17 @@ static hs_status check_log(hs_pool *pool, const char *dir) {
   return st;
 }
 
+/* Whether `b` says what `a` does, its state (and time) aside. */
+static bool same_but_state(const hs_control *a, const hs_control *b) {
+  return a->format == b->format && a->page_size == b->page_size && a->checksums == b->checksums &&
+         a->segment_bytes == b->segment_bytes && a->system_id == b->system_id &&
+         a->has_checkpoint == b->has_checkpoint && a->checkpoint == b->checkpoint &&
+         a->redo == b->redo;
+}
+
 hs_status pool_control_start(hs_pool *pool) {
   hs_control *c = &pool->control;
+  const hs_control before = *c;
   const char *dir = hs_smgr_dir(pool->smgr);
   hs_wal *wal = pool->wal;
   pool->recovery_start = 0;
@@ -261,7 +270,11 @@ hs_status pool_control_start(hs_pool *pool) {
     if (st != HS_OK) return st;
   }
   c->state = wal ? HS_DB_IN_RECOVERY : HS_DB_IN_PRODUCTION;
-  hs_status st = control_write(dir, c);
+  /* A control file that says everything it said before is not written
+   * again now: recovery, which may still refuse (a page past the end of the
+   * log), writes it when it ends. A refusal changes nothing on disk. */
+  hs_status st = HS_OK;
+  if (!same_but_state(&before, c)) st = control_write(dir, c);
   if (st == HS_OK && wal) wal_set_redo_point(wal, pool->recovery_start);
   return st;
 }

@@ -9,7 +9,9 @@
  *
  *  - with a full image in the record (or a generic IMAGE record), the block
  *    is taken without reading it (HS_READ_ZERO_LOCKED): what is on disk may
- *    be torn and fail its checksum, and the image replaces it whole;
+ *    be torn and fail its checksum, and the image replaces it whole — its
+ *    LSN too, which becomes the record's end even if the buffer had a
+ *    newer one (see replay_one);
  *  - otherwise the page is read (it must pass its checksum: every page
  *    changed since the redo point had its image logged first, so a torn one
  *    was restored before any record that needs its old bytes), and the
@@ -90,6 +92,7 @@ static hs_status replay_one(hs_pool *pool, replay_state *rs, const hs_wal_read_r
   hs_buf bufs[HS_WAL_MAX_PAGES_PER_RECORD];
   void *pages[HS_WAL_MAX_PAGES_PER_RECORD];
   bool changed[HS_WAL_MAX_PAGES_PER_RECORD];
+  bool replaced[HS_WAL_MAX_PAGES_PER_RECORD]; /* the page is the record's image */
   bool generic_image = rec->rmgr == HS_WAL_RMGR_GENERIC && rec->type == HS_WAL_GENERIC_IMAGE;
   uint16_t got = 0;
   bool any_redo = false;
@@ -115,6 +118,7 @@ static hs_status replay_one(hs_pool *pool, replay_state *rs, const hs_wal_read_r
     }
     pages[got] = NULL;
     changed[got] = false;
+    replaced[got] = whole;
     if (pool->checksums && hs_buf_lsn(pool, bufs[got]) >= rec->end && !generic_image && !image) {
       rep->skipped++;
       continue; /* the page has this change already */
@@ -147,6 +151,18 @@ static hs_status replay_one(hs_pool *pool, replay_state *rs, const hs_wal_read_r
         }
   }
   for (uint16_t i = 0; i < got; i++) {
+    /* A page replaced by an image is as of this record: its LSN is set to
+     * the record's end, lowered if need be (hs_buf_mark_dirty only raises
+     * it; PostgreSQL likewise sets a restored image's LSN). The buffer can
+     * hold a newer LSN when replay started before the last checkpoint at a
+     * point that is not this page's redo point — a control file naming no
+     * checkpoint, or none, replays from the oldest segment left — so that
+     * an earlier record read the page from disk, as last written, past this
+     * image. Kept, that LSN would make every record between the image and
+     * it look applied to a page that lacks them: acknowledged changes lost
+     * with the open returning HS_OK. */
+    if (st == HS_OK && changed[i] && replaced[i])
+      atomic_store_explicit(&pool_desc(pool, bufs[i])->lsn, rec->end, memory_order_relaxed);
     if (st == HS_OK && changed[i]) st = hs_buf_mark_dirty(pool, bufs[i], rec->end, NULL);
     hs_buf_unlock(pool, bufs[i]);
     hs_buf_release(pool, bufs[i]);

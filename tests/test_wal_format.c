@@ -401,7 +401,9 @@ static void test_size(uint64_t S) {
   CHECK_CONTAINS(hs_last_error(), foreign);
   CHECK_CONTAINS(hs_last_error(), ids[0]);
   CHECK_CONTAINS(hs_last_error(), ids[1]);
-  CHECK_CONTAINS(hs_last_error(), "move it out");
+  /* One segment of each: which is this log's is not said, both are named. */
+  CHECK_CONTAINS(hs_last_error(), "as many of each");
+  CHECK_CONTAINS(hs_last_error(), p0);
   CHECK_ST(hs_wal_find_end(dir, S, &found), HS_ERR_CORRUPT);
   unlink(foreign);
   testdir_remove(dir);
@@ -670,13 +672,56 @@ static void test_other_log(void) {
   o.segment_bytes = S;
   CHECK_ST(hs_wal_open(&o, &a), HS_ERR_CORRUPT);
   CHECK_CONTAINS(hs_last_error(), to);
-  CHECK_CONTAINS(hs_last_error(), "another log");
+  CHECK_CONTAINS(hs_last_error(), "two logs"); /* one segment each: neither blamed */
   hs_lsn end;
   CHECK_ST(hs_wal_find_end(dir, S, &end), HS_ERR_CORRUPT);
   REQUIRE(rename(to, from) == 0); /* moved back out: this log opens again */
   a = open_log(dir, S);
   CHECK_EQ(wal_system_id(a), id_a);
   CHECK_EQ(hs_wal_insert_lsn(a), recs[0].end);
+  CHECK_OK(hs_wal_close(a));
+  testdir_remove(other);
+  testdir_remove(dir);
+}
+
+/* A segment of another log whose name sorts below this log's own: the
+ * foreign one is blamed (this log's id is the one most segments carry),
+ * and the way out is a command that runs as printed. It used to be the
+ * first name's id, so a genuine segment was blamed and the operator told
+ * to move it out. */
+static void test_foreign_below(void) {
+  const uint64_t S = HS_WAL_MIN_SEGMENT;
+  char other[4096];
+  testdir_make(dir, sizeof dir, "walfmt-below");
+  testdir_make(other, sizeof other, "walfmt-below-other");
+  hs_wal *a = open_log(dir, S);
+  CHECK_OK(wal_adopt_identity(a, 0x1111, 4 * S));
+  nrecs = 0;
+  while (hs_wal_insert_lsn(a) < 6 * S) put(a, 4000); /* segments 4, 5, 6 */
+  CHECK_OK(hs_wal_close(a));
+  hs_wal *b = open_log(other, S);
+  CHECK_OK(wal_adopt_identity(b, 0x2222, S));
+  put(b, 8);
+  CHECK_OK(hs_wal_close(b));
+  char from[4200], to[4200];
+  seg_path(from, sizeof from, other, S);
+  seg_path(to, sizeof to, dir, S);
+  REQUIRE(rename(from, to) == 0);
+  hs_wal_options o;
+  hs_wal_options_init(&o);
+  o.dir = dir;
+  o.segment_bytes = S;
+  CHECK_ST(hs_wal_open(&o, &a), HS_ERR_CORRUPT);
+  char mv[9000];
+  snprintf(mv, sizeof mv, "`mv %s %s/foreign-%016" PRIX64 "`", to, dir, S);
+  CHECK_CONTAINS(hs_last_error(), mv);
+  CHECK_CONTAINS(hs_last_error(), "0000000000002222");
+  /* The command as printed (without its quotes) is the way out. */
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "%.*s", (int)strlen(mv) - 2, mv + 1);
+  REQUIRE(system(cmd) == 0);
+  a = open_log(dir, S);
+  CHECK_EQ(wal_system_id(a), 0x1111u);
   CHECK_OK(hs_wal_close(a));
   testdir_remove(other);
   testdir_remove(dir);
@@ -727,6 +772,7 @@ int main(void) {
   test_parents();
   test_checkpoint_and_identity();
   test_other_log();
+  test_foreign_below();
   test_kept_twice();
   uint64_t max = check_max_segment("test_wal_format", HS_WAL_MAX_SEGMENT);
   for (uint64_t S = HS_WAL_MIN_SEGMENT; S <= max; S *= 2) test_size(S);

@@ -36,8 +36,9 @@ static hs_status log_identity(const char *waldir, uint64_t **starts, size_t *n,
   *n = 0;
   *segment_bytes = *system_id = 0;
   DIR *d = opendir(waldir);
-  if (!d) return hs_fail(HS_ERR_NOENT, errno, "%s: cannot list the log directory: %s", waldir,
-                         strerror(errno));
+  if (!d)
+    return hs_fail(HS_ERR_NOENT, errno, "%s: cannot list the log directory: %s", waldir,
+                   strerror(errno));
   size_t cap = 0;
   hs_status st = HS_OK;
   for (struct dirent *e; st == HS_OK && (e = readdir(d)) != NULL;) {

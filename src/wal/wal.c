@@ -537,14 +537,22 @@ static void wal_free(hs_wal *w) {
 /* Reads every segment's header: all that are valid must carry one system
  * id (a segment of another log, copied or restored into this directory,
  * is refused: reading it as this log's would replay another database's
- * changes). *id is that id (0 if no segment has a valid header). */
+ * changes). *id is that id (0 if no segment has a valid header). Which id
+ * is this log's is the one most segments carry — never simply the first
+ * name's: a stray segment sorting below the log's own would otherwise get
+ * a genuine segment blamed. With as many of each, the refusal names both
+ * and blames neither. */
 static hs_status check_identity(const char *dir, uint64_t segment_bytes, uint64_t *id) {
   *id = 0;
   uint64_t *starts;
   size_t n;
   hs_status st = wal_segment_list(dir, segment_bytes, &starts, &n);
   if (st != HS_OK) return st;
-  uint64_t first_at = 0;
+  uint64_t *ids = calloc(n ? n : 1, sizeof *ids);
+  if (!ids) {
+    free(starts);
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory reading the headers of %s", dir);
+  }
   for (size_t i = 0; i < n && st == HS_OK; i++) {
     char path[4200];
     wal_segment_path(dir, starts[i], path, sizeof path);
@@ -562,18 +570,48 @@ static hs_status check_identity(const char *dir, uint64_t segment_bytes, uint64_
       st = wal_sys_fail(HS_ERR_IO, err, "%s: cannot read the log segment's header", path);
       break;
     }
-    if (got != (ssize_t)sizeof hb || wal_seg_header_decode(hb, &h) != WAL_SEG_VALID) continue;
-    if (*id == 0) {
-      *id = h.system_id;
-      first_at = starts[i];
-    } else if (h.system_id != *id) {
-      st = hs_fail(HS_ERR_CORRUPT, 0,
-                   "%s: this log segment belongs to another log (system id %016" PRIX64
-                   "; this log's, from segment %016" PRIX64 ", is %016" PRIX64
-                   "): move it out of %s, or put back the log it belongs to, and open again",
-                   path, h.system_id, first_at, *id, dir);
+    if (got == (ssize_t)sizeof hb && wal_seg_header_decode(hb, &h) == WAL_SEG_VALID)
+      ids[i] = h.system_id;
+  }
+  /* The id most segments carry, and the runner-up's count. */
+  size_t best = 0, best_count = 0, second_count = 0;
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    bool seen = ids[i] == 0;
+    for (size_t j = 0; j < i && !seen; j++) seen = ids[j] == ids[i];
+    if (seen) continue; /* no id, or counted at its first segment */
+    size_t count = 0;
+    for (size_t j = i; j < n; j++) count += ids[j] == ids[i];
+    if (count > best_count) {
+      second_count = best_count;
+      best = i;
+      best_count = count;
+    } else if (count > second_count) {
+      second_count = count;
     }
   }
+  if (st == HS_OK && best_count) *id = ids[best];
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    if (!ids[i] || ids[i] == *id) continue;
+    char path[4200], own[4200];
+    wal_segment_path(dir, starts[i], path, sizeof path);
+    wal_segment_path(dir, starts[best], own, sizeof own);
+    if (second_count == best_count)
+      st = hs_fail(HS_ERR_CORRUPT, 0,
+                   "%s holds the segments of two logs, as many of each: %s of system %016" PRIX64
+                   " and %s of system %016" PRIX64
+                   "; the data directory's control file names its own (hotset reset-log --dir "
+                   "DATADIR prints it): move the other log's segments out of %s",
+                   dir, own, *id, path, ids[i], dir);
+    else
+      st = hs_fail(HS_ERR_CORRUPT, 0,
+                   "%s: this log segment belongs to another log (system id %016" PRIX64
+                   "; this log's, which %zu of its segments carry, is %016" PRIX64
+                   "): move it out with `mv %s %s/foreign-%016" PRIX64
+                   "` (kept, and never read as this log's), or put back the log it belongs to, "
+                   "and open again",
+                   path, ids[i], best_count, *id, path, dir, starts[i]);
+  }
+  free(ids);
   free(starts);
   return st;
 }

@@ -7,7 +7,8 @@
  *    0  "HSCONTRL"          magic
  *    8  u32 format          HS_CONTROL_FORMAT
  *   12  u32 page_size
- *   16  u32 flags           bit 0: checksums; bit 1: has a checkpoint
+ *   16  u32 flags           bit 0: checksums; bit 1: has a checkpoint;
+ *                           bit 2: keeps a list of its relation files
  *   20  u32 state           hs_db_state
  *   24  u64 segment_bytes   0: never opened with a log
  *   32  u64 system_id
@@ -44,6 +45,7 @@
 
 #define FLAG_CHECKSUMS  1u
 #define FLAG_CHECKPOINT 2u
+#define FLAG_CATALOG    4u
 
 const char *hs_db_state_name(hs_db_state state) {
   switch (state) {
@@ -103,6 +105,7 @@ hs_status hs_control_read(const char *dir, hs_control *out) {
   uint32_t flags = le_get32(b + 16);
   out->checksums = flags & FLAG_CHECKSUMS;
   out->has_checkpoint = flags & FLAG_CHECKPOINT;
+  out->has_catalog = flags & FLAG_CATALOG;
   out->state = (hs_db_state)le_get32(b + 20);
   out->segment_bytes = le_get64(b + 24);
   out->system_id = le_get64(b + 32);
@@ -127,7 +130,8 @@ hs_status control_write(const char *dir, const hs_control *c) {
   memcpy(b, CONTROL_MAGIC, 8);
   le_put32(b + 8, HS_CONTROL_FORMAT);
   le_put32(b + 12, c->page_size);
-  le_put32(b + 16, (c->checksums ? FLAG_CHECKSUMS : 0) | (c->has_checkpoint ? FLAG_CHECKPOINT : 0));
+  le_put32(b + 16, (c->checksums ? FLAG_CHECKSUMS : 0) | (c->has_checkpoint ? FLAG_CHECKPOINT : 0) |
+                       (c->has_catalog ? FLAG_CATALOG : 0));
   le_put32(b + 20, (uint32_t)c->state);
   le_put64(b + 24, c->segment_bytes);
   le_put64(b + 32, c->system_id);

@@ -21,18 +21,24 @@
  */
 #include "check.h"
 #include "core/error.h"
+#include "core/powercut.h"
 #include "heap_env.h"
 #include "hotset/control.h"
 #include "killed_child.h"
+#include "storage/catalog.h"
 #include "storage/control_file.h"
+#include "storage/smgr_catalog.h"
 #include "testdir.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define HEAP_REL    20u
@@ -271,7 +277,7 @@ static void test_case(const target *t, damage d, bool crashed) {
   char msg[1536];
   snprintf(msg, sizeof msg, "%s", hs_last_error());
   CHECK_CONTAINS(msg, path);
-  CHECK_CONTAINS(msg, d == REMOVED ? "is missing" : "blocks of");
+  CHECK_CONTAINS(msg, d == REMOVED ? "is missing" : " bytes, but ");
   CHECK_CONTAINS(msg, "restore it");
   CHECK_EQ(dir_hash(dir), before); /* the refusal changed nothing */
 
@@ -411,6 +417,186 @@ static void test_old_directory(void) {
     CHECK_CONTAINS(hs_last_error(), clog);
 }
 
+typedef struct first_problem_ctx {
+  bool have;
+  catalog_problem p;
+} first_problem_ctx;
+
+static void note_problem(void *ctx, const catalog_problem *p) {
+  first_problem_ctx *f = ctx;
+  if (!f->have) f->p = *p;
+  f->have = true;
+}
+
+/* ---- creating beside checkpoints ----------------------------------------- */
+
+#define CREATORS       3
+#define CREATES_EACH   24
+#define FIRST_NEW_REL  1000u
+#define BLOCKS_PER_REL 3u
+
+typedef struct creator {
+  hs_pool *pool;
+  int id;
+  atomic_int *running;
+  unsigned failures; /* counted here: check.h's counters are the main thread's */
+} creator;
+
+static hs_relid created_rel(int id, int i) {
+  return FIRST_NEW_REL + (hs_relid)(id * CREATES_EACH + i);
+}
+
+static void *creator_main(void *arg) {
+  creator *c = arg;
+  hs_smgr *smgr = hs_pool_smgr(c->pool);
+  for (int i = 0; i < CREATES_EACH; i++) {
+    hs_relid rel = created_rel(c->id, i);
+    bool created;
+    if (hs_smgr_create_if_missing(smgr, rel, HS_FORK_MAIN, &created) != HS_OK || !created)
+      c->failures++;
+    for (unsigned b = 0; b < BLOCKS_PER_REL; b++) {
+      hs_buf buf;
+      if (hs_pool_extend(c->pool, rel, HS_FORK_MAIN, NULL, false, &buf, NULL) != HS_OK)
+        c->failures++;
+      else
+        hs_buf_release(c->pool, buf);
+    }
+  }
+  atomic_fetch_sub(c->running, 1);
+  return NULL;
+}
+
+/* Relations created and grown from three threads while checkpoints record
+ * sizes: the list ends up naming each with its size, and a crash (the pool
+ * abandoned) right after opens again. */
+static void test_create_beside_checkpoints(void) {
+  char dir[4400];
+  snprintf(dir, sizeof dir, "%s/creators", root);
+  REQUIRE(mkdir(dir, 0700) == 0);
+  heap_env e;
+  REQUIRE(heap_env_open(&e, dir, POOL_PAGES, 0, 0) == HS_OK);
+  atomic_int running = CREATORS;
+  creator cs[CREATORS];
+  pthread_t th[CREATORS];
+  for (int i = 0; i < CREATORS; i++) {
+    cs[i] = (creator){.pool = e.pool, .id = i, .running = &running};
+    REQUIRE(pthread_create(&th[i], NULL, creator_main, &cs[i]) == 0);
+  }
+  unsigned checkpoints = 0;
+  while (atomic_load(&running) > 0) {
+    CHECK_OK(hs_checkpoint(e.pool));
+    checkpoints++;
+  }
+  for (int i = 0; i < CREATORS; i++) {
+    REQUIRE(pthread_join(th[i], NULL) == 0);
+    CHECK_EQ(cs[i].failures, 0);
+  }
+  CHECK_OK(hs_checkpoint(e.pool));
+  catalog list;
+  REQUIRE(catalog_read(dir, &list) == HS_OK);
+  for (int id = 0; id < CREATORS; id++)
+    for (int i = 0; i < CREATES_EACH; i++) {
+      catalog_entry *en = catalog_find(&list, created_rel(id, i), HS_FORK_MAIN);
+      CHECK(en != NULL);
+      if (en) CHECK_EQ(en->min_blocks, BLOCKS_PER_REL);
+    }
+  CHECK_EQ(catalog_check(dir, &list, NULL, NULL), 0);
+  catalog_free(&list);
+  hs_xact_close(e.x);
+  hs_pool_abandon(e.pool);
+  CHECK_OK(hs_wal_close(e.wal));
+  REQUIRE(heap_env_open(&e, dir, POOL_PAGES, 0, 0) == HS_OK);
+  heap_env_close(&e);
+  printf("%d relations created by %d threads beside %u checkpoints, all listed\n",
+         CREATORS * CREATES_EACH, CREATORS, checkpoints);
+}
+
+/* ---- power cuts: the list never asks for more than a cut leaves ----------- */
+
+#define CUT_SEEDS 12u
+static char cut_dir[4400], cut_journal[4500];
+
+/* What a pool's storage manager does to the list, in the order a pool does
+ * it: the list started, a relation created, grown, its size recorded (a
+ * checkpoint), another created, the first cut, the second removed. */
+static void list_changes(void) {
+  hs_smgr *smgr;
+  if (hs_smgr_open(cut_dir, 4096, &smgr) != HS_OK || hs_smgr_lock_dir(smgr) != HS_OK ||
+      smgr_catalog_adopt(smgr) != HS_OK || hs_smgr_create(smgr, 5, HS_FORK_MAIN) != HS_OK)
+    _exit(2);
+  for (int i = 0; i < 4; i++)
+    if (hs_smgr_extend(smgr, 5, HS_FORK_MAIN, NULL, NULL) != HS_OK) _exit(3);
+  bool created;
+  if (smgr_catalog_record_sizes(smgr) != HS_OK ||
+      hs_smgr_create_if_missing(smgr, 6, HS_FORK_MAIN, &created) != HS_OK || !created ||
+      hs_smgr_extend(smgr, 6, HS_FORK_MAIN, NULL, NULL) != HS_OK ||
+      smgr_catalog_record_sizes(smgr) != HS_OK || hs_smgr_truncate(smgr, 5, HS_FORK_MAIN, 1) ||
+      hs_smgr_unlink(smgr, 6, HS_FORK_MAIN) != HS_OK || smgr_catalog_record_sizes(smgr) != HS_OK)
+    _exit(4);
+  hs_smgr_close(smgr);
+}
+
+/* Runs list_changes in a fresh directory, in a child whose recorder cuts
+ * at operation `cut_at` (0: never). */
+static void changes_cut_at(uint64_t cut_at) {
+  char cmd[9200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir '%s'", cut_dir, cut_dir);
+  REQUIRE(system(cmd) == 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    pc_arm arm = {.root = cut_dir, .journal = cut_journal, .cut_at = cut_at, .skip_syncs = true};
+    if (pc_arm_recorder(&arm) != HS_OK) _exit(1);
+    list_changes();
+    _exit(0);
+  }
+  int status;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK_EQ(WEXITSTATUS(status), cut_at ? PC_CUT_EXIT : 0);
+}
+
+/* After a power cut at each operation, under each seed's choice of what
+ * unsynced state survives: the list is readable (or not there yet) and
+ * every file it names is there with at least the blocks it says. A list
+ * written before the file (or its directory entry, or its growth) was
+ * durable fails here. */
+static void test_power_cuts(void) {
+  snprintf(cut_dir, sizeof cut_dir, "%s/power cuts", root);
+  snprintf(cut_journal, sizeof cut_journal, "%s/power cuts.journal", root);
+  changes_cut_at(0);
+  pc_result whole;
+  REQUIRE(pc_apply(cut_dir, cut_journal, 1, false, &whole) == HS_OK);
+  REQUIRE(whole.operations > 10);
+  uint64_t cuts = 0, lists = 0;
+  for (uint64_t at = 1; at <= whole.operations; at++)
+    for (uint64_t seed = 1; seed <= CUT_SEEDS; seed++) {
+      changes_cut_at(at);
+      pc_result r;
+      REQUIRE(pc_apply(cut_dir, cut_journal, seed, false, &r) == HS_OK);
+      cuts++;
+      catalog list;
+      hs_status st = catalog_read(cut_dir, &list);
+      if (st != HS_ERR_NOENT) CHECK_OK(st);
+      if (st == HS_OK) {
+        lists++;
+        first_problem_ctx first = {0};
+        if (catalog_check(cut_dir, &list, note_problem, &first) != 0) {
+          char what[9000];
+          catalog_describe(cut_dir, &list, &first.p, what, sizeof what);
+          fprintf(stderr, "cut at operation %" PRIu64 " of %" PRIu64 ", seed %" PRIu64 ": %s\n", at,
+                  whole.operations, seed, what);
+          CHECK(false);
+        }
+      }
+      catalog_free(&list);
+    }
+  printf("power cuts: %" PRIu64 " (%" PRIu64 " operations x %u seeds), %" PRIu64
+         " with a list, no list asking for what the cut took\n",
+         cuts, whole.operations, CUT_SEEDS, lists);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_relation_files PATH/TO/hotset\n");
@@ -425,6 +611,8 @@ int main(int argc, char **argv) {
   test_list_lost(true);
   test_list_lost(false);
   test_old_directory();
+  test_create_beside_checkpoints();
+  test_power_cuts();
   testdir_remove(root);
   return check_finish();
 }

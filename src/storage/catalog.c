@@ -315,13 +315,14 @@ void catalog_describe(const char *dir, const catalog *c, const catalog_problem *
   else if (p->missing)
     snprintf(found, sizeof found, "is not a regular file");
   else if (p->bytes % c->page_size)
-    snprintf(found, sizeof found, "has %" PRIu64 " blocks of %u bytes and %" PRIu64 " bytes more",
-             p->blocks, c->page_size, p->bytes % c->page_size);
+    snprintf(found, sizeof found, "has %" PRIu64 " block%s of %u bytes and %" PRIu64 " bytes more",
+             p->blocks, p->blocks == 1 ? "" : "s", c->page_size, p->bytes % c->page_size);
   else
-    snprintf(found, sizeof found, "has %" PRIu64 " blocks of %u bytes", p->blocks, c->page_size);
+    snprintf(found, sizeof found, "has %" PRIu64 " block%s of %u bytes", p->blocks,
+             p->blocks == 1 ? "" : "s", c->page_size);
   if (p->want.min_blocks)
-    snprintf(want, sizeof want, "with at least %u blocks (its size at the last checkpoint)",
-             p->want.min_blocks);
+    snprintf(want, sizeof want, "with at least %u block%s (its size at the last checkpoint)",
+             p->want.min_blocks, p->want.min_blocks == 1 ? "" : "s");
   else
     snprintf(want, sizeof want, "(created since the last checkpoint)");
   snprintf(buf, len, "\"%s/%s\" %s, but %s requires it %s", dir, name, found, list, want);

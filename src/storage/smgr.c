@@ -56,7 +56,11 @@
  * (the entry goes) or creating it anew over a stale entry clears the record.
  * Creating and unlinking a file do not fsync the directory; hs_smgr_sync_all
  * does, when a file was created or removed since its last run, and a failure
- * of that fsync is sticky too.
+ * of that fsync is sticky too. The exception is a listed fork on a handle
+ * that keeps the directory's list of the files that must exist
+ * (storage/smgr_catalog.h): its creation is made durable before it is
+ * listed, and it comes off the list (or its recorded size down) before it
+ * is removed (or cut).
  *
  * Direct I/O. A handle opened with direct_io opens every fork's file with
  * O_DIRECT, after storage/direct_io.c has tried the file system and found

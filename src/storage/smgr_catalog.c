@@ -93,6 +93,11 @@ hs_status smgr_catalog_load(hs_smgr *smgr, bool required, const char *who) {
     snprintf(why, sizeof why, "%s", hs_last_error());
     return hs_fail(st, hs_last_errno(), "%s: %s", who, why);
   }
+  /* Sizes of 0 blocks mean the same in any unit: a directory that took a
+   * new page size (it had no relation file yet) keeps its list. */
+  bool any_size = false;
+  for (uint32_t i = 0; i < list.n; i++) any_size |= list.entries[i].min_blocks > 0;
+  if (!any_size) list.page_size = hs_smgr_page_size(smgr);
   if (list.page_size != hs_smgr_page_size(smgr)) {
     uint32_t theirs = list.page_size;
     catalog_free(&list);

@@ -61,6 +61,10 @@ typedef struct hs_control {
   uint64_t checkpoint; /* where the last checkpoint's record starts */
   uint64_t redo;       /* its redo point: replay starts here */
   uint64_t time_ms;    /* when the file was written, ms since the epoch */
+  /* The directory keeps the list of the relation files it must hold
+   * (HS_SMGR_RELATIONS_FILE, hotset/storage.h): that file missing is then
+   * damage, not a directory from before the list. */
+  bool has_catalog;
 } hs_control;
 
 /* Reads DIR/hotset.control. HS_ERR_NOENT if there is none (a new

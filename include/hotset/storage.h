@@ -34,6 +34,22 @@
  * an exclusive lock on it that a buffer pool holds while open. The storage
  * manager itself does not take it, so tools may open a second handle to look
  * at or prepare relations.
+ *
+ * The files a directory must hold. A buffer pool's handle keeps a list of
+ * the relation files that must exist, HS_SMGR_RELATIONS_FILE, with the
+ * size each had at the last checkpoint (docs/buffer-pool.md, "The files a
+ * directory must hold"): opening the pool refuses a listed file that is
+ * missing or shorter than that, naming it, rather than let an empty file
+ * stand in for a lost commit log or index. Only main and init forks are
+ * listed; the free-space and visibility map forks hold hints whose loss
+ * reads as "nothing known" and may be absent. On that handle, creating a
+ * listed fork makes the file and its directory entry durable and then
+ * lists it (so hs_smgr_create and hs_smgr_create_if_missing cost a few
+ * fsyncs there), hs_smgr_unlink takes it off the list first, and
+ * hs_smgr_truncate lowers its recorded size first. On any other handle,
+ * truncating or removing a listed fork lowers or removes its entry in the
+ * file; creating one lists nothing (the pool lists what it finds when it
+ * opens).
  */
 #ifndef HOTSET_STORAGE_H
 #define HOTSET_STORAGE_H
@@ -110,6 +126,9 @@ void hs_smgr_close(hs_smgr *smgr);
 /* The lock file in every locked data directory (never a relation's name:
  * those start with a digit). */
 #define HS_SMGR_LOCK_FILE "hotset.lock"
+/* The list of the relation files a pool's data directory must hold (see
+ * the top of this file). */
+#define HS_SMGR_RELATIONS_FILE "hotset.relations"
 
 /* Takes an exclusive lock on the data directory, held until hs_smgr_close:
  * a non-blocking flock(2) of "<dir>/hotset.lock" (created 0600 if missing),

@@ -301,6 +301,11 @@ hs_status control_rebuild(const char *dir, const char *waldir, const rebuild_hin
   c->checkpoint = checkpoint;
   c->redo = redo;
   c->state = HS_DB_IN_PRODUCTION;
+  /* The list of the relation files the directory must hold, if it has
+   * one: still required (its own CRC decides whether it is whole). */
+  char relations[4400];
+  snprintf(relations, sizeof relations, "%s/%s", dir, HS_SMGR_RELATIONS_FILE);
+  c->has_catalog = access(relations, F_OK) == 0;
   if (found)
     snprintf(how, how_len,
              "rebuilt: %" PRIu64 "-byte log segments of system %016" PRIX64

@@ -11,6 +11,7 @@
 #include "bench/pool_bench.h"
 #include "bench/readtest.h"
 #include "cli/crash_test.h"
+#include "cli/relations.h"
 #include "cli/replay.h"
 #include "cli/reset_log.h"
 #include "cli/sim_cmd.h"
@@ -45,6 +46,8 @@ static const subcommand subcommands[] = {
     {"verify", "check every page of a data directory: checksums, LSNs within the log", verify_main},
     {"reset-log", "start a new log for a directory whose log cannot prove its checkpoint",
      reset_log_main},
+    {"relations", "the relation files a data directory must hold, against what is on disk",
+     relations_main},
 };
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])

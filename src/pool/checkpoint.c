@@ -18,7 +18,9 @@
  *     and in log written, whichever is further along (IsCheckpointOnSchedule);
  *  4. every file written since its last fsync is fsynced (the storage
  *     manager tracks them, so pages the background writer or an eviction
- *     wrote since the last checkpoint are covered too);
+ *     wrote since the last checkpoint are covered too), and the list of
+ *     the files the directory must hold records each one's size, which
+ *     the next open requires (storage/smgr_catalog.h);
  *  5. the checkpoint record is logged and flushed (wal_checkpoint_log),
  *     the data directory's control file replaced to name it
  *     (pool_control.c), and only then old log segments recycled
@@ -39,6 +41,7 @@
 #include "core/thread_name.h"
 #include "hotset/durability.h"
 #include "pool/pins.h"
+#include "storage/smgr_catalog.h"
 #include "wal/wal_durable.h"
 
 #include <errno.h>
@@ -180,6 +183,8 @@ static hs_status run_checkpoint_steps(hs_pool *pool, bool spread, bool timed) {
   note_progress(pool, false, 0, 0, 0);
   uint64_t t_sync = pool_now_ns();
   if (st == HS_OK) st = hs_smgr_sync_all(pool->smgr);
+  /* Each listed file's size, now durable, is what it must have from here on. */
+  if (st == HS_OK) st = smgr_catalog_record_sizes(pool->smgr);
   uint64_t sync_ms = ms_since(t_sync);
   hs_lsn at = 0;
   uint64_t recycled = 0, removed = 0;

@@ -35,6 +35,7 @@
 #include "pool/pins.h"
 #include "pool/strategy_internal.h"
 #include "storage/control_file.h"
+#include "storage/smgr_catalog.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -142,6 +143,21 @@ static hs_status check_options(const hs_pool_options *opts, uint32_t page_size, 
   return HS_OK;
 }
 
+/* The list of the files the directory must hold, once the open has
+ * succeeded (so a refusal writes no list): what is there but not listed is
+ * listed, and the control file says from then on that a list is kept, so
+ * losing it is refused rather than taken for a directory from before
+ * lists. */
+static hs_status catalog_start(hs_pool *pool) {
+  hs_status st = smgr_catalog_adopt(pool->smgr);
+  if (st != HS_OK || pool->control.has_catalog) return st;
+  hs_control c = pool->control;
+  c.has_catalog = true;
+  st = control_write(hs_smgr_dir(pool->smgr), &c);
+  if (st == HS_OK) pool->control = c;
+  return st;
+}
+
 hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   if (!opts || !out)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: options and out are required");
@@ -201,6 +217,9 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   hs_status st = hs_smgr_open_ex(opts->dir, &smgr_opts, &pool->smgr);
   /* One pool per data directory: two would overwrite each other's pages. */
   if (st == HS_OK) st = hs_smgr_lock_dir(pool->smgr);
+  /* Every file the directory must hold is there, as long as it was at the
+   * last checkpoint: else nothing below may read or create it. */
+  if (st == HS_OK) st = smgr_catalog_load(pool->smgr, pool->control.has_catalog, "hs_pool_open");
   /* With the directory locked: its control file against the log, and
    * where recovery starts. */
   if (st == HS_OK) st = pool_control_start(pool);
@@ -272,6 +291,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   if (st == HS_OK && opts->io_workers) st = io_workers_start(&pool->io, pool, opts->io_workers);
   /* Recovery before anyone can use the pool; the checkpointer after it. */
   if (st == HS_OK && pool->wal) st = pool_recover(pool);
+  if (st == HS_OK) st = catalog_start(pool);
   if (st == HS_OK) st = pool_checkpointer_start(pool);
   if (st == HS_OK) st = bgwriter_start(pool, opts);
   if (st != HS_OK) {
@@ -308,6 +328,8 @@ hs_status hs_pool_close(hs_pool *pool) {
   if (st == HS_OK) {
     pool->shutting_down = true; /* the checkpoint's control file says "shut down" */
     st = pool->wal ? hs_checkpoint(pool) : hs_pool_flush_all(pool);
+    /* Without a log no checkpoint records the files' sizes: the close does. */
+    if (st == HS_OK && !pool->wal) st = smgr_catalog_record_sizes(pool->smgr);
     if (st == HS_OK && !pool->wal) {
       hs_control c = pool->control;
       c.state = HS_DB_SHUT_DOWN;

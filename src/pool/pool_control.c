@@ -217,7 +217,7 @@ static bool same_but_state(const hs_control *a, const hs_control *b) {
   return a->format == b->format && a->page_size == b->page_size && a->checksums == b->checksums &&
          a->segment_bytes == b->segment_bytes && a->system_id == b->system_id &&
          a->has_checkpoint == b->has_checkpoint && a->checkpoint == b->checkpoint &&
-         a->redo == b->redo;
+         a->redo == b->redo && a->has_catalog == b->has_catalog;
 }
 
 hs_status pool_control_start(hs_pool *pool) {

@@ -7,7 +7,8 @@
  *    0  "HSCONTRL"          magic
  *    8  u32 format          HS_CONTROL_FORMAT
  *   12  u32 page_size
- *   16  u32 flags           bit 0: checksums; bit 1: has a checkpoint
+ *   16  u32 flags           bit 0: checksums; bit 1: has a checkpoint;
+ *                           bit 2: keeps a list of its relation files
  *   20  u32 state           hs_db_state
  *   24  u64 segment_bytes   0: never opened with a log
  *   32  u64 system_id
@@ -52,6 +53,7 @@
 
 #define FLAG_CHECKSUMS  1u
 #define FLAG_CHECKPOINT 2u
+#define FLAG_CATALOG    4u
 
 const char *hs_db_state_name(hs_db_state state) {
   switch (state) {
@@ -157,12 +159,15 @@ static bool fields_valid(const unsigned char *b, hs_control *c, field_problem *p
                           CONTROL_RESERVED, CONTROL_CRC - 1);
     }
   uint32_t flags = le_get32(b + 16);
-  if (flags & ~(FLAG_CHECKSUMS | FLAG_CHECKPOINT)) {
+  if (flags & ~(FLAG_CHECKSUMS | FLAG_CHECKPOINT | FLAG_CATALOG)) {
     snprintf(p->value, sizeof p->value, "0x%" PRIX32, flags);
-    return out_of_range(p, "flags", "but only bits 0 (checksums) and 1 (has a checkpoint) exist");
+    return out_of_range(p, "flags",
+                        "but only bits 0 (checksums), 1 (has a checkpoint) and 2 (lists its "
+                        "relation files) exist");
   }
   c->checksums = flags & FLAG_CHECKSUMS;
   c->has_checkpoint = flags & FLAG_CHECKPOINT;
+  c->has_catalog = flags & FLAG_CATALOG;
   c->page_size = le_get32(b + 12);
   if (!power_of_two_within(c->page_size, HS_PAGE_SIZE_MIN, HS_PAGE_SIZE_MAX)) {
     snprintf(p->value, sizeof p->value, "%" PRIu32, c->page_size);
@@ -200,7 +205,8 @@ void control_encode(const hs_control *c, uint64_t time_ms, unsigned char *b) {
   memcpy(b, CONTROL_MAGIC, 8);
   le_put32(b + 8, HS_CONTROL_FORMAT);
   le_put32(b + 12, c->page_size);
-  le_put32(b + 16, (c->checksums ? FLAG_CHECKSUMS : 0) | (c->has_checkpoint ? FLAG_CHECKPOINT : 0));
+  le_put32(b + 16, (c->checksums ? FLAG_CHECKSUMS : 0) | (c->has_checkpoint ? FLAG_CHECKPOINT : 0) |
+                       (c->has_catalog ? FLAG_CATALOG : 0));
   le_put32(b + 20, (uint32_t)c->state);
   le_put64(b + 24, c->segment_bytes);
   le_put64(b + 32, c->system_id);

@@ -56,7 +56,11 @@
  * (the entry goes) or creating it anew over a stale entry clears the record.
  * Creating and unlinking a file do not fsync the directory; hs_smgr_sync_all
  * does, when a file was created or removed since its last run, and a failure
- * of that fsync is sticky too.
+ * of that fsync is sticky too. The exception is a listed fork on a handle
+ * that keeps the directory's list of the files that must exist
+ * (storage/smgr_catalog.h): its creation is made durable before it is
+ * listed, and it comes off the list (or its recorded size down) before it
+ * is removed (or cut).
  *
  * Direct I/O. A handle opened with direct_io opens every fork's file with
  * O_DIRECT, after storage/direct_io.c has tried the file system and found
@@ -80,6 +84,7 @@
 #include "hotset/fault.h"
 #include "hotset/storage.h"
 #include "storage/direct_io.h"
+#include "storage/smgr_catalog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -155,6 +160,8 @@ struct hs_smgr {
   int dir_sync_errno;
 
   int lock_fd; /* the locked lock file (hs_smgr_lock_dir), or -1 */
+
+  smgr_catalog *catalog; /* the list of files that must exist (storage/smgr_catalog.h) */
 
   atomic_bool any_fault; /* some fault may be armed */
   smgr_fault faults[HS_IO_OP_COUNT];
@@ -525,12 +532,13 @@ static hs_smgr *smgr_alloc(const char *dir, uint32_t page_size, const dio_info *
   else
     s->zero_page = NULL;
   s->buckets = calloc(s->nbuckets, sizeof *s->buckets);
+  s->catalog = smgr_catalog_new();
   bool locks = pthread_rwlock_init(&s->table_lock, NULL) == 0;
   if (locks && pthread_rwlock_init(&s->observer_lock, NULL) != 0) {
     pthread_rwlock_destroy(&s->table_lock);
     locks = false;
   }
-  if (s->dir && s->zero_page && s->buckets && locks) return s;
+  if (s->dir && s->zero_page && s->buckets && s->catalog && locks) return s;
   if (locks) {
     pthread_rwlock_destroy(&s->table_lock);
     pthread_rwlock_destroy(&s->observer_lock);
@@ -538,6 +546,7 @@ static hs_smgr *smgr_alloc(const char *dir, uint32_t page_size, const dio_info *
   free(s->dir);
   free(s->zero_page);
   free(s->buckets);
+  smgr_catalog_free(s->catalog);
   free(s);
   return NULL;
 }
@@ -586,6 +595,7 @@ void hs_smgr_close(hs_smgr *smgr) {
   free(smgr->buckets);
   free(smgr->zero_page);
   free(smgr->dir);
+  smgr_catalog_free(smgr->catalog);
   free(smgr);
 }
 
@@ -621,7 +631,9 @@ hs_status hs_smgr_create(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
   if (err) return create_failed(smgr, err, path);
   atomic_store(&smgr->dir_needs_sync, true);
   smgr_file *f;
-  return install_fd(smgr, rel, fork, fd, true, &f);
+  st = install_fd(smgr, rel, fork, fd, true, &f);
+  if (st == HS_OK) st = smgr_catalog_note_created(smgr, rel, fork);
+  return st;
 }
 
 hs_status hs_smgr_create_if_missing(hs_smgr *smgr, hs_relid rel, hs_fork fork, bool *created) {
@@ -638,13 +650,16 @@ hs_status hs_smgr_create_if_missing(hs_smgr *smgr, hs_relid rel, hs_fork fork, b
     if (stat(path, &sb) != 0) return fail_sys(errno, "could not stat \"%s\"", path);
     if (!S_ISREG(sb.st_mode))
       return hs_fail(HS_ERR_EXISTS, 0, "\"%s\" exists but is not a regular file", path);
-    return HS_OK;
+    /* Listed if it is not yet: a creator whose listing failed, or a file
+     * a tool made, is listed by the next caller that needs it. */
+    return smgr_catalog_note_created(smgr, rel, fork);
   }
   if (err) return create_failed(smgr, err, path);
   atomic_store(&smgr->dir_needs_sync, true);
   smgr_file *f;
   st = install_fd(smgr, rel, fork, fd, true, &f);
   if (st == HS_OK && created) *created = true;
+  if (st == HS_OK) st = smgr_catalog_note_created(smgr, rel, fork);
   return st;
 }
 
@@ -660,9 +675,7 @@ bool hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
  * data lost from a file that no longer exists cannot be missed. An unlink
  * that fails keeps the entry, and so the failure, unless the file was
  * already gone. */
-hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
-  hs_status st = check_fork(fork);
-  if (st) return st;
+static hs_status unlink_file(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
   char path[PATH_MAX];
   fork_path(smgr, rel, fork, path);
   int err = sys_unlink(path) != 0 ? errno : 0;
@@ -679,6 +692,17 @@ hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
   if (err) return fail_sys(err, "could not unlink \"%s\"", path);
   atomic_store(&smgr->dir_needs_sync, true);
   return HS_OK;
+}
+
+/* Off the list of files that must exist first: a crash in between leaves a
+ * file nobody needs, never a listed file that is gone. */
+hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  hs_status st = check_fork(fork);
+  if (st) return st;
+  st = smgr_catalog_begin_shrink(smgr, rel, fork, true, 0);
+  if (st == HS_OK) st = unlink_file(smgr, rel, fork);
+  smgr_catalog_end_shrink(smgr);
+  return st;
 }
 
 /* ---- block I/O --------------------------------------------------------- */
@@ -974,13 +998,24 @@ static hs_status truncate_locked(hs_smgr *s, smgr_file *f, hs_blockno nblocks) {
   return HS_OK;
 }
 
+/* The recorded size is lowered first, and the list held until the file is
+ * cut, so neither a crash nor a checkpoint in between leaves a list asking
+ * for blocks the file no longer has. */
 hs_status hs_smgr_truncate(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno nblocks) {
   smgr_file *f;
+  hs_blockno cur;
   hs_status st = get_file(smgr, rel, fork, HS_IO_OPEN, 0, &f);
+  if (!st) st = file_nblocks(smgr, f, &cur);
   if (st) return st;
-  pthread_mutex_lock(&f->size_lock);
-  st = truncate_locked(smgr, f, nblocks);
-  pthread_mutex_unlock(&f->size_lock);
+  /* A length past the end is refused below, the list left alone. */
+  bool shrinks = nblocks <= cur;
+  if (shrinks) st = smgr_catalog_begin_shrink(smgr, rel, fork, false, nblocks);
+  if (st == HS_OK) {
+    pthread_mutex_lock(&f->size_lock);
+    st = truncate_locked(smgr, f, nblocks);
+    pthread_mutex_unlock(&f->size_lock);
+  }
+  if (shrinks) smgr_catalog_end_shrink(smgr);
   return st;
 }
 
@@ -1111,6 +1146,15 @@ static hs_status sync_dir(hs_smgr *s) {
   }
   pthread_rwlock_unlock(&s->table_lock);
   return fail_sys(err, "could not fsync directory \"%s\"", s->dir);
+}
+
+smgr_catalog *smgr_catalog_of(hs_smgr *smgr) {
+  return smgr->catalog;
+}
+
+hs_status smgr_sync_dir_now(hs_smgr *smgr) {
+  atomic_store(&smgr->dir_needs_sync, true);
+  return sync_dir(smgr);
 }
 
 hs_status hs_smgr_sync_all(hs_smgr *smgr) {

@@ -1,0 +1,370 @@
+/*
+ * cli/relations.c — `hotset relations --dir D`: the list of the relation
+ * files a data directory must hold (HS_SMGR_RELATIONS_FILE), shown against
+ * what is on disk, and the explicit ways out when opening refuses a listed
+ * file that is missing or cut short, or a list that is lost:
+ *
+ *   --forget NAME   takes one file off the list: the operator accepts that
+ *                   what it held is gone (a file still there is taken as it
+ *                   is, and listed again, with its size then, when the
+ *                   directory next opens);
+ *   --rebuild       writes a new list of the main and init forks present
+ *                   now, each with no size required yet (the next
+ *                   checkpoint records their sizes): a file already lost
+ *                   goes unnoticed.
+ *
+ * Either changes nothing without --force (it prints what it would do and
+ * exits 1), and takes the directory's lock first, so it refuses while a
+ * pool has the directory open.
+ */
+#include "cli/relations.h"
+
+#include "bench/bench_util.h"
+#include "cli/args.h"
+#include "cli/json.h"
+#include "core/error.h"
+#include "hotset/control.h"
+#include "hotset/storage.h"
+#include "storage/catalog.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define PROG "hotset relations"
+
+static const args_command command = {
+    .cmd = {.prog = PROG},
+    .synopsis = "--dir DIR [--json] [--forget NAME | --rebuild] [--force]",
+    .about = "Shows the list of the relation files the data directory DIR must hold "
+             "(DIR/" HS_SMGR_RELATIONS_FILE "),\n"
+             "each with the blocks it had at the last checkpoint, against what is on disk.\n"
+             "Opening DIR refuses a listed file that is missing or shorter; --forget and\n"
+             "--rebuild are the ways out for an operator who accepts the loss.\n",
+    .notes = "--forget and --rebuild change nothing without --force, and refuse while a pool has\n"
+             "DIR open. Exit status 1 if a listed file is missing or short, the list is damaged\n"
+             "or missing where the control file says there is one, without --force, or on an\n"
+             "error.\n",
+};
+static const args_cmd *const cmd = &command.cmd;
+
+static int fail(const char *what) {
+  fprintf(stderr, PROG ": %s: %s\n", what, hs_last_error());
+  return 1;
+}
+
+/* The page size to count blocks in: the control file's, else the list's,
+ * else the default. */
+static uint32_t dir_page_size(const hs_control *control, bool have_control, const catalog *list,
+                              bool have_list) {
+  if (have_control) return control->page_size;
+  if (have_list) return list->page_size;
+  return HS_PAGE_SIZE_DEFAULT;
+}
+
+typedef struct show_ctx {
+  const char *dir;
+  const catalog *list;
+  bool json;
+  uint32_t next; /* the next entry to print as fine */
+} show_ctx;
+
+static void show_one(show_ctx *s, const catalog_entry *e, const char *state, uint64_t blocks,
+                     bool present) {
+  char name[32];
+  hs_smgr_fork_filename(e->rel, e->fork, name, sizeof name);
+  if (s->json) {
+    json_out j;
+    json_begin(&j, stdout);
+    json_str(&j, "file", name);
+    json_u64(&j, "min_blocks", e->min_blocks);
+    if (present) json_u64(&j, "blocks", blocks);
+    json_str(&j, "state", state);
+    json_end_line(&j);
+    return;
+  }
+  if (present)
+    printf("%s: at least %u blocks, %" PRIu64 " on disk: %s\n", name, e->min_blocks, blocks, state);
+  else
+    printf("%s: at least %u blocks, not on disk: %s\n", name, e->min_blocks, state);
+}
+
+static void show_fine_up_to(show_ctx *s, uint32_t upto) {
+  for (; s->next < upto; s->next++) {
+    const catalog_entry *e = &s->list->entries[s->next];
+    char path[PATH_MAX + 64], name[32];
+    hs_smgr_fork_filename(e->rel, e->fork, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", s->dir, name);
+    struct stat sb;
+    uint64_t blocks = stat(path, &sb) == 0 ? (uint64_t)sb.st_size / s->list->page_size : 0;
+    show_one(s, e, "ok", blocks, true);
+  }
+}
+
+static void show_problem(void *ctx, const catalog_problem *p) {
+  show_ctx *s = ctx;
+  uint32_t at = (uint32_t)(catalog_find(s->list, p->want.rel, p->want.fork) - s->list->entries);
+  show_fine_up_to(s, at);
+  show_one(s, &p->want, p->missing ? "MISSING" : "SHORT", p->blocks, !p->missing);
+  s->next = at + 1;
+}
+
+/* Takes the directory's lock on a handle of its own (closed by the caller). */
+static hs_status lock_dir(const char *dir, uint32_t page_size, hs_smgr **smgr) {
+  hs_status st = hs_smgr_open(dir, page_size, smgr);
+  if (st == HS_OK) st = hs_smgr_lock_dir(*smgr);
+  return st;
+}
+
+/* The main and init forks present in `dir`, none required yet. */
+static hs_status list_present(const char *dir, catalog *out) {
+  DIR *d = opendir(dir);
+  if (!d) return hs_fail(HS_ERR_IO, errno, "cannot list %s: %s", dir, strerror(errno));
+  hs_status st = HS_OK;
+  for (struct dirent *e; st == HS_OK && (e = readdir(d)) != NULL;) {
+    hs_relid rel;
+    hs_fork fork;
+    if (hs_smgr_parse_fork_filename(e->d_name, &rel, &fork) && catalog_fork_listed(fork))
+      st = catalog_put(out, rel, fork, 0);
+  }
+  closedir(d);
+  return st;
+}
+
+static int rebuild(const char *dir, uint32_t page_size, bool force) {
+  catalog list;
+  catalog_init(&list, page_size);
+  if (list_present(dir, &list) != HS_OK) {
+    catalog_free(&list);
+    return fail("listing the relation files");
+  }
+  printf("a new list of the %u main and init relation files in %s, each required to exist (the "
+         "next checkpoint records their sizes):",
+         list.n, dir);
+  for (uint32_t i = 0; i < list.n; i++) {
+    char name[32];
+    hs_smgr_fork_filename(list.entries[i].rel, list.entries[i].fork, name, sizeof name);
+    printf(" %s", name);
+  }
+  printf("\n");
+  int rc = 1;
+  if (!force) {
+    printf("nothing changed: run again with --force to write it\n");
+  } else {
+    hs_smgr *smgr = NULL;
+    if (lock_dir(dir, page_size, &smgr) != HS_OK || catalog_write(dir, &list) != HS_OK) {
+      rc = fail("writing the new list");
+    } else {
+      char path[PATH_MAX + 32];
+      catalog_path(dir, path, sizeof path);
+      printf("done: %s written\n", path);
+      rc = 0;
+    }
+    hs_smgr_close(smgr);
+  }
+  catalog_free(&list);
+  return rc;
+}
+
+static int forget(const char *dir, const catalog *seen, const char *name, bool force) {
+  hs_relid rel;
+  hs_fork fork;
+  char path[PATH_MAX + 32];
+  catalog_path(dir, path, sizeof path);
+  if (!hs_smgr_parse_fork_filename(name, &rel, &fork) || !catalog_find(seen, rel, fork)) {
+    fprintf(stderr, PROG ": %s is not on the list in %s (`" PROG " --dir DIR` shows it)\n", name,
+            path);
+    return 1;
+  }
+  printf("%s/%s comes off the list of files the directory must hold: whatever it held that is "
+         "not on disk now is given up (a file still there is listed again, as it is, when the "
+         "directory next opens)\n",
+         dir, name);
+  if (!force) {
+    printf("nothing changed: run again with --force to do it\n");
+    return 1;
+  }
+  /* Under the directory's lock, the list as it is now. */
+  hs_smgr *smgr = NULL;
+  catalog list;
+  catalog_init(&list, seen->page_size);
+  hs_status st = lock_dir(dir, seen->page_size, &smgr);
+  if (st == HS_OK) {
+    catalog_free(&list);
+    st = catalog_read(dir, &list);
+  }
+  if (st == HS_OK) {
+    catalog_remove(&list, rel, fork);
+    st = catalog_write(dir, &list);
+  }
+  int rc = st == HS_OK ? 0 : fail("writing the list");
+  if (st == HS_OK) printf("done: %s written\n", path);
+  catalog_free(&list);
+  hs_smgr_close(smgr);
+  return rc;
+}
+
+typedef struct verify_ctx {
+  const char *dir;
+  const catalog *list;
+  bool json;
+} verify_ctx;
+
+static void verify_problem(void *ctx, const catalog_problem *p) {
+  verify_ctx *v = ctx;
+  char name[32], path[PATH_MAX + 64];
+  hs_smgr_fork_filename(p->want.rel, p->want.fork, name, sizeof name);
+  snprintf(path, sizeof path, "%s/%s", v->dir, name);
+  if (v->json) {
+    json_out j;
+    json_begin(&j, stdout);
+    json_str(&j, "file", path);
+    json_str(&j, "problem", p->missing ? "missing" : "short");
+    json_u64(&j, "min_blocks", p->want.min_blocks);
+    if (!p->missing) json_u64(&j, "blocks", p->blocks);
+    json_end_line(&j);
+    return;
+  }
+  char what[PATH_MAX * 2 + 256];
+  catalog_describe(v->dir, v->list, p, what, sizeof what);
+  printf("%s\n", what);
+}
+
+/* A list that cannot be read, as one bad line. */
+static void verify_list_lost(const char *dir, bool json, const char *problem, const char *why) {
+  char path[PATH_MAX + 32];
+  catalog_path(dir, path, sizeof path);
+  if (json) {
+    json_out j;
+    json_begin(&j, stdout);
+    json_str(&j, "file", path);
+    json_str(&j, "problem", problem);
+    json_end_line(&j);
+  } else {
+    printf("%s\n", why);
+  }
+}
+
+uint64_t relations_verify(const char *dir, bool required, bool json) {
+  catalog list;
+  hs_status st = catalog_read(dir, &list);
+  uint64_t bad = 0;
+  if (st == HS_OK) {
+    verify_ctx v = {.dir = dir, .list = &list, .json = json};
+    bad = catalog_check(dir, &list, verify_problem, &v);
+  } else if (st != HS_ERR_NOENT || required) {
+    char why[1600];
+    if (st == HS_ERR_NOENT)
+      snprintf(why, sizeof why,
+               "%s/%s is missing, but %s/%s says the directory keeps one: the files it must "
+               "hold cannot be checked (`hotset relations --dir DIR --rebuild --force` writes a "
+               "new one)",
+               dir, HS_SMGR_RELATIONS_FILE, dir, HS_CONTROL_FILE);
+    else
+      snprintf(why, sizeof why, "%s", hs_last_error());
+    verify_list_lost(dir, json, st == HS_ERR_NOENT ? "missing" : "damaged", why);
+    bad = 1;
+  }
+  catalog_free(&list);
+  return bad;
+}
+
+int relations_main(int argc, char **argv) {
+  const char *dir = NULL, *forget_name = NULL;
+  bool json = false, force = false, rebuild_flag = false;
+  const args_opt opts[] = {
+      {.name = "dir",
+       .kind = ARGS_PATH,
+       .dest = &dir,
+       .max = BENCH_DIR_MAX,
+       .arg = "DIR",
+       .help = "the data directory"},
+      {.name = "json",
+       .kind = ARGS_FLAG,
+       .dest = &json,
+       .help = "one JSON object per listed file, then one for the summary"},
+      {.name = "forget",
+       .kind = ARGS_STRING,
+       .dest = &forget_name,
+       .arg = "NAME",
+       .help = "take the file NAME (e.g. 16384) off the list, giving up what it held"},
+      {.name = "rebuild",
+       .kind = ARGS_FLAG,
+       .dest = &rebuild_flag,
+       .help = "write a new list of the relation files present now (for a lost or damaged list)"},
+      {.name = "force",
+       .kind = ARGS_FLAG,
+       .dest = &force,
+       .help = "do what --forget or --rebuild says (without: print it, change nothing)"},
+  };
+  args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
+  if (!dir) args_usage_error(cmd, "--dir is required");
+  if (forget_name && rebuild_flag)
+    args_usage_error(cmd, "--forget and --rebuild exclude each other");
+  if (force && !forget_name && !rebuild_flag)
+    args_usage_error(cmd, "--force goes with --forget or --rebuild");
+  struct stat sb;
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    fprintf(stderr, PROG ": %s: not a directory\n", dir);
+    return 1;
+  }
+
+  hs_control control;
+  hs_status st = hs_control_read(dir, &control);
+  bool have_control = st == HS_OK;
+  catalog list;
+  st = catalog_read(dir, &list);
+  bool have_list = st == HS_OK;
+  uint32_t page_size = dir_page_size(&control, have_control, &list, have_list);
+  if (rebuild_flag) {
+    catalog_free(&list);
+    return rebuild(dir, page_size, force);
+  }
+  if (!have_list) {
+    char path[PATH_MAX + 32];
+    catalog_path(dir, path, sizeof path);
+    int rc = 1;
+    if (st == HS_ERR_NOENT && !(have_control && control.has_catalog)) {
+      printf("%s: no list of relation files yet (the directory lists its files when a pool next "
+             "opens it)\n",
+             dir);
+      rc = forget_name ? 1 : 0;
+    } else if (st == HS_ERR_NOENT) {
+      fprintf(stderr,
+              PROG ": %s is missing, but %s/%s says the directory keeps one; `" PROG
+                   " --dir DIR --rebuild --force` writes a new one\n",
+              path, dir, HS_CONTROL_FILE);
+    } else {
+      fail("reading the list");
+    }
+    catalog_free(&list);
+    return rc;
+  }
+  if (forget_name) {
+    int rc = forget(dir, &list, forget_name, force);
+    catalog_free(&list);
+    return rc;
+  }
+
+  show_ctx s = {.dir = dir, .list = &list, .json = json};
+  size_t bad = catalog_check(dir, &list, show_problem, &s);
+  show_fine_up_to(&s, list.n);
+  if (json) {
+    json_out j;
+    json_begin(&j, stdout);
+    json_str(&j, "dir", dir);
+    json_u64(&j, "listed", list.n);
+    json_u64(&j, "bad", bad);
+    json_u64(&j, "page_size", list.page_size);
+    json_end_line(&j);
+  } else {
+    printf("%s: %u listed files (blocks of %u bytes), %zu missing or short: %s\n", dir, list.n,
+           list.page_size, bad, bad ? "FAILED" : "ok");
+  }
+  catalog_free(&list);
+  return bad ? 1 : 0;
+}

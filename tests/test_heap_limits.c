@@ -238,7 +238,11 @@ static bool outcome(env *e, const image *before, hs_status st, const char *what)
 
 /* ---- sizes ---- */
 
-static void limits_case(uint64_t segment, uint32_t page) {
+/* What a page size and segment size come to (docs/heap.md's table). */
+static const char *const outcome_names[] = {"opens", "heap refuses", "pool refuses"};
+enum { OPENS, HEAP_REFUSES, POOL_REFUSES };
+
+static int limits_case(uint64_t segment, uint32_t page) {
   testdir_make(dir, sizeof dir, "heap-limits");
   env e;
   hs_status st = env_open(&e, segment, page);
@@ -247,7 +251,7 @@ static void limits_case(uint64_t segment, uint32_t page) {
            page >> 10, hs_last_error());
     CHECK_CONTAINS(hs_last_error(), "full image");
     testdir_remove(dir);
-    return;
+    return POOL_REFUSES;
   }
   uint32_t max_record = hs_wal_max_record(e.wal);
   uint32_t max = rule_max_data(page);
@@ -270,7 +274,7 @@ static void limits_case(uint64_t segment, uint32_t page) {
       CHECK_CONTAINS(hs_last_error(), num);
       env_close(&e);
       testdir_remove(dir);
-      return;
+      return HEAP_REFUSES;
     }
   }
   REQUIRE(st == HS_OK);
@@ -370,14 +374,52 @@ static void limits_case(uint64_t segment, uint32_t page) {
   free(big2);
   free(small);
   testdir_remove(dir);
+  return OPENS;
+}
+
+/* docs/heap.md's size table, as the cells just computed give it: one row a
+ * page size, columns 64, 128, 256 KiB and "512 KiB .. 16 MiB" (every size
+ * there must agree). The test fails if the document does not hold these
+ * rows to the letter, printing them. */
+static void check_heap_doc(int cells[4][7], const uint32_t *pages) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/docs/heap.md", HOTSET_SOURCE_DIR);
+  FILE *f = fopen(path, "r");
+  REQUIRE(f != NULL);
+  static char doc[1 << 17];
+  size_t n = fread(doc, 1, sizeof doc - 1, f);
+  fclose(f);
+  doc[n] = 0;
+  static const uint32_t max_data[] = {4028, 8124, 16316, 16359};
+  for (int p = 0; p < 4; p++) {
+    for (int k = 4; k < 7; k++) {
+      if (cells[p][k] != cells[p][3])
+        fprintf(stderr,
+                "page %u: 512 KiB and a larger segment differ: the table's last column "
+                "no longer holds\n",
+                pages[p]);
+      CHECK_EQ(cells[p][k], cells[p][3]);
+    }
+    char row[160];
+    snprintf(row, sizeof row, "| %u KiB (max %u B)%*s| %s | %s | %s | %s |", pages[p] >> 10,
+             max_data[p], pages[p] >= 16384 ? 1 : 3, "", outcome_names[cells[p][0]],
+             outcome_names[cells[p][1]], outcome_names[cells[p][2]], outcome_names[cells[p][3]]);
+    if (!strstr(doc, row)) fprintf(stderr, "docs/heap.md lacks the row\n%s\n", row);
+    CHECK(strstr(doc, row) != NULL);
+  }
 }
 
 static void test_sizes(void) {
   static const uint32_t pages[] = {4096, 8192, 16384, 32768};
+  /* Columns: 64, 128, 256, 512 KiB, 1, 4, 16 MiB. */
+  static const uint64_t segments[] = {64u << 10, 128u << 10, 256u << 10, 512u << 10,
+                                      1u << 20,  4u << 20,   16u << 20};
+  int cells[4][7];
   for (size_t p = 0; p < sizeof pages / sizeof *pages; p++) {
-    for (uint64_t seg = HS_WAL_MIN_SEGMENT; seg <= (4u << 20); seg *= 2) limits_case(seg, pages[p]);
-    limits_case(16u << 20, pages[p]); /* the default */
+    for (int k = 0; k < 7; k++) cells[p][k] = limits_case(segments[k], pages[p]);
+    limits_case(2u << 20, pages[p]);
   }
+  check_heap_doc(cells, pages);
   /* Every other size the log allows, with the default page: past 8 MiB the
    * record limit (half the 4 MiB buffer) no longer changes, but where a
    * segment ends does. */

@@ -348,6 +348,13 @@ static void test_other_system(uint64_t segment) {
   snprintf(empty, sizeof empty, "%s/empty-wal", a.dir);
   CHECK_ST(env_open_with(&a, empty, PAGE), HS_ERR_CORRUPT);
   CHECK_CONTAINS(hs_last_error(), "empty");
+  /* A log of another segment size. */
+  a.segment = segment < HS_WAL_MAX_SEGMENT ? segment * 2 : segment / 2;
+  CHECK_ST(env_open_with(&a, empty, PAGE), HS_ERR_INVALID);
+  char says[64];
+  snprintf(says, sizeof says, "its log has %" PRIu64 "-byte segments", segment);
+  CHECK_CONTAINS(hs_last_error(), says);
+  a.segment = segment;
   /* Opened without any log at all. */
   hs_pool_options po;
   hs_pool_options_init(&po);

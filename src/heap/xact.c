@@ -128,6 +128,33 @@ static hs_status reservation_set(hs_xact_mgr *m, hs_xid r) {
   return st;
 }
 
+/* Page 0 lost (zeros where every start writes its reservation, beside
+ * pages of ids): the ids given before cannot be read from it, and starting
+ * below them would hand an id out twice — a new transaction's commit would
+ * then make an old, never committed row visible, and every snapshot would
+ * take the committed ones for the future. The floor is taken from what the
+ * commit log still shows: past the highest id with a status, by two
+ * batches (ids are given below the reservation, which runs at most a batch
+ * ahead of the last id that moved it). */
+static hs_status reservation_floor(hs_xact_mgr *m, hs_xid *floor) {
+  *floor = 0;
+  hs_blockno n;
+  hs_status st = fork_pages_count(&m->clog, &n);
+  for (hs_blockno block = n; st == HS_OK && block-- > 1 && !*floor;) {
+    hs_buf b;
+    st = fork_pages_pin(&m->clog, block, false, HS_LOCK_SHARE, &b);
+    if (st != HS_OK) break;
+    const unsigned char *p = (const unsigned char *)hs_buf_page(m->pool, b) + DATA_AT;
+    for (uint32_t byte = m->xids_per_page / 4; byte-- > 0 && !*floor;)
+      for (int slot = 3; slot >= 0 && !*floor; slot--)
+        if ((p[byte] >> (slot * 2)) & 3u)
+          *floor = (hs_xid)(block - 1) * m->xids_per_page + byte * 4u + (unsigned)slot;
+    clog_unpin(m, b);
+  }
+  if (*floor) *floor += 2 * ID_BATCH;
+  return st;
+}
+
 hs_status hs_xact_open(hs_pool *pool, hs_xact_mgr **out) {
   *out = NULL;
   if (!pool || !hs_pool_wal(pool))
@@ -142,6 +169,7 @@ hs_status hs_xact_open(hs_pool *pool, hs_xact_mgr **out) {
       hs_smgr_create_if_missing(hs_pool_smgr(pool), HS_XACT_CLOG_REL, HS_FORK_MAIN, NULL);
   hs_xid r = 0;
   if (st == HS_OK) st = reservation_get(m, &r);
+  if (st == HS_OK && r == 0) st = reservation_floor(m, &r);
   if (st == HS_OK) {
     /* Everything below R may have been given before: start there. */
     m->next = m->first_of_start = r > HS_XACT_FIRST ? r : HS_XACT_FIRST;

@@ -10,10 +10,13 @@
 #     unrecovered, names the file and block of a flipped byte, and flags
 #     pages whose LSN is past the end of a log cut short;
 #   - `crash-test --verify` fails on a page that fails its checksum;
-#   - 50 power cuts (--power-loss), half of them under the heap workload
-#     (rows updated in transactions beside a vacuum thread): nothing
-#     acknowledged lost, every directory opens, every heap row found whole,
-#     vacuum runs through the recovered table, writes were dropped and torn;
+#   - 50 power cuts (--power-loss), two on each of 25 directories
+#     (--generations 2: a new child recovers and works between them), half
+#     of the runs under the heap workload (rows updated in transactions
+#     beside a vacuum thread): nothing acknowledged in either generation
+#     lost, every directory opens, every heap row found whole, vacuum runs
+#     through the recovered table, writes were dropped and torn, and some
+#     cuts were aimed at a checkpoint's directory operations;
 #   - usage errors are one line and a hint.
 #
 # Usage: test_crash.sh PATH/TO/hotset   (CTest passes $<TARGET_FILE:hotset>)
@@ -53,11 +56,12 @@ if [[ ! -e $scratch/missing ]]; then ok; else bad "crash-test --verify created t
 
 # ---- kill points ----
 
-# 100 kills and 50 power cuts; HOTSET_TEST_QUICK=1 (the sanitizer runs,
-# where each run costs several times as much) takes 25 and 16: the plain
-# run and its own CI step keep the counts that judge the rate.
-kill_runs=100 power_runs=50
-if [[ ${HOTSET_TEST_QUICK:-0} == 1 ]]; then kill_runs=25 power_runs=16; fi
+# 100 kills and 50 power cuts (25 runs of 2); HOTSET_TEST_QUICK=1 (the
+# sanitizer runs, where each run costs several times as much) takes 25 and
+# 16 (8 of 2): the plain run and its own CI step keep the counts that judge
+# the rate.
+kill_runs=100 power_runs=25
+if [[ ${HOTSET_TEST_QUICK:-0} == 1 ]]; then kill_runs=25 power_runs=8; fi
 data=$scratch/data
 run crash-test --runs $kill_runs --seed 1 --json --dir "$data"
 expect_status 0 "crash-test --runs $kill_runs --seed 1"
@@ -123,13 +127,18 @@ done
 # checksum holding what nothing wrote; and the cut did drop writes. About
 # half the runs are the heap workload's: no heap row wrong or missing, and
 # vacuum runs through each recovered table.
-run crash-test --power-loss --runs $power_runs --seed 7 --json --dir "$scratch/power"
-expect_status 0 "crash-test --power-loss --runs $power_runs --seed 7"
-for key in runs power_cuts heap_runs acknowledged lost corrupt_undetected partial heap_bad \
-  vacuum_failed refused_to_open writes_dropped writes_torn dir_entries_lost; do
+run crash-test --power-loss --runs $power_runs --generations 2 --seed 7 --json --dir "$scratch/power"
+expect_status 0 "crash-test --power-loss --runs $power_runs --generations 2 --seed 7"
+for key in runs generations power_cuts dir_op_cuts cut_at_unlink cut_at_dir_sync two_name_cuts \
+  heap_runs acknowledged lost corrupt_undetected partial heap_bad vacuum_failed refused_to_open \
+  writes_dropped writes_torn dir_entries_lost; do
   if [[ -n $(json_line_field "$out" 1 "$key") ]]; then ok; else bad "crash-test --power-loss --json lacks $key"; fi
 done
-if [[ $(json_line_field "$out" 1 power_cuts) == "$power_runs" ]]; then ok; else bad "power cuts: $(head -c 300 "$out")"; fi
+if [[ $(json_line_field "$out" 1 power_cuts) == $((power_runs * 2)) &&
+  $(json_line_field "$out" 1 generations) == 2 ]]; then ok; else bad "power cuts: $(head -c 300 "$out")"; fi
+if [[ $(json_line_field "$out" 1 dir_op_cuts) -gt 0 ]]; then ok; else
+  bad "power cuts: none aimed at a directory operation: $(head -c 300 "$out")"
+fi
 for key in lost corrupt_undetected partial heap_bad vacuum_failed refused_to_open failed_runs; do
   if [[ $(json_line_field "$out" 1 "$key") == 0 ]]; then ok; else bad "power cuts: $key: $(head -c 400 "$out")"; fi
 done
@@ -151,6 +160,12 @@ run crash-test --run 3
 expect_usage_error --run "crash-test --run without --power-loss" "hotset crash-test"
 run crash-test --power-loss --workload --dir "$scratch/x"
 expect_usage_error --power-loss "crash-test --power-loss --workload" "hotset crash-test"
+run crash-test --generations 2
+expect_usage_error --generations "crash-test --generations without --power-loss" "hotset crash-test"
+run crash-test --power-loss --generations 0
+expect_usage_error --generations "crash-test --power-loss --generations 0" "hotset crash-test"
+run crash-test --workload --dir "$scratch/x" --cut-dir-op 1 --cut-dir-kinds 1
+expect_usage_error --cut-dir-kinds "crash-test --cut-dir-kinds 1 (a write)" "hotset crash-test"
 
 # ---- hotset verify ----
 

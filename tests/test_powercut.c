@@ -11,7 +11,16 @@
  *    back with its content;
  *  - growth not synced is sometimes cut back, to a sector boundary;
  *  - cut at operation N: the Nth change is not made and the process exits
- *    with PC_CUT_EXIT.
+ *    with PC_CUT_EXIT;
+ *  - the directory model: a new name (create), a rename, a link and an
+ *    unlink are each undone by some seed unless their directory was
+ *    fsynced after them — whatever fsyncs the file itself got, and an
+ *    fsync of another directory does not count — and by no seed once it
+ *    was;
+ *  - aimed at the kth directory operation (of some kinds, from arming or
+ *    inside a checkpoint's mark), the cut stops that one and the journal
+ *    names its kind: a cut at the unlink after a link leaves one file
+ *    under two names.
  * Each case runs the changes in a forked child (armed there only), then
  * applies the journal in the parent; seeds are fixed.
  */
@@ -60,14 +69,17 @@ static void clean_root(void) {
   REQUIRE(system(cmd) == 0);
 }
 
-/* Runs `body` in an armed child (cut at `cut_at`, 0: never); returns its
- * exit status. */
-static int in_child(void (*body)(void), uint64_t cut_at) {
+/* Runs `body` in a child armed as `aim` says (root, journal and
+ * skip_syncs filled in); returns its exit status. */
+static int in_child_aimed(void (*body)(void), pc_arm aim) {
   fflush(NULL);
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    pc_arm arm = {.root = root, .journal = journal, .cut_at = cut_at, .skip_syncs = true};
+    pc_arm arm = aim;
+    arm.root = root;
+    arm.journal = journal;
+    arm.skip_syncs = true;
     if (pc_arm_recorder(&arm) != HS_OK) _exit(2);
     body();
     _exit(0);
@@ -75,6 +87,11 @@ static int in_child(void (*body)(void), uint64_t cut_at) {
   int status;
   REQUIRE(waitpid(pid, &status, 0) == pid);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Runs `body` in an armed child (cut at `cut_at`, 0: never). */
+static int in_child(void (*body)(void), uint64_t cut_at) {
+  return in_child_aimed(body, (pc_arm){.cut_at = cut_at});
 }
 
 static int open_rw(const char *name) {
@@ -284,6 +301,228 @@ static void test_cut(void) {
   CHECK_EQ(r.operations, 2);
 }
 
+/* ---- the directory model ---- */
+
+/* The operations run in the subdirectory "d"; "the other directory" is the
+ * root. After its operation a body fsyncs the file itself (through one of
+ * its names), then does what model_sync says. */
+typedef enum dir_sync_mode { SYNC_NONE, SYNC_OTHER_DIR, SYNC_ITS_DIR } dir_sync_mode;
+static dir_sync_mode model_sync; /* set before the fork */
+
+/* d/a (1024 bytes of 'a') and d/keep, a second name of it, all durable. */
+static void prepare_model_dir(void) {
+  clean_root();
+  char d[512], a[512], keep[512];
+  path_of("d", d);
+  path_of("d/a", a);
+  path_of("d/keep", keep);
+  REQUIRE(mkdir(d, 0700) == 0);
+  write_file("d/a", 'a', 1024);
+  REQUIRE(link(a, keep) == 0);
+  int fd = open(d, O_RDONLY | O_DIRECTORY);
+  REQUIRE(fd >= 0 && fsync(fd) == 0);
+  close(fd);
+}
+
+static void fsync_path(const char *name) {
+  char p[512];
+  path_of(name, p);
+  int fd = open(p, O_RDONLY);
+  REQUIRE(fd >= 0);
+  REQUIRE(sys_fsync(fd) == 0);
+  close(fd);
+}
+
+static void sync_after(void) {
+  if (model_sync == SYNC_OTHER_DIR) fsync_path(""); /* the root */
+  if (model_sync == SYNC_ITS_DIR) fsync_path("d");
+}
+
+static void body_model_create(void) {
+  char c[512];
+  path_of("d/c", c);
+  int fd = sys_open(c, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  REQUIRE(fd >= 0);
+  fill_write(fd, 'c', 512, 0);
+  REQUIRE(sys_fsync(fd) == 0);
+  close(fd);
+  sync_after();
+}
+
+static void body_model_rename(void) {
+  char a[512], b[512];
+  path_of("d/a", a);
+  path_of("d/b", b);
+  REQUIRE(sys_rename(a, b) == 0);
+  fsync_path("d/b"); /* the file's own fsync, after its rename */
+  sync_after();
+}
+
+static void body_model_link(void) {
+  char a[512], b[512];
+  path_of("d/a", a);
+  path_of("d/b", b);
+  REQUIRE(sys_link(a, b) == 0);
+  fsync_path("d/b");
+  sync_after();
+}
+
+static void body_model_unlink(void) {
+  char a[512];
+  path_of("d/a", a);
+  REQUIRE(sys_unlink(a) == 0);
+  fsync_path("d/keep"); /* the same file, through its other name */
+  sync_after();
+}
+
+static bool exists(const char *name) {
+  char p[512];
+  path_of(name, p);
+  return access(p, F_OK) == 0;
+}
+
+/* Whether the power cut took the operation back (checking, when it did,
+ * that the directory is as it was before it). */
+static bool model_undone(int op) {
+  switch (op) {
+  case 0:
+    return !exists("d/c");
+  case 1:
+    CHECK_EQ(exists("d/a"), !exists("d/b")); /* one name or the other */
+    return exists("d/a");
+  case 2:
+    CHECK(exists("d/a"));
+    return !exists("d/b");
+  default:
+    if (!exists("d/a")) return false;
+    int fd = open_rw("d/a");
+    char buf[1024];
+    CHECK(fd >= 0 && pread(fd, buf, sizeof buf, 0) == 1024 && buf[0] == 'a' && buf[1023] == 'a');
+    if (fd >= 0) close(fd);
+    return true;
+  }
+}
+
+static void test_directory_model(void) {
+  static const struct {
+    const char *name;
+    void (*body)(void);
+  } ops[] = {{"create", body_model_create},
+             {"rename", body_model_rename},
+             {"link", body_model_link},
+             {"unlink", body_model_unlink}};
+  static const char *const modes[] = {"no directory fsync", "an fsync of another directory",
+                                      "its directory's fsync"};
+  for (int op = 0; op < 4; op++) {
+    for (int mode = SYNC_NONE; mode <= SYNC_ITS_DIR; mode++) {
+      model_sync = (dir_sync_mode)mode;
+      int undone = 0, kept = 0;
+      for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        prepare_model_dir();
+        CHECK_EQ(in_child(ops[op].body, 0), 0);
+        pc_result r;
+        CHECK_OK(pc_apply(root, journal, seed, false, &r));
+        if (model_undone(op))
+          undone++;
+        else
+          kept++;
+      }
+      /* Not durable until its own directory's fsync: some seed takes it
+       * back (the file's fsync notwithstanding), some keeps it. Durable
+       * after it: none takes it back. */
+      bool ok = mode == SYNC_ITS_DIR ? undone == 0 : undone > 0 && kept > 0;
+      if (!ok)
+        fprintf(stderr, "directory model: a %s followed by %s: undone by %d of %d seeds\n",
+                ops[op].name, modes[mode], undone, SEEDS);
+      CHECK(ok);
+    }
+  }
+}
+
+/* ---- cuts aimed at directory operations ---- */
+
+/* What a recycling step does, in a checkpoint's mark: the old segment's
+ * new name taken with link(), the old name removed, the directory synced;
+ * around it, a link before the mark and a new file after it. */
+static void body_recycle(void) {
+  char old[512], pre[512], new_name[512], after[512];
+  path_of("d/old", old);
+  path_of("d/pre", pre);
+  path_of("d/new", new_name);
+  path_of("d/after", after);
+  int fd = open_rw("d/old");
+  fill_write(fd, 'w', 512, 0); /* not a directory operation */
+  close(fd);
+  REQUIRE(sys_link(old, pre) == 0);
+  pc_mark_begin();
+  REQUIRE(sys_link(old, new_name) == 0);
+  REQUIRE(sys_unlink(old) == 0);
+  fsync_path("d");
+  pc_mark_end();
+  fd = sys_open(after, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  REQUIRE(fd >= 0);
+  close(fd);
+}
+
+static nlink_t nlink_of(const char *name) {
+  char p[512];
+  path_of(name, p);
+  struct stat sb;
+  return stat(p, &sb) == 0 ? sb.st_nlink : 0;
+}
+
+static void test_dir_op_aims(void) {
+  static const struct {
+    pc_arm aim;
+    unsigned kind; /* of the operation cut */
+    bool pre, new_name, old, after;
+  } cases[] = {
+      /* From arming: link d/pre (1), link d/new (2), unlink d/old (3). */
+      {{.cut_dir_op = 1}, PC_OP_LINK, false, false, true, false},
+      {{.cut_dir_op = 3}, PC_OP_UNLINK, true, true, true, false},
+      {{.cut_dir_op = 4}, PC_OP_DIR_SYNC, true, true, false, false},
+      {{.cut_dir_op = 1, .dir_op_kinds = PC_OP_UNLINK}, PC_OP_UNLINK, true, true, true, false},
+      {{.cut_dir_op = 2, .dir_op_kinds = PC_OP_LINK}, PC_OP_LINK, true, false, true, false},
+      /* Inside the first mark: the link before it does not count. */
+      {{.cut_dir_op = 1, .dir_op_mark = 1}, PC_OP_LINK, true, false, true, false},
+      {{.cut_dir_op = 2, .dir_op_mark = 1}, PC_OP_UNLINK, true, true, true, false},
+      {{.cut_dir_op = 1, .dir_op_mark = 1, .dir_op_kinds = PC_OP_DIR_SYNC},
+       PC_OP_DIR_SYNC,
+       true,
+       true,
+       false,
+       false},
+      /* Past the mark's last: the very next operation. */
+      {{.cut_dir_op = 9, .dir_op_mark = 1}, PC_OP_CREATE, true, true, false, false},
+      /* A mark that never comes: never cut. */
+      {{.cut_dir_op = 1, .dir_op_mark = 2}, 0, true, true, false, true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    clean_root();
+    char d[512];
+    path_of("d", d);
+    REQUIRE(mkdir(d, 0700) == 0);
+    write_file("d/old", 'o', 1024);
+    int status = in_child_aimed(body_recycle, cases[i].aim);
+    CHECK_EQ(status, cases[i].kind ? PC_CUT_EXIT : 0);
+    bool got[4] = {exists("d/pre"), exists("d/new"), exists("d/old"), exists("d/after")};
+    bool want[4] = {cases[i].pre, cases[i].new_name, cases[i].old, cases[i].after};
+    for (int k = 0; k < 4; k++)
+      if (got[k] != want[k]) {
+        fprintf(stderr, "aimed cut %zu: name %d is %s\n", i, k, got[k] ? "there" : "missing");
+        CHECK(!"the cut fell elsewhere");
+      }
+    /* Cut at the unlink after the link: one file under two names. */
+    if (cases[i].kind == PC_OP_UNLINK) CHECK_EQ(nlink_of("d/new"), cases[i].pre ? 3 : 2);
+    pc_result r;
+    CHECK_OK(pc_apply(root, journal, 1, false, &r));
+    CHECK_EQ(r.cut_kind, cases[i].kind);
+  }
+  CHECK(strcmp(pc_op_kind_name(PC_OP_DIR_SYNC), "dir-sync") == 0);
+  CHECK(strcmp(pc_op_kind_name(PC_OP_UNLINK), "unlink") == 0);
+  CHECK(strcmp(pc_op_kind_name(0), "") == 0);
+}
+
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   snprintf(root, sizeof root, "%s/hotset-powercut-%ld", tmp && *tmp ? tmp : "/tmp", (long)getpid());
@@ -293,6 +532,8 @@ int main(void) {
   test_unlink();
   test_growth();
   test_cut();
+  test_directory_model();
+  test_dir_op_aims();
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", root, journal);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);

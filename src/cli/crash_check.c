@@ -270,14 +270,14 @@ static hs_status check_client(crash_db *db, uint32_t c, FILE *errs, crash_check 
   return HS_OK;
 }
 
-hs_status crash_check_dir(const char *dir, FILE *errs, crash_check *out) {
+hs_status crash_check_dir(const char *dir, uint32_t clients, FILE *errs, crash_check *out) {
   memset(out, 0, sizeof *out);
   /* Opening would create a missing directory: a typo must not pass. */
   struct stat sb;
   if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return hs_fail(HS_ERR_NOENT, errno, "%s is not a directory", dir);
   crash_db db;
-  hs_status st = crash_db_open(dir, 0, false, &db);
+  hs_status st = crash_db_open(dir, clients, false, &db);
   if (st != HS_OK) return st;
   hs_pool_recovery_report(db.pool, &out->report);
   out->clients = db.clients;
@@ -301,7 +301,7 @@ bool crash_check_failed(const crash_check *c) {
 
 int crash_verify_run(const char *dir, bool json) {
   crash_check c;
-  if (crash_check_dir(dir, stderr, &c) != HS_OK) {
+  if (crash_check_dir(dir, 0, stderr, &c) != HS_OK) {
     fprintf(stderr, CRASH_PROG ": verifying %s: %s\n", dir, hs_last_error());
     return 1;
   }

@@ -29,7 +29,9 @@
 #include "cli/json.h"
 #include "core/error.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -44,7 +46,7 @@ static const args_command command = {
     .cmd = {.prog = CRASH_PROG},
     .synopsis = "[--runs N] [--seed N] [--json] [--dir DIR]\n"
                 "       hotset crash-test --power-loss [--runs N] [--seed N] [--run N] "
-                "[--strict-fdatasync] [--json] [--dir DIR]\n"
+                "[--generations N] [--strict-fdatasync] [--json] [--dir DIR]\n"
                 "       hotset crash-test --workload --dir DIR [--clients N] [--seed N] [--torn]\n"
                 "       hotset crash-test --workload --heap --dir DIR [--clients N] [--seed N]\n"
                 "       hotset crash-test --verify [--heap] --dir DIR [--json]",
@@ -54,9 +56,12 @@ static const args_command command = {
              "none is there in part, and every page passes its checksum.\n"
              "--power-loss cuts the power instead: the child, with a recorder journaling\n"
              "every file change, stops at a chosen operation (random, a checkpoint's step,\n"
-             "just after a rename); every write, growth and directory entry not yet synced\n"
-             "is then dropped, kept or torn per 512-byte sector, and recovery must keep\n"
-             "every acknowledged commit (docs/wal.md, \"Power cuts in the test suite\").\n"
+             "a checkpoint's link, rename, unlink or directory fsync, just after a rename);\n"
+             "every write, growth and directory entry not yet synced is then dropped, kept\n"
+             "or torn per 512-byte sector, and recovery must keep every acknowledged commit\n"
+             "(docs/wal.md, \"Power cuts in the test suite\"). --generations N cuts each\n"
+             "run's directory N times, a new child recovering and working on it between\n"
+             "cuts: every generation's acknowledged commits must survive the later cuts.\n"
              "Half the power-loss runs use the heap workload (--workload --heap): clients\n"
              "updating their rows of a heap table in transactions (some moving to another\n"
              "page, history rows inserted and deleted) beside a thread running vacuum; the\n"
@@ -91,7 +96,9 @@ typedef struct totals {
   /* --power-loss */
   uint64_t power_cuts, writes_dropped, writes_torn, writes_kept, dir_entries_lost, files_cut;
   uint64_t refused_to_open, corrupt_detected, partial, too_new;
-  uint64_t checkpoint_cuts, rename_cuts;
+  uint64_t checkpoint_cuts, rename_cuts, dir_op_cuts;
+  uint64_t cut_kinds[PC_OP_KINDS]; /* cuts by the kind of operation they stopped */
+  uint64_t two_name_cuts;          /* cuts that left a file under two names */
   uint64_t heap_runs, heap_bad, vacuum_failed;
   char first_refusal[600];
   char first_failure[600];
@@ -294,7 +301,7 @@ static bool run_child(const char *dir, uint32_t clients, uint64_t seed, kill_pla
 static bool check_run(const char *dir, uint64_t run, const child_run *r, uint64_t *floor,
                       totals *t) {
   crash_check c;
-  if (crash_check_dir(dir, stderr, &c) != HS_OK) {
+  if (crash_check_dir(dir, 0, stderr, &c) != HS_OK) {
     fprintf(stderr, CRASH_PROG ": run %" PRIu64 ": recovering %s: %s\n", run, dir, hs_last_error());
     return false;
   }
@@ -432,15 +439,27 @@ static int run_parent(const char *dir, uint64_t runs, uint32_t clients, uint64_t
 /* --strict-fdatasync: fdatasync does not make a file's growth durable. */
 static bool power_strict;
 
-/* The cut of a power-loss run: at operation cut_at of the child, or at
- * operation `step` of its checkpoint number `checkpoint`. */
+/* One cut of a power-loss run. A run is `generations` cuts on one
+ * directory; what the directory is (its segment size, its workload, who
+ * created its relations) is the run's, where each cut falls is its own:
+ *   cut_at              operation N of the child;
+ *   checkpoint, step    the Kth operation of its Mth checkpoint;
+ *   rename, rename_step the Kth operation after its Nth rename;
+ *   dir_op              the Kth directory operation of the kinds in
+ *                       dir_kinds (0: all: create, rename, link, unlink,
+ *                       mkdir, directory fsync) inside checkpoint dir_mark,
+ *                       or from the child's start (dir_mark 0). */
 typedef struct power_plan {
   uint64_t segment_bytes;
+  bool heap;          /* the heap workload (crash_heap.c), not the pages' */
+  bool child_creates; /* the first child creates the relations: its cuts can
+                         land in their creation */
   uint64_t cut_at;
   uint64_t checkpoint, step;
   uint64_t rename, rename_step;
+  uint64_t dir_op, dir_mark;
+  unsigned dir_kinds;
   uint64_t apply_seed;
-  bool heap; /* the heap workload (crash_heap.c), not the pages' */
 } power_plan;
 
 /* Operations a child makes before a random cut: up to this many (a few
@@ -448,59 +467,123 @@ typedef struct power_plan {
 #define POWER_MAX_OPS 6000
 /* Checkpoint steps tried in turn by the runs aimed at a checkpoint. */
 #define POWER_CHECKPOINT_STEPS 48
+/* Directory operations of a checkpoint tried in turn (its control file's
+ * new name and fsync, then each link, rename, unlink and directory fsync
+ * of its segments' recycling). */
+#define POWER_DIR_STEPS 16
+/* Directory operations from a child's start aimed at: its open (the
+ * relations' and the log's files created, by the first child of a run whose
+ * parent made none) and its first checkpoints. */
+#define POWER_START_DIR_OPS   24
+#define POWER_MAX_GENERATIONS 100
 
-/* Run `run` of `seed`: the same plan whatever runs came before it. */
-static power_plan power_plan_for(uint64_t seed, uint64_t run) {
+/* Cut `generation` (1, 2, ...) of run `run` of `seed`: the same plan
+ * whatever runs came before it and however many generations follow. */
+static power_plan power_plan_for(uint64_t seed, uint64_t run, uint64_t generation) {
   bench_rng rng;
   bench_rng_seed(&rng, seed, run);
   power_plan p = {0};
   static const uint64_t sizes[] = {64u * 1024u,         64u * 1024u,         64u * 1024u,
                                    CRASH_SEGMENT_BYTES, CRASH_SEGMENT_BYTES, 16u << 20};
   p.segment_bytes = sizes[bench_rng_below(&rng, sizeof sizes / sizeof sizes[0])];
-  if (run % 8 == 5) {
+  /* Half the runs, whatever their cuts, run the heap workload. */
+  p.heap = bench_rng_below(&rng, 2) == 1;
+  if (generation > 1) bench_rng_seed(&rng, seed ^ (generation * 0x9E3779B97F4A7C15ull), run);
+  /* Sixteen kinds of cut in turn, shifted by five each generation, so a
+   * run's later cuts are not all of its first one's kind. */
+  uint64_t slot = (run - 1 + 5 * (generation - 1)) % 16;
+  uint64_t turn = (run - 1) / 16 + generation - 1;
+  switch (slot) {
+  case 0:
+  case 8:
     /* Just after a new log segment or control file took its name: at
      * its directory's fsync or one of the next few operations. */
     p.rename = 1 + bench_rng_below(&rng, 8);
     p.rename_step = 1 + bench_rng_below(&rng, 4);
-  } else if (run % 4 == 3) {
+    break;
+  case 2:
+  case 6:
+  case 10:
+  case 14:
     /* At each step of a checkpoint in turn (the first, second or third
      * one the child runs). */
     p.checkpoint = 1 + bench_rng_below(&rng, 3);
-    p.step = 1 + (run / 4) % POWER_CHECKPOINT_STEPS;
-  } else {
+    p.step = 1 + (turn * 4 + slot / 4) % POWER_CHECKPOINT_STEPS;
+    break;
+  case 4:
+  case 12:
+    /* At each directory operation of a checkpoint in turn: whatever
+     * system calls its recycling makes (link and unlink, or rename), each
+     * is reached, and the directory fsync after them. */
+    p.dir_mark = 1 + bench_rng_below(&rng, 3);
+    p.dir_op = 1 + (turn * 2 + slot / 8) % POWER_DIR_STEPS;
+    break;
+  case 1:
+    /* At an unlink of a checkpoint: where recycling takes an old
+     * segment's new name with link() and then removes the old one, the
+     * state "one segment under two names" (the link kept, its unlink
+     * never made) is reached on purpose. */
+    p.dir_mark = 1 + bench_rng_below(&rng, 3);
+    p.dir_op = 1 + bench_rng_below(&rng, 3);
+    p.dir_kinds = PC_OP_UNLINK;
+    break;
+  case 9:
+    /* At a directory operation from the child's start: in the first
+     * generation, the child creates the relations itself. */
+    p.dir_op = 1 + bench_rng_below(&rng, POWER_START_DIR_OPS);
+    p.child_creates = generation == 1;
+    break;
+  default:
     p.cut_at = 1 + bench_rng_below(&rng, POWER_MAX_OPS);
   }
   p.apply_seed = bench_rng_next(&rng);
-  /* Half the runs, whatever their cut, run the heap workload. */
-  p.heap = bench_rng_below(&rng, 2) == 1;
   return p;
 }
 
-static void power_plan_describe(const power_plan *p, char *buf, size_t len) {
-  if (p->heap) {
-    size_t n = (size_t)snprintf(buf, len, "heap, ");
-    if (n >= len) return;
-    buf += n;
-    len -= n;
-  }
+static void power_plan_describe(const power_plan *p, uint64_t generation, uint64_t generations,
+                                char *buf, size_t len) {
+  size_t n = (size_t)snprintf(buf, len, "%s", p->heap ? "heap, " : "");
+  if (generations > 1 && n < len)
+    n += (size_t)snprintf(buf + n, len - n, "generation %" PRIu64 " of %" PRIu64 ", ", generation,
+                          generations);
+  if (n >= len) return;
+  buf += n;
+  len -= n;
   if (p->rename)
     snprintf(buf, len, "%" PRIu64 "-byte segments, cut at step %" PRIu64 " after rename %" PRIu64,
              p->segment_bytes, p->rename_step, p->rename);
   else if (p->checkpoint)
     snprintf(buf, len, "%" PRIu64 "-byte segments, cut at step %" PRIu64 " of checkpoint %" PRIu64,
              p->segment_bytes, p->step, p->checkpoint);
+  else if (p->dir_op && p->dir_mark)
+    snprintf(buf, len, "%" PRIu64 "-byte segments, cut at %s %" PRIu64 " of checkpoint %" PRIu64,
+             p->segment_bytes, p->dir_kinds ? pc_op_kind_name(p->dir_kinds) : "directory operation",
+             p->dir_op, p->dir_mark);
+  else if (p->dir_op)
+    snprintf(buf, len, "%" PRIu64 "-byte segments, cut at directory operation %" PRIu64 "%s",
+             p->segment_bytes, p->dir_op,
+             p->child_creates ? " (the child creating the relations)" : "");
   else
     snprintf(buf, len, "%" PRIu64 "-byte segments, cut at operation %" PRIu64, p->segment_bytes,
              p->cut_at);
 }
 
-/* Holds a directory a power cut left to the rules; false if one is broken. */
-static bool check_power_run(const char *dir, uint64_t seed, uint64_t run, const power_plan *p,
-                            const child_run *r, totals *t) {
-  char what[200];
-  power_plan_describe(p, what, sizeof what);
+/* What the cuts of a run so far leave each client: the highest value
+ * acknowledged or recovered (a recovered value was made durable by the
+ * check's clean close), and in which generation. */
+typedef struct power_floor {
+  uint64_t value[CRASH_MAX_CLIENTS];
+  uint64_t generation[CRASH_MAX_CLIENTS];
+} power_floor;
+
+/* Holds a directory a power cut left to the rules — every value
+ * acknowledged in this generation or any before it is there — and raises
+ * the floor to what was recovered; false if a rule is broken. */
+static bool check_power_cut(const char *dir, uint32_t clients, uint64_t seed, uint64_t run,
+                            uint64_t generation, const char *what, const child_run *r,
+                            power_floor *floor, totals *t) {
   crash_check c;
-  if (crash_check_dir(dir, stderr, &c) != HS_OK) {
+  if (crash_check_dir(dir, clients, stderr, &c) != HS_OK) {
     t->refused_to_open++;
     fprintf(stderr, CRASH_PROG ": seed %" PRIu64 " run %" PRIu64 " (%s): recovery refused: %s\n",
             seed, run, what, hs_last_error());
@@ -524,24 +607,34 @@ static bool check_power_run(const char *dir, uint64_t seed, uint64_t run, const 
   if (c.vacuum_failed) snprintf(why, sizeof why, "vacuum of the recovered table failed");
   t->heap_bad += c.heap_bad;
   t->vacuum_failed += c.vacuum_failed;
-  for (uint32_t i = 0; i < c.clients; i++) {
-    if (c.value[i] < r->ack[i]) {
+  for (uint32_t i = 0; i < c.clients && i < CRASH_MAX_CLIENTS; i++) {
+    uint64_t acked = floor->value[i], since = floor->generation[i];
+    if (r->ack[i] > acked) {
+      acked = r->ack[i];
+      since = generation;
+    }
+    if (c.value[i] < acked) {
       t->lost++;
       ok = false;
       snprintf(why, sizeof why,
-               "client %u lost value %" PRIu64 " (acknowledged); recovered %" PRIu64, i, r->ack[i],
-               c.value[i]);
+               "client %u lost value %" PRIu64 " (acknowledged or recovered in generation %" PRIu64
+               "); recovered %" PRIu64,
+               i, acked, since, c.value[i]);
       fprintf(stderr, CRASH_PROG ": seed %" PRIu64 " run %" PRIu64 " (%s): %s\n", seed, run, what,
               why);
-    } else if (c.value[i] > r->ack[i] + 1) {
+    } else if (c.value[i] > acked + 1) {
       t->too_new++;
       ok = false;
       snprintf(why, sizeof why,
                "client %u recovered value %" PRIu64
                ", more than one past its acknowledged %" PRIu64,
-               i, c.value[i], r->ack[i]);
+               i, c.value[i], acked);
       fprintf(stderr, CRASH_PROG ": seed %" PRIu64 " run %" PRIu64 " (%s): %s\n", seed, run, what,
               why);
+    }
+    if (c.value[i] > floor->value[i]) {
+      floor->value[i] = c.value[i];
+      floor->generation[i] = generation;
     }
   }
   if (!ok && !t->first_failure[0])
@@ -560,72 +653,157 @@ static void remove_tree(const char *dir) {
   if (access(dir, F_OK) == 0) bench_tempdir_remove(dir);
 }
 
-/* One power-loss run in a fresh directory `dir` (journal beside it). */
-static bool power_run(const char *base, uint64_t seed, uint64_t run, uint32_t clients, totals *t) {
-  power_plan p = power_plan_for(seed, run);
-  char dir[4200], journal[4200];
-  snprintf(dir, sizeof dir, "%s/run", base);
-  snprintf(journal, sizeof journal, "%s/journal", base);
-  remove_tree(dir);
-  crash_segment_bytes = p.segment_bytes;
-  crash_page_size = p.segment_bytes < CRASH_SEGMENT_BYTES ? 1024u : CRASH_PAGE_SIZE;
-  crash_heap = p.heap;
-  crash_db db;
-  if (crash_db_open(dir, clients, false, &db) != HS_OK || crash_db_close(&db) != HS_OK) {
-    fprintf(stderr, CRASH_PROG ": opening %s: %s\n", dir, hs_last_error());
-    return false;
+/* Whether a regular file under `dir` (and its log directory) has more
+ * than one name: the state a recycling cut between its link() and its
+ * unlink() leaves, counted to show the aimed cuts reach it. */
+static bool has_file_under_two_names(const char *dir) {
+  char sub[4300];
+  const char *dirs[] = {dir, sub};
+  snprintf(sub, sizeof sub, "%s/wal", dir);
+  for (size_t i = 0; i < 2; i++) {
+    DIR *d = opendir(dirs[i]);
+    if (!d) continue;
+    struct dirent *e;
+    bool two = false;
+    while (!two && (e = readdir(d))) {
+      struct stat sb;
+      if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+          sb.st_nlink > 1)
+        two = true;
+    }
+    closedir(d);
+    if (two) return true;
   }
-  char seg[32], cut[32], ckpt[32], step[32], ren[32], rstep[32];
-  snprintf(ren, sizeof ren, "%" PRIu64, p.rename);
-  snprintf(rstep, sizeof rstep, "%" PRIu64, p.rename_step);
-  snprintf(seg, sizeof seg, "%" PRIu64, p.segment_bytes);
-  snprintf(cut, sizeof cut, "%" PRIu64, p.cut_at);
-  snprintf(ckpt, sizeof ckpt, "%" PRIu64, p.checkpoint);
-  snprintf(step, sizeof step, "%" PRIu64, p.step);
-  char *extra[] = {"--journal",         journal, "--segment-bytes",        seg,
-                   "--cut-at",          cut,     "--cut-checkpoint",       ckpt,
-                   "--cut-step",        step,    "--cut-rename",           ren,
-                   "--cut-rename-step", rstep,   p.heap ? "--heap" : NULL, NULL};
+  return false;
+}
+
+/* One cut of a run: a child on `dir` (which it first recovers), cut as
+ * `p` says, the cut applied, the directory recovered and checked. */
+static bool power_cut(const char *dir, char *journal, uint32_t clients, uint64_t seed, uint64_t run,
+                      uint64_t generation, uint64_t generations, const power_plan *p,
+                      power_floor *floor, totals *t) {
+  char what[240];
+  power_plan_describe(p, generation, generations, what, sizeof what);
+  char seg[32], cut[32], ckpt[32], step[32], ren[32], rstep[32], dop[32], dmark[32], dkinds[32];
+  snprintf(seg, sizeof seg, "%" PRIu64, p->segment_bytes);
+  snprintf(cut, sizeof cut, "%" PRIu64, p->cut_at);
+  snprintf(ckpt, sizeof ckpt, "%" PRIu64, p->checkpoint);
+  snprintf(step, sizeof step, "%" PRIu64, p->step);
+  snprintf(ren, sizeof ren, "%" PRIu64, p->rename);
+  snprintf(rstep, sizeof rstep, "%" PRIu64, p->rename_step);
+  snprintf(dop, sizeof dop, "%" PRIu64, p->dir_op);
+  snprintf(dmark, sizeof dmark, "%" PRIu64, p->dir_mark);
+  snprintf(dkinds, sizeof dkinds, "%u", p->dir_kinds);
+  char *extra[] = {"--journal",
+                   journal,
+                   "--segment-bytes",
+                   seg,
+                   "--cut-at",
+                   cut,
+                   "--cut-checkpoint",
+                   ckpt,
+                   "--cut-step",
+                   step,
+                   "--cut-rename",
+                   ren,
+                   "--cut-rename-step",
+                   rstep,
+                   "--cut-dir-op",
+                   dop,
+                   "--cut-dir-checkpoint",
+                   dmark,
+                   "--cut-dir-kinds",
+                   dkinds,
+                   p->heap ? "--heap" : NULL,
+                   NULL};
   kill_plan plan = {.power = extra};
   child_run r = {0};
   bench_rng rng;
-  bench_rng_seed(&rng, seed ^ 0x5eedu, run);
-  bool ok = run_child(dir, clients, bench_rng_next(&rng), plan, &r, t);
-  if (!ok) {
-    char what[200];
-    power_plan_describe(&p, what, sizeof what);
+  bench_rng_seed(&rng, seed ^ 0x5eedu ^ ((generation - 1) * 0x9E3779B97F4A7C15ull), run);
+  if (!run_child(dir, clients, bench_rng_next(&rng), plan, &r, t)) {
     fprintf(stderr,
             CRASH_PROG ": seed %" PRIu64 " run %" PRIu64 " (%s): the workload was not cut\n", seed,
             run, what);
     return false;
   }
-  if (p.checkpoint) t->checkpoint_cuts++;
-  if (p.heap) t->heap_runs++;
-  if (p.rename) t->rename_cuts++;
+  if (p->checkpoint) t->checkpoint_cuts++;
+  if (p->rename) t->rename_cuts++;
+  if (p->dir_op) t->dir_op_cuts++;
   pc_result res;
-  if (pc_apply(dir, journal, p.apply_seed, power_strict, &res) != HS_OK) {
+  if (pc_apply(dir, journal, p->apply_seed, power_strict, &res) != HS_OK) {
     fprintf(stderr, CRASH_PROG ": applying the cut: %s\n", hs_last_error());
     return false;
   }
+  for (unsigned k = 0; k < PC_OP_KINDS; k++)
+    if (res.cut_kind == 1u << k) t->cut_kinds[k]++;
+  if (has_file_under_two_names(dir)) t->two_name_cuts++;
   t->writes_dropped += res.writes_dropped;
   t->writes_torn += res.writes_torn;
   t->writes_kept += res.writes_kept;
   t->dir_entries_lost += res.dir_entries_lost;
   t->files_cut += res.files_cut;
-  ok = check_power_run(dir, seed, run, &p, &r, t);
+  return check_power_cut(dir, clients, seed, run, generation, what, &r, floor, t);
+}
+
+/* One power-loss run in a fresh directory base/run (journal beside it):
+ * `generations` cuts on it, each generation's child recovering what the
+ * cut before it left (and the check recovered), every acknowledged value
+ * of every generation held to the end. The first failed cut ends the run:
+ * the next child would build on what it found wrong. */
+static bool power_run(const char *base, uint64_t seed, uint64_t run, uint64_t generations,
+                      uint32_t clients, totals *t) {
+  power_plan first = power_plan_for(seed, run, 1);
+  char dir[4200], journal[4200];
+  snprintf(dir, sizeof dir, "%s/run", base);
+  snprintf(journal, sizeof journal, "%s/journal", base);
+  remove_tree(dir);
+  crash_segment_bytes = first.segment_bytes;
+  crash_page_size = first.segment_bytes < CRASH_SEGMENT_BYTES ? 1024u : CRASH_PAGE_SIZE;
+  crash_heap = first.heap;
+  if (first.heap) t->heap_runs++;
+  if (first.child_creates) {
+    /* The recorder's root must exist; everything in it is the child's. */
+    if (mkdir(dir, 0700) != 0) {
+      fprintf(stderr, CRASH_PROG ": cannot create %s: %s\n", dir, strerror(errno));
+      return false;
+    }
+  } else {
+    crash_db db;
+    if (crash_db_open(dir, clients, false, &db) != HS_OK || crash_db_close(&db) != HS_OK) {
+      fprintf(stderr, CRASH_PROG ": opening %s: %s\n", dir, hs_last_error());
+      return false;
+    }
+  }
+  power_floor floor = {{0}, {0}};
+  bool ok = true;
+  for (uint64_t g = 1; ok && g <= generations; g++) {
+    power_plan p = g == 1 ? first : power_plan_for(seed, run, g);
+    ok = power_cut(dir, journal, clients, seed, run, g, generations, &p, &floor, t);
+  }
   if (ok) remove_tree(dir);
   unlink(journal);
   return ok;
 }
 
-static void print_power_totals(totals *t, bool json, double seconds) {
+static void print_power_totals(totals *t, uint64_t generations, bool json, double seconds) {
   if (json) {
     json_out j;
     json_begin(&j, stdout);
     json_u64(&j, "runs", t->runs);
+    json_u64(&j, "generations", generations);
     json_u64(&j, "power_cuts", t->power_cuts);
     json_u64(&j, "checkpoint_cuts", t->checkpoint_cuts);
     json_u64(&j, "rename_cuts", t->rename_cuts);
+    json_u64(&j, "dir_op_cuts", t->dir_op_cuts);
+    for (unsigned k = 0; k < PC_OP_KINDS; k++) {
+      /* cut_at_write, cut_at_file_sync, ..., cut_at_dir_sync */
+      char key[40];
+      snprintf(key, sizeof key, "cut_at_%s", pc_op_kind_name(1u << k));
+      for (char *c = key; *c; c++)
+        if (*c == '-') *c = '_';
+      json_u64(&j, key, t->cut_kinds[k]);
+    }
+    json_u64(&j, "two_name_cuts", t->two_name_cuts);
     json_u64(&j, "heap_runs", t->heap_runs);
     json_u64(&j, "acknowledged", t->acknowledged);
     json_u64(&j, "lost", t->lost);
@@ -647,9 +825,16 @@ static void print_power_totals(totals *t, bool json, double seconds) {
     json_end_line(&j);
     return;
   }
-  printf("%-24s %" PRIu64 "\n", "runs", t->runs);
-  printf("%-24s %" PRIu64 " (%" PRIu64 " in a checkpoint)\n", "power_cuts", t->power_cuts,
-         t->checkpoint_cuts);
+  printf("%-24s %" PRIu64 " (%" PRIu64 " generation%s each)\n", "runs", t->runs, generations,
+         generations == 1 ? "" : "s");
+  printf("%-24s %" PRIu64 " (%" PRIu64 " in a checkpoint, %" PRIu64 " at a directory operation)\n",
+         "power_cuts", t->power_cuts, t->checkpoint_cuts, t->dir_op_cuts);
+  for (unsigned k = 0; k < PC_OP_KINDS; k++) {
+    char label[40];
+    snprintf(label, sizeof label, "cut at %s", pc_op_kind_name(1u << k));
+    printf("%-24s %" PRIu64 "\n", label, t->cut_kinds[k]);
+  }
+  printf("%-24s %" PRIu64 "\n", "two_name_cuts", t->two_name_cuts);
   printf("%-24s %" PRIu64 "\n", "acknowledged", t->acknowledged);
   printf("%-24s %" PRIu64 "\n", "lost", t->lost);
   printf("%-24s %" PRIu64 "\n", "corrupt_undetected", t->corrupt_undetected);
@@ -672,10 +857,10 @@ static void print_power_totals(totals *t, bool json, double seconds) {
 
 /* Runs 1..runs (or only `only`) of `seed`, each in a fresh directory under
  * base, and goes on past failures: each run stands alone. */
-static int run_power_parent(const char *base, uint64_t runs, uint64_t only, uint32_t clients,
-                            uint64_t seed, bool json) {
+static int run_power_parent(const char *base, uint64_t runs, uint64_t only, uint64_t generations,
+                            uint32_t clients, uint64_t seed, bool json) {
   totals t = {0};
-  t.recovery_ms = calloc(runs + 1, sizeof *t.recovery_ms);
+  t.recovery_ms = calloc(runs * generations + 1, sizeof *t.recovery_ms);
   if (!t.recovery_ms) {
     fprintf(stderr, CRASH_PROG ": out of memory\n");
     return 1;
@@ -689,21 +874,22 @@ static int run_power_parent(const char *base, uint64_t runs, uint64_t only, uint
   bool progress = isatty(STDERR_FILENO);
   uint64_t t0 = bench_now_ns();
   for (uint64_t run = only ? only : 1; run <= (only ? only : runs); run++) {
-    if (!power_run(base, seed, run, clients, &t)) t.failed_runs++;
+    if (!power_run(base, seed, run, generations, clients, &t)) t.failed_runs++;
     t.runs++;
     if (progress)
       fprintf(stderr, "\r" CRASH_PROG ": run %" PRIu64 "/%" PRIu64 ", %" PRIu64 " failed", run,
               runs, t.failed_runs);
   }
   if (progress) fputc('\n', stderr);
-  print_power_totals(&t, json, (double)(bench_now_ns() - t0) / 1e9);
+  print_power_totals(&t, generations, json, (double)(bench_now_ns() - t0) / 1e9);
   free(t.recovery_ms);
   return t.failed_runs || t.lost || t.corrupt_undetected || t.refused_to_open ? 1 : 0;
 }
 
 int crash_test_main(int argc, char **argv) {
   uint64_t runs, clients, seed, only_run, cut_at, cut_checkpoint, cut_step, segment_bytes;
-  uint64_t cut_rename, cut_rename_step;
+  uint64_t cut_rename, cut_rename_step, cut_dir_op, cut_dir_checkpoint, cut_dir_kinds;
+  uint64_t generations;
   bool json = false, workload = false, verify = false, torn = false, power_loss = false;
   bool strict = false, heap = false;
   const char *dir = NULL, *kill_at_flag = NULL, *journal = NULL;
@@ -767,6 +953,14 @@ int crash_test_main(int argc, char **argv) {
        .def = "true",
        .help = "with --power-loss: only fsync makes a file's growth durable, not fdatasync "
                "(POSIX's reading; =false models ext4, whose fdatasync also makes it durable)"},
+      {.name = "generations",
+       .kind = ARGS_UINT,
+       .dest = &generations,
+       .min = 1,
+       .max = POWER_MAX_GENERATIONS,
+       .def = "1",
+       .help = "with --power-loss: power cuts per run on one directory, a new child recovering "
+               "and working on it after each"},
       {.name = "run",
        .kind = ARGS_UINT,
        .dest = &only_run,
@@ -803,6 +997,24 @@ int crash_test_main(int argc, char **argv) {
        .dest = &cut_rename_step,
        .def = "0",
        .help = "with --journal: stop at the Kth file operation after that rename"},
+      {.name = "cut-dir-op",
+       .kind = ARGS_UINT,
+       .dest = &cut_dir_op,
+       .def = "0",
+       .help = "with --journal: stop at the Kth directory operation (create, rename, link, "
+               "unlink, mkdir, directory fsync)"},
+      {.name = "cut-dir-checkpoint",
+       .kind = ARGS_UINT,
+       .dest = &cut_dir_checkpoint,
+       .def = "0",
+       .help = "with --cut-dir-op: counted inside the Nth checkpoint (0: from the start)"},
+      {.name = "cut-dir-kinds",
+       .kind = ARGS_UINT,
+       .dest = &cut_dir_kinds,
+       .def = "0",
+       .max = PC_OP_DIRECTORY,
+       .help = "with --cut-dir-op: only these kinds count, as bits (create 8, rename 16, link 32, "
+               "unlink 64, mkdir 128, directory fsync 256; 0: all six)"},
       {.name = "segment-bytes",
        .kind = ARGS_UINT,
        .dest = &segment_bytes,
@@ -835,6 +1047,10 @@ int crash_test_main(int argc, char **argv) {
     args_usage_error(cmd, "--power-loss is the parent's: not with --%s",
                      workload ? "workload" : "verify");
   if (only_run && !power_loss) args_usage_error(cmd, "--run goes with --power-loss");
+  if (generations > 1 && !power_loss) args_usage_error(cmd, "--generations goes with --power-loss");
+  if (cut_dir_kinds & ~(uint64_t)PC_OP_DIRECTORY)
+    args_usage_error(cmd, "--cut-dir-kinds: %" PRIu64 " names no directory operation",
+                     cut_dir_kinds);
   power_strict = strict;
   if (only_run > runs) runs = only_run;
   if (segment_bytes) crash_segment_bytes = segment_bytes;
@@ -847,6 +1063,9 @@ int crash_test_main(int argc, char **argv) {
                   .mark_nth = cut_checkpoint,
                   .cut_after_rename = cut_rename ? cut_rename_step : 0,
                   .rename_nth = cut_rename,
+                  .cut_dir_op = cut_dir_op,
+                  .dir_op_kinds = (unsigned)cut_dir_kinds,
+                  .dir_op_mark = cut_dir_checkpoint,
                   .skip_syncs = true};
     if (journal) crash_bgwriter = true;
     if (heap) return crash_heap_workload_run(dir, (uint32_t)clients, seed, journal ? &arm : NULL);
@@ -862,8 +1081,9 @@ int crash_test_main(int argc, char **argv) {
     }
     dir = tmp;
   }
-  int rc = power_loss ? run_power_parent(dir, runs, only_run, (uint32_t)clients, seed, json)
-                      : run_parent(dir, runs, (uint32_t)clients, seed, json);
+  int rc = power_loss
+               ? run_power_parent(dir, runs, only_run, generations, (uint32_t)clients, seed, json)
+               : run_parent(dir, runs, (uint32_t)clients, seed, json);
   if (tmp[0] && rc == 0)
     bench_tempdir_remove(tmp);
   else if (tmp[0])

@@ -108,8 +108,13 @@ typedef struct crash_check {
 } crash_check;
 /* Opens (recovers) `dir`, reads every client's pages and closes. Each bad
  * page or partial transaction is one line on `errs`. A failure to open or
- * read other than a checksum is an error (one line in hs_last_error()). */
-hs_status crash_check_dir(const char *dir, FILE *errs, crash_check *out);
+ * read other than a checksum is an error (one line in hs_last_error()).
+ * `clients` 0: the crash test's relations must be there (--verify of a
+ * directory named by hand); otherwise the open is the workload's, which
+ * creates what is missing for that many clients — a power cut may land in
+ * their creation, before anything was acknowledged (and a relation lost
+ * after its commits then reads back as zeros: lost, not excused). */
+hs_status crash_check_dir(const char *dir, uint32_t clients, FILE *errs, crash_check *out);
 /* Whether the check found anything wrong. */
 bool crash_check_failed(const crash_check *c);
 

@@ -24,6 +24,7 @@
 #include "core/error.h"
 #include "core/sysio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -42,11 +43,14 @@ enum {
   R_SYNC,      /* id (a file) or path (a directory, F_DIR); covers ops < since */
   R_TRUNC,     /* id, off = new size, old_size; saved bytes past the new size */
   R_CREATE,    /* id, path */
-  R_RENAME,    /* id, path -> path2; id2 replaced (F_CONTENT: its bytes saved) */
+  R_RENAME,    /* id, path -> path2; id2 replaced (F_CONTENT: its bytes saved;
+                  off, len: its inode and device numbers) */
   R_LINK,      /* id, path -> path2 */
-  R_UNLINK,    /* id, path (F_CONTENT: the file's bytes saved: its last name) */
+  R_UNLINK,    /* id, path (F_CONTENT: the file's bytes saved: its last name;
+                  off, len: its inode and device numbers) */
   R_MKDIR,     /* path */
   R_MARK,      /* a checkpoint began (not an operation) */
+  R_CUT,       /* the operation the cut stopped (flags: its PC_OP_ kind; path) */
 };
 #define F_ZERO    1u /* a write of zeros: its bytes are not stored */
 #define F_DIR     2u /* a sync of a directory */
@@ -86,6 +90,8 @@ static struct {
   uint64_t cut_at;
   uint64_t mark_k, mark_nth, marks;
   uint64_t rename_k, rename_nth, renames;
+  uint64_t dir_k, dir_mark, dir_ops;
+  unsigned dir_kinds;
   bool skip_syncs;
   id_entry *ids;
   size_t nids, capids;
@@ -94,6 +100,16 @@ static struct {
 
 static _Thread_local bool in_target_mark;
 static _Thread_local uint64_t target_mark_ops;
+/* Inside the checkpoint whose directory operations a cut_dir_op counts. */
+static _Thread_local bool in_dir_mark;
+
+const char *pc_op_kind_name(unsigned kind) {
+  static const char *const names[] = {"write", "file-sync", "resize", "create",  "rename",
+                                      "link",  "unlink",    "mkdir",  "dir-sync"};
+  for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (kind == 1u << i) return names[i];
+  return "";
+}
 
 hs_status pc_arm_recorder(const pc_arm *arm) {
   if (!arm || !arm->root || !arm->journal)
@@ -110,7 +126,11 @@ hs_status pc_arm_recorder(const pc_arm *arm) {
   }
   if (st == HS_OK) {
     rec.ops = 0;
-    rec.cut_at = arm->cut_after_mark || arm->cut_after_rename ? 0 : arm->cut_at;
+    rec.cut_at = arm->cut_after_mark || arm->cut_after_rename || arm->cut_dir_op ? 0 : arm->cut_at;
+    rec.dir_k = arm->cut_dir_op;
+    rec.dir_kinds = arm->dir_op_kinds ? arm->dir_op_kinds : PC_OP_DIRECTORY;
+    rec.dir_mark = arm->dir_op_mark;
+    rec.dir_ops = 0;
     rec.rename_k = arm->cut_after_rename;
     rec.rename_nth = arm->rename_nth ? arm->rename_nth : 1;
     rec.renames = 0;
@@ -151,12 +171,20 @@ static void journal_append(pc_rec *r, const char *path, const char *path2, const
   (void)total;
 }
 
-/* Counts an operation; the cut one ends the process here. Under rec.lock. */
-static void count_op(void) {
+/* Counts an operation of `kind` on `rel` (its path under the root); the
+ * cut one is journaled as the cut and ends the process here. Under
+ * rec.lock. */
+static void count_op(unsigned kind, const char *rel) {
   uint64_t n = ++rec.ops;
   bool cut = n == rec.cut_at;
   if (in_target_mark && ++target_mark_ops == rec.mark_k) cut = true;
-  if (cut) _exit(PC_CUT_EXIT);
+  if (rec.dir_k && (kind & rec.dir_kinds) && (rec.dir_mark == 0 || in_dir_mark) &&
+      ++rec.dir_ops == rec.dir_k)
+    cut = true;
+  if (!cut) return;
+  pc_rec r = {.type = R_CUT, .flags = (uint16_t)kind, .op = n};
+  journal_append(&r, rel, NULL, NULL, NULL, 0);
+  _exit(PC_CUT_EXIT);
 }
 
 void pc_mark_begin(void) {
@@ -167,14 +195,15 @@ void pc_mark_begin(void) {
     in_target_mark = true;
     target_mark_ops = 0;
   }
+  if (rec.dir_k && rec.dir_mark && rec.marks == rec.dir_mark) in_dir_mark = true;
   pc_rec r = {.type = R_MARK, .op = rec.ops};
   journal_append(&r, NULL, NULL, NULL, NULL, 0);
   pthread_mutex_unlock(&rec.lock);
 }
 
 void pc_mark_end(void) {
-  if (!in_target_mark) return;
-  in_target_mark = false;
+  if (!in_target_mark && !in_dir_mark) return;
+  in_target_mark = in_dir_mark = false;
   /* The checkpoint made fewer than k operations: the cut falls at the
    * next operation after it. */
   pthread_mutex_lock(&rec.lock);
@@ -280,7 +309,7 @@ static ssize_t record_write(int fd, const void *buf, size_t len, off_t off, bool
     pthread_mutex_unlock(&rec.lock);
     return advance ? write(fd, buf, len) : pwrite(fd, buf, len, off);
   }
-  count_op();
+  count_op(PC_OP_WRITE, rel);
   struct stat sb;
   if (fstat(fd, &sb) != 0) {
     pthread_mutex_unlock(&rec.lock);
@@ -350,14 +379,14 @@ int pc_sync(int fd, bool data_only) {
     pthread_mutex_unlock(&rec.lock);
     return data_only ? fdatasync(fd) : fsync(fd);
   }
-  count_op();
-  uint64_t since = rec.ops;
   struct stat sb;
   if (fstat(fd, &sb) != 0) {
     pthread_mutex_unlock(&rec.lock);
     return -1;
   }
   bool dir = S_ISDIR(sb.st_mode);
+  count_op(dir ? PC_OP_DIR_SYNC : PC_OP_FILE_SYNC, rel);
+  uint64_t since = rec.ops;
   uint64_t id = dir ? 0 : id_of(&sb, false);
   bool skip = rec.skip_syncs;
   pthread_mutex_unlock(&rec.lock);
@@ -387,7 +416,7 @@ static int record_resize(int fd, off_t len, int (*change)(int, off_t, off_t, int
     pthread_mutex_unlock(&rec.lock);
     return change(fd, a, b, mode);
   }
-  count_op();
+  count_op(PC_OP_RESIZE, rel);
   struct stat sb;
   if (fstat(fd, &sb) != 0) {
     pthread_mutex_unlock(&rec.lock);
@@ -459,7 +488,7 @@ int pc_open(const char *path, int flags, mode_t mode) {
     pthread_mutex_unlock(&rec.lock);
     return open(path, flags, mode); /* changes nothing (or fails) */
   }
-  count_op();
+  count_op(exists ? PC_OP_RESIZE : PC_OP_CREATE, rel);
   void *old = NULL;
   uint64_t saved = 0;
   if (exists && sb.st_size > 0) {
@@ -496,7 +525,7 @@ int pc_rename(const char *from, const char *to) {
   const char *rto = resolve(to, ato) ? under_root(ato) : NULL;
   if (!rfrom || !rto) return rename(from, to);
   pthread_mutex_lock(&rec.lock);
-  count_op();
+  count_op(PC_OP_RENAME, rto);
   struct stat sf, st;
   bool have_from = lstat(afrom, &sf) == 0;
   bool replaces = lstat(ato, &st) == 0;
@@ -510,6 +539,8 @@ int pc_rename(const char *from, const char *to) {
     pc_rec r = {.type = R_RENAME, .op = rec.ops, .id = id_of(&sf, false), .saved = saved};
     if (replaces) {
       r.id2 = id_of(&st, false);
+      r.off = (int64_t)st.st_ino;
+      r.len = (int64_t)st.st_dev;
       if (old) r.flags |= F_CONTENT;
       if (st.st_nlink == 1) id_forget(st.st_dev, st.st_ino);
     }
@@ -551,7 +582,7 @@ int pc_link(const char *from, const char *to) {
   const char *rto = resolve(to, ato) ? under_root(ato) : NULL;
   if (!rfrom || !rto) return link(from, to);
   pthread_mutex_lock(&rec.lock);
-  count_op();
+  count_op(PC_OP_LINK, rto);
   struct stat sf;
   bool have_from = lstat(afrom, &sf) == 0;
   int rc = link(from, to);
@@ -570,7 +601,7 @@ int pc_unlink(const char *path) {
   const char *rel = resolve(path, abs) ? under_root(abs) : NULL;
   if (!rel) return unlink(path);
   pthread_mutex_lock(&rec.lock);
-  count_op();
+  count_op(PC_OP_UNLINK, rel);
   struct stat sb;
   bool exists = lstat(abs, &sb) == 0;
   uint64_t saved = 0;
@@ -582,6 +613,8 @@ int pc_unlink(const char *path) {
                 .flags = old ? F_CONTENT : 0,
                 .op = rec.ops,
                 .id = id_of(&sb, false),
+                .off = (int64_t)sb.st_ino,
+                .len = (int64_t)sb.st_dev,
                 .saved = saved};
     if (sb.st_nlink == 1) id_forget(sb.st_dev, sb.st_ino);
     journal_append(&r, rel, NULL, old, NULL, 0);
@@ -597,7 +630,7 @@ int pc_mkdir(const char *path, mode_t mode) {
   const char *rel = resolve(path, abs) ? under_root(abs) : NULL;
   if (!rel) return mkdir(path, mode);
   pthread_mutex_lock(&rec.lock);
-  count_op();
+  count_op(PC_OP_MKDIR, rel);
   int rc = mkdir(path, mode);
   int err = errno;
   if (rc == 0) {
@@ -846,7 +879,9 @@ static hs_status forward(applier *a) {
   for (size_t i = 0; i < a->nrecs; i++) {
     if (a->recs[i].h.id > maxid) maxid = a->recs[i].h.id;
     if (a->recs[i].h.id2 > maxid) maxid = a->recs[i].h.id2;
-    if (a->recs[i].h.type != R_MARK && a->recs[i].h.op > a->out->operations)
+    if (a->recs[i].h.type == R_CUT) a->out->cut_kind = a->recs[i].h.flags;
+    if (a->recs[i].h.type != R_MARK && a->recs[i].h.type != R_CUT &&
+        a->recs[i].h.op > a->out->operations)
       a->out->operations = a->recs[i].h.op;
   }
   a->files = calloc(maxid ? maxid : 1, sizeof *a->files);
@@ -949,9 +984,35 @@ static hs_status write_file(const char *abs, const unsigned char *bytes, uint64_
   return HS_OK;
 }
 
-/* Gives `rel` back to file `id`: its saved content, else a link to another
- * of its names. */
-static hs_status restore_name(applier *a, const jrec *r, const char *rel, uint64_t id) {
+/* Finds, under `dir`, a name of the inode (ino, dev): into `out`. */
+static bool find_inode(const char *dir, uint64_t ino, uint64_t dev, char *out, int depth) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  bool found = false;
+  struct dirent *e;
+  while (!found && (e = readdir(d))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
+    struct stat sb;
+    if (lstat(path, &sb) != 0) continue;
+    if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_ino == ino && (uint64_t)sb.st_dev == dev) {
+      strcpy(out, path);
+      found = true;
+    } else if (S_ISDIR(sb.st_mode) && depth < 8) {
+      found = find_inode(path, ino, dev, out, depth + 1);
+    }
+  }
+  closedir(d);
+  return found;
+}
+
+/* Gives `rel` back to file `id` (inode ino on device dev): its saved
+ * content, else a link to another of its names — one the journal showed,
+ * or, for a name it had before arming (a file with two names of which one
+ * was removed), one found by its inode. */
+static hs_status restore_name(applier *a, const jrec *r, const char *rel, uint64_t id, int64_t ino,
+                              int64_t dev) {
   char abs[PATH_MAX], other[PATH_MAX];
   abs_path(a, rel, abs);
   if (r->h.flags & F_CONTENT) {
@@ -959,8 +1020,10 @@ static hs_status restore_name(applier *a, const jrec *r, const char *rel, uint64
     if (st != HS_OK) return st;
   } else {
     const char *o = name_of_id(a, id);
-    if (!o) return HS_OK; /* nothing to give it back from (not saved: too big) */
-    abs_path(a, o, other);
+    if (o)
+      abs_path(a, o, other);
+    else if (!find_inode(a->root, (uint64_t)ino, (uint64_t)dev, other, 0))
+      return HS_OK; /* no name left and the content not saved (too big) */
     if (link(other, abs) != 0 && errno != EEXIST)
       return hs_fail(HS_ERR_IO, errno, "power cut: cannot link %s to %s", other, abs);
   }
@@ -984,7 +1047,7 @@ static hs_status undo_entry(applier *a, const jrec *r) {
       return hs_fail(HS_ERR_IO, errno, "power cut: cannot rename %s back to %s", abs2, abs);
     name_drop(a, r->path2);
     if (id && !name_set(a, r->path, id)) return nomem();
-    return r->h.id2 ? restore_name(a, r, r->path2, r->h.id2) : HS_OK;
+    return r->h.id2 ? restore_name(a, r, r->path2, r->h.id2, r->h.off, r->h.len) : HS_OK;
   }
   case R_LINK:
     if (unlink(abs2) != 0 && errno != ENOENT)
@@ -992,7 +1055,7 @@ static hs_status undo_entry(applier *a, const jrec *r) {
     name_drop(a, r->path2);
     return HS_OK;
   case R_UNLINK:
-    return restore_name(a, r, r->path, r->h.id);
+    return restore_name(a, r, r->path, r->h.id, r->h.off, r->h.len);
   case R_MKDIR:
     (void)rmdir(abs); /* one that holds files stays */
     return HS_OK;

@@ -31,6 +31,27 @@
 /* The exit status of a child the recorder cut. */
 #define PC_CUT_EXIT 86
 
+/* The kinds of operation the recorder counts, as bits: an aimed cut can
+ * count only some kinds, and the journal says which kind the cut stopped. */
+enum {
+  PC_OP_WRITE = 1u << 0,     /* pwrite, pwritev, write */
+  PC_OP_FILE_SYNC = 1u << 1, /* fsync or fdatasync of a file */
+  PC_OP_RESIZE = 1u << 2,    /* ftruncate, growing fallocate, O_TRUNC of a file */
+  PC_OP_CREATE = 1u << 3,    /* a new name: open with O_CREAT of a missing file */
+  PC_OP_RENAME = 1u << 4,
+  PC_OP_LINK = 1u << 5,
+  PC_OP_UNLINK = 1u << 6,
+  PC_OP_MKDIR = 1u << 7,
+  PC_OP_DIR_SYNC = 1u << 8, /* fsync of a directory */
+};
+#define PC_OP_KINDS 9
+/* The directory operations: what a power cut can take back, and the
+ * directory fsync that stops it. */
+#define PC_OP_DIRECTORY                                                                            \
+  (PC_OP_CREATE | PC_OP_RENAME | PC_OP_LINK | PC_OP_UNLINK | PC_OP_MKDIR | PC_OP_DIR_SYNC)
+/* The kind's name ("write", "file-sync", ..., "dir-sync"; "" for none). */
+const char *pc_op_kind_name(unsigned kind);
+
 typedef struct pc_arm {
   const char *root;        /* changes to files under it are journaled */
   const char *journal;     /* the journal file (outside root), created */
@@ -43,6 +64,15 @@ typedef struct pc_arm {
                                 control file: k = 1 is its directory's
                                 fsync); cut_at then unused */
   uint64_t rename_nth;
+  uint64_t cut_dir_op; /* 0, or k: cut at the kth operation of the kinds in
+                          dir_op_kinds (0: PC_OP_DIRECTORY) — inside the
+                          dir_op_mark-th checkpoint, on its thread, or, with
+                          dir_op_mark 0, from arming on any thread. Aimed by
+                          kind, not by the code that makes the call, so the
+                          same aim finds a recycling step however it is
+                          written (cut_at then unused) */
+  unsigned dir_op_kinds;
+  uint64_t dir_op_mark;
   bool skip_syncs; /* journal syncs without doing them (the journal, not
                       the device, decides what survives) */
 } pc_arm;
@@ -51,7 +81,10 @@ typedef struct pc_arm {
 hs_status pc_arm_recorder(const pc_arm *arm);
 /* Marks the start and the end of a checkpoint on the calling thread:
  * armed with cut_after_mark, the kth operation that thread makes inside
- * the mark_nth-th checkpoint is the cut. Unarmed, one relaxed load. */
+ * the mark_nth-th checkpoint is the cut (with cut_dir_op and dir_op_mark,
+ * the kth of the chosen kinds inside the dir_op_mark-th); a checkpoint that
+ * ends before the kth puts the cut at the very next operation. Unarmed,
+ * one relaxed load. */
 void pc_mark_begin(void);
 void pc_mark_end(void);
 /* Operations journaled so far (armed process). */
@@ -65,6 +98,8 @@ typedef struct pc_result {
   uint64_t dir_entries_lost; /* directory changes undone */
   uint64_t files_cut;        /* files whose unsynced growth was cut */
   uint64_t checkpoint_ops;   /* operations after the last mark (info) */
+  unsigned cut_kind;         /* the kind (PC_OP_*) of the operation the cut
+                                stopped; 0: the child was not cut */
 } pc_result;
 
 /* Applies a power cut described by `journal` to the directory tree under

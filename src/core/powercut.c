@@ -560,7 +560,7 @@ int pc_rename_noreplace(const char *from, const char *to) {
   const char *rto = resolve(to, ato) ? under_root(ato) : NULL;
   if (!rfrom || !rto) return rename_noreplace(from, to);
   pthread_mutex_lock(&rec.lock);
-  count_op();
+  count_op(PC_OP_RENAME, rto);
   struct stat sf;
   bool have_from = lstat(afrom, &sf) == 0;
   int rc = rename_noreplace(from, to);

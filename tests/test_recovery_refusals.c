@@ -153,8 +153,9 @@ static void check_counters(env *e, uint64_t want) {
 
 /* ---- files ----------------------------------------------------------------- */
 
-/* A hash of every file under `path` (names and bytes; lock files, whose pid
- * changes with each opener, left out): what "nothing changed" compares. */
+/* A hash of every file under `path` (names, bytes and modification times;
+ * lock files, whose pid changes with each opener, left out): what "nothing
+ * changed" compares. */
 static uint64_t tree_hash(const char *path, uint64_t h) {
   DIR *d = opendir(path);
   if (!d) return h;
@@ -180,6 +181,10 @@ static uint64_t tree_hash(const char *path, uint64_t h) {
     if (stat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
       h = tree_hash(p, h);
     } else {
+      /* Its modification time too: a refusal must not even rewrite a file
+       * with the bytes it had. */
+      h = (h ^ (uint64_t)sb.st_mtim.tv_sec) * 1099511628211ull;
+      h = (h ^ (uint64_t)sb.st_mtim.tv_nsec) * 1099511628211ull;
       /* Eight bytes at a time: the log's segments reach 1 GiB. */
       int fd = open(p, O_RDONLY);
       for (ssize_t got; fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0;) {
@@ -605,6 +610,35 @@ static void test_two_names(uint64_t segment) {
   env_close(&e);
 }
 
+/* A refusal during replay — here a record of a resource manager nobody
+ * registered — changes nothing either: the control file is written only
+ * once recovery is through (it used to be rewritten, state "in recovery",
+ * before replay began). */
+static void test_refused_in_replay(uint64_t segment) {
+  env e;
+  env_init(&e, "inreplay", segment);
+  REQUIRE(env_open(&e) == HS_OK);
+  make_relation(&e);
+  bump_all(&e, 1);
+  CHECK_OK(hs_checkpoint(e.pool));
+  hs_wal_page page = {.rel = REL, .fork = HS_FORK_MAIN, .block = 0};
+  unsigned char payload[8] = {1};
+  hs_wal_record rec = {.rmgr = HS_WAL_RMGR_FIRST_USER + 7,
+                       .type = 1,
+                       .npages = 1,
+                       .pages = &page,
+                       .data = payload,
+                       .len = sizeof payload};
+  hs_lsn end;
+  REQUIRE(hs_wal_insert(e.wal, &rec, &end) == HS_OK);
+  REQUIRE(hs_wal_flush(e.wal, end, HS_WAL_CAUSE_COMMIT, NULL) == HS_OK);
+  env_crash(&e);
+  uint64_t before = tree_hash(e.dir, 14695981039346656037ull);
+  CHECK_ST(env_open(&e), HS_ERR_INVALID);
+  CHECK_CONTAINS(hs_last_error(), "not registered");
+  CHECK_EQ(tree_hash(e.dir, 14695981039346656037ull), before);
+}
+
 /* Finding 5: a directory knows its page size. */
 static void test_page_size(void) {
   env e;
@@ -656,6 +690,7 @@ int main(void) {
       test_mid_log_damage(seg);
       test_damage_before_redo(seg);
       test_two_names(seg);
+      test_refused_in_replay(seg);
     }
     /* The big segments' directories go as soon as they are done. */
     remove_dir(root);

@@ -727,6 +727,61 @@ static void test_foreign_below(void) {
   testdir_remove(dir);
 }
 
+/* Spares — segments recycled for reuse, or made ahead — hold none of the
+ * log's records: a torn end's evidence never takes them (one power cut
+ * used to move 28 MB of spares into kept-*). Only the rest of the end's
+ * segment is kept, when valid records follow in it. */
+static void test_spares_stay(void) {
+  const uint64_t S = HS_WAL_MIN_SEGMENT;
+  testdir_make(dir, sizeof dir, "walfmt-spares");
+  hs_wal *w = open_log(dir, S);
+  nrecs = 0;
+  while (hs_wal_insert_lsn(w) < 3 * S + 4096) put(w, 1000);
+  CHECK_OK(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL));
+  hs_lsn redo = wal_checkpoint_begin(w), ckpt;
+  CHECK_OK(wal_checkpoint_log(w, redo, &ckpt));
+  uint64_t recycled = 0, removed = 0;
+  CHECK_OK(wal_recycle(w, redo, 8 * S, &recycled, &removed));
+  CHECK(recycled >= 2); /* spares above the log's end */
+  size_t first_new = nrecs;
+  for (int i = 0; i < 4; i++) put(w, 1000); /* records that span sectors */
+  CHECK_OK(hs_wal_close(w));
+  /* A flip in the first of the last four: the others follow it in its
+   * segment, so its rest is kept; the spares are not. */
+  inserted bad = recs[first_new];
+  char p[4200];
+  seg_path(p, sizeof p, dir, bad.lsn - bad.lsn % S);
+  flip_byte(p, bad.lsn % S + WAL_HEADER + 700);
+  w = open_log(dir, S);
+  CHECK(!wal_open_end_corrupt(w));
+  CHECK_EQ(hs_wal_insert_lsn(w), bad.lsn);
+  put(w, 8);
+  CHECK_OK(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL));
+  CHECK_OK(hs_wal_close(w));
+  char kept[4400];
+  snprintf(kept, sizeof kept, "%s/kept-%016" PRIX64, dir, bad.lsn);
+  DIR *d = opendir(kept);
+  REQUIRE(d != NULL);
+  size_t files = 0, segments = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (e->d_name[0] == '.') continue;
+    files++;
+    if (strlen(e->d_name) == 16) segments++;
+  }
+  closedir(d);
+  CHECK_EQ(files, 1u);    /* the rest of the segment, from the bad record */
+  CHECK_EQ(segments, 0u); /* no spare */
+  /* The spares are where they were: the log can still use them. */
+  uint64_t *starts;
+  size_t n;
+  CHECK_OK(wal_segment_list(dir, S, &starts, &n));
+  size_t above = 0;
+  for (size_t i = 0; i < n; i++) above += starts[i] > bad.lsn;
+  CHECK(above >= 2);
+  free(starts);
+  testdir_remove(dir);
+}
+
 /* The same damage met twice at one LSN: the second evidence goes to a
  * directory of its own, the first is left as it was. */
 static void test_kept_twice(void) {
@@ -773,6 +828,7 @@ int main(void) {
   test_checkpoint_and_identity();
   test_other_log();
   test_foreign_below();
+  test_spares_stay();
   test_kept_twice();
   uint64_t max = check_max_segment("test_wal_format", HS_WAL_MAX_SEGMENT);
   for (uint64_t S = HS_WAL_MIN_SEGMENT; S <= max; S *= 2) test_size(S);

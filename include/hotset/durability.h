@@ -99,6 +99,10 @@ void hs_checkpoint_stats_get(hs_pool *pool, hs_checkpoint_stats *out);
 
 /* ---- recovery ---- */
 
+/* Room for hs_recovery_report.why_end: a reason and two paths of up to
+ * PATH_MAX each. */
+#define HS_RECOVERY_WHY_MAX 9000
+
 typedef struct hs_recovery_report {
   bool ran;                  /* the pool had a log with records past the redo point
                                 (the checkpoint record a clean close leaves at the
@@ -110,7 +114,9 @@ typedef struct hs_recovery_report {
   uint64_t skipped;          /* page changes skipped: the page was newer */
   double seconds;            /* reading and applying the log */
   double checkpoint_seconds; /* the end-of-recovery checkpoint after it */
-  char why_end[128];         /* why replay stopped, e.g. "zeros at 1F40" */
+  /* Why replay stopped, e.g. "clean end at 1F40: zeros", with whatever
+   * paths it names (a kept-* directory) whole: never cut short. */
+  char why_end[HS_RECOVERY_WHY_MAX];
 } hs_recovery_report;
 /* What hs_pool_open's recovery did (ran = false if there was nothing). */
 void hs_pool_recovery_report(hs_pool *pool, hs_recovery_report *out);

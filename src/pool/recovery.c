@@ -214,6 +214,7 @@ hs_status pool_recover(hs_pool *pool) {
   /* Why the log ends is what opening the log found (a clean end, a torn
    * last record, or corruption with the bytes after it kept aside). */
   const char *why = wal_open_why_end(wal);
+  _Static_assert(sizeof rep->why_end >= sizeof wal->why_end, "why_end must never be cut short");
   snprintf(rep->why_end, sizeof rep->why_end, "%s", *why ? why : hs_wal_reader_why_end(r));
   char reader_why[256];
   snprintf(reader_why, sizeof reader_why, "%s", hs_wal_reader_why_end(r));

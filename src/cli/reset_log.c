@@ -42,6 +42,7 @@
 #include "bench/bench_util.h"
 #include "cli/args.h"
 #include "cli/control_rebuild.h"
+#include "cli/evidence.h"
 #include "core/dir_lock.h"
 #include "core/error.h"
 #include "core/sysio.h"
@@ -235,8 +236,7 @@ static hs_status move_log_aside(const char *waldir, const char *keep, size_t *mo
   hs_status st = HS_OK;
   for (struct dirent *e; st == HS_OK && (e = readdir(d)) != NULL;) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, keep) ||
-        !strcmp(e->d_name, "wal.lock") || !strncmp(e->d_name, "kept-", 5) ||
-        !strncmp(e->d_name, "reset-", 6))
+        !strcmp(e->d_name, "wal.lock") || evidence_name(e->d_name))
       continue;
     char from[4700], to[5000];
     snprintf(from, sizeof from, "%s/%s", waldir, e->d_name);
@@ -261,19 +261,24 @@ static int fail(const char *what) {
   return 1;
 }
 
+/* Opens the log in `waldir` for this tool: no writer thread. */
+static hs_status open_log(const char *waldir, uint64_t segment_bytes, hs_wal **wal) {
+  hs_wal_options wo;
+  hs_wal_options_init(&wo);
+  wo.dir = waldir;
+  wo.segment_bytes = segment_bytes;
+  wo.writer_delay_ms = 0;
+  return hs_wal_open(&wo, wal);
+}
+
 /* The log ends at E and is kept to it: E's tail and the later segments of
  * this log go to kept-*, a checkpoint record with the old redo point is
  * logged at E, and the control file names it. */
 static hs_status keep_to_end(const char *dir, const char *waldir, hs_control *c, hs_lsn *ckpt,
                              char *kept, size_t kept_len) {
   kept[0] = 0;
-  hs_wal_options wo;
-  hs_wal_options_init(&wo);
-  wo.dir = waldir;
-  wo.segment_bytes = c->segment_bytes;
-  wo.writer_delay_ms = 0;
   hs_wal *wal;
-  hs_status st = hs_wal_open(&wo, &wal);
+  hs_status st = open_log(waldir, c->segment_bytes, &wal);
   if (st != HS_OK) return st;
   hs_lsn redo = c->has_checkpoint ? c->redo : 0;
   st = wal_set_end_from(wal, redo);
@@ -298,13 +303,8 @@ static hs_status keep_to_end(const char *dir, const char *waldir, hs_control *c,
  * heap's records are replayed; an engine's own resource manager is not
  * known here, and its records stop the replay (HS_ERR_INVALID naming it). */
 static hs_status replay_over_pages(const char *dir, const char *waldir, const hs_control *c) {
-  hs_wal_options wo;
-  hs_wal_options_init(&wo);
-  wo.dir = waldir;
-  wo.segment_bytes = c->segment_bytes;
-  wo.writer_delay_ms = 0;
   hs_wal *wal;
-  hs_status st = hs_wal_open(&wo, &wal);
+  hs_status st = open_log(waldir, c->segment_bytes, &wal);
   if (st != HS_OK) return st;
   st = hs_heap_register_redo(wal);
   hs_pool *pool = NULL;
@@ -339,13 +339,8 @@ static hs_status restart_log(const char *dir, const char *waldir, hs_control *c,
   else if (sys_mkdir(waldir, 0700) != 0)
     st = hs_fail(HS_ERR_IO, errno, "cannot create %s: %s", waldir, strerror(errno));
   if (st != HS_OK) return st;
-  hs_wal_options wo;
-  hs_wal_options_init(&wo);
-  wo.dir = waldir;
-  wo.segment_bytes = c->segment_bytes;
-  wo.writer_delay_ms = 0;
   hs_wal *wal;
-  st = hs_wal_open(&wo, &wal);
+  st = open_log(waldir, c->segment_bytes, &wal);
   if (st != HS_OK) return st;
   st = wal_adopt_identity(wal, c->system_id, start);
   if (st == HS_OK) st = wal_checkpoint_log(wal, start, ckpt);
@@ -361,13 +356,6 @@ static hs_status restart_log(const char *dir, const char *waldir, hs_control *c,
 
 /* ---- --remove-kept ----------------------------------------------------- */
 
-static uint64_t tree_bytes;
-static int add_bytes(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
-  (void)path;
-  (void)ftw;
-  if (type == FTW_F) tree_bytes += (uint64_t)sb->st_size;
-  return 0;
-}
 static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
   (void)sb;
   (void)type;
@@ -385,11 +373,10 @@ static int remove_kept(const char *waldir) {
   int rc = 0;
   size_t removed = 0;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
-    if (strncmp(e->d_name, "kept-", 5) && strncmp(e->d_name, "reset-", 6)) continue;
+    if (!evidence_name(e->d_name)) continue;
     char path[4500];
     snprintf(path, sizeof path, "%s/%s", waldir, e->d_name);
-    tree_bytes = 0;
-    nftw(path, add_bytes, 16, FTW_PHYS);
+    uint64_t tree_bytes = evidence_bytes(path);
     if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
       fprintf(stderr, PROG ": cannot remove %s: %s\n", path, strerror(errno));
       rc = 1;

@@ -19,6 +19,7 @@
 
 #include "bench/bench_util.h"
 #include "cli/args.h"
+#include "cli/evidence.h"
 #include "cli/json.h"
 #include "cli/relations.h"
 #include "core/error.h"
@@ -30,7 +31,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,25 +197,16 @@ static hs_status check_log(const char *waldir, const hs_control *control, bool h
 
 /* The evidence kept in the log directory (kept-*, reset-*): listed with
  * its size, never counted as bad — and the command that removes it. */
-static uint64_t tree_bytes;
-static int add_bytes(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
-  (void)path;
-  (void)ftw;
-  if (type == FTW_F) tree_bytes += (uint64_t)sb->st_size;
-  return 0;
-}
-
 static void list_evidence(const char *dir, const char *waldir, bool json) {
   DIR *d = opendir(waldir);
   if (!d) return;
   size_t found = 0;
   uint64_t total = 0;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
-    if (strncmp(e->d_name, "kept-", 5) && strncmp(e->d_name, "reset-", 6)) continue;
+    if (!evidence_name(e->d_name)) continue;
     char path[4500];
     snprintf(path, sizeof path, "%s/%s", waldir, e->d_name);
-    tree_bytes = 0;
-    nftw(path, add_bytes, 16, FTW_PHYS);
+    uint64_t tree_bytes = evidence_bytes(path);
     found++;
     total += tree_bytes;
     if (json) {

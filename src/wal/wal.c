@@ -554,24 +554,10 @@ static hs_status check_identity(const char *dir, uint64_t segment_bytes, uint64_
     return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory reading the headers of %s", dir);
   }
   for (size_t i = 0; i < n && st == HS_OK; i++) {
-    char path[4200];
-    wal_segment_path(dir, starts[i], path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
-      break;
-    }
-    unsigned char hb[WAL_SEG_HEADER];
+    wal_seg_header_kind kind;
     wal_seg_header h;
-    ssize_t got = pread(fd, hb, sizeof hb, 0);
-    int err = errno;
-    close(fd);
-    if (got < 0) {
-      st = wal_sys_fail(HS_ERR_IO, err, "%s: cannot read the log segment's header", path);
-      break;
-    }
-    if (got == (ssize_t)sizeof hb && wal_seg_header_decode(hb, &h) == WAL_SEG_VALID)
-      ids[i] = h.system_id;
+    st = wal_segment_header(dir, starts[i], &kind, &h);
+    if (st == HS_OK && kind == WAL_SEG_VALID) ids[i] = h.system_id;
   }
   /* The id most segments carry, and the runner-up's count. */
   size_t best = 0, best_count = 0, second_count = 0;

@@ -28,6 +28,7 @@
 #define HOTSET_WAL_INTERNAL_H
 
 #include "hotset/wal.h"
+#include "wal/wal_format.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -162,6 +163,10 @@ hs_status wal_segment_open_write(hs_wal *w, uint64_t start, int *fd);
 hs_status wal_write_zeros(hs_wal *w, int fd, uint64_t from, uint64_t to, const char *what);
 /* The segments in `dir` (their first LSNs, sorted); *n of them, malloc'ed. */
 hs_status wal_segment_list(const char *dir, uint64_t segment_bytes, uint64_t **starts, size_t *n);
+/* The header of the segment at `start` in `dir` (*kind WAL_SEG_ZEROS for a
+ * file too short to hold one); HS_ERR_IO if it cannot be opened or read. */
+hs_status wal_segment_header(const char *dir, uint64_t start, wal_seg_header_kind *kind,
+                             wal_seg_header *h);
 /* Makes a durable note of a directory entry change (fsync the directory). */
 hs_status wal_sync_dir(const char *dir);
 
@@ -198,8 +203,6 @@ hs_lsn wal_reader_fail_at(const hs_wal_reader *r);
 /* A valid record found past fail_at in the same segment (0: none): not
  * proof of damage (a torn unsynced write), but evidence to keep. */
 hs_lsn wal_reader_valid_after(const hs_wal_reader *r);
-/* HS_WAL_END_CORRUPT from a later segment: the valid record there. */
-hs_lsn wal_reader_proof_at(const hs_wal_reader *r);
 /* The system id of the segments read (0 if no header was read). */
 uint64_t wal_reader_system_id(const hs_wal_reader *r);
 

@@ -55,15 +55,9 @@ static int by_inode(const void *a, const void *b) {
 
 /* The start the header of the segment named `start` gives, if valid. */
 static bool header_start(const char *dir, uint64_t start, uint64_t *named) {
-  char path[4200];
-  wal_segment_path(dir, start, path, sizeof path);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  unsigned char hb[WAL_SEG_HEADER];
+  wal_seg_header_kind kind;
   wal_seg_header h;
-  bool valid = pread(fd, hb, sizeof hb, 0) == (ssize_t)sizeof hb &&
-               wal_seg_header_decode(hb, &h) == WAL_SEG_VALID;
-  close(fd);
+  bool valid = wal_segment_header(dir, start, &kind, &h) == HS_OK && kind == WAL_SEG_VALID;
   if (valid) *named = h.start;
   return valid;
 }
@@ -156,19 +150,10 @@ hs_status wal_own_segments_after(const char *dir, uint64_t segment_bytes, uint64
   if (st != HS_OK) return st;
   for (size_t i = 0; i < count && st == HS_OK; i++) {
     if (starts[i] <= seg) continue;
-    char path[4200];
-    wal_segment_path(dir, starts[i], path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot open the log segment", path);
-      break;
-    }
-    unsigned char hb[WAL_SEG_HEADER];
+    wal_seg_header_kind kind;
     wal_seg_header h;
-    wal_seg_header_kind kind = pread(fd, hb, sizeof hb, 0) == (ssize_t)sizeof hb
-                                   ? wal_seg_header_decode(hb, &h)
-                                   : WAL_SEG_ZEROS;
-    close(fd);
+    st = wal_segment_header(dir, starts[i], &kind, &h);
+    if (st != HS_OK) break;
     if (kind == WAL_SEG_DAMAGED || (kind == WAL_SEG_VALID && h.start == starts[i]))
       starts[(*n)++] = starts[i];
   }

@@ -75,7 +75,6 @@ struct hs_wal_reader {
   hs_lsn end, fail_at;
   hs_wal_end_kind kind;
   hs_lsn valid_after; /* a valid record past fail_at in its segment (0: none) */
-  hs_lsn proof_at;    /* HS_WAL_END_CORRUPT: the valid record in a later segment */
   char why[640];
 };
 
@@ -146,10 +145,6 @@ hs_lsn wal_reader_fail_at(const hs_wal_reader *r) {
 
 hs_lsn wal_reader_valid_after(const hs_wal_reader *r) {
   return r->valid_after;
-}
-
-hs_lsn wal_reader_proof_at(const hs_wal_reader *r) {
-  return r->proof_at;
 }
 
 uint64_t wal_reader_system_id(const hs_wal_reader *r) {
@@ -298,24 +293,6 @@ static hs_status scan_segment(hs_wal_reader *r, uint64_t from, bool *found, uint
   return st;
 }
 
-/* Opens the segment at `start` of the log in `dir` (its path to `path`,
- * its descriptor to *fd, the caller closes it) and decodes its header into
- * *h: *kind is WAL_SEG_ZEROS for a file too short to hold one. */
-static hs_status open_segment(const char *dir, uint64_t start, char *path, size_t path_len, int *fd,
-                              wal_seg_header_kind *kind, wal_seg_header *h) {
-  /* Set on every path: gcc -O3 cannot see that the callers stop on failure. */
-  *kind = WAL_SEG_ZEROS;
-  memset(h, 0, sizeof *h);
-  wal_segment_path(dir, start, path, path_len);
-  *fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (*fd < 0)
-    return hs_fail(HS_ERR_IO, errno, "%s: cannot open the log segment: %s", path, strerror(errno));
-  unsigned char hb[WAL_SEG_HEADER];
-  *kind = pread(*fd, hb, sizeof hb, 0) == (ssize_t)sizeof hb ? wal_seg_header_decode(hb, h)
-                                                             : WAL_SEG_ZEROS;
-  return HS_OK;
-}
-
 /* The first sign of this log in a segment after the one at `seg`: a valid
  * record at any record position of a later segment whose header is this
  * log's and names its own start, or is damaged — or such a header itself
@@ -329,13 +306,10 @@ static hs_status scan_later(hs_wal_reader *r, uint64_t seg, bool *found, uint64_
   if (st != HS_OK) return st;
   for (size_t i = 0; i < n && st == HS_OK && !*found; i++) {
     if (starts[i] <= seg) continue;
-    char path[4200];
-    int fd;
     wal_seg_header_kind kind;
     wal_seg_header h;
-    st = open_segment(r->dir, starts[i], path, sizeof path, &fd, &kind, &h);
+    st = wal_segment_header(r->dir, starts[i], &kind, &h);
     if (st != HS_OK) break;
-    close(fd);
     bool own_header = kind == WAL_SEG_VALID && h.start == starts[i] &&
                       (r->system_id == 0 || h.system_id == r->system_id);
     if (own_header || kind == WAL_SEG_DAMAGED)
@@ -397,7 +371,6 @@ static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt
     if (st != HS_OK) return st;
   }
   r->valid_after = in_segment ? same_at : 0;
-  r->proof_at = later ? later_at : 0;
   char same[160] = "";
   if (in_segment)
     snprintf(same, sizeof same,
@@ -444,13 +417,10 @@ static hs_status find_oldest(hs_wal_reader *r) {
   hs_status st = wal_segment_list(r->dir, r->segment_bytes, &starts, &n);
   if (st != HS_OK) return st;
   for (size_t i = 0; i < n; i++) {
-    char path[4200];
-    int fd;
     wal_seg_header_kind kind;
     wal_seg_header h;
-    st = open_segment(r->dir, starts[i], path, sizeof path, &fd, &kind, &h);
+    st = wal_segment_header(r->dir, starts[i], &kind, &h);
     if (st != HS_OK) break;
-    close(fd);
     if (i == 0) r->pos = r->last_end = starts[0];
     if (kind == WAL_SEG_DAMAGED || (kind == WAL_SEG_VALID && h.start == starts[i])) {
       r->pos = r->last_end = starts[i];

@@ -6,12 +6,16 @@
  * segments; recovery after a real crash (a child process killed with
  * SIGKILL) brings back every logged change exactly once — including a
  * non-idempotent redo of an engine's own resource manager, and a page torn
- * half way by a failed write; threads logging changes while checkpoints run
+ * half way by a failed write; recovery leaves a control file naming its own
+ * checkpoint and pages stamped with the end of the last record applied, so
+ * a second crash or a replay from an older start applies nothing twice;
+ * threads logging changes while checkpoints run
  * lose nothing across a crash (labelled concurrency: TSan runs it); misuse
  * and bad options are refused.
  */
 #include "check.h"
 #include "direct_mode.h"
+#include "hotset/control.h"
 #include "hotset/durability.h"
 #include "hotset/fault.h"
 #include "hotset/page.h"
@@ -507,6 +511,124 @@ static void test_crash_recovery(void) {
   testdir_remove(dir);
 }
 
+/* A crash in this process: the pool's dirty pages are lost, the log's
+ * durable part stays. */
+static void env_crash(env *e) {
+  hs_pool_abandon(e->pool);
+  CHECK_OK(hs_wal_close(e->wal));
+}
+
+static bool segment_exists(hs_lsn lsn, uint64_t segment) {
+  char wd[4200], path[4300];
+  wal_dir(wd, sizeof wd);
+  snprintf(path, sizeof path, "%s/%016llX", wd, (unsigned long long)(lsn - lsn % segment));
+  return access(path, F_OK) == 0;
+}
+
+/* The control file recovery leaves names the end-of-recovery checkpoint,
+ * whose checkpoint recycled the segments before its redo point. A control
+ * file still naming the checkpoint from before the crash (recovery writing
+ * "in production" over a stale copy of it) names a redo point whose segment
+ * is gone: after a second crash, before anything else rewrote the control
+ * file, the directory never opened again. */
+static void test_control_after_recovery(void) {
+  testdir_make(dir, sizeof dir, "dur-control");
+  const uint64_t segment = 1 << 16;
+  env e;
+  REQUIRE(env_open(&e, true, 32, segment, NULL) == HS_OK);
+  make_relation(&e, 4);
+  hs_lsn end = 0;
+  for (hs_blockno b = 0; b < 4; b++) CHECK_OK(bump(&e, b, 1, &end));
+  CHECK_OK(hs_checkpoint(e.pool));
+  hs_control first;
+  REQUIRE(hs_control_read(dir, &first) == HS_OK && first.has_checkpoint);
+  /* More than two segments of changes: the end-of-recovery checkpoint
+   * recycles the first checkpoint's segment. */
+  uint64_t rounds = 1;
+  for (; hs_wal_insert_lsn(e.wal) < first.redo + 3 * segment; rounds++)
+    for (hs_blockno b = 0; b < 4; b++) CHECK_OK(bump(&e, b, 1, &end));
+  CHECK_OK(hs_wal_flush(e.wal, end, HS_WAL_CAUSE_COMMIT, NULL));
+  env_crash(&e);
+
+  REQUIRE(env_open(&e, true, 32, segment, NULL) == HS_OK);
+  hs_recovery_report rep;
+  hs_pool_recovery_report(e.pool, &rep);
+  CHECK(rep.images + rep.applied > 0); /* so the end-of-recovery checkpoint ran */
+  hs_checkpoint_stats cs;
+  hs_checkpoint_stats_get(e.pool, &cs);
+  hs_control now;
+  REQUIRE(hs_control_read(dir, &now) == HS_OK);
+  CHECK(now.has_checkpoint);
+  CHECK_EQ(now.checkpoint, cs.last_checkpoint);
+  CHECK_EQ(now.redo, cs.last_redo);
+  CHECK_EQ(now.state, HS_DB_IN_PRODUCTION);
+  REQUIRE(!segment_exists(first.redo, segment)); /* what a stale control file would need */
+  env_crash(&e);                                 /* again, right away */
+
+  hs_status st = env_open(&e, true, 32, segment, NULL);
+  CHECK_OK(st);
+  if (st == HS_OK) {
+    for (hs_blockno b = 0; b < 4; b++) CHECK_EQ(read_counter(&e, b), rounds);
+    env_close(&e);
+  }
+  testdir_remove(dir);
+}
+
+/* A page recovery changed carries the end of the last record applied to it
+ * (PostgreSQL's PageSetLSN at the record's EndRecPtr), as it would have had
+ * the change been made live. Stamped with the record's start instead, the
+ * page looks as if it lacked that record: a replay that starts before it
+ * again — the control file lost, so replay starts at the oldest segment
+ * left, past the page's image — applies the record a second time. With the
+ * counter resource manager, whose redo adds, the counter then goes up twice
+ * for one acknowledged change. */
+static void test_replayed_page_lsn(void) {
+  testdir_make(dir, sizeof dir, "dur-lsn");
+  const uint64_t segment = 1 << 16;
+  const hs_blockno counter = 0, filler = 1;
+  env e;
+  REQUIRE(env_open(&e, true, 16, segment, counter_redo) == HS_OK);
+  make_relation(&e, 2);
+  CHECK_OK(hs_checkpoint(e.pool));
+  hs_lsn image_end, last_end = 0, end = 0;
+  /* The counter's first change since the redo point: its image. */
+  CHECK_OK(change_counter(&e, counter, 1, true, &image_end));
+  /* Two segments of another page's changes: the end-of-recovery checkpoint
+   * recycles the segment holding the image. */
+  while (hs_wal_insert_lsn(e.wal) < image_end - image_end % segment + 2 * segment)
+    CHECK_OK(bump(&e, filler, 1, &end));
+  /* The counter's last change: no image (changed since the redo point). */
+  CHECK_OK(change_counter(&e, counter, 1, true, &last_end));
+  CHECK_OK(hs_wal_flush(e.wal, last_end, HS_WAL_CAUSE_COMMIT, NULL));
+  env_crash(&e);
+
+  REQUIRE(env_open(&e, true, 16, segment, counter_redo) == HS_OK);
+  hs_recovery_report rep;
+  hs_pool_recovery_report(e.pool, &rep);
+  CHECK(rep.images > 0 && rep.applied > 0);
+  CHECK_EQ(read_counter(&e, counter), 2);
+  hs_buf b;
+  REQUIRE(hs_pool_read(e.pool, REL, HS_FORK_MAIN, counter, HS_READ_NORMAL, NULL, &b, NULL) ==
+          HS_OK);
+  CHECK_EQ(hs_buf_lsn(e.pool, b), last_end);
+  hs_buf_release(e.pool, b);
+  env_close(&e);
+  /* The setting: the log now starts after the image (replay without a
+   * control file starts at its oldest segment), before the last change. */
+  REQUIRE(!segment_exists(image_end, segment));
+  REQUIRE(segment_exists(last_end - 1, segment));
+
+  char control[4300];
+  snprintf(control, sizeof control, "%s/%s", dir, HS_CONTROL_FILE);
+  REQUIRE(unlink(control) == 0);
+  REQUIRE(env_open(&e, true, 16, segment, counter_redo) == HS_OK); /* page_size given */
+  hs_pool_recovery_report(e.pool, &rep);
+  CHECK(rep.skipped > 0); /* the last change met again, and found on the page */
+  CHECK_EQ(read_counter(&e, counter), 2);
+  env_close(&e);
+  testdir_remove(dir);
+}
+
 /* Child: a page changed after a checkpoint (its image logged), the log
  * flushed, then its write torn half way by the fault layer, then killed. */
 static void torn_child(void) {
@@ -764,6 +886,8 @@ int main(void) {
   test_full_page_writes();
   test_checkpoint_recycles();
   test_crash_recovery();
+  test_control_after_recovery();
+  test_replayed_page_lsn();
   test_torn_page_repaired();
   test_checkpoints_race_changes();
   test_checkpointer_thread();

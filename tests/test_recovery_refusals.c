@@ -10,6 +10,12 @@
  * Each must be refused with a message naming what and where, with nothing
  * on disk changed by the refusal, and — once the damage is undone — open
  * with every acknowledged change there.
+ *
+ * Two cases need what no file operation gives: a control file that passes
+ * its CRC but names another redo point than its checkpoint record
+ * (control_write, as another program or a bug would), and a change logged
+ * while a checkpoint runs (the pool's collected_hook, as in
+ * test_checkpoint_race.c).
  */
 #include "check.h"
 #include "core/error.h"
@@ -17,6 +23,8 @@
 #include "hotset/durability.h"
 #include "hotset/pool.h"
 #include "hotset/wal.h"
+#include "pool/pool_internal.h"
+#include "storage/control_file.h"
 #include "testdir.h"
 
 #include <dirent.h>
@@ -670,9 +678,144 @@ static void test_page_size(void) {
   CHECK_CONTAINS(hs_last_error(), HS_CONTROL_FILE);
 }
 
+/* Called by a checkpoint right after it collected the dirty buffers: a
+ * change logged (and flushed) now lies between the checkpoint's redo point
+ * and its record, on a page the checkpoint does not write. */
+static env *changed_during_checkpoint;
+static void change_after_collect(hs_pool *pool, void *ctx) {
+  (void)ctx;
+  pool->collected_hook = NULL; /* once */
+  bump(changed_during_checkpoint, BLOCKS - 1);
+}
+
+/* A control file that passes its CRC but names a redo point other than the
+ * one its checkpoint record carries (another program wrote it, or a bug):
+ * one of the two is wrong, and opening cannot tell which. Trusting a later
+ * one skips what was logged while that checkpoint ran — here the last
+ * block's change, acknowledged, on a page the checkpoint had not collected
+ * — and the open used to return HS_OK without it. Refused, changing
+ * nothing; with the control file put right, everything is there. */
+static void test_redo_disagrees(void) {
+  env e;
+  env_init(&e, "redo", 1u << 20);
+  REQUIRE(env_open(&e) == HS_OK);
+  make_relation(&e);
+  bump_all(&e, 2);
+  CHECK_OK(hs_checkpoint(e.pool)); /* every block clean */
+  for (hs_blockno i = 0; i + 1 < BLOCKS; i++) bump(&e, i);
+  changed_during_checkpoint = &e;
+  e.pool->collected_hook = change_after_collect;
+  CHECK_OK(hs_checkpoint(e.pool));
+  REQUIRE(e.pool->collected_hook == NULL); /* the last block was changed inside it */
+  env_crash(&e);
+  hs_control c = control_of(&e);
+  REQUIRE(c.has_checkpoint && c.redo < c.checkpoint); /* that change lies between */
+  char control[4400], saved[4400];
+  snprintf(control, sizeof control, "%s/%s", e.dir, HS_CONTROL_FILE);
+  snprintf(saved, sizeof saved, "%s.saved", e.dir);
+  copy_file(control, saved);
+  hs_control later = c;
+  later.redo = c.checkpoint; /* a record's start: replay could begin there */
+  REQUIRE(control_write(e.dir, &later) == HS_OK);
+  uint64_t before = tree_hash(e.dir, 14695981039346656037ull);
+  hs_status st = env_open(&e);
+  CHECK_ST(st, HS_ERR_CORRUPT);
+  if (st == HS_OK) { /* what trusting it costs: the last block's change */
+    check_counters(&e, 3);
+    env_close(&e);
+  } else {
+    CHECK_CONTAINS(hs_last_error(), "redo point");
+    CHECK_CONTAINS(hs_last_error(), "reset-log");
+    CHECK_EQ(tree_hash(e.dir, 14695981039346656037ull), before);
+  }
+  copy_file(saved, control);
+  unlink(saved);
+  REQUIRE(env_open(&e) == HS_OK);
+  check_counters(&e, 3);
+  env_close(&e);
+}
+
+/* Opens a pool over `dir` without a log. */
+static hs_status open_without_log(const char *dir, uint32_t page_size, bool checksums,
+                                  hs_pool **pool) {
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = dir;
+  po.page_size = page_size;
+  po.pool_pages = 16;
+  po.checksums = checksums;
+  return hs_pool_open(&po, pool);
+}
+
+#define WRITTEN_AT 100u
+static const char written[] = "block one, as written";
+
+/* A directory never opened with a log keeps its page size and checksums
+ * once it holds a relation file: adopting the option's instead would read
+ * 8 KiB pages as 16 KiB ones (the wrong blocks' bytes), or pages with
+ * checksums as pages without. Refused, changing nothing. A directory where
+ * nothing depends on them yet takes the option's. */
+static void test_page_size_without_log(void) {
+  char dir[4200], fresh[4200];
+  snprintf(dir, sizeof dir, "%s/nolog", root);
+  snprintf(fresh, sizeof fresh, "%s/nolog-empty", root);
+  mkdir(dir, 0700);
+  mkdir(fresh, 0700);
+  hs_pool *pool;
+  REQUIRE(open_without_log(dir, 8192, true, &pool) == HS_OK);
+  REQUIRE(hs_smgr_create_if_missing(hs_pool_smgr(pool), REL, HS_FORK_MAIN, NULL) == HS_OK);
+  for (hs_blockno n = 0; n < 2; n++) {
+    hs_buf b;
+    REQUIRE(hs_pool_extend(pool, REL, HS_FORK_MAIN, NULL, true, &b, NULL) == HS_OK);
+    if (n == 1) {
+      memcpy((char *)hs_buf_page(pool, b) + WRITTEN_AT, written, sizeof written);
+      CHECK_OK(hs_buf_mark_dirty(pool, b, 0, NULL));
+    }
+    hs_buf_unlock(pool, b);
+    hs_buf_release(pool, b);
+  }
+  CHECK_OK(hs_pool_close(pool));
+  hs_control c;
+  REQUIRE(hs_control_read(dir, &c) == HS_OK);
+  REQUIRE(c.segment_bytes == 0 && c.page_size == 8192 && c.checksums);
+
+  uint64_t before = tree_hash(dir, 14695981039346656037ull);
+  hs_status st = open_without_log(dir, 16384, true, &pool);
+  CHECK_ST(st, HS_ERR_INVALID);
+  if (st == HS_OK) CHECK_OK(hs_pool_close(pool));
+  CHECK_CONTAINS(hs_last_error(), "8192");
+  CHECK_CONTAINS(hs_last_error(), "16384");
+  CHECK_CONTAINS(hs_last_error(), "option page_size"); /* the control file's refusal */
+  st = open_without_log(dir, 8192, false, &pool);
+  CHECK_ST(st, HS_ERR_INVALID);
+  if (st == HS_OK) CHECK_OK(hs_pool_close(pool));
+  CHECK_CONTAINS(hs_last_error(), "checksums");
+  CHECK_EQ(tree_hash(dir, 14695981039346656037ull), before);
+
+  REQUIRE(open_without_log(dir, 0, true, &pool) == HS_OK);
+  CHECK_EQ(hs_pool_page_size(pool), 8192);
+  hs_buf b;
+  REQUIRE(hs_pool_read(pool, REL, HS_FORK_MAIN, 1, HS_READ_NORMAL, NULL, &b, NULL) == HS_OK);
+  CHECK(memcmp((char *)hs_buf_page(pool, b) + WRITTEN_AT, written, sizeof written) == 0);
+  hs_buf_release(pool, b);
+  CHECK_OK(hs_pool_close(pool));
+
+  /* Nothing stored yet: the options win, and the control file says so. */
+  REQUIRE(open_without_log(fresh, 8192, true, &pool) == HS_OK);
+  CHECK_OK(hs_pool_close(pool));
+  REQUIRE(open_without_log(fresh, 16384, false, &pool) == HS_OK);
+  CHECK_EQ(hs_pool_page_size(pool), 16384);
+  CHECK_OK(hs_pool_close(pool));
+  REQUIRE(hs_control_read(fresh, &c) == HS_OK);
+  CHECK_EQ(c.page_size, 16384);
+  CHECK(!c.checksums);
+}
+
 int main(void) {
   testdir_make(root, sizeof root, "refusals");
   test_page_size();
+  test_page_size_without_log();
+  test_redo_disagrees();
   uint64_t max = check_max_segment("test_recovery_refusals", HS_WAL_MAX_SEGMENT);
   for (uint64_t seg = HS_WAL_MIN_SEGMENT; seg <= max; seg *= 2) {
     test_damaged_checkpoint(seg);

@@ -123,10 +123,22 @@ static void report_log(bool json, const char *problem, const char *text) {
 static hs_status check_log(const char *waldir, const hs_control *control, bool have_control,
                            bool json, log_verdict *v) {
   memset(v, 0, sizeof *v);
+  char text[5000];
+  /* A control file that names a checkpoint needs the log it is in: a pool
+   * refuses to open without it, and so is it bad here. */
+  bool needs_log = have_control && control->has_checkpoint;
   DIR *d = opendir(waldir);
   if (!d) {
-    if (errno == ENOENT) return HS_OK;
-    return hs_fail(HS_ERR_IO, errno, "cannot list %s: %s", waldir, strerror(errno));
+    if (errno != ENOENT)
+      return hs_fail(HS_ERR_IO, errno, "cannot list %s: %s", waldir, strerror(errno));
+    if (needs_log) {
+      v->bad++;
+      snprintf(text, sizeof text,
+               "%s: no log directory, but the control file names a checkpoint at %" PRIX64, waldir,
+               control->checkpoint);
+      report_log(json, "log_missing", text);
+    }
+    return HS_OK;
   }
   uint64_t sizes[4096];
   char names[4096][17];
@@ -141,7 +153,16 @@ static hs_status check_log(const char *waldir, const hs_control *control, bool h
     snprintf(names[n++], sizeof names[0], "%s", e->d_name);
   }
   closedir(d);
-  if (n == 0) return HS_OK;
+  if (n == 0) {
+    if (needs_log) {
+      v->bad++;
+      snprintf(text, sizeof text,
+               "%s: no log segment, but the control file names a checkpoint at %" PRIX64, waldir,
+               control->checkpoint);
+      report_log(json, "log_missing", text);
+    }
+    return HS_OK;
+  }
   uint64_t segment = have_control ? control->segment_bytes : 0;
   if (!segment) { /* the size most segments have */
     uint64_t sorted[4096];
@@ -156,7 +177,6 @@ static hs_status check_log(const char *waldir, const hs_control *control, bool h
       }
     }
   }
-  char text[5000];
   for (size_t i = 0; i < n; i++)
     if (sizes[i] != segment) {
       v->bad++;

@@ -56,7 +56,7 @@ static bool same_control(const hs_control *a, const hs_control *b) {
   return a->format == b->format && a->page_size == b->page_size && a->checksums == b->checksums &&
          a->segment_bytes == b->segment_bytes && a->system_id == b->system_id &&
          a->state == b->state && a->has_checkpoint == b->has_checkpoint &&
-         a->checkpoint == b->checkpoint && a->redo == b->redo;
+         a->checkpoint == b->checkpoint && a->redo == b->redo && a->has_catalog == b->has_catalog;
 }
 
 /* `c` is accepted and its bytes decode back to it, and encode again to the
@@ -97,6 +97,9 @@ static void refused(const hs_control *c, const char *needle) {
 static void test_control_edges_accepted(void) {
   hs_control c = good_control();
   accepted(&c, "a shut-down directory");
+  c.has_catalog = true;
+  accepted(&c, "a directory that lists its relation files");
+  c.has_catalog = false;
   c.page_size = HS_PAGE_SIZE_MIN;
   accepted(&c, "the smallest page");
   c.page_size = HS_PAGE_SIZE_MAX;
@@ -194,8 +197,8 @@ static void test_control_fields_refused(void) {
 
   unsigned char b[CONTROL_FILE_BYTES];
   control_encode(&good, 0, b);
-  le_put32(b + 16, le_get32(b + 16) | 4u);
-  refused_bytes(b, "flags is 0x7, but only bits 0");
+  le_put32(b + 16, le_get32(b + 16) | 8u); /* bits 0-2 are known, 3 is not */
+  refused_bytes(b, "flags is 0xB, but only bits 0");
   for (unsigned off = 64; off < 124; off += 59) {
     control_encode(&good, 0, b);
     b[off] = 0x80;

@@ -76,14 +76,19 @@ void hs_wal_options_init(hs_wal_options *opts);
 /* Opens the log in opts->dir, creating it (and missing parents) if
  * missing. An existing log is read from its oldest segment to its end (the
  * first record that is incomplete, out of place or fails its CRC), and new
- * records follow it. Opening changes nothing on disk: what lies past the
- * end is cleared just before the log's first write — a torn last record's
- * remains zeroed; after corruption (more valid records past a bad one) the
- * bytes from the bad record on and every later segment are first moved to
- * <dir>/kept-<LSN hex>/, never deleted. A segment of another log (another
- * system identifier) is HS_ERR_CORRUPT naming it. One opener at a time: a
- * log open elsewhere (another process, or another handle in this one) is
- * HS_ERR_BUSY naming the holder's pid (<dir>/wal.lock). */
+ * records follow it; a pool opened over it reads it again from its last
+ * checkpoint's redo point. Opening changes nothing on disk: what lies past
+ * the end is dealt with just before the log's first write — a second name
+ * of a segment file removed, a torn last record's remains zeroed (valid
+ * records after it in its segment first copied to <dir>/kept-<LSN hex>/).
+ * Proven damage (HS_WAL_END_CORRUPT) makes that first write fail with
+ * HS_ERR_CORRUPT naming the segment: writing there would give up every
+ * record after the damage (`hotset reset-log` is the way to accept that;
+ * the records are then kept in kept-<LSN>/, never deleted). A segment of
+ * another log (another system identifier) is HS_ERR_CORRUPT naming it. One
+ * opener at a time: a log open elsewhere (another process, or another
+ * handle in this one) is HS_ERR_BUSY naming the holder's pid
+ * (<dir>/wal.lock). */
 hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out);
 /* Flushes everything inserted, stops the writer and frees the log. On a
  * failed flush the log is freed all the same and the error returned. */
@@ -245,10 +250,16 @@ hs_status hs_wal_find_end(const char *dir, uint64_t segment_bytes, hs_lsn *end);
 /* Why the log ended. */
 typedef enum hs_wal_end_kind {
   HS_WAL_END_CLEAN = 0, /* zeros, a recycled segment or stale record, no next segment */
-  HS_WAL_END_TORN,      /* an invalid last record with nothing valid after it: a crash
-                           mid-write, the normal way a log ends after one */
-  HS_WAL_END_CORRUPT    /* an invalid record (bad CRC, length or chain) with valid-looking
-                           records after it, or a segment of another log: damage */
+  HS_WAL_END_TORN,      /* an invalid last record with nothing proving the log went on
+                           (valid records may follow in its own segment: an unsynced
+                           write a power cut tore sector by sector): a crash mid-write,
+                           the normal way a log ends after one */
+  HS_WAL_END_CORRUPT    /* damage, proven: an invalid record (bad CRC, length or chain)
+                           or segment header with records of this log after it in a
+                           later segment (a segment is synced whole before the next is
+                           written), or after something no torn write leaves (a damaged
+                           header; a record naming its own place that fails within one
+                           512-byte sector); or a segment of another log */
 } hs_wal_end_kind;
 /* Where the log ends (after *got = false: the end of the last record read)
  * and why, e.g. "clean end at 1F40: zeros", "torn last record at 1F40: ...",

@@ -163,16 +163,19 @@ static bool all_zero(const unsigned char *p, size_t n) {
   return true;
 }
 
-/* For each power-of-two page size, whether every relation file of `dir`
- * is whole pages of it and its first PROBE_BLOCKS non-zero pages pass
- * their checksums at their block numbers; *nonzero says whether any page
- * was not zeros (a directory of zeros proves nothing). */
+/* The page size at which the relation files of `dir` are pages that pass
+ * their checksums at their block numbers: at each power-of-two size, the
+ * first PROBE_BLOCKS non-zero pages of every file are checked (a page's
+ * checksum covers its block number, so at a wrong size almost none pass).
+ * A crash leaves a few pages torn and a file's last page cut short, so a
+ * size is proven when more than twice as many pages pass as fail there, and
+ * no other size has any pass. *nonzero says whether any page was not zeros
+ * (a directory of zeros proves nothing). */
 static hs_status probe_pages(const char *dir, uint32_t *proven, bool *nonzero, bool *any_file) {
   *proven = 0;
   *nonzero = *any_file = false;
-  uint32_t candidates = 0; /* bit k: page size HS_PAGE_SIZE_MIN << k still fits */
-  unsigned sizes = 0;
-  for (uint32_t p = HS_PAGE_SIZE_MIN; p <= HS_PAGE_SIZE_MAX; p *= 2) candidates |= 1u << sizes++;
+  enum { SIZES = 7 }; /* HS_PAGE_SIZE_MIN (1 KiB) .. HS_PAGE_SIZE_MAX (64 KiB) */
+  uint64_t pass[SIZES] = {0}, fail[SIZES] = {0};
   DIR *d = opendir(dir);
   if (!d) return hs_fail(HS_ERR_NOENT, errno, "cannot list %s: %s", dir, strerror(errno));
   unsigned char *page = malloc(HS_PAGE_SIZE_MAX);
@@ -189,22 +192,17 @@ static hs_status probe_pages(const char *dir, uint32_t *proven, bool *nonzero, b
       break;
     }
     *any_file = true;
-    for (unsigned k = 0; k < sizes; k++) {
+    for (unsigned k = 0; k < SIZES; k++) {
       uint32_t size = HS_PAGE_SIZE_MIN << k;
-      if (!(candidates & (1u << k))) continue;
-      if ((uint64_t)sb.st_size % size) {
-        candidates &= ~(1u << k);
-        continue;
-      }
       for (hs_blockno b = 0; b < PROBE_BLOCKS && (off_t)(b + 1) * size <= sb.st_size; b++) {
         if (pread(fd, page, size, (off_t)b * size) != (ssize_t)size) break;
         if (all_zero(page, size)) continue;
         *nonzero = true;
         uint32_t expected, found;
-        if (!hs_page_verify(page, size, b, &expected, &found)) {
-          candidates &= ~(1u << k);
-          break;
-        }
+        if (hs_page_verify(page, size, b, &expected, &found))
+          pass[k]++;
+        else
+          fail[k]++;
       }
     }
     close(fd);
@@ -212,14 +210,13 @@ static hs_status probe_pages(const char *dir, uint32_t *proven, bool *nonzero, b
   closedir(d);
   free(page);
   if (st != HS_OK) return st;
-  for (unsigned k = 0; k < sizes; k++)
-    if (candidates & (1u << k)) {
-      if (*proven) { /* two sizes fit: only zeros or tiny files were seen */
-        *proven = 0;
-        break;
-      }
-      *proven = HS_PAGE_SIZE_MIN << k;
+  unsigned with_passes = 0, best = 0;
+  for (unsigned k = 0; k < SIZES; k++)
+    if (pass[k]) {
+      with_passes++;
+      if (pass[k] > pass[best] || !pass[best]) best = k;
     }
+  if (with_passes == 1 && pass[best] > 2 * fail[best]) *proven = HS_PAGE_SIZE_MIN << best;
   return HS_OK;
 }
 

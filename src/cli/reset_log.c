@@ -281,7 +281,8 @@ static hs_status keep_to_end(const char *dir, const char *waldir, hs_control *c,
   hs_status st = open_log(waldir, c->segment_bytes, &wal);
   if (st != HS_OK) return st;
   hs_lsn redo = c->has_checkpoint ? c->redo : 0;
-  st = wal_set_end_from(wal, redo);
+  bool settled;
+  st = wal_set_end_from(wal, redo, &settled);
   if (st == HS_OK) {
     if (wal_end_damaged(wal, NULL)) wal_accept_damage(wal);
     snprintf(kept, kept_len, "%s", wal->kept_dir);
@@ -330,9 +331,17 @@ static hs_status replay_over_pages(const char *dir, const char *waldir, const hs
 /* A new log past every LSN seen: the old one kept in reset-<start>. */
 static hs_status restart_log(const char *dir, const char *waldir, hs_control *c, hs_lsn start,
                              hs_lsn *ckpt, size_t *moved, char *keep, size_t keep_len) {
+  /* A name of its own: an earlier reset that stopped half-way (or the
+   * same start reached again) keeps its directory as it is. */
   snprintf(keep, keep_len, "reset-%016" PRIX64, start);
-  *moved = 0;
   struct stat sb;
+  char probe[4600];
+  snprintf(probe, sizeof probe, "%s/%s", waldir, keep);
+  for (unsigned k = 2; stat(probe, &sb) == 0; k++) {
+    snprintf(keep, keep_len, "reset-%016" PRIX64 ".%u", start, k);
+    snprintf(probe, sizeof probe, "%s/%s", waldir, keep);
+  }
+  *moved = 0;
   hs_status st = HS_OK;
   if (stat(waldir, &sb) == 0)
     st = move_log_aside(waldir, keep, moved);

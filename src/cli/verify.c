@@ -150,7 +150,7 @@ static hs_status check_log(const char *waldir, const hs_control *control, bool h
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
     sizes[n] = (uint64_t)sb.st_size;
-    snprintf(names[n++], sizeof names[0], "%s", e->d_name);
+    snprintf(names[n++], sizeof names[0], "%.16s", e->d_name); /* 16 hex digits, checked above */
   }
   closedir(d);
   if (n == 0) {

@@ -24,6 +24,7 @@
  * log past everything the data files have seen, printing what it gives up.
  */
 #include "core/error.h"
+#include "core/sysio.h"
 #include "hotset/storage.h"
 #include "pool/pins.h"
 #include "storage/control_file.h"
@@ -32,9 +33,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define WAY_OUT                                                                                    \
   "restore the control file and log that belong together, or accept losing what the log "          \
@@ -191,8 +194,8 @@ static hs_status check_log(hs_pool *pool, const char *dir) {
    * never replayed, and must not decide where the log ends (a damaged byte
    * there, an old segment of the same log left behind). A log that never
    * had a checkpoint is read from its start. */
-  hs_status st = wal_set_end_from(wal, c->has_checkpoint ? c->redo : 0);
-  if (st == HS_ERR_INVALID) st = HS_OK; /* written before the pool opened: its end is settled */
+  bool settled; /* written before the pool opened: its end is as found then */
+  hs_status st = wal_set_end_from(wal, c->has_checkpoint ? c->redo : 0, &settled);
   if (st != HS_OK) return st;
   /* Damage at or before the checkpoint record is told as the checkpoint's
    * (a stale control file, a lost or damaged record): check_checkpoint's
@@ -209,6 +212,43 @@ static hs_status check_log(hs_pool *pool, const char *dir) {
   if (!c->has_checkpoint) return HS_OK; /* a log that never had one starts at 0 */
   st = check_checkpoint(pool, dir);
   if (st == HS_OK) pool->recovery_start = c->redo;
+  return st;
+}
+
+/* After a crash (the control file does not say "shut down"), every
+ * relation file is fsynced before recovery: the process that wrote them
+ * may have died with writes in the page cache only, and a checkpoint of
+ * this process syncs just the files it wrote itself — it could move the
+ * redo point past changes a power cut then takes back. PostgreSQL's
+ * SyncDataDirectory, for the same reason. */
+static hs_status sync_after_crash(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return hs_fail(HS_ERR_IO, errno, "%s: cannot list the data directory: %s", dir,
+                   strerror(errno));
+  hs_status st = HS_OK;
+  for (struct dirent *e; st == HS_OK && (e = readdir(d)) != NULL;) {
+    if (!hs_smgr_parse_fork_filename(e->d_name, NULL, NULL)) continue;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno != ENOENT)
+        st = hs_fail(HS_ERR_IO, errno, "%s: cannot open it to sync it: %s", path, strerror(errno));
+      continue;
+    }
+    if (sys_fsync(fd) != 0)
+      st = hs_fail(HS_ERR_IO, errno, "%s: fsync failed: %s", path, strerror(errno));
+    close(fd);
+  }
+  closedir(d);
+  if (st == HS_OK) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || sys_fsync(fd) != 0)
+      st = hs_fail(HS_ERR_IO, errno, "%s: fsync of the data directory failed: %s", dir,
+                   strerror(errno));
+    if (fd >= 0) close(fd);
+  }
   return st;
 }
 
@@ -268,6 +308,10 @@ hs_status pool_control_start(hs_pool *pool) {
   } else {
     hs_status st = check_log(pool, dir);
     if (st != HS_OK) return st;
+  }
+  if (before.format != 0 && before.state != HS_DB_SHUT_DOWN) {
+    hs_status synced = sync_after_crash(dir);
+    if (synced != HS_OK) return synced;
   }
   c->state = wal ? HS_DB_IN_RECOVERY : HS_DB_IN_PRODUCTION;
   /* A control file that says everything it said before is not written

@@ -150,11 +150,16 @@ static hs_status wal_write_out(hs_wal *w, uint64_t target) {
    * wal_copied() now runs past bytes that were never put in the ring. */
   hs_status failed = wal_failed(w);
   if (failed != HS_OK) return failed;
+  uint64_t pos = atomic_load_explicit(&w->written, memory_order_relaxed);
+  if (pos >= target) return HS_OK; /* nothing to write: nothing is cleared either */
   if (w->clear_pending) {
     hs_status st = wal_clear_after_end(w);
     if (st != HS_OK) return wal_fail(w, st, hs_last_errno(), "%s", hs_last_error());
   }
-  uint64_t pos = atomic_load_explicit(&w->written, memory_order_relaxed);
+  if (!w->older_synced) {
+    hs_status st = wal_sync_older_segments(w, pos);
+    if (st != HS_OK) return wal_fail(w, st, hs_last_errno(), "%s", hs_last_error());
+  }
   while (pos < target) {
     uint64_t seg = pos - pos % w->segment_bytes;
     if (w->fd >= 0 && w->fd_segment != seg) {
@@ -585,8 +590,8 @@ static hs_status check_identity(const char *dir, uint64_t segment_bytes, uint64_
       st = hs_fail(HS_ERR_CORRUPT, 0,
                    "%s holds the segments of two logs, as many of each: %s of system %016" PRIX64
                    " and %s of system %016" PRIX64
-                   "; the data directory's control file names its own (hotset reset-log --dir "
-                   "DATADIR prints it): move the other log's segments out of %s",
+                   "; the data directory's control file names its own (`hotset reset-log` prints "
+                   "it for the directory): move the other log's segments out of %s",
                    dir, own, *id, path, ids[i], dir);
     else
       st = hs_fail(HS_ERR_CORRUPT, 0,
@@ -681,11 +686,12 @@ static hs_status copy_tail(hs_wal *w, uint64_t seg, uint64_t from, const char *t
  * before the log's first write (under write_lock), so opening a log — to
  * read it, or to look at why it ended — changes nothing. In order:
  *
- *  1. second names of segment files are removed (wal_names.c), so nothing
+ *  1. proven damage (HS_WAL_END_CORRUPT) stops here, unless accepted:
+ *     writing on would give up every record after it — before anything
+ *     changes, so the refusal changes nothing;
+ *  2. second names of segment files are removed (wal_names.c), so nothing
  *     is ever written through a name that another segment's data hides
  *     behind;
- *  2. proven damage (HS_WAL_END_CORRUPT) stops here, unless accepted:
- *     writing on would give up every record after it;
  *  3. evidence is kept, never deleted: the rest of the end's segment is
  *     copied (and fsynced) into kept_dir when valid records follow in it,
  *     and the later segments that are this log's (or whose header is
@@ -694,9 +700,9 @@ static hs_status copy_tail(hs_wal *w, uint64_t seg, uint64_t from, const char *t
  *  4. the end's segment is zeroed from the end on. */
 hs_status wal_clear_after_end(hs_wal *w) {
   if (!w->clear_pending) return HS_OK;
+  if (w->damage_refused) return hs_fail(HS_ERR_CORRUPT, 0, "%s", w->damage_msg);
   hs_status st = wal_remove_extra_names(w);
   if (st != HS_OK) return st;
-  if (w->damage_refused) return hs_fail(HS_ERR_CORRUPT, 0, "%s", w->damage_msg);
   const uint64_t S = w->segment_bytes;
   uint64_t seg = w->clear_at - w->clear_at % S;
   char path[4200];
@@ -778,7 +784,7 @@ static hs_status set_end_from(hs_wal *w, hs_lsn start) {
   if (st != HS_OK) return st;
   w->log_start = end;
   w->end_kind = (int)kind;
-  w->clear_pending = kind != HS_WAL_END_CLEAN || n_later > 0;
+  w->clear_pending = kind != HS_WAL_END_CLEAN || n_later > 0 || w->n_extra_names > 0;
   w->clear_at = fail_at;
   w->keep_evidence = valid_after != 0 || kind == HS_WAL_END_CORRUPT;
   w->keep_later = n_later > 0;
@@ -813,22 +819,20 @@ static hs_status set_end_from(hs_wal *w, hs_lsn start) {
   }
   w->reserved = end;
   w->last_start = last;
-  atomic_store(&w->reserved_pub, end);
-  atomic_store(&w->written, end);
+  /* The durable positions first: a flusher that sees the new insert
+   * position then finds nothing below it to write. */
   atomic_store(&w->flushed, end);
+  atomic_store(&w->written, end);
+  atomic_store(&w->reserved_pub, end);
   return HS_OK;
 }
 
-hs_status wal_set_end_from(hs_wal *w, hs_lsn start) {
+hs_status wal_set_end_from(hs_wal *w, hs_lsn start, bool *settled) {
   pthread_mutex_lock(&w->write_lock);
   pthread_mutex_lock(&w->reserve_lock);
   hs_status st = HS_OK;
-  if (atomic_load(&w->reserved_pub) != w->log_start || w->end_settled)
-    st = hs_fail(HS_ERR_INVALID, 0,
-                 "%s: the log has been written since it was opened: where it ends is settled",
-                 w->dir);
-  else
-    st = set_end_from(w, start);
+  *settled = atomic_load(&w->reserved_pub) != w->log_start || w->end_settled;
+  if (!*settled) st = set_end_from(w, start);
   pthread_mutex_unlock(&w->reserve_lock);
   pthread_mutex_unlock(&w->write_lock);
   return st;

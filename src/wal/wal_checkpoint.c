@@ -79,9 +79,13 @@ hs_status wal_adopt_identity(hs_wal *w, uint64_t id, hs_lsn start) {
     atomic_store(&w->written, start);
     atomic_store(&w->flushed, start);
     if (atomic_load(&w->redo) < start) atomic_store(&w->redo, start);
-    /* A torn or damaged remnant noted at open lies before the new start:
-     * nothing of it will be overwritten, so nothing is cleared. */
-    w->clear_pending = false;
+    /* A torn or damaged remnant noted at open that lies wholly before the
+     * new start's segment will never be overwritten: nothing to clear. One
+     * at or past it (a log with no valid header — say its first segment's
+     * header sector lost — restarting at 0) is cleared as planned, or the
+     * old records could chain on behind new ones of the same lengths. */
+    uint64_t S = w->segment_bytes;
+    if (w->clear_pending && w->clear_at - w->clear_at % S + S <= start) w->clear_pending = false;
   }
   pthread_mutex_unlock(&w->reserve_lock);
   pthread_mutex_unlock(&w->write_lock);

@@ -65,9 +65,9 @@ hs_status wal_adopt_identity(hs_wal *w, uint64_t id, hs_lsn start);
  * data directory's last checkpoint — instead of its oldest segment: what
  * lies before the redo point (a damaged byte, an old segment of the same
  * log left behind) is never replayed and must not decide where the log
- * ends. Only before anything was written since hs_wal_open (else
- * HS_ERR_INVALID); changes nothing on disk. */
-hs_status wal_set_end_from(hs_wal *w, hs_lsn start);
+ * ends. Only before anything was written since hs_wal_open (*settled
+ * says it was: the end is left as it is); changes nothing on disk. */
+hs_status wal_set_end_from(hs_wal *w, hs_lsn start, bool *settled);
 /* Whether the end found is proven damage (valid records of this log
  * after an invalid one, in a later segment), and the refusal's message. */
 bool wal_end_damaged(const hs_wal *w, const char **msg);

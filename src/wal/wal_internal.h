@@ -130,6 +130,7 @@ struct hs_wal {
    * write_lock): hs_wal_open itself changes nothing on disk. */
   bool clear_pending;
   bool end_settled;    /* the clearing has run: the end can no longer move */
+  bool older_synced;   /* the segments before the first write's are durable */
   uint64_t clear_at;   /* zero [clear_at, its segment's end), if the segment exists */
   bool keep_evidence;  /* first copy clear_at's rest of its segment ... */
   bool keep_later;     /* ... and move the later segments that are this log's ... */
@@ -167,6 +168,14 @@ hs_status wal_segment_list(const char *dir, uint64_t segment_bytes, uint64_t **s
  * file too short to hold one); HS_ERR_IO if it cannot be opened or read. */
 hs_status wal_segment_header(const char *dir, uint64_t start, wal_seg_header_kind *kind,
                              wal_seg_header *h);
+/* Before the log's first write: fsyncs every segment before the one at
+ * `pos`, and the directory. A process that wrote them may have died before
+ * syncing them; until they are durable, nothing after them may be — else a
+ * power cut could keep this process's synced records while losing the
+ * earlier ones beneath them, a hole no crash of one process makes (and the
+ * reader would take it for damage). PostgreSQL syncs its data directory at
+ * the start of crash recovery for the same reason. */
+hs_status wal_sync_older_segments(hs_wal *w, uint64_t pos);
 /* Makes a durable note of a directory entry change (fsync the directory). */
 hs_status wal_sync_dir(const char *dir);
 

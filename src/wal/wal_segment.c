@@ -106,6 +106,30 @@ hs_status wal_segment_header(const char *dir, uint64_t start, wal_seg_header_kin
   return HS_OK;
 }
 
+hs_status wal_sync_older_segments(hs_wal *w, uint64_t pos) {
+  uint64_t *starts;
+  size_t n;
+  hs_status st = wal_segment_list(w->dir, w->segment_bytes, &starts, &n);
+  if (st != HS_OK) return st;
+  uint64_t seg = pos - pos % w->segment_bytes;
+  for (size_t i = 0; i < n && st == HS_OK && starts[i] < seg; i++) {
+    char path[4200];
+    wal_segment_path(w->dir, starts[i], path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      st = wal_sys_fail(HS_ERR_IO, errno, "%s: cannot open the log segment to sync it", path);
+      break;
+    }
+    if (sys_fsync(fd) != 0)
+      st = wal_sys_fail(HS_ERR_IO, errno, "%s: fsync of the log segment failed", path);
+    close(fd);
+  }
+  free(starts);
+  if (st == HS_OK && n) st = wal_sync_dir(w->dir);
+  if (st == HS_OK) w->older_synced = true;
+  return st;
+}
+
 /* Zeros written at a time while preallocating. */
 #define ZERO_CHUNK (1u << 20)
 

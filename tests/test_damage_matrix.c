@@ -1388,7 +1388,7 @@ static const char *const outcome_names[OUT_KINDS] = {
 typedef struct outcome {
   int kind;
   bool refused, named, wrote, lost_tail;
-  char detail[3072], first_refusal[3072];
+  char detail[8192], first_refusal[8192]; /* room for a stage, a hint and a message */
 } outcome;
 
 static void run_case(const plan *p, const char *dir, const char *scratch, outcome *o) {
@@ -1406,7 +1406,7 @@ static void run_case(const plan *p, const char *dir, const char *scratch, outcom
   wants latest = wants_of(p->st, RULE_ALL, NONE); /* the same keys, in the same order */
   uint64_t *seen = NULL;
   bool hinted = false, worked = false, first = true;
-  char stage[64] = "at the first open";
+  char stage[1100] = "at the first open"; /* "after `HINT`" too */
   char why[3072], hint[1024] = "";
   for (;;) {
     seen = realloc(seen, (ws.n + 1) * sizeof *seen);

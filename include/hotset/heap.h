@@ -223,10 +223,32 @@ hs_status hs_pk_index_get(hs_pk_index *ix, uint64_t key, hs_tid *tid, bool *foun
  * no longer says `from` (checked and changed under the page's lock). */
 hs_status hs_pk_index_move(hs_pk_index *ix, uint64_t key, hs_tid from, hs_tid to);
 
+/* Rebuilds the index from `h`, the heap it indexes, as `hotset reindex`
+ * does when the index is damaged or its heap lost rows: every version on
+ * the heap is read (each tuple's first 8 bytes are its key), each key's
+ * entry is set to the root of its update chain — the version no other
+ * version of that key points to; of several roots (a version whose insert
+ * was not indexed) the newest whose creator did not abort — and every
+ * other entry is cleared. A key whose chain leads to a version the heap no
+ * longer has (a deleter that did not abort, its new version on a lost
+ * page) gets no entry: its current version is gone, and an older one must
+ * not stand in for it; *lost (may be NULL) counts those keys. The index's pages are overwritten
+ * without being read (a page that fails its checksum is replaced), each change logged, so a crash
+ * midway leaves a log that replays to a partial rebuild and a second run finishes it. *keys (may be
+ * NULL) counts the entries set. Rule: nothing else uses the heap or the index during the call (the
+ * command holds the directory's lock). Errors: a heap page that fails its
+ * checks (HS_ERR_CORRUPT naming it: a rebuild never skips rows), a key
+ * past the index's reach (HS_ERR_INVALID), the pool's and the log's. */
+hs_status hs_pk_index_rebuild(hs_pk_index *ix, hs_heap *h, uint64_t *keys, uint64_t *lost);
+
 /* The version of `key` that `snap` sees as transaction `self` sees it:
  * *tid, its data (up to cap bytes, the key included) and *len, *found false
  * if none is visible. Safe beside a running vacuum: an entry that vacuum
- * moved meanwhile is read again. Locks the index page, then (after
+ * moved meanwhile is read again. An entry that stays put while it points
+ * at a slot holding no version of its key, or past the heap's end — the
+ * index and the heap disagree: one was damaged, or the heap lost rows — is
+ * HS_ERR_CORRUPT naming both relations, with the `hotset reindex` command
+ * that rebuilds the index from the heap. Locks the index page, then (after
  * releasing it) each heap page in turn, never two at once. */
 hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
                        hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,

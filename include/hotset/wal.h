@@ -155,6 +155,8 @@ hs_status hs_wal_flush(hs_wal *wal, hs_lsn upto, hs_wal_cause cause, bool *synce
 /* The end of what was inserted (reserved), and of what is durable. */
 hs_lsn hs_wal_insert_lsn(hs_wal *wal);
 hs_lsn hs_wal_flushed_lsn(const hs_wal *wal);
+/* The directory the log's segments are in (as given to hs_wal_open). */
+const char *hs_wal_dir(const hs_wal *wal);
 
 typedef struct hs_wal_stats {
   uint64_t records, bytes;   /* inserted (bytes with headers and padding) */

@@ -11,6 +11,7 @@
 #include "bench/pool_bench.h"
 #include "bench/readtest.h"
 #include "cli/crash_test.h"
+#include "cli/reindex.h"
 #include "cli/relations.h"
 #include "cli/replay.h"
 #include "cli/reset_log.h"
@@ -48,6 +49,7 @@ static const subcommand subcommands[] = {
      reset_log_main},
     {"relations", "the relation files a data directory must hold, against what is on disk",
      relations_main},
+    {"reindex", "rebuild a primary-key index from its heap (a lookup's way out)", reindex_main},
 };
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])

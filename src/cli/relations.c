@@ -24,31 +24,37 @@
 #include "cli/json.h"
 #include "core/error.h"
 #include "hotset/control.h"
+#include "hotset/page.h"
 #include "hotset/storage.h"
 #include "storage/catalog.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define PROG "hotset relations"
 
 static const args_command command = {
     .cmd = {.prog = PROG},
-    .synopsis = "--dir DIR [--json] [--forget NAME | --rebuild] [--force]",
+    .synopsis = "--dir DIR [--json] [--forget NAME | --rebuild | --replace-damaged NAME] [--force]",
     .about = "Shows the list of the relation files the data directory DIR must hold "
              "(DIR/" HS_SMGR_RELATIONS_FILE "),\n"
              "each with the blocks it had at the last checkpoint, against what is on disk.\n"
              "Opening DIR refuses a listed file that is missing or shorter; --forget and\n"
-             "--rebuild are the ways out for an operator who accepts the loss.\n",
-    .notes = "--forget and --rebuild change nothing without --force, and refuse while a pool has\n"
-             "DIR open. Exit status 1 if a listed file is missing or short, the list is damaged\n"
-             "or missing where the control file says there is one, without --force, or on an\n"
-             "error.\n",
+             "--rebuild are the ways out for an operator who accepts the loss. A page that\n"
+             "fails its checksum is refused when read; --replace-damaged is that way out.\n",
+    .notes =
+        "--forget, --rebuild and --replace-damaged change nothing without --force, and refuse\n"
+        "while a pool has DIR open. Exit status 1 if a listed file is missing or short, the\n"
+        "list is damaged or missing where the control file says there is one, a page was\n"
+        "damaged and --force not given, or on an error.\n",
 };
 static const args_cmd *const cmd = &command.cmd;
 
@@ -208,6 +214,122 @@ static int forget(const char *dir, const catalog *seen, const char *name, bool f
   return rc;
 }
 
+/* The file NAME's pages that fail their checksums, each replaced by an
+ * empty page (its header valid, the rest zeros), the damaged bytes kept in
+ * DIR/damaged-pages/NAME.BLOCK. What such a page held is given up: the
+ * heap's rows on it are gone (its index is rebuilt with `hotset reindex`,
+ * which the next lookup prints), an index's entries come back with that
+ * rebuild, a commit log page's statuses are gone for transactions that
+ * ended before the last checkpoint (later ones are replayed). */
+static hs_status save_damaged(const char *dir, const char *name, hs_blockno block, const void *page,
+                              uint32_t page_size, char *saved, size_t len) {
+  char keep[PATH_MAX + 64];
+  snprintf(keep, sizeof keep, "%s/damaged-pages", dir);
+  if (mkdir(keep, 0700) != 0 && errno != EEXIST)
+    return hs_fail(HS_ERR_IO, errno, "cannot create %s: %s", keep, strerror(errno));
+  snprintf(saved, len, "%s/%s.%u", keep, name, block);
+  char probe[PATH_MAX + 200];
+  snprintf(probe, sizeof probe, "%s", saved);
+  struct stat sb;
+  for (unsigned k = 2; stat(probe, &sb) == 0; k++) snprintf(probe, sizeof probe, "%s.%u", saved, k);
+  if (strlen(probe) >= len) return hs_fail(HS_ERR_INVALID, 0, "%s: the path is too long", probe);
+  memcpy(saved, probe, strlen(probe) + 1);
+  int fd = open(saved, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  hs_status st = HS_OK;
+  if (fd < 0 || pwrite(fd, page, page_size, 0) != (ssize_t)page_size || fsync(fd) != 0)
+    st =
+        hs_fail(HS_ERR_IO, errno, "cannot keep the damaged page in %s: %s", saved, strerror(errno));
+  if (fd >= 0) close(fd);
+  if (st == HS_OK) {
+    int dfd = open(keep, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || fsync(dfd) != 0)
+      st = hs_fail(HS_ERR_IO, errno, "fsync of %s failed: %s", keep, strerror(errno));
+    if (dfd >= 0) close(dfd);
+  }
+  return st;
+}
+
+static int replace_damaged(const char *dir, const char *name, bool force) {
+  hs_relid rel;
+  hs_fork fork;
+  if (!hs_smgr_parse_fork_filename(name, &rel, &fork)) {
+    fprintf(stderr, PROG ": %s is not a relation file's name (such as 16384 or 16384_fsm)\n", name);
+    return 1;
+  }
+  hs_control c;
+  if (hs_control_read(dir, &c) != HS_OK) return fail("reading the control file");
+  if (!c.checksums) {
+    fprintf(stderr,
+            PROG ": %s/%s says the pages carry no checksums: no page can be proven damaged\n", dir,
+            HS_CONTROL_FILE);
+    return 1;
+  }
+  hs_smgr *smgr = NULL;
+  hs_status st = force ? lock_dir(dir, c.page_size, &smgr) : hs_smgr_open(dir, c.page_size, &smgr);
+  if (st != HS_OK) return fail(force ? "taking the directory's lock" : "opening the directory");
+  char path[PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  int fd = open(path, (force ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) {
+    fprintf(stderr, PROG ": cannot open %s: %s\n", path, strerror(errno));
+    hs_smgr_close(smgr);
+    return 1;
+  }
+  unsigned char *page = malloc(c.page_size);
+  uint64_t damaged = 0, blocks = 0;
+  int rc = page ? 0 : 1;
+  for (hs_blockno block = 0; rc == 0; block++) {
+    ssize_t got = pread(fd, page, c.page_size, (off_t)block * c.page_size);
+    if (got == 0) break;
+    if (got != (ssize_t)c.page_size) {
+      fprintf(stderr, PROG ": %s: block %u: %s\n", path, block,
+              got < 0 ? strerror(errno) : "a partial block at the end");
+      rc = 1;
+      break;
+    }
+    blocks++;
+    if (hs_page_verify(page, c.page_size, block, NULL, NULL)) continue;
+    damaged++;
+    printf("%s: block %u fails its checksum%s\n", path, block,
+           force ? "" : " (would be replaced by an empty page)");
+    if (!force) continue;
+    char saved[PATH_MAX + 200];
+    st = save_damaged(dir, name, block, page, c.page_size, saved, sizeof saved);
+    if (st == HS_OK) {
+      memset(page, 0, c.page_size);
+      hs_page_stamp(page, c.page_size, block, 0);
+      if (pwrite(fd, page, c.page_size, (off_t)block * c.page_size) != (ssize_t)c.page_size)
+        st = hs_fail(HS_ERR_IO, errno, "writing block %u of %s: %s", block, path, strerror(errno));
+    }
+    if (st != HS_OK) {
+      rc = fail("replacing a damaged page");
+      break;
+    }
+    printf("  replaced by an empty page; its bytes are kept in %s\n", saved);
+  }
+  if (rc == 0 && force && damaged && fsync(fd) != 0) {
+    fprintf(stderr, PROG ": fsync of %s failed: %s\n", path, strerror(errno));
+    rc = 1;
+  }
+  close(fd);
+  free(page);
+  hs_smgr_close(smgr);
+  if (rc) return rc;
+  if (!damaged) {
+    printf("%s: all %" PRIu64 " blocks pass their checksums: nothing to replace\n", path, blocks);
+    return 0;
+  }
+  if (!force) {
+    printf("nothing changed: run again with --force to replace the %" PRIu64
+           " damaged pages, giving up what they held\n",
+           damaged);
+    return 1;
+  }
+  printf("done: %" PRIu64 " of %" PRIu64 " blocks of %s replaced by empty pages\n", damaged, blocks,
+         path);
+  return 0;
+}
+
 typedef struct verify_ctx {
   const char *dir;
   const catalog *list;
@@ -274,7 +396,7 @@ uint64_t relations_verify(const char *dir, bool required, bool json) {
 }
 
 int relations_main(int argc, char **argv) {
-  const char *dir = NULL, *forget_name = NULL;
+  const char *dir = NULL, *forget_name = NULL, *replace_name = NULL;
   bool json = false, force = false, rebuild_flag = false;
   const args_opt opts[] = {
       {.name = "dir",
@@ -292,6 +414,12 @@ int relations_main(int argc, char **argv) {
        .dest = &forget_name,
        .arg = "NAME",
        .help = "take the file NAME (e.g. 16384) off the list, giving up what it held"},
+      {.name = "replace-damaged",
+       .kind = ARGS_STRING,
+       .dest = &replace_name,
+       .arg = "NAME",
+       .help = "replace each page of the file NAME that fails its checksum by an empty page, "
+               "giving up what it held (its bytes are kept in DIR/damaged-pages)"},
       {.name = "rebuild",
        .kind = ARGS_FLAG,
        .dest = &rebuild_flag,
@@ -303,16 +431,17 @@ int relations_main(int argc, char **argv) {
   };
   args_parse(cmd, opts, sizeof opts / sizeof opts[0], argc, argv, 0);
   if (!dir) args_usage_error(cmd, "--dir is required");
-  if (forget_name && rebuild_flag)
-    args_usage_error(cmd, "--forget and --rebuild exclude each other");
-  if (force && !forget_name && !rebuild_flag)
-    args_usage_error(cmd, "--force goes with --forget or --rebuild");
+  if ((forget_name != NULL) + rebuild_flag + (replace_name != NULL) > 1)
+    args_usage_error(cmd, "--forget, --rebuild and --replace-damaged exclude each other");
+  if (force && !forget_name && !rebuild_flag && !replace_name)
+    args_usage_error(cmd, "--force goes with --forget, --rebuild or --replace-damaged");
   struct stat sb;
   if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
     fprintf(stderr, PROG ": %s: not a directory\n", dir);
     return 1;
   }
 
+  if (replace_name) return replace_damaged(dir, replace_name, force);
   hs_control control;
   hs_status st = hs_control_read(dir, &control);
   bool have_control = st == HS_OK;

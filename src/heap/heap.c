@@ -26,6 +26,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -716,6 +717,36 @@ hs_status hs_heap_tuple_info_get(hs_heap *h, hs_tid tid, hs_heap_tuple_info *out
     out->next = tuple_next(t);
   }
   unlock_release(h, b);
+  return st;
+}
+
+/* ---- every version ---- */
+
+hs_status heap_scan_versions(hs_heap *h, heap_version_fn fn, void *ctx) {
+  hs_blockno n;
+  hs_status st = hs_smgr_nblocks(hs_pool_smgr(h->pool), h->rel, HS_FORK_MAIN, &n);
+  for (hs_blockno block = 0; st == HS_OK && block < n; block++) {
+    hs_buf b;
+    if ((st = read_locked(h, block, HS_LOCK_SHARE, &b)) != HS_OK) break;
+    const void *page = hs_buf_page(h->pool, b);
+    if (!heap_page_is_new(page)) st = heap_page_check(page, h->page_size);
+    if (st != HS_OK) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", hs_last_error());
+      st = hs_fail(st, 0, "heap %u block %u: %s", h->rel, block, why);
+    }
+    uint32_t slots = st == HS_OK && !heap_page_is_new(page) ? heap_page_slots(page) : 0;
+    for (uint32_t slot = 1; st == HS_OK && slot <= slots; slot++) {
+      if (heap_page_state(page, (uint16_t)slot) != HEAP_LP_NORMAL) continue;
+      hs_tid tid = {block, (uint16_t)slot};
+      unsigned char *t;
+      uint32_t len;
+      if ((st = tuple_at(h, b, tid, &t, &len)) != HS_OK) break;
+      hs_heap_tuple_info info = {tuple_xmin(t), tuple_xmax(t), tuple_next(t)};
+      st = fn(ctx, tid, &info, t + HEAP_TUPLE_HEADER, len - HEAP_TUPLE_HEADER);
+    }
+    unlock_release(h, b);
+  }
   return st;
 }
 

@@ -83,6 +83,20 @@ typedef hs_status (*heap_dead_fn)(void *ctx, hs_tid tid, const void *data, uint3
 hs_status heap_prune(hs_heap *h, hs_buf b, hs_xid horizon, bool freeze, heap_dead_fn on_dead,
                      void *ctx, heap_prune_counts *out);
 
+/* ---- every version (rebuilding an index) ---- */
+
+/* Called for each version on the heap, whatever any snapshot sees: its
+ * tid, header and data (a keyed heap's key first). */
+typedef hs_status (*heap_version_fn)(void *ctx, hs_tid tid, const hs_heap_tuple_info *info,
+                                     const void *data, uint32_t len);
+
+/* Calls `fn` for every version, block by block, slot by slot, each page
+ * share-locked while its versions are seen. A page that fails its
+ * checksum or its layout check stops the walk with that error: a walk that
+ * skipped a page would rebuild an index without its rows. The caller keeps
+ * writers away (hs_pk_index_rebuild's rule). */
+hs_status heap_scan_versions(hs_heap *h, heap_version_fn fn, void *ctx);
+
 /* Tests: `fn` runs inside every hs_pk_lookup on `ix`, after the lookup
  * read `key`'s entry (`entry`) and before it walks the chain from there,
  * with no lock held (NULL: none). */

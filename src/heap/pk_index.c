@@ -34,6 +34,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +169,47 @@ hs_status hs_pk_index_move(hs_pk_index *ix, uint64_t key, hs_tid from, hs_tid to
 
 #define PK_LOOKUP_ATTEMPTS 16
 
+/* The reindex command for this index and heap, ready to paste. */
+static void reindex_hint(hs_pk_index *ix, hs_heap *h, char *out, size_t len) {
+  const char *dir = hs_smgr_dir(hs_pool_smgr(ix->pool));
+  const char *waldir = hs_wal_dir(hs_pool_wal(ix->pool));
+  char own[4200], wal_arg[4300] = "";
+  snprintf(own, sizeof own, "%s/wal", dir);
+  if (strcmp(own, waldir) != 0) snprintf(wal_arg, sizeof wal_arg, " --wal %s", waldir);
+  snprintf(out, len, "`hotset reindex --dir %s%s --heap %u --index %u --force`", dir, wal_arg,
+           heap_rel(h), ix->pages.rel);
+}
+
+/* An index page that fails its checksum: the index is derived from the
+ * heap, so rebuilding it loses nothing. */
+static hs_status damaged_index(hs_pk_index *ix, hs_heap *h) {
+  char why[1024], hint[8800];
+  snprintf(why, sizeof why, "%s", hs_last_error());
+  reindex_hint(ix, h, hint, sizeof hint);
+  return hs_fail(HS_ERR_CORRUPT, 0,
+                 "hs_pk_lookup: %s: the index is damaged; it holds nothing the heap does not, "
+                 "so rebuild it from the heap with %s",
+                 why, hint);
+}
+
+/* The refusal when key's entry points where its heap has no version of it,
+ * with the command that rebuilds the index from the heap. */
+static hs_status disagree(hs_pk_index *ix, hs_heap *h, uint64_t key, hs_tid root, hs_tid at,
+                          const char *missing) {
+  char hint[8800], where[160] = "";
+  reindex_hint(ix, h, hint, sizeof hint);
+  if (at.block != root.block || at.slot != root.slot)
+    snprintf(where, sizeof where, ", whose update chain leads to block %u slot %u", at.block,
+             at.slot);
+  return hs_fail(HS_ERR_CORRUPT, 0,
+                 "hs_pk_lookup: the index in relation %u says key %" PRIu64
+                 " is at block %u slot %u of heap %u%s, which %s: the index or the heap in %s is "
+                 "damaged (or the heap's rows were given up); rebuild the index from the heap "
+                 "(a key whose newest version is gone loses its entry) with %s",
+                 ix->pages.rel, key, root.block, root.slot, heap_rel(h), where, missing,
+                 hs_smgr_dir(hs_pool_smgr(ix->pool)), hint);
+}
+
 hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
                        hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
                        bool *found) {
@@ -185,18 +227,24 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
     hs_tid at;
     bool present;
     st = hs_pk_index_get(ix, key, &at, &present);
+    if (st == HS_ERR_CORRUPT) { /* the index's page failed its checks */
+      free(buf);
+      return damaged_index(ix, h);
+    }
     if (st != HS_OK || !present) break;
     hs_tid root = at;
     if (ix->lookup_hook) ix->lookup_hook(ix->lookup_hook_ctx, key, root);
     /* Walk the update chain from its root to the version the snapshot
      * sees; slot 0 (never a slot) ends it. */
     stale = false;
+    const char *missing = "holds no version";
     while (st == HS_OK && !*found && !stale) {
       uint32_t l = 0;
       bool visible = false;
       st = hs_heap_fetch(h, at, snap, self, buf, HEAP_MAX_TUPLE, &l, &visible);
-      if (st == HS_ERR_NOENT) {
+      if (st == HS_ERR_NOENT || st == HS_ERR_EOF) {
         stale = true;
+        missing = st == HS_ERR_EOF ? "is past the heap's end" : "holds no version";
         st = HS_OK;
         break;
       }
@@ -206,6 +254,7 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
         memcpy(&k, buf, l < 8 ? l : 8);
         if (l < 8 || k != key) {
           stale = true;
+          missing = "holds another key's version";
           break;
         }
         *tid = at;
@@ -224,6 +273,13 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
         break;
       }
       if (st != HS_OK || info.next.slot == 0) break; /* no newer version */
+      /* The newer version is its deleter's: one the snapshot does not see
+       * (running, aborted — vacuum may have freed its version already — or
+       * committed after it) made no version the snapshot sees, nor did
+       * anyone after it. The walk ends here. */
+      bool follow = self != HS_XACT_INVALID && info.xmax == self;
+      if (!follow && (st = hs_xact_visible(heap_xact(h), snap, info.xmax, &follow)) != HS_OK) break;
+      if (!follow) break;
       at = info.next;
     }
     /* The walk found nothing: but it may have started from (or gone
@@ -237,6 +293,22 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
       st = hs_pk_index_get(ix, key, &now, &still);
       if (st == HS_OK && still && (now.block != root.block || now.slot != root.slot)) stale = true;
     }
+    /* Landed on nothing, and the entry still names the same root: vacuum
+     * moves an entry before it frees the root's slot, and keeps a chain's
+     * later versions while older ones exist (the walk stops at a deleter
+     * that aborted, whose version vacuum frees at once), so this is no
+     * race but an index and a heap that disagree — the index damaged, or
+     * the heap's rows lost (a page zeroed, a file given up). Retrying
+     * cannot help; rebuilding the index from the heap does. */
+    if (st == HS_OK && stale) {
+      hs_tid now;
+      bool still;
+      st = hs_pk_index_get(ix, key, &now, &still);
+      if (st == HS_OK && still && now.block == root.block && now.slot == root.slot) {
+        free(buf);
+        return disagree(ix, h, key, root, at, missing);
+      }
+    }
     if (!stale) break;
   }
   free(buf);
@@ -244,5 +316,198 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
     return hs_fail(HS_ERR_BUSY, 0,
                    "hs_pk_lookup: key %" PRIu64 "'s entry moved %d times while it was looked up",
                    key, PK_LOOKUP_ATTEMPTS);
+  return st;
+}
+
+/* ---- rebuilding from the heap ---- */
+
+typedef struct version {
+  uint64_t key;
+  hs_tid tid, next;
+  hs_xid xmin, xmax;
+  bool pointed; /* another version of its key names it as newer */
+} version;
+
+typedef struct versions {
+  version *v;
+  size_t n, cap;
+} versions;
+
+static hs_status collect(void *ctx, hs_tid tid, const hs_heap_tuple_info *info, const void *data,
+                         uint32_t len) {
+  versions *vs = ctx;
+  if (len < 8)
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "block %u slot %u holds %u bytes: a version of an indexed heap starts with "
+                   "its 8-byte key",
+                   tid.block, tid.slot, len);
+  if (vs->n == vs->cap) {
+    size_t cap = vs->cap ? 2 * vs->cap : 1024;
+    version *v = realloc(vs->v, cap * sizeof *v);
+    if (!v) return hs_fail(HS_ERR_NOMEM, 0, "no memory for %zu versions", cap);
+    vs->v = v;
+    vs->cap = cap;
+  }
+  version *v = &vs->v[vs->n++];
+  memcpy(&v->key, data, 8);
+  v->tid = tid;
+  v->next = info->next;
+  v->xmin = info->xmin;
+  v->xmax = info->xmax;
+  v->pointed = false;
+  return HS_OK;
+}
+
+static int tid_cmp(hs_tid a, hs_tid b) {
+  return a.block != b.block ? (a.block < b.block ? -1 : 1)
+         : a.slot != b.slot ? (a.slot < b.slot ? -1 : 1)
+                            : 0;
+}
+
+static int version_cmp(const void *pa, const void *pb) {
+  const version *a = pa, *b = pb;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return tid_cmp(a->tid, b->tid);
+}
+
+/* The version of `key` at `tid` in the sorted array, or NULL. */
+static version *find_version(versions *vs, uint64_t key, hs_tid tid) {
+  size_t lo = 0, hi = vs->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    version *m = &vs->v[mid];
+    int c = m->key != key ? (m->key < key ? -1 : 1) : tid_cmp(m->tid, tid);
+    if (c == 0) return m;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return NULL;
+}
+
+/* Writes index page `block` whole: the entries of `roots` that fall on it
+ * (sorted by key, *next the first not yet written), every other entry
+ * cleared. The page is taken without reading it, so a damaged one is
+ * replaced; the change is logged as one range (a full image if it is the
+ * page's first change since the redo point). */
+static hs_status write_page(hs_pk_index *ix, hs_blockno block, const version *const *roots,
+                            size_t nroots, size_t *next) {
+  bool have;
+  hs_status st = fork_pages_have(&ix->pages, block, true, &have);
+  if (st != HS_OK) return st;
+  hs_buf b;
+  st = hs_pool_read(ix->pool, ix->pages.rel, HS_FORK_MAIN, block, HS_READ_ZERO_LOCKED, NULL, &b,
+                    NULL);
+  if (st != HS_OK) return st;
+  uint32_t page_size = hs_pool_page_size(ix->pool);
+  unsigned char *page = hs_buf_page(ix->pool, b);
+  memset(page + HS_PAGE_HEADER_SIZE, 0, page_size - HS_PAGE_HEADER_SIZE);
+  uint64_t first = (uint64_t)block * ix->per_page, past = first + ix->per_page;
+  for (; *next < nroots && roots[*next]->key < past; (*next)++) {
+    const version *r = roots[*next];
+    uint32_t at = HS_PAGE_HEADER_SIZE + (uint32_t)(r->key - first) * ENTRY;
+    uint32_t block1 = r->tid.block + 1;
+    memcpy(page + at, &block1, 4);
+    memcpy(page + at + 4, &r->tid.slot, 2);
+  }
+  hs_wal_range range = {HS_PAGE_HEADER_SIZE, page_size - HS_PAGE_HEADER_SIZE};
+  st = hs_buf_log_change(ix->pool, b, &range, 1, NULL);
+  hs_buf_unlock(ix->pool, b);
+  hs_buf_release(ix->pool, b);
+  return st;
+}
+
+/* Whether the commit log says `xid` aborted. An id it never gave (its
+ * file was given up with what it recorded) is not known to have aborted:
+ * the rebuild goes on, taking it as committed. */
+static hs_status known_aborted(hs_heap *h, hs_xid xid, bool *aborted) {
+  *aborted = false;
+  if (xid == HS_XACT_INVALID || xid == HS_XACT_FROZEN) return HS_OK;
+  hs_xact_status s;
+  hs_status st = hs_xact_status_of(heap_xact(h), xid, &s);
+  if (st == HS_ERR_INVALID) return HS_OK;
+  *aborted = st == HS_OK && s == HS_XACT_ABORTED;
+  return st;
+}
+
+hs_status hs_pk_index_rebuild(hs_pk_index *ix, hs_heap *h, uint64_t *keys, uint64_t *lost) {
+  uint64_t lost_here = 0, *broken = lost ? lost : &lost_here;
+  *broken = 0;
+  if (keys) *keys = 0;
+  if (!ix || !h)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pk_index_rebuild: an index and a heap needed");
+  if (heap_pool(h) != ix->pool)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pk_index_rebuild: the heap and the index are in two pools");
+  versions vs = {0};
+  hs_status st = heap_scan_versions(h, collect, &vs);
+  if (st != HS_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", hs_last_error());
+    free(vs.v);
+    return hs_fail(st, 0, "hs_pk_index_rebuild: reading heap %u: %s", heap_rel(h), why);
+  }
+  qsort(vs.v, vs.n, sizeof *vs.v, version_cmp);
+  for (size_t i = 0; i < vs.n; i++) {
+    if (vs.v[i].next.slot == 0) continue;
+    version *newer = find_version(&vs, vs.v[i].key, vs.v[i].next);
+    if (newer) newer->pointed = true;
+  }
+  /* One root per key: of several, one whose creator did not abort,
+   * newest first (a version inserted but never indexed — its transaction
+   * aborted when the index refused the key — must not win). */
+  const version **roots = malloc((vs.n ? vs.n : 1) * sizeof *roots);
+  if (!roots) {
+    free(vs.v);
+    return hs_fail(HS_ERR_NOMEM, 0, "hs_pk_index_rebuild: no memory");
+  }
+  size_t nroots = 0;
+  for (size_t i = 0; st == HS_OK && i < vs.n;) {
+    size_t j = i;
+    const version *best = NULL;
+    bool best_aborted = true;
+    for (; j < vs.n && vs.v[j].key == vs.v[i].key; j++) {
+      const version *v = &vs.v[j];
+      if (v->pointed) continue;
+      bool aborted;
+      if ((st = known_aborted(h, v->xmin, &aborted)) != HS_OK) break;
+      if (!best || (best_aborted && !aborted) || (best_aborted == aborted && v->xmin > best->xmin))
+        best = v, best_aborted = aborted;
+    }
+    i = j;
+    if (!best || st != HS_OK) continue;
+    /* The chain from the root: a version whose deleter did not abort but
+     * whose newer version is gone (its page lost) leaves the key without
+     * its current version — lost, not to be answered by an older one. */
+    const version *v = best;
+    size_t steps = 0;
+    while (st == HS_OK && v->next.slot != 0 && steps++ < vs.n) {
+      bool aborted;
+      if ((st = known_aborted(h, v->xmax, &aborted)) != HS_OK || aborted) break;
+      const version *newer = find_version(&vs, v->key, v->next);
+      if (!newer) {
+        best = NULL;
+        (*broken)++;
+        break;
+      }
+      v = newer;
+    }
+    if (best) roots[nroots++] = best;
+  }
+  hs_blockno have = 0;
+  if (st == HS_OK) st = fork_pages_count(&ix->pages, &have);
+  uint64_t need = nroots ? roots[nroots - 1]->key / ix->per_page + 1 : 0;
+  if (st == HS_OK && need > HS_INVALID_BLOCK)
+    st =
+        hs_fail(HS_ERR_INVALID, 0, "hs_pk_index_rebuild: key %" PRIu64 " is past the index's reach",
+                roots[nroots - 1]->key);
+  uint64_t blocks = need > have ? need : have;
+  size_t next = 0;
+  for (uint64_t block = 0; st == HS_OK && block < blocks; block++)
+    st = write_page(ix, (hs_blockno)block, roots, nroots, &next);
+  if (st == HS_OK && keys) *keys = nroots;
+  free(roots);
+  free(vs.v);
   return st;
 }

@@ -101,11 +101,18 @@ hs_status pool_check_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno 
     const void *page = pool->pages + (size_t)bufs[i] * pool->page_size;
     uint32_t expected, found;
     if (!hs_page_verify(page, pool->page_size, first + i, &expected, &found)) {
-      if (st == HS_OK)
+      if (st == HS_OK) {
+        char name[32];
+        hs_smgr_fork_filename(rel, fork, name, sizeof name);
+        const char *dir = hs_smgr_dir(pool->smgr);
         st = hs_fail(HS_ERR_CORRUPT, 0,
-                     "page checksum failed: relation %u fork %d block %u: expected %08X, found "
-                     "%08X",
-                     rel, (int)fork, first + i, expected, found);
+                     "page checksum failed: relation %u fork %d block %u (%s/%s): expected "
+                     "%08X, found %08X; the log holds no image of it since the last checkpoint "
+                     "(recovery would have restored it): restore the file from a backup, or "
+                     "give up what its damaged pages held with `hotset relations --dir %s "
+                     "--replace-damaged %s --force`",
+                     rel, (int)fork, first + i, dir, name, expected, found, dir, name);
+      }
       continue;
     }
     /* A page is written only after the log is durable up to its LSN, so

@@ -109,13 +109,17 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
   char hint[8600];
   reset_log_hint(dir, wal->dir, hint, sizeof hint);
   hs_lsn end = hs_wal_insert_lsn(wal);
+  /* The segment that should hold the record: the file to look at. */
+  char seg[4300];
+  wal_segment_path(wal->dir, c->checkpoint - c->checkpoint % wal->segment_bytes, seg, sizeof seg);
   if (c->checkpoint >= end)
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "hs_pool_open: %s/%s names a checkpoint record at %" PRIX64
-                   ", but the log in %s ends at %" PRIX64
+                   " (in segment %s), but the log in %s ends at %" PRIX64
                    ": the record is damaged, or the log was cut short or belongs to an older "
                    "state of the directory; " WAY_OUT ". Why the log ends there: %s",
-                   dir, HS_CONTROL_FILE, c->checkpoint, wal->dir, end, hint, wal_open_why_end(wal));
+                   dir, HS_CONTROL_FILE, c->checkpoint, seg, wal->dir, end, hint,
+                   wal_open_why_end(wal));
   hs_wal_reader *r;
   hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, c->checkpoint, &r);
   if (st != HS_OK) return st;
@@ -132,14 +136,13 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
   if (!got)
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "hs_pool_open: could not read the checkpoint record at %" PRIX64
-                   " that %s/%s names from the log in %s (%s); " WAY_OUT,
-                   c->checkpoint, dir, HS_CONTROL_FILE, wal->dir, why, hint);
+                   " that %s/%s names from segment %s (%s); " WAY_OUT,
+                   c->checkpoint, dir, HS_CONTROL_FILE, seg, why, hint);
   if (!is_checkpoint)
-    return hs_fail(
-        HS_ERR_CORRUPT, 0,
-        "hs_pool_open: the record at %" PRIX64 " that %s/%s names as the last "
-        "checkpoint is not one (resource manager %u, type %u) in the log in %s; " WAY_OUT,
-        c->checkpoint, dir, HS_CONTROL_FILE, rmgr, type, wal->dir, hint);
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "hs_pool_open: the record at %" PRIX64 " that %s/%s names as the last "
+                   "checkpoint is not one (resource manager %u, type %u) in segment %s; " WAY_OUT,
+                   c->checkpoint, dir, HS_CONTROL_FILE, rmgr, type, seg, hint);
   if (redo != c->redo)
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "hs_pool_open: the checkpoint record at %" PRIX64

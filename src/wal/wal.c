@@ -406,6 +406,10 @@ hs_lsn hs_wal_insert_lsn(hs_wal *w) {
   return atomic_load(&w->reserved_pub);
 }
 
+const char *hs_wal_dir(const hs_wal *w) {
+  return w->dir;
+}
+
 hs_lsn hs_wal_flushed_lsn(const hs_wal *w) {
   return atomic_load(&((hs_wal *)w)->flushed);
 }

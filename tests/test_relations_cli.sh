@@ -15,7 +15,14 @@
 #   - the list removed: `verify` exits 1 naming it (the control file says
 #     there is one); `--rebuild --force` writes a new one;
 #   - `--forget` and `--rebuild` refuse while the directory's lock is held;
-#   - usage errors are one line and a hint.
+#   - usage errors are one line and a hint;
+#   - a relation file copied in from another directory (its pages pass their
+#     checksums but carry another directory's mark): `verify` and an open
+#     refuse it; `--replace-damaged` lists, changes nothing without
+#     --force, refuses beside a lock holder or when the control file is the
+#     stranger, and run as the refusal prints it keeps the pages' bytes in
+#     damaged-pages/ and leaves a directory `verify` finds ok; a flipped
+#     byte replaces that page alone.
 #
 # Usage: test_relations_cli.sh PATH/TO/hotset
 set -u
@@ -134,5 +141,72 @@ expect_status 1 "relations --forget --force beside a lock holder"
 if grep -q "is in use by" "$err"; then ok; else bad "--forget --force ran beside a lock holder: $(cat "$err")"; fi
 run relations --dir "$d"
 if grep -q "^1: at least" "$out"; then ok; else bad "--forget beside a lock holder changed the list"; fi
+
+# Pages that fail their checksums, or that another directory wrote: the
+# way out gives up what they held, keeping their bytes.
+run relations --dir "$d" --replace-damaged nosuch
+expect_one_line_error "is not a relation file's name" "relations --replace-damaged of a bad name"
+run relations --dir "$d" --replace-damaged 1
+expect_status 0 "relations --replace-damaged with nothing damaged"
+if grep -q "nothing to replace" "$out"; then ok; else bad "an intact file is not said to be intact: $(cat "$out")"; fi
+# Recovered and shut down cleanly: nothing in the log repairs the pages now.
+run crash-test --verify --dir "$d"
+expect_status 0 "crash-test --verify of the directory"
+e=$scratch/e # another directory: another system id, the same relations
+timeout -s KILL 2 "$HOTSET" crash-test --workload --dir "$e" >"$out" 2>"$err" &
+wait $! 2>/dev/null
+cp "$d/1" "$scratch/1.saved"
+cp "$e/1" "$d/1"
+run verify --dir "$d"
+expect_status 1 "verify with a relation file of another directory"
+if grep -q "written by another data directory" "$out"; then ok; else
+  bad "verify does not tell another directory's pages: $(cat "$out")"
+fi
+run crash-test --verify --dir "$d"
+expect_status 1 "crash-test --verify with a relation file of another directory"
+hint=$(grep -o '`hotset relations [^`]*--replace-damaged[^`]*`' "$err" | head -n 1 | tr -d '`')
+if grep -q "was written by another data directory" "$err" && [[ -n $hint ]]; then ok; else
+  bad "the refusal does not say the file is another directory's, with the way out: $(cat "$err")"
+fi
+before=$(sums)
+run relations --dir "$d" --replace-damaged 1
+expect_status 1 "relations --replace-damaged without --force"
+if grep -q "nothing changed" "$out" && grep -q "written by another data directory" "$out"; then ok; else
+  bad "--replace-damaged without --force does not list the pages: $(cat "$out")"
+fi
+if [[ $(sums) == "$before" ]]; then ok; else bad "--replace-damaged without --force changed files"; fi
+# With the control file of the other directory, the log (and any other
+# relation file) tells the control file is the stranger: nothing replaced.
+cp "$d/hotset.control" "$scratch/control.saved"
+cp "$e/hotset.control" "$d/hotset.control"
+cp "$scratch/1.saved" "$d/1"
+before=$(sums)
+run relations --dir "$d" --replace-damaged 1 --force
+expect_one_line_error "the control file may be the stranger" "relations --replace-damaged under another's control file"
+if [[ $(sums) == "$before" ]]; then ok; else bad "--replace-damaged under another's control file changed files"; fi
+cp "$scratch/control.saved" "$d/hotset.control"
+cp "$e/1" "$d/1"
+flock -n "$d/hotset.lock" "$HOTSET" relations --dir "$d" --replace-damaged 1 --force >"$out" 2>"$err"
+status=$?
+expect_status 1 "relations --replace-damaged --force beside a lock holder"
+if grep -q "is in use by" "$err"; then ok; else bad "--replace-damaged ran beside a lock holder: $(cat "$err")"; fi
+eval "\"\$HOTSET\" ${hint#hotset }" >"$out" 2>"$err"
+status=$?
+expect_status 0 "the printed way out ($hint)"
+kept=$(ls "$d/damaged-pages" 2>/dev/null | wc -l)
+if [[ $kept -ge 1 ]] && cmp -s "$d/damaged-pages/1.0" <(head -c 4096 "$e/1"); then ok; else
+  bad "the replaced pages' bytes are not kept in damaged-pages: $(ls "$d/damaged-pages" 2>&1)"
+fi
+run verify --dir "$d"
+expect_status 0 "verify after --replace-damaged"
+# One flipped byte: that page alone.
+printf '\x5a' | dd of="$d/2" bs=1 seek=100 conv=notrunc status=none
+run relations --dir "$d" --replace-damaged 2 --force
+expect_status 0 "relations --replace-damaged --force of one flipped byte"
+if grep -q "block 0 fails its checksum" "$out" && grep -q "done: 1 of [0-9]* blocks" "$out"; then ok; else
+  bad "--replace-damaged did not replace exactly the flipped page: $(cat "$out")"
+fi
+run verify --dir "$d"
+expect_status 0 "verify after replacing the flipped page"
 
 cli_finish

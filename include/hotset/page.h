@@ -12,7 +12,11 @@
  *    8  u32 checksum  CRC-32C of the block number, then bytes [0, 8) and
  *                     [12, page_size) — the whole page but this field
  *   12  u16 magic     HS_PAGE_MAGIC: tells a written page from zeros
- *   14  u16 flags     0 (reserved)
+ *   14  u16 system    the data directory's mark (hs_page_system_tag of its
+ *                     system id; never 0): a file copied in from another
+ *                     directory passes its checksums, but its pages carry
+ *                     another mark, and the pool refuses them. 0 on pages
+ *                     stamped without one (hs_page_stamp)
  *
  * The engine owns bytes [HS_PAGE_HEADER_SIZE, page_size): it must not store
  * anything in the first 16 bytes of a page it reads through a pool with
@@ -51,8 +55,16 @@ uint64_t hs_page_lsn(const void *page);
 uint32_t hs_page_checksum(const void *page, uint32_t page_size, hs_blockno block);
 
 /* Fills in the header of a page about to be written: its LSN, the magic and
- * its checksum (computed last). */
+ * its checksum (computed last); the system mark 0. */
 void hs_page_stamp(void *page, uint32_t page_size, hs_blockno block, uint64_t lsn);
+/* The same, with the system mark `system_tag` (what the pool writes). */
+void hs_page_stamp_system(void *page, uint32_t page_size, hs_blockno block, uint64_t lsn,
+                          uint16_t system_tag);
+/* The mark of a directory whose control file says `system_id`: 16 bits of
+ * it, never 0 (one foreign directory in 65,535 shares a directory's). */
+uint16_t hs_page_system_tag(uint64_t system_id);
+/* The system mark a page carries (0 for zeros or a page stamped without). */
+uint16_t hs_page_system(const void *page);
 
 /* Whether a page read from `block` is intact: all zeros, or the magic and
  * a checksum that matches. *expected and *found (may be NULL) are the

@@ -27,6 +27,7 @@
 #include "hotset/page.h"
 #include "hotset/storage.h"
 #include "storage/catalog.h"
+#include "wal/wal_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -249,6 +250,51 @@ static hs_status save_damaged(const char *dir, const char *name, hs_blockno bloc
   return st;
 }
 
+/* Whether some relation file of `dir` other than `skip` has a page that
+ * carries `mark` (each read up to the first that does): pages of
+ * another directory in one file are a stranger file only while the rest
+ * of the directory carries the control file's mark — if nothing does, the
+ * control file is the stranger (recreated, or another directory's). */
+static bool others_carry_mark(const char *dir, const char *skip, uint32_t page_size,
+                              uint16_t mark) {
+  DIR *d = opendir(dir);
+  unsigned char *page = malloc(page_size);
+  bool found = false;
+  for (struct dirent *e; d && page && !found && (e = readdir(d)) != NULL;) {
+    if (!hs_smgr_parse_fork_filename(e->d_name, NULL, NULL) || !strcmp(e->d_name, skip)) continue;
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    for (hs_blockno b = 0; fd >= 0 && !found; b++) {
+      if (pread(fd, page, page_size, (off_t)b * page_size) != (ssize_t)page_size) break;
+      found = hs_page_verify(page, page_size, b, NULL, NULL) && hs_page_system(page) == mark;
+    }
+    if (fd >= 0) close(fd);
+  }
+  if (d) closedir(d);
+  free(page);
+  return found;
+}
+
+/* Whether a segment of the log in DIR/wal carries `system_id`: the log
+ * and the control file agree, so the control file is no stranger. */
+static bool log_agrees(const char *dir, uint64_t segment_bytes, uint64_t system_id) {
+  char waldir[PATH_MAX + 8];
+  snprintf(waldir, sizeof waldir, "%s/wal", dir);
+  uint64_t *starts = NULL;
+  size_t n = 0;
+  bool agrees = false;
+  if (segment_bytes && wal_segment_list(waldir, segment_bytes, &starts, &n) == HS_OK)
+    for (size_t i = 0; i < n && !agrees; i++) {
+      wal_seg_header_kind kind;
+      wal_seg_header h;
+      agrees = wal_segment_header(waldir, starts[i], &kind, &h) == HS_OK && kind == WAL_SEG_VALID &&
+               h.system_id == system_id;
+    }
+  free(starts);
+  return agrees;
+}
+
 static int replace_damaged(const char *dir, const char *name, bool force) {
   hs_relid rel;
   hs_fork fork;
@@ -278,6 +324,8 @@ static int replace_damaged(const char *dir, const char *name, bool force) {
   unsigned char *page = malloc(c.page_size);
   uint64_t damaged = 0, blocks = 0;
   int rc = page ? 0 : 1;
+  uint16_t mark = hs_page_system_tag(c.system_id);
+  bool checked_others = false;
   for (hs_blockno block = 0; rc == 0; block++) {
     ssize_t got = pread(fd, page, c.page_size, (off_t)block * c.page_size);
     if (got == 0) break;
@@ -288,16 +336,37 @@ static int replace_damaged(const char *dir, const char *name, bool force) {
       break;
     }
     blocks++;
-    if (hs_page_verify(page, c.page_size, block, NULL, NULL)) continue;
+    bool intact = hs_page_verify(page, c.page_size, block, NULL, NULL);
+    uint16_t theirs = intact ? hs_page_system(page) : 0;
+    if (intact && (!theirs || theirs == mark)) continue;
+    if (intact && !checked_others) {
+      checked_others = true;
+      if (!others_carry_mark(dir, name, c.page_size, mark) &&
+          !log_agrees(dir, c.segment_bytes, c.system_id)) {
+        fprintf(stderr,
+                PROG ": %s's pages carry mark %04X, but neither another relation file in %s nor "
+                     "its log (%s/wal) carries the system %016" PRIX64
+                     " (mark %04X) its control file names: the control file may be the stranger "
+                     "(recreated, or another directory's) rather than this file; restore the "
+                     "control file that goes with the directory\n",
+                path, theirs, dir, dir, c.system_id, mark);
+        rc = 1;
+        break;
+      }
+    }
     damaged++;
-    printf("%s: block %u fails its checksum%s\n", path, block,
-           force ? "" : " (would be replaced by an empty page)");
+    if (intact)
+      printf("%s: block %u was written by another data directory (mark %04X, this one's %04X)%s\n",
+             path, block, theirs, mark, force ? "" : " (would be replaced by an empty page)");
+    else
+      printf("%s: block %u fails its checksum%s\n", path, block,
+             force ? "" : " (would be replaced by an empty page)");
     if (!force) continue;
     char saved[PATH_MAX + 200];
     st = save_damaged(dir, name, block, page, c.page_size, saved, sizeof saved);
     if (st == HS_OK) {
       memset(page, 0, c.page_size);
-      hs_page_stamp(page, c.page_size, block, 0);
+      hs_page_stamp_system(page, c.page_size, block, 0, mark);
       if (pwrite(fd, page, c.page_size, (off_t)block * c.page_size) != (ssize_t)c.page_size)
         st = hs_fail(HS_ERR_IO, errno, "writing block %u of %s: %s", block, path, strerror(errno));
     }
@@ -316,7 +385,9 @@ static int replace_damaged(const char *dir, const char *name, bool force) {
   hs_smgr_close(smgr);
   if (rc) return rc;
   if (!damaged) {
-    printf("%s: all %" PRIu64 " blocks pass their checksums: nothing to replace\n", path, blocks);
+    printf("%s: all %" PRIu64 " blocks pass their checksums and are this directory's: nothing to "
+           "replace\n",
+           path, blocks);
     return 0;
   }
   if (!force) {

@@ -268,7 +268,7 @@ static void report_bad(bool json, const char *path, hs_blockno block, const char
 }
 
 static hs_status verify_file(const char *path, uint32_t page_size, bool have_end, hs_lsn end,
-                             bool json, void *page, verify_totals *t) {
+                             uint16_t mark, bool json, void *page, verify_totals *t) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return hs_fail(HS_ERR_IO, errno, "cannot open %s: %s", path, strerror(errno));
   struct stat sb;
@@ -294,6 +294,15 @@ static hs_status verify_file(const char *path, uint32_t page_size, bool have_end
       t->bad++;
       snprintf(text, sizeof text, "checksum expected %08X, found %08X", expected, found);
       report_bad(json, path, b, "checksum", "expected", expected, "found", found, text);
+      continue;
+    }
+    uint16_t theirs = hs_page_system(page);
+    if (mark && theirs && theirs != mark) {
+      t->bad++;
+      snprintf(text, sizeof text,
+               "written by another data directory (mark %04X; this directory's is %04X)", theirs,
+               mark);
+      report_bad(json, path, b, "system", "mark", theirs, "own_mark", mark, text);
       continue;
     }
     uint64_t lsn = hs_page_lsn(page);
@@ -367,7 +376,8 @@ int verify_main(int argc, char **argv) {
   for (size_t i = 0; st == HS_OK && i < n; i++) {
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    st = verify_file(path, (uint32_t)page_size, have_end, end, json, page, &t);
+    st = verify_file(path, (uint32_t)page_size, have_end, end,
+                     have_control ? hs_page_system_tag(control.system_id) : 0, json, page, &t);
   }
   /* The files the directory must hold (hotset relations): one missing or
    * cut short is bad too, though no page of it is left to check. */

@@ -115,6 +115,23 @@ hs_status pool_check_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno 
       }
       continue;
     }
+    /* A page another directory wrote: its checksum holds, but it is not
+     * this directory's (a file copied in from elsewhere). */
+    uint16_t mark = hs_page_system(page);
+    if (mark && mark != pool->system_tag) {
+      if (st == HS_OK) {
+        char name[32];
+        hs_smgr_fork_filename(rel, fork, name, sizeof name);
+        const char *dir = hs_smgr_dir(pool->smgr);
+        st = hs_fail(HS_ERR_CORRUPT, 0,
+                     "relation %u fork %d block %u (%s/%s) was written by another data directory "
+                     "(its pages' mark is %04X, this directory's %04X): the file was copied in "
+                     "from elsewhere; restore this directory's copy, or give up what its pages "
+                     "held with `hotset relations --dir %s --replace-damaged %s --force`",
+                     rel, (int)fork, first + i, dir, name, mark, pool->system_tag, dir, name);
+      }
+      continue;
+    }
     /* A page is written only after the log is durable up to its LSN, so
      * a page past the end of the log proves the log lost records it had
      * (a stale control file, a log cut short or reset): refused, as

@@ -25,6 +25,7 @@
  */
 #include "core/error.h"
 #include "core/sysio.h"
+#include "hotset/page.h"
 #include "hotset/storage.h"
 #include "pool/pins.h"
 #include "storage/control_file.h"
@@ -312,6 +313,7 @@ hs_status pool_control_start(hs_pool *pool) {
     hs_status st = check_log(pool, dir);
     if (st != HS_OK) return st;
   }
+  pool->system_tag = hs_page_system_tag(c->system_id);
   if (before.format != 0 && before.state != HS_DB_SHUT_DOWN) {
     hs_status synced = sync_after_crash(dir);
     if (synced != HS_OK) return synced;

@@ -103,6 +103,10 @@ struct hs_pool {
    * whether the next checkpoint is the shutdown one (its control file
    * says "shut down"). */
   hs_control control;
+  /* hs_page_system_tag of control.system_id, set once the control file is
+   * settled at open (pool_control_start): stamped on every page written,
+   * checked on every page read. */
+  uint16_t system_tag;
   hs_lsn recovery_start;
   bool shutting_down;
 

@@ -138,7 +138,7 @@ hs_status pool_write_buffer(hs_pool *pool, hs_buf b, hs_io_context ctx, bool *wr
                      tag.block, tag.rel);
     }
     memcpy(copy, page, pool->page_size);
-    hs_page_stamp(copy, pool->page_size, tag.block, lsn);
+    hs_page_stamp_system(copy, pool->page_size, tag.block, lsn, pool->system_tag);
     page = copy;
   }
   hs_status st = hs_smgr_write(pool->smgr, tag.rel, tag.fork, tag.block, page);

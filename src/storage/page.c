@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-enum { LSN_AT = 0, CHECKSUM_AT = 8, MAGIC_AT = 12, FLAGS_AT = 14 };
+enum { LSN_AT = 0, CHECKSUM_AT = 8, MAGIC_AT = 12, SYSTEM_AT = 14 };
 
 uint64_t hs_page_lsn(const void *page) {
   uint64_t lsn;
@@ -27,14 +27,33 @@ uint32_t hs_page_checksum(const void *page, uint32_t page_size, hs_blockno block
   return hs_crc32c(crc, p + MAGIC_AT, page_size - MAGIC_AT);
 }
 
-void hs_page_stamp(void *page, uint32_t page_size, hs_blockno block, uint64_t lsn) {
+void hs_page_stamp_system(void *page, uint32_t page_size, hs_blockno block, uint64_t lsn,
+                          uint16_t system_tag) {
   unsigned char *p = page;
-  uint16_t magic = HS_PAGE_MAGIC, flags = 0;
+  uint16_t magic = HS_PAGE_MAGIC;
   memcpy(p + LSN_AT, &lsn, sizeof lsn);
   memcpy(p + MAGIC_AT, &magic, sizeof magic);
-  memcpy(p + FLAGS_AT, &flags, sizeof flags);
+  memcpy(p + SYSTEM_AT, &system_tag, sizeof system_tag);
   uint32_t sum = hs_page_checksum(page, page_size, block);
   memcpy(p + CHECKSUM_AT, &sum, sizeof sum);
+}
+
+void hs_page_stamp(void *page, uint32_t page_size, hs_blockno block, uint64_t lsn) {
+  hs_page_stamp_system(page, page_size, block, lsn, 0);
+}
+
+uint16_t hs_page_system_tag(uint64_t system_id) {
+  /* Every bit of the id mixed into the top 16 (Fibonacci hashing): ids
+   * are random, but two that differ anywhere then share a mark no more
+   * often than chance. 0 means "no mark", so it is never one. */
+  uint16_t tag = (uint16_t)((system_id * 0x9E3779B97F4A7C15ull) >> 48);
+  return tag ? tag : 1;
+}
+
+uint16_t hs_page_system(const void *page) {
+  uint16_t tag;
+  memcpy(&tag, (const unsigned char *)page + SYSTEM_AT, sizeof tag);
+  return tag;
 }
 
 static bool all_zeros(const unsigned char *p, uint32_t n) {

@@ -355,6 +355,23 @@ static void test_other_system(uint64_t segment) {
   CHECK(control_of(&a).system_id != control_of(&b).system_id);
   CHECK_ST(env_open_with(&a, b.waldir, PAGE), HS_ERR_CORRUPT);
   CHECK_CONTAINS(hs_last_error(), "system");
+  /* The pages tell which one is the stranger: here the log. */
+  CHECK_CONTAINS(hs_last_error(), "the log is another directory's");
+  /* b's control file in a: the pages and the log are a's, so the control
+   * file is the stranger, and the way out moves it aside. */
+  char own[4400], theirs[4400], saved[4400];
+  snprintf(own, sizeof own, "%s/%s", a.dir, HS_CONTROL_FILE);
+  snprintf(theirs, sizeof theirs, "%s/%s", b.dir, HS_CONTROL_FILE);
+  snprintf(saved, sizeof saved, "%s/control.saved", root);
+  copy_file(own, saved);
+  copy_file(theirs, own);
+  CHECK_ST(env_open(&a), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), "the control file is another directory's");
+  char way_out[9000];
+  snprintf(way_out, sizeof way_out, "`mv %s %s.system-%016" PRIX64 "`", own, own,
+           control_of(&b).system_id);
+  CHECK_CONTAINS(hs_last_error(), way_out);
+  copy_file(saved, own);
   /* The log lost: an empty log directory where the control file names a
    * checkpoint. */
   char empty[4400];

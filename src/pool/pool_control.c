@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -152,6 +153,68 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
   return HS_OK;
 }
 
+/* How many relation files of `dir` have a page with `mark_a` and with
+ * `mark_b` (each file read up to its first marked page). */
+static void count_marks(const char *dir, uint32_t page_size, uint16_t mark_a, uint16_t mark_b,
+                        unsigned *a, unsigned *b) {
+  *a = *b = 0;
+  DIR *d = opendir(dir);
+  unsigned char *page = malloc(page_size);
+  for (struct dirent *e; d && page && (e = readdir(d)) != NULL;) {
+    if (!hs_smgr_parse_fork_filename(e->d_name, NULL, NULL)) continue;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    for (hs_blockno blk = 0; fd >= 0; blk++) {
+      if (pread(fd, page, page_size, (off_t)blk * page_size) != (ssize_t)page_size) break;
+      uint16_t mark = hs_page_verify(page, page_size, blk, NULL, NULL) ? hs_page_system(page) : 0;
+      if (!mark) continue;
+      *a += mark == mark_a;
+      *b += mark == mark_b;
+      break;
+    }
+    if (fd >= 0) close(fd);
+  }
+  if (d) closedir(d);
+  free(page);
+}
+
+/* The log and the control file name two systems. The relation files' pages
+ * say which one is the stranger: pages of the log's system and none of the
+ * control file's prove the control file came from elsewhere (its way out:
+ * moved aside, then rebuilt from the log); pages of the control file's
+ * system, the log. Without pages to tell, both are named. */
+static hs_status foreign_log_or_control(hs_pool *pool, const char *dir) {
+  const hs_control *c = &pool->control;
+  hs_wal *wal = pool->wal;
+  uint64_t log_id = wal_system_id(wal);
+  unsigned with_log = 0, with_control = 0;
+  if (c->checksums)
+    count_marks(dir, c->page_size, hs_page_system_tag(log_id), hs_page_system_tag(c->system_id),
+                &with_log, &with_control);
+  if (with_log && !with_control)
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "hs_pool_open: %s/%s names system %016" PRIX64 ", but the log in %s and the "
+                   "pages of %u relation files in %s are system %016" PRIX64
+                   "'s: the control file is another directory's; move it aside with `mv %s/%s "
+                   "%s/%s.system-%016" PRIX64 "` and open again (a directory without its control "
+                   "file is rebuilt from its log)",
+                   dir, HS_CONTROL_FILE, c->system_id, wal->dir, with_log, dir, log_id, dir,
+                   HS_CONTROL_FILE, dir, HS_CONTROL_FILE, c->system_id);
+  if (with_control && !with_log)
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "hs_pool_open: the log in %s belongs to system %016" PRIX64
+                   ", but %s/%s and the pages of %u relation files in %s are system %016" PRIX64
+                   "'s: the log is another directory's; open %s with its own log",
+                   wal->dir, log_id, dir, HS_CONTROL_FILE, with_control, dir, c->system_id, dir);
+  return hs_fail(HS_ERR_CORRUPT, 0,
+                 "hs_pool_open: the log in %s belongs to system %016" PRIX64
+                 ", the data directory %s (its control file %s/%s) to system %016" PRIX64
+                 ", and its relation files' pages do not tell which is the stranger: open %s "
+                 "with its own log, or put back its own control file",
+                 wal->dir, log_id, dir, dir, HS_CONTROL_FILE, c->system_id, dir);
+}
+
 /* The log `wal` against the control file `c` of `dir`: whose it is and
  * where recovery starts. */
 static hs_status check_log(hs_pool *pool, const char *dir) {
@@ -188,12 +251,7 @@ static hs_status check_log(hs_pool *pool, const char *dir) {
                      wal->dir, dir, HS_CONTROL_FILE, c->checkpoint, c->system_id, hint);
     return wal_adopt_identity(wal, c->system_id, 0);
   }
-  if (wal_system_id(wal) != c->system_id)
-    return hs_fail(HS_ERR_CORRUPT, 0,
-                   "hs_pool_open: the log in %s belongs to system %016" PRIX64
-                   ", the data directory %s to system %016" PRIX64
-                   ": they are not each other's; open %s with its own log",
-                   wal->dir, wal_system_id(wal), dir, c->system_id, dir);
+  if (wal_system_id(wal) != c->system_id) return foreign_log_or_control(pool, dir);
   /* The log is read again from the redo point: what lies before it is
    * never replayed, and must not decide where the log ends (a damaged byte
    * there, an old segment of the same log left behind). A log that never

@@ -199,7 +199,7 @@ static void test_control_fields_refused(void) {
   control_encode(&good, 0, b);
   le_put32(b + 16, le_get32(b + 16) | 8u); /* bits 0-2 are known, 3 is not */
   refused_bytes(b, "flags is 0xB, but only bits 0");
-  for (unsigned off = 64; off < 124; off += 59) {
+  for (unsigned off = 72; off < 124; off += 51) {
     control_encode(&good, 0, b);
     b[off] = 0x80;
     char needle[64];

@@ -65,6 +65,9 @@ typedef struct hs_control {
    * (HS_SMGR_RELATIONS_FILE, hotset/storage.h): that file missing is then
    * damage, not a directory from before the list. */
   bool has_catalog;
+  /* An engine's counter that must never go back, as of this file
+   * (hs_pool_raise_id_floor, hotset/pool.h); 0: none. */
+  uint64_t id_floor;
 } hs_control;
 
 /* Reads DIR/hotset.control. HS_ERR_NOENT if there is none (a new

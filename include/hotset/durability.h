@@ -72,6 +72,18 @@ hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_bu
 /* The pool's log (hs_pool_options.wal), or NULL. */
 struct hs_wal *hs_pool_wal(hs_pool *pool);
 
+/* An engine's counter that must never go back, whatever is lost — the
+ * transaction manager's id reservation: ids below it may have been given,
+ * so none may be given again even if the pages that recorded them are
+ * damaged or given up. The pool keeps the highest value raised; every
+ * control file it writes from then on (each checkpoint's) carries it, and
+ * an open starts from the control file's. Raise it only to a value the log
+ * already holds durably (flushed), so the control file is never ahead of
+ * what recovery restores. Any thread. */
+void hs_pool_raise_id_floor(hs_pool *pool, uint64_t floor);
+/* The highest value raised, or the control file's since the open. */
+uint64_t hs_pool_id_floor(hs_pool *pool);
+
 /* ---- checkpoints ---- */
 
 /* Runs a checkpoint now, at full speed (waits for a spread one under way

@@ -20,8 +20,11 @@
  *
  * Ids survive a crash by reservation: page 0 of the commit log keeps "ids
  * are given below R"; when the next id reaches R, R moves up by
- * ID_BATCH (a logged change) before the id is given. A restart starts
- * at R, skipping at most a batch of ids nobody used.
+ * ID_BATCH (a logged change, flushed) before the id is given. A restart
+ * starts at R, skipping at most a batch of ids nobody used. Each R is also
+ * raised into the pool's id floor (hs_pool_raise_id_floor), which every
+ * checkpoint's control file carries: a commit log whose page 0 is lost or
+ * that was given up still starts above every id given before.
  *
  * A snapshot is PostgreSQL's: the next id when it was taken (xmax), and the
  * ids running then; an id is "visible as committed" to it when it committed,
@@ -122,9 +125,15 @@ static hs_status reservation_set(hs_xact_mgr *m, hs_xid r) {
   memcpy(before, at, sizeof r);
   memcpy(at, &r, sizeof r);
   hs_wal_range range = {DATA_AT, sizeof r};
-  st = hs_buf_log_change(m->pool, b, &range, 1, NULL);
+  hs_lsn end = 0;
+  st = hs_buf_log_change(m->pool, b, &range, 1, &end);
   if (st != HS_OK) memcpy(at, before, sizeof r); /* not logged: put back */
   clog_unpin(m, b);
+  /* Durable, then the pool's floor: every control file from now on says
+   * ids below r may have been given, so losing this page (or the whole
+   * commit log) can never make an id be given twice. Once per batch. */
+  if (st == HS_OK) st = hs_wal_flush(hs_pool_wal(m->pool), end, HS_WAL_CAUSE_COMMIT, NULL);
+  if (st == HS_OK) hs_pool_raise_id_floor(m->pool, r);
   return st;
 }
 
@@ -170,6 +179,10 @@ hs_status hs_xact_open(hs_pool *pool, hs_xact_mgr **out) {
   hs_xid r = 0;
   if (st == HS_OK) st = reservation_get(m, &r);
   if (st == HS_OK && r == 0) st = reservation_floor(m, &r);
+  /* The control file's floor: above every id any earlier start could have
+   * given, whatever the commit log's pages still say (a page lost, the file
+   * given up with `hotset relations --forget`). */
+  if (st == HS_OK && hs_pool_id_floor(pool) > r) r = hs_pool_id_floor(pool);
   if (st == HS_OK) {
     /* Everything below R may have been given before: start there. */
     m->next = m->first_of_start = r > HS_XACT_FIRST ? r : HS_XACT_FIRST;

@@ -60,6 +60,16 @@ hs_wal *hs_pool_wal(hs_pool *pool) {
   return pool ? pool->wal : NULL;
 }
 
+void hs_pool_raise_id_floor(hs_pool *pool, uint64_t floor) {
+  uint64_t now = atomic_load(&pool->id_floor);
+  while (now < floor && !atomic_compare_exchange_weak(&pool->id_floor, &now, floor)) {
+  }
+}
+
+uint64_t hs_pool_id_floor(hs_pool *pool) {
+  return atomic_load(&pool->id_floor);
+}
+
 static bool needs_image(hs_pool *pool, hs_buf buf, hs_lsn redo) {
   return atomic_load_explicit(&pool_desc(pool, buf)->lsn, memory_order_relaxed) <= redo;
 }

@@ -333,6 +333,7 @@ hs_status hs_pool_close(hs_pool *pool) {
     if (st == HS_OK && !pool->wal) {
       hs_control c = pool->control;
       c.state = HS_DB_SHUT_DOWN;
+      c.id_floor = atomic_load(&pool->id_floor);
       st = control_write(hs_smgr_dir(pool->smgr), &c);
     }
     if (st != HS_OK) pool->shutting_down = false;

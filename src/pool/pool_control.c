@@ -319,7 +319,7 @@ static bool same_but_state(const hs_control *a, const hs_control *b) {
   return a->format == b->format && a->page_size == b->page_size && a->checksums == b->checksums &&
          a->segment_bytes == b->segment_bytes && a->system_id == b->system_id &&
          a->has_checkpoint == b->has_checkpoint && a->checkpoint == b->checkpoint &&
-         a->redo == b->redo && a->has_catalog == b->has_catalog;
+         a->redo == b->redo && a->has_catalog == b->has_catalog && a->id_floor == b->id_floor;
 }
 
 hs_status pool_control_start(hs_pool *pool) {
@@ -372,6 +372,7 @@ hs_status pool_control_start(hs_pool *pool) {
     if (st != HS_OK) return st;
   }
   pool->system_tag = hs_page_system_tag(c->system_id);
+  atomic_store(&pool->id_floor, c->id_floor);
   if (before.format != 0 && before.state != HS_DB_SHUT_DOWN) {
     hs_status synced = sync_after_crash(dir);
     if (synced != HS_OK) return synced;
@@ -391,6 +392,7 @@ hs_status pool_control_note_checkpoint(hs_pool *pool, hs_lsn checkpoint, hs_lsn 
   next.has_checkpoint = true;
   next.checkpoint = checkpoint;
   next.redo = redo;
+  next.id_floor = atomic_load(&pool->id_floor);
   next.state = pool->shutting_down ? HS_DB_SHUT_DOWN : HS_DB_IN_PRODUCTION;
   hs_status st = control_write(hs_smgr_dir(pool->smgr), &next);
   if (st == HS_OK) pool->control = next;

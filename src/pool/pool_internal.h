@@ -107,6 +107,9 @@ struct hs_pool {
    * settled at open (pool_control_start): stamped on every page written,
    * checked on every page read. */
   uint16_t system_tag;
+  /* hs_pool_raise_id_floor's highest value (from the control file at
+   * open): each control file written carries it. */
+  _Atomic uint64_t id_floor;
   hs_lsn recovery_start;
   bool shutting_down;
 

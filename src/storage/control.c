@@ -15,7 +15,9 @@
  *   40  u64 checkpoint
  *   48  u64 redo
  *   56  u64 time_ms
- *   64  ... zeros ...       reserved
+ *   64  u64 id_floor        an engine's counter that never goes back
+ *                           (hs_pool_raise_id_floor); 0: none
+ *   72  ... zeros ...       reserved
  *  124  u32 CRC-32C of bytes [0, 124)
  *
  * Reading checks every field before anyone uses it (control_decode): a
@@ -48,7 +50,7 @@
 #include <unistd.h>
 
 #define CONTROL_MAGIC    "HSCONTRL"
-#define CONTROL_RESERVED 64u
+#define CONTROL_RESERVED 72u
 #define CONTROL_CRC      124u
 
 #define FLAG_CHECKSUMS  1u
@@ -197,6 +199,7 @@ static bool fields_valid(const unsigned char *b, hs_control *c, field_problem *p
   c->checkpoint = le_get64(b + 40);
   c->redo = le_get64(b + 48);
   c->time_ms = le_get64(b + 56);
+  c->id_floor = le_get64(b + 64);
   return lsns_valid(c, p);
 }
 
@@ -213,6 +216,7 @@ void control_encode(const hs_control *c, uint64_t time_ms, unsigned char *b) {
   le_put64(b + 40, c->checkpoint);
   le_put64(b + 48, c->redo);
   le_put64(b + 56, time_ms);
+  le_put64(b + 64, c->id_floor);
   le_put32(b + CONTROL_CRC, hs_crc32c(0, b, CONTROL_CRC));
 }
 

@@ -37,6 +37,19 @@ run relations --dir "$scratch" --force
 expect_usage_error "--force goes with" "relations --force alone" "hotset relations"
 run relations --dir "$scratch" --forget 1 --rebuild
 expect_usage_error "exclude each other" "relations --forget with --rebuild" "hotset relations"
+run relations --dir "$scratch" --forget 1 --replace-damaged 1
+expect_usage_error "exclude each other" "relations --forget with --replace-damaged" "hotset relations"
+# reindex: its usage; the rebuild itself is tests/test_pk_reindex.c's, and
+# the damage matrix runs the command as lookups print it.
+run reindex --dir "$scratch" --heap 5
+expect_usage_error "--heap and --index are required" "reindex without --index" "hotset reindex"
+run reindex --dir "$scratch" --heap 5 --index 5
+expect_usage_error "name one relation" "reindex of a relation into itself" "hotset reindex"
+run reindex --dir "$scratch/nosuch" --heap 5 --index 6 --force
+expect_one_line_error "not a directory" "reindex of a missing directory"
+run reindex --dir "$scratch" --heap 5 --index 6
+expect_status 1 "reindex without --force"
+if grep -q "run again with --force" "$out"; then ok; else bad "reindex without --force does not say so: $(cat "$out")"; fi
 
 d=$scratch/d
 # The crash test's child runs until killed; a second of it leaves a

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "heap_env.h"
 #include "killed_child.h"
+#include "storage/catalog.h"
 #include "testdir.h"
 
 #include <fcntl.h>
@@ -236,10 +237,10 @@ static void test_lost_reservation(void) {
   testdir_remove(dir);
 }
 
-/* The whole commit log zeroed (same size: nothing tells the directory),
- * or given up: its pages say no id was ever given, but the control file's
- * id floor does, so no id is given twice — a new transaction's commit must
- * never make an old row, whose outcome was lost, visible. */
+/* The whole commit log zeroed (the same size), refused, then given up: its
+ * pages say no id was ever given, but the control file's id floor does, so
+ * no id is given twice — a new transaction's commit must never make an old
+ * row, whose outcome was lost, visible. */
 static void test_lost_commit_log(void) {
   testdir_make(dir, sizeof dir, "xact-lost-clog");
   env e;
@@ -266,6 +267,18 @@ static void test_lost_commit_log(void) {
   REQUIRE(pwrite(fd, zeros, (size_t)sb.st_size, 0) == (ssize_t)sb.st_size);
   free(zeros);
   close(fd);
+  /* Shut down cleanly: the zeroed file is found older than the last
+   * checkpoint wrote it, and refused. */
+  CHECK_ST(env_open(&e), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), "older or zeroed copy");
+  heap_env_close(&e);
+  /* Given up, as `hotset relations --forget` does: the file is taken as
+   * it is, its outcomes lost — but not its ids. */
+  catalog list;
+  REQUIRE(catalog_read(dir, &list) == HS_OK);
+  catalog_remove(&list, HS_XACT_CLOG_REL, HS_FORK_MAIN);
+  REQUIRE(catalog_write(dir, &list) == HS_OK);
+  catalog_free(&list);
   REQUIRE(env_open(&e) == HS_OK);
   CHECK(hs_pool_id_floor(e.pool) >= floor); /* from the control file, then raised */
   CHECK_OK(hs_xact_begin(e.x, &x));

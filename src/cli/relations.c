@@ -380,6 +380,20 @@ static int replace_damaged(const char *dir, const char *name, bool force) {
     fprintf(stderr, PROG ": fsync of %s failed: %s\n", path, strerror(errno));
     rc = 1;
   }
+  /* The file's mark (the newest page a checkpoint wrote) may be one of the
+   * pages now empty: it says nothing any more. */
+  if (rc == 0 && force && damaged) {
+    catalog list;
+    st = catalog_read(dir, &list);
+    catalog_entry *e = st == HS_OK ? catalog_find(&list, rel, fork) : NULL;
+    if (e && e->mark_lsn) {
+      e->mark_block = 0;
+      e->mark_lsn = 0;
+      st = catalog_write(dir, &list);
+    }
+    catalog_free(&list);
+    if (st != HS_OK && st != HS_ERR_NOENT) rc = fail("clearing the file's mark in the list");
+  }
   close(fd);
   free(page);
   hs_smgr_close(smgr);

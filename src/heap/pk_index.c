@@ -31,6 +31,7 @@
 #include "heap/heap.h"
 #include "hotset/durability.h"
 #include "hotset/page.h"
+#include "storage/smgr_catalog.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -180,16 +181,20 @@ static void reindex_hint(hs_pk_index *ix, hs_heap *h, char *out, size_t len) {
            heap_rel(h), ix->pages.rel);
 }
 
-/* An index page that fails its checksum: the index is derived from the
- * heap, so rebuilding it loses nothing. */
+/* An index page that fails its checksum, another directory's, or a file
+ * older than its last checkpoint: the index is derived from the heap, so
+ * rebuilding it loses nothing. */
 static hs_status damaged_index(hs_pk_index *ix, hs_heap *h) {
   char why[1024], hint[8800];
   snprintf(why, sizeof why, "%s", hs_last_error());
   reindex_hint(ix, h, hint, sizeof hint);
+  /* The rebuild first: it loses nothing, where the way out the pool's
+   * message offers (giving up the file) would leave an index without its
+   * entries. */
   return hs_fail(HS_ERR_CORRUPT, 0,
-                 "hs_pk_lookup: %s: the index is damaged; it holds nothing the heap does not, "
-                 "so rebuild it from the heap with %s",
-                 why, hint);
+                 "hs_pk_lookup: the index in relation %u is damaged; it holds nothing the heap "
+                 "does not, so rebuild it from the heap with %s (reading it: %s)",
+                 ix->pages.rel, hint, why);
 }
 
 /* The refusal when key's entry points where its heap has no version of it,
@@ -506,6 +511,10 @@ hs_status hs_pk_index_rebuild(hs_pk_index *ix, hs_heap *h, uint64_t *keys, uint6
   size_t next = 0;
   for (uint64_t block = 0; st == HS_OK && block < blocks; block++)
     st = write_page(ix, (hs_blockno)block, roots, nroots, &next);
+  /* Every page rewritten from the heap: an index found to be an older or
+   * zeroed copy of itself is proven again. */
+  if (st == HS_OK)
+    st = smgr_catalog_clear_stale(hs_pool_smgr(ix->pool), ix->pages.rel, HS_FORK_MAIN);
   if (st == HS_OK && keys) *keys = nroots;
   free(roots);
   free(vs.v);

@@ -33,6 +33,7 @@
 #include "core/error.h"
 #include "hotset/page.h"
 #include "pool/pins.h"
+#include "storage/smgr_catalog.h"
 #include "wal/wal_internal.h"
 
 #include <inttypes.h>
@@ -97,6 +98,21 @@ void pool_end_io(hs_pool *pool, hs_buf b, uint32_t set, uint32_t clear, bool wri
 hs_status pool_check_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno first,
                           const hs_buf *bufs, uint32_t n, hs_status st) {
   if (st != HS_OK || !pool->checksums) return st;
+  hs_blockno mark_block;
+  uint64_t mark_lsn;
+  if (atomic_load_explicit(&pool->any_stale, memory_order_relaxed) &&
+      smgr_catalog_stale(pool->smgr, rel, fork, &mark_block, &mark_lsn)) {
+    char name[32];
+    hs_smgr_fork_filename(rel, fork, name, sizeof name);
+    const char *dir = hs_smgr_dir(pool->smgr);
+    return hs_fail(HS_ERR_CORRUPT, 0,
+                   "relation %u fork %d (%s/%s) is an older or zeroed copy of itself: its block "
+                   "%u is older than the LSN %" PRIX64
+                   " the last checkpoint wrote there, though the directory was shut down "
+                   "cleanly; restore the file, or give up what it held since with `hotset "
+                   "relations --dir %s --forget %s --force`",
+                   rel, (int)fork, dir, name, mark_block, mark_lsn, dir, name);
+  }
   for (uint32_t i = 0; i < n; i++) {
     const void *page = pool->pages + (size_t)bufs[i] * pool->page_size;
     uint32_t expected, found;

@@ -128,8 +128,12 @@ static hs_status write_pages(hs_pool *pool, dirty_page *pages, uint32_t n, bool 
     if ((s & BM_TAG_VALID) && now.rel == pages[i].tag.rel && now.fork == pages[i].tag.fork &&
         now.block == pages[i].tag.block) {
       bool wrote = false;
+      /* What is written carries at least this LSN (a page's only grows). */
+      hs_lsn lsn = atomic_load_explicit(&d->lsn, memory_order_relaxed);
       hs_status st = pool_flush_pinned(pool, b, &wrote);
       if (wrote) (*written)++;
+      if (wrote && pool->checksums)
+        smgr_catalog_note_write(pool->smgr, now.rel, now.fork, now.block, lsn);
       if (st != HS_OK && first == HS_OK) {
         first = st;
         first_errno = hs_last_errno();

@@ -220,6 +220,15 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   /* Every file the directory must hold is there, as long as it was at the
    * last checkpoint: else nothing below may read or create it. */
   if (st == HS_OK) st = smgr_catalog_load(pool->smgr, pool->control.has_catalog, "hs_pool_open");
+  /* Shut down cleanly, nothing to replay: every listed file must hold its
+   * mark page at least as new as the last checkpoint wrote it, or it is an
+   * older or zeroed copy of itself (refused when read, pool_check_read). */
+  if (st == HS_OK && pool->checksums) {
+    uint32_t stale = 0;
+    st = smgr_catalog_check_marks(
+        pool->smgr, pool->control.format != 0 && pool->control.state == HS_DB_SHUT_DOWN, &stale);
+    atomic_store(&pool->any_stale, stale > 0);
+  }
   /* With the directory locked: its control file against the log, and
    * where recovery starts. */
   if (st == HS_OK) st = pool_control_start(pool);

@@ -110,6 +110,9 @@ struct hs_pool {
   /* hs_pool_raise_id_floor's highest value (from the control file at
    * open): each control file written carries it. */
   _Atomic uint64_t id_floor;
+  /* The open found a listed file older than its mark (smgr_catalog_stale):
+   * every read of it is refused. */
+  atomic_bool any_stale;
   hs_lsn recovery_start;
   bool shutting_down;
 

@@ -23,7 +23,9 @@
 
 #define CATALOG_MAGIC "HSRELCAT"
 #define HEADER_BYTES  20u
-#define ENTRY_BYTES   12u
+#define ENTRY_BYTES   24u
+#define ENTRY_BYTES_1 12u /* format 1: no mark */
+#define ENTRY_STALE   1u  /* flags: older than its mark */
 /* A directory of more relation files than this would not fit the storage
  * manager's descriptors anyway; a count past it is damage. */
 #define MAX_ENTRIES (1u << 24)
@@ -145,13 +147,14 @@ static hs_status decode(const char *dir, const char *path, const unsigned char *
     return damaged(dir, path, "%zu bytes, %s", len,
                    len < HEADER_BYTES + 4 ? "too short" : "not its magic number");
   uint32_t format = le_get32(b + 8);
-  if (format != CATALOG_FORMAT)
+  if (format != CATALOG_FORMAT && format != 1)
     return hs_fail(HS_ERR_CORRUPT, 0,
-                   "%s: format %u, this hotset reads format %u: open the directory with the "
-                   "hotset that wrote it",
+                   "%s: format %u, this hotset reads formats 1 and %u: open the directory with "
+                   "the hotset that wrote it",
                    path, format, CATALOG_FORMAT);
+  size_t entry_bytes = format == 1 ? ENTRY_BYTES_1 : ENTRY_BYTES;
   uint32_t count = le_get32(b + 16);
-  if (count > MAX_ENTRIES || len != HEADER_BYTES + (size_t)count * ENTRY_BYTES + 4)
+  if (count > MAX_ENTRIES || len != HEADER_BYTES + (size_t)count * entry_bytes + 4)
     return damaged(dir, path, "%zu bytes for %u entries", len, count);
   uint32_t crc = le_get32(b + len - 4);
   if (hs_crc32c(0, b, len - 4) != crc) return damaged(dir, path, "CRC mismatch");
@@ -165,9 +168,16 @@ static hs_status decode(const char *dir, const char *path, const unsigned char *
     out->cap = count;
   }
   for (uint32_t i = 0; i < count; i++) {
-    const unsigned char *p = b + HEADER_BYTES + (size_t)i * ENTRY_BYTES;
-    uint32_t fork = le_get32(p + 4);
+    const unsigned char *p = b + HEADER_BYTES + (size_t)i * entry_bytes;
+    uint32_t fork = format == 1 ? le_get32(p + 4) : le_get16(p + 4);
+    uint32_t flags = format == 1 ? 0 : le_get16(p + 6);
     catalog_entry e = {.rel = le_get32(p), .fork = (hs_fork)fork, .min_blocks = le_get32(p + 8)};
+    if (format != 1) {
+      e.mark_block = le_get32(p + 12);
+      e.mark_lsn = le_get64(p + 16);
+    }
+    if (flags & ~ENTRY_STALE) return damaged(dir, path, "entry %u has flags 0x%X", i, flags);
+    e.stale = flags & ENTRY_STALE;
     if (fork >= HS_FORK_COUNT || !catalog_fork_listed(e.fork))
       return damaged(dir, path, "entry %u names fork %u", i, fork);
     if (i > 0 && entry_cmp(e.rel, e.fork, &out->entries[i - 1]) <= 0)
@@ -243,8 +253,11 @@ hs_status catalog_write(const char *dir, const catalog *c) {
   for (uint32_t i = 0; i < c->n; i++) {
     unsigned char *p = b + HEADER_BYTES + (size_t)i * ENTRY_BYTES;
     le_put32(p, c->entries[i].rel);
-    le_put32(p + 4, (uint32_t)c->entries[i].fork);
+    le_put16(p + 4, (uint16_t)c->entries[i].fork);
+    le_put16(p + 6, c->entries[i].stale ? ENTRY_STALE : 0);
     le_put32(p + 8, c->entries[i].min_blocks);
+    le_put32(p + 12, c->entries[i].mark_block);
+    le_put64(p + 16, c->entries[i].mark_lsn);
   }
   le_put32(b + len - 4, hs_crc32c(0, b, len - 4));
 

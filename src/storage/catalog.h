@@ -24,9 +24,21 @@
  *    8  u32 format       CATALOG_FORMAT
  *   12  u32 page_size    the unit of min_blocks
  *   16  u32 count
- *   20  count entries of 12 bytes: u32 rel, u32 fork, u32 min_blocks,
- *       sorted by (rel, fork), no two alike
- *   20 + 12 count: u32 CRC-32C of every byte before it
+ *   20  count entries of 24 bytes: u32 rel, u16 fork, u16 flags (bit 0:
+ *       stale), u32 min_blocks, u32 mark_block, u64 mark_lsn, sorted by
+ *       (rel, fork), no two alike (format 1, still read: 12-byte entries of
+ *       u32 rel, u32 fork, u32 min_blocks)
+ *   20 + 24 count: u32 CRC-32C of every byte before it
+ *
+ * The mark is the newest page a checkpoint wrote to the file: its block and
+ * the LSN it carried then (0: none yet). Pages only move forward — each
+ * write carries an LSN at least its last one's, and recovery brings every
+ * page back to at least what it had on disk — so once a directory is shut
+ * down cleanly, a mark block with an older LSN (or zeros) proves the file
+ * was replaced by an older or zeroed copy of itself, which its checksums
+ * and its size cannot tell. Such a file is marked stale in the list, so the
+ * refusal outlives a crash, until the file is given up (`hotset relations
+ * --forget`) or rebuilt (an index, hs_pk_index_rebuild).
  *
  * Replaced, never changed in place, as the control file is: written under
  * a temporary name, fsynced, renamed over the old one, the directory
@@ -44,12 +56,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CATALOG_FORMAT 1u
+#define CATALOG_FORMAT 2u
 
 typedef struct catalog_entry {
   hs_relid rel;
   hs_fork fork;
   hs_blockno min_blocks; /* blocks the file had, durably, at the last checkpoint */
+  hs_blockno mark_block; /* the newest page a checkpoint wrote ... */
+  uint64_t mark_lsn;     /* ... and its LSN then; 0: none */
+  bool stale;            /* found older than its mark: every read is refused */
 } catalog_entry;
 
 typedef struct catalog {

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "hotset/control.h"
+#include "hotset/page.h"
 #include "storage/catalog.h"
 
 #include <dirent.h>
@@ -23,6 +24,7 @@
 struct smgr_catalog {
   pthread_mutex_t mu; /* guards everything below, and orders the list's changes */
   bool kept;          /* `list` is the directory's list, and changes go to it */
+  bool marks_moved;   /* a mark changed since the list was last written */
   catalog list;
 };
 
@@ -227,11 +229,14 @@ static hs_status shrink_on_disk(hs_smgr *smgr, hs_relid rel, hs_fork fork, bool 
                  "cannot cut relation %u: %s counts blocks of %u bytes, this storage manager's "
                  "are %u bytes",
                  rel, path, list.page_size, hs_smgr_page_size(smgr));
-  } else if (e && (remove || e->min_blocks > nblocks)) {
-    if (remove)
+  } else if (e &&
+             (remove || e->min_blocks > nblocks || (e->mark_lsn && e->mark_block >= nblocks))) {
+    if (remove) {
       catalog_remove(&list, rel, fork);
-    else
-      e->min_blocks = nblocks;
+    } else {
+      if (e->min_blocks > nblocks) e->min_blocks = nblocks;
+      if (e->mark_block >= nblocks) e->mark_block = 0, e->mark_lsn = 0;
+    }
     st = catalog_write(dir, &list);
   }
   catalog_free(&list);
@@ -245,14 +250,18 @@ hs_status smgr_catalog_begin_shrink(hs_smgr *smgr, hs_relid rel, hs_fork fork, b
   if (!catalog_fork_listed(fork)) return HS_OK;
   if (!c->kept) return shrink_on_disk(smgr, rel, fork, remove, nblocks);
   catalog_entry *e = catalog_find(&c->list, rel, fork);
-  if (!e || (!remove && e->min_blocks <= nblocks)) return HS_OK;
+  bool mark_cut = e && e->mark_lsn && e->mark_block >= nblocks;
+  if (!e || (!remove && e->min_blocks <= nblocks && !mark_cut)) return HS_OK;
   catalog next;
   hs_status st = catalog_copy(&next, &c->list);
   if (st != HS_OK) return st;
-  if (remove)
+  if (remove) {
     catalog_remove(&next, rel, fork);
-  else
-    catalog_find(&next, rel, fork)->min_blocks = nblocks;
+  } else {
+    catalog_entry *n = catalog_find(&next, rel, fork);
+    if (n->min_blocks > nblocks) n->min_blocks = nblocks;
+    if (mark_cut) n->mark_block = 0, n->mark_lsn = 0; /* its page is gone */
+  }
   return install(smgr, c, &next);
 }
 
@@ -294,10 +303,108 @@ hs_status smgr_catalog_record_sizes(hs_smgr *smgr) {
     e->min_blocks = n;
     changed = true;
   }
-  if (st == HS_OK && changed)
+  if (st == HS_OK && (changed || c->marks_moved)) {
     st = install(smgr, c, &next);
-  else
+    if (st == HS_OK) c->marks_moved = false;
+  } else {
     catalog_free(&next);
+  }
   pthread_mutex_unlock(&c->mu);
   return st;
+}
+
+/* ---- marks: the newest page a checkpoint wrote ------------------------- */
+
+void smgr_catalog_note_write(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block,
+                             uint64_t lsn) {
+  if (!catalog_fork_listed(fork) || lsn == 0) return;
+  smgr_catalog *c = smgr_catalog_of(smgr);
+  pthread_mutex_lock(&c->mu);
+  catalog_entry *e = c->kept ? catalog_find(&c->list, rel, fork) : NULL;
+  if (e && lsn > e->mark_lsn) {
+    e->mark_block = block;
+    e->mark_lsn = lsn;
+    c->marks_moved = true;
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
+static bool all_zeros(const unsigned char *p, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (p[i]) return false;
+  return true;
+}
+
+hs_status smgr_catalog_check_marks(hs_smgr *smgr, bool clean, uint32_t *stale) {
+  *stale = 0;
+  smgr_catalog *c = smgr_catalog_of(smgr);
+  uint32_t page_size = hs_smgr_page_size(smgr);
+  /* Aligned as direct I/O needs (the pool's page size is a multiple). */
+  size_t align = hs_smgr_io_alignment(smgr) > 4096 ? hs_smgr_io_alignment(smgr) : 4096;
+  unsigned char *page = aligned_alloc(align, (page_size + align - 1) / align * align);
+  if (!page) return hs_fail(HS_ERR_NOMEM, ENOMEM, "no memory to check the relation files");
+  hs_status st = HS_OK;
+  pthread_mutex_lock(&c->mu);
+  catalog next;
+  bool changed = false;
+  if (c->kept) st = catalog_copy(&next, &c->list);
+  for (uint32_t i = 0; c->kept && st == HS_OK && i < next.n; i++) {
+    catalog_entry *e = &next.entries[i];
+    if (!e->mark_lsn || e->mark_block >= e->min_blocks) continue;
+    st = hs_smgr_read(smgr, e->rel, e->fork, e->mark_block, page);
+    if (st != HS_OK) break;
+    /* A page that fails its checksum or carries another directory's mark
+     * is refused by the read that meets it; here only its age counts. */
+    bool older =
+        all_zeros(page, page_size) || (hs_page_verify(page, page_size, e->mark_block, NULL, NULL) &&
+                                       hs_page_lsn(page) < e->mark_lsn);
+    /* Found older only where nothing is to be replayed (a recovery cut
+     * short may have written a page back to an older image); found as new
+     * (the file restored) at any open. */
+    bool now_stale = older ? (clean || e->stale) : false;
+    changed |= now_stale != e->stale;
+    e->stale = now_stale;
+  }
+  /* Kept in the list: a crash before the file is dealt with must not make
+   * the next open, which cannot check (it replays), forget it. */
+  if (c->kept && st == HS_OK && changed)
+    st = install(smgr, c, &next);
+  else if (c->kept)
+    catalog_free(&next);
+  for (uint32_t i = 0; c->kept && st == HS_OK && i < c->list.n; i++)
+    *stale += c->list.entries[i].stale;
+  pthread_mutex_unlock(&c->mu);
+  free(page);
+  return st;
+}
+
+hs_status smgr_catalog_clear_stale(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  smgr_catalog *c = smgr_catalog_of(smgr);
+  pthread_mutex_lock(&c->mu);
+  catalog_entry *e = c->kept ? catalog_find(&c->list, rel, fork) : NULL;
+  hs_status st = HS_OK;
+  if (e && e->stale) {
+    catalog next;
+    st = catalog_copy(&next, &c->list);
+    if (st == HS_OK) {
+      catalog_find(&next, rel, fork)->stale = false;
+      st = install(smgr, c, &next);
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+  return st;
+}
+
+bool smgr_catalog_stale(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno *block,
+                        uint64_t *lsn) {
+  smgr_catalog *c = smgr_catalog_of(smgr);
+  pthread_mutex_lock(&c->mu);
+  catalog_entry *e = c->kept ? catalog_find(&c->list, rel, fork) : NULL;
+  bool stale = e && e->stale;
+  if (stale) {
+    *block = e->mark_block;
+    *lsn = e->mark_lsn;
+  }
+  pthread_mutex_unlock(&c->mu);
+  return stale;
 }

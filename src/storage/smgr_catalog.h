@@ -53,6 +53,27 @@ hs_status smgr_catalog_adopt(hs_smgr *smgr);
  * nothing while the handle keeps no list. */
 hs_status smgr_catalog_record_sizes(hs_smgr *smgr);
 
+/* A checkpoint wrote block `block` of (rel, fork) carrying `lsn`: the
+ * newest such page becomes the fork's mark (storage/catalog.h), recorded
+ * by the next smgr_catalog_record_sizes, once durable. Pages without an
+ * LSN (no checksums) are not marks. */
+void smgr_catalog_note_write(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block,
+                             uint64_t lsn);
+/* At an open: if the directory was shut down `clean` (nothing to replay,
+ * so every page is on disk as the last checkpoint left it or newer), reads
+ * each listed fork's mark block and takes the fork for stale if that page
+ * is zeros or carries an older LSN — an older or zeroed copy of the file —
+ * writing that into the list (so a crash does not forget it: an open that
+ * replays cannot check). *stale counts the stale forks, those found before
+ * included; smgr_catalog_stale says which. */
+hs_status smgr_catalog_check_marks(hs_smgr *smgr, bool clean, uint32_t *stale);
+/* The fork's contents are proven again (an index rebuilt from its heap):
+ * no longer stale, in the list too. */
+hs_status smgr_catalog_clear_stale(hs_smgr *smgr, hs_relid rel, hs_fork fork);
+/* Whether the open found (rel, fork) stale, and its mark. */
+bool smgr_catalog_stale(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno *block,
+                        uint64_t *lsn);
+
 /* ---- for smgr.c ---- */
 
 smgr_catalog *smgr_catalog_new(void);

@@ -12,6 +12,10 @@
  * handle remembers how many blocks it has seen: these forks only grow
  * while their owner has them open, and the file system is asked again only
  * for a block past what is known. One extension runs at a time.
+ *
+ * A fork that is only a hint (the free-space map, and nothing else) sets
+ * zero_on_error: a page the pool refuses as damaged is then read as zeros
+ * instead (PostgreSQL's RBM_ZERO_ON_ERROR), see fork_pages_pin.
  */
 #ifndef HOTSET_HEAP_FORK_EXTEND_H
 #define HOTSET_HEAP_FORK_EXTEND_H
@@ -28,6 +32,7 @@ typedef struct fork_pages {
   hs_fork fork;
   pthread_mutex_t extend_mu;
   _Atomic hs_blockno known; /* blocks known to exist */
+  bool zero_on_error;       /* a damaged page reads as zeros (fork_pages_pin) */
 } fork_pages;
 
 static inline void fork_pages_init(fork_pages *fp, hs_pool *pool, hs_relid rel, hs_fork fork) {
@@ -36,6 +41,7 @@ static inline void fork_pages_init(fork_pages *fp, hs_pool *pool, hs_relid rel, 
   fp->fork = fork;
   pthread_mutex_init(&fp->extend_mu, NULL);
   atomic_init(&fp->known, 0);
+  fp->zero_on_error = false;
 }
 
 static inline void fork_pages_destroy(fork_pages *fp) {
@@ -76,7 +82,21 @@ static inline hs_status fork_pages_have(fork_pages *fp, hs_blockno block, bool c
 }
 
 /* Pins block `block` (added first if `create`) and locks it in `mode`;
- * *b = HS_INVALID_BUF if it does not exist and was not to be created. */
+ * *b = HS_INVALID_BUF if it does not exist and was not to be created.
+ *
+ * With zero_on_error, a page the pool refuses as damaged (HS_ERR_CORRUPT:
+ * it fails its checksum, or carries an LSN past the end of the log) is
+ * taken again without reading it (HS_READ_ZERO_LOCKED): all zeros,
+ * "nothing known", as PostgreSQL reads its free-space map
+ * (RBM_ZERO_ON_ERROR) — a hint can be wrong, and a damaged one must not
+ * stop every insert for good. The zeroed page is not
+ * marked dirty: the damaged one stays on disk until the first change to
+ * the page, which is logged with the page's full image (its buffer LSN is
+ * 0, below any redo point) and so rewrites it with a valid checksum, and
+ * recovery restores that image without reading what is on disk before it
+ * replays any later change. If another thread zeroed (and perhaps changed)
+ * the page first, the pool hands over its page as it is. The lock is then
+ * exclusive whatever `mode` asked for: stronger, and callers only unlock. */
 static inline hs_status fork_pages_pin(fork_pages *fp, hs_blockno block, bool create,
                                        hs_lock_mode mode, hs_buf *b) {
   *b = HS_INVALID_BUF;
@@ -84,7 +104,12 @@ static inline hs_status fork_pages_pin(fork_pages *fp, hs_blockno block, bool cr
   hs_status st = fork_pages_have(fp, block, create, &have);
   if (st != HS_OK || !have) return st;
   st = hs_pool_read(fp->pool, fp->rel, fp->fork, block, HS_READ_NORMAL, NULL, b, NULL);
-  if (st == HS_OK) hs_buf_lock(fp->pool, *b, mode);
+  if (st == HS_OK) {
+    hs_buf_lock(fp->pool, *b, mode);
+  } else if (st == HS_ERR_CORRUPT && fp->zero_on_error) {
+    st = hs_pool_read(fp->pool, fp->rel, fp->fork, block, HS_READ_ZERO_LOCKED, NULL, b, NULL);
+  }
+  if (st != HS_OK) *b = HS_INVALID_BUF;
   return st;
 }
 

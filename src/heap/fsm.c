@@ -26,6 +26,14 @@ hs_status fsm_open(hs_pool *pool, hs_relid rel, fsm **out) {
   fsm *f = calloc(1, sizeof *f);
   if (!f) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a free-space map");
   fork_pages_init(&f->pages, pool, rel, HS_FORK_FSM);
+  /* The map is only a hint (every page it names is checked under its lock
+   * before use), so a damaged FSM page is read as an empty one — "no free
+   * space known" — and rewritten by its next change, as PostgreSQL reads
+   * its FSM with RBM_ZERO_ON_ERROR: without this, one bad page would make
+   * every insert and update that consults it fail until the file is
+   * repaired by hand. Only this fork: the heap's pages, the visibility map,
+   * the commit log and the index are refused when damaged. */
+  f->pages.zero_on_error = true;
   f->per_page = hs_pool_page_size(pool) - HS_PAGE_HEADER_SIZE;
   f->unit = hs_pool_page_size(pool) / 256;
   atomic_init(&f->next, 0);

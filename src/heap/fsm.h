@@ -11,7 +11,10 @@
  * concurrent inserters spread over the pages with room, as PostgreSQL's
  * fp_next_slot does. A change is a logged one-byte change (with full-page
  * writes), so a torn FSM page is repaired like any other; PostgreSQL does
- * not log its FSM and rebuilds bad pages as zeros instead.
+ * not log its FSM and rebuilds bad pages as zeros instead. A page that
+ * fails its checksum anyway (damaged on disk) is read as zeros here too,
+ * "no free space known", and rewritten by its next change (fsm_open,
+ * fork_pages_pin): the map is a hint, and a bad page must not stop inserts.
  */
 #ifndef HOTSET_HEAP_FSM_H
 #define HOTSET_HEAP_FSM_H

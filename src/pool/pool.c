@@ -32,6 +32,7 @@
 #include "core/debug.h"
 #include "core/error.h"
 #include "hotset/fault.h"
+#include "hotset/page.h"
 #include "pool/pins.h"
 #include "pool/strategy_internal.h"
 #include "storage/control_file.h"
@@ -226,7 +227,8 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   if (st == HS_OK && pool->checksums) {
     uint32_t stale = 0;
     st = smgr_catalog_check_marks(
-        pool->smgr, pool->control.format != 0 && pool->control.state == HS_DB_SHUT_DOWN, &stale);
+        pool->smgr, pool->control.format != 0 && pool->control.state == HS_DB_SHUT_DOWN,
+        hs_page_system_tag(pool->control.system_id), &stale);
     atomic_store(&pool->any_stale, stale > 0);
   }
   /* With the directory locked: its control file against the log, and

@@ -335,7 +335,7 @@ static bool all_zeros(const unsigned char *p, uint32_t n) {
   return true;
 }
 
-hs_status smgr_catalog_check_marks(hs_smgr *smgr, bool clean, uint32_t *stale) {
+hs_status smgr_catalog_check_marks(hs_smgr *smgr, bool clean, uint16_t own_mark, uint32_t *stale) {
   *stale = 0;
   smgr_catalog *c = smgr_catalog_of(smgr);
   uint32_t page_size = hs_smgr_page_size(smgr);
@@ -354,10 +354,12 @@ hs_status smgr_catalog_check_marks(hs_smgr *smgr, bool clean, uint32_t *stale) {
     st = hs_smgr_read(smgr, e->rel, e->fork, e->mark_block, page);
     if (st != HS_OK) break;
     /* A page that fails its checksum or carries another directory's mark
-     * is refused by the read that meets it; here only its age counts. */
-    bool older =
-        all_zeros(page, page_size) || (hs_page_verify(page, page_size, e->mark_block, NULL, NULL) &&
-                                       hs_page_lsn(page) < e->mark_lsn);
+     * is refused by the read that meets it, as what it is; here only the
+     * age of this directory's own pages counts. */
+    uint16_t theirs = hs_page_system(page);
+    bool older = all_zeros(page, page_size) ||
+                 (hs_page_verify(page, page_size, e->mark_block, NULL, NULL) &&
+                  (!theirs || theirs == own_mark) && hs_page_lsn(page) < e->mark_lsn);
     /* Found older only where nothing is to be replayed (a recovery cut
      * short may have written a page back to an older image); found as new
      * (the file restored) at any open. */

@@ -62,11 +62,13 @@ void smgr_catalog_note_write(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_block
 /* At an open: if the directory was shut down `clean` (nothing to replay,
  * so every page is on disk as the last checkpoint left it or newer), reads
  * each listed fork's mark block and takes the fork for stale if that page
- * is zeros or carries an older LSN — an older or zeroed copy of the file —
+ * is zeros or carries an older LSN — an older or zeroed copy of the file;
+ * a page of another directory (its system mark not `own_mark`) is left to
+ * the read that meets it —
  * writing that into the list (so a crash does not forget it: an open that
  * replays cannot check). *stale counts the stale forks, those found before
  * included; smgr_catalog_stale says which. */
-hs_status smgr_catalog_check_marks(hs_smgr *smgr, bool clean, uint32_t *stale);
+hs_status smgr_catalog_check_marks(hs_smgr *smgr, bool clean, uint16_t own_mark, uint32_t *stale);
 /* The fork's contents are proven again (an index rebuilt from its heap):
  * no longer stale, in the list too. */
 hs_status smgr_catalog_clear_stale(hs_smgr *smgr, hs_relid rel, hs_fork fork);

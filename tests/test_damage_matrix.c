@@ -1596,7 +1596,6 @@ static void pick_root(void) {
  * fails for one of these reasons is listed as GAP and counted apart; any
  * other failure fails the test. Each predicate is as narrow as its reason. */
 static const char *known_gap(const plan *p, const outcome *o) {
-  const state *s = p->st;
   /* A relation file replaced by a copy of its own size whose pages pass
    * their checksums: a page carries no identity of its directory, and a
    * zeroed page is a valid new one. Only reading every page against a
@@ -1604,14 +1603,6 @@ static const char *known_gap(const plan *p, const outcome *o) {
   if (p->t.kind == T_RELATION && o->kind == OUT_OK_WITH_LOSS &&
       (p->d == D_ZEROED || p->d == D_OLDER || p->d == D_FOREIGN))
     return "a same-size copy of a relation file passes its checksums";
-  /* A flipped byte in a record that spans sectors in the log's last written
-   * segment, with only that segment's records after it: nothing on disk
-   * tells it from an unsynced write a power cut tore (its records are kept
-   * in kept-*, the open goes on without them). */
-  if (p->t.kind == T_SEGMENT && o->kind == OUT_OK_WITH_LOSS &&
-      (p->d == D_FLIP_FIRST || p->d == D_FLIP_MIDDLE || p->d == D_FLIP_LAST) &&
-      s->seg[p->t.seg_kind] == (s->end - 1) - (s->end - 1) % SEGMENT)
-    return "a torn-looking flip in the last segment";
   return NULL;
 }
 

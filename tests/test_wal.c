@@ -15,12 +15,15 @@
 #include "hotset/pool.h"
 #include "hotset/wal.h"
 #include "testdir.h"
+#include "wal/wal_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -96,9 +99,34 @@ static hs_lsn insert_one(hs_wal *w, uint32_t thread, uint32_t seq) {
 /* Whether a record at `lsn` is the next after a record ending at
  * `prev_end`: right there, or — when it did not fit in the rest of that
  * segment — right after the next segment's 48-byte header. */
-static bool follows(hs_lsn prev_end, hs_lsn lsn, uint64_t segment) {
+static bool next_after(hs_lsn prev_end, hs_lsn lsn, uint64_t segment) {
   if (prev_end % segment == 0) return lsn == prev_end + 48;
   return lsn == prev_end || lsn == prev_end - prev_end % segment + segment + 48;
+}
+
+/* Whether a sync point (the log's own record after a sync, which the
+ * reader follows and never hands out) lies at `pos` of the log in d: read
+ * from the segment file, its header at its place, of its type and size. */
+static bool sync_point_at(const char *d, uint64_t segment, hs_lsn pos) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%016" PRIX64, d, pos - pos % segment);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return false;
+  unsigned char h[WAL_HEADER];
+  bool whole = pread(fd, h, sizeof h, (off_t)(pos % segment)) == (ssize_t)sizeof h;
+  close(fd);
+  return whole && wal_get32(h) == WAL_SYNC_POINT_BYTES && wal_get64(h + 8) == pos &&
+         h[24] == HS_WAL_RMGR_LOG && h[25] == WAL_LOG_SYNCED;
+}
+
+/* Whether a record at `lsn` is the next handed out after a record ending
+ * at `prev_end`: next_after it, or after sync points lying there (each
+ * checked on disk: no other record is skipped). */
+static bool follows(const char *d, hs_lsn prev_end, hs_lsn lsn, uint64_t segment) {
+  for (hs_lsn pos = prev_end;; pos += WAL_SYNC_POINT_BYTES) {
+    if (next_after(pos, lsn, segment)) return true;
+    if (pos % segment == 0 || !sync_point_at(d, segment, pos)) return false;
+  }
 }
 
 static uint64_t read_back(const char *d, uint64_t segment, uint32_t threads, uint32_t *per_thread,
@@ -113,11 +141,11 @@ static uint64_t read_back(const char *d, uint64_t segment, uint32_t threads, uin
   bool got;
   while (hs_wal_reader_next(r, &rec, &got) == HS_OK && got) {
     uint32_t t = UINT32_MAX, s = UINT32_MAX;
-    bool ok = payload_ok(rec.data, rec.len, &t, &s) && t < threads && s == next[t] &&
-              follows(prev_end, rec.lsn, segment) && rec.len == payload_len(t, s, g_max_record) &&
-              rec.rmgr == HS_WAL_RMGR_FIRST_USER + t % 4 && rec.type == s % 256 &&
-              rec.npages == s % 4 &&
-              (rec.npages == 0 || (rec.pages[0].rel == t && rec.pages[0].block == s));
+    bool ok =
+        payload_ok(rec.data, rec.len, &t, &s) && t < threads && s == next[t] &&
+        follows(d, prev_end, rec.lsn, segment) && rec.len == payload_len(t, s, g_max_record) &&
+        rec.rmgr == HS_WAL_RMGR_FIRST_USER + t % 4 && rec.type == s % 256 && rec.npages == s % 4 &&
+        (rec.npages == 0 || (rec.pages[0].rel == t && rec.pages[0].block == s));
     if (!ok) {
       fprintf(stderr, "record %llu at %llx: thread %u seq %u (want seq %u), len %u\n",
               (unsigned long long)n, (unsigned long long)rec.lsn, t, s, t < threads ? next[t] : 0,
@@ -154,17 +182,22 @@ static void test_round_trip(void) {
   hs_wal_stats st;
   hs_wal_stats_get(w, &st);
   CHECK_EQ(st.records, 600u);
-  CHECK_EQ(st.bytes, last);
+  CHECK_EQ(st.bytes, last); /* what was inserted: the sync point is the log's own */
   CHECK(st.segments_created >= 3);
+  /* The sync made the log durable up to last, and a sync point says so
+   * (the close flushes it: the log ends past it). */
+  hs_lsn with_sync_point = last + WAL_SYNC_POINT_BYTES;
+  CHECK_EQ(hs_wal_insert_lsn(w), with_sync_point);
   CHECK_OK(hs_wal_close(w));
+  CHECK(sync_point_at(dir, 1 << 16, last));
   uint32_t got[1];
   hs_lsn end;
   CHECK_EQ(read_back(dir, 1 << 16, 1, got, &end), 600u);
-  CHECK_EQ(end, last);
+  CHECK_EQ(end, with_sync_point);
 
   /* Reopened, the log continues where it ended. */
   w = open_log(dir, 1 << 16, 1 << 15, 0);
-  CHECK_EQ(hs_wal_insert_lsn(w), last);
+  CHECK_EQ(hs_wal_insert_lsn(w), with_sync_point);
   for (uint32_t s = 600; s < 900; s++) last = insert_one(w, 0, s);
   CHECK_OK(hs_wal_close(w)); /* close flushes */
   CHECK_EQ(read_back(dir, 1 << 16, 1, got, &end), 900u);

@@ -331,7 +331,9 @@ static void test_size(uint64_t S) {
   wal_accept_damage(w);
   for (size_t i = bad; i < nrecs; i++) recs[i].tag = 0; /* gone from the log */
   put(w, 1000);
-  CHECK_OK(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL));
+  /* Made durable by the close alone: no sync point follows it (one after
+   * a commit's flush would say it had been synced, and its flipped byte
+   * below would be damage: test_sync_point_proves_damage). */
   CHECK_OK(hs_wal_close(w));
   /* The evidence, byte-identical: the rest of segment 0 from the bad
    * record on, and segments 1 and 2 whole. */
@@ -370,10 +372,17 @@ static void test_size(uint64_t S) {
   put(w, 8);
   CHECK_OK(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL));
   CHECK_OK(hs_wal_close(w));
+  /* The new record (40 bytes), the sync point its flush left (40 more),
+   * then zeros. */
+  unsigned char sp[WAL_HEADER];
+  read_at(p0, last.lsn + 40, sp, sizeof sp);
+  CHECK(wal_get64(sp + 8) == last.lsn + 40 && sp[24] == HS_WAL_RMGR_LOG &&
+        sp[25] == WAL_LOG_SYNCED);
+  uint64_t cleared = 40 + WAL_SYNC_POINT_BYTES;
   unsigned char rest[1000];
-  read_at(p0, last.lsn + 40, rest, last.end - last.lsn - 40);
+  read_at(p0, last.lsn + cleared, rest, last.end - last.lsn - cleared);
   bool all_zero = true;
-  for (size_t i = 0; i < last.end - last.lsn - 40; i++) all_zero &= rest[i] == 0;
+  for (size_t i = 0; i < last.end - last.lsn - cleared; i++) all_zero &= rest[i] == 0;
   CHECK(all_zero);
   CHECK_EQ(read_back(dir, S, &found, &n), HS_WAL_END_CLEAN);
   CHECK_EQ(n, bad + 1);
@@ -502,6 +511,162 @@ static void test_torn_or_damaged_by_sector(void) {
   }
 }
 
+/* Reads the log in dir from its oldest segment to its end. */
+static hs_wal_reader *read_to_end(const char *d, uint64_t S) {
+  hs_wal_reader *r;
+  CHECK_OK(hs_wal_reader_open(d, S, 0, &r));
+  REQUIRE(r);
+  hs_wal_read_record rec;
+  bool got;
+  while (hs_wal_reader_next(r, &rec, &got) == HS_OK && got) {
+  }
+  return r;
+}
+
+/* A flipped byte in a record that spans sectors, in the log's last
+ * segment, with only that segment's records after it: a torn unsynced
+ * write would look the same, but a sync point after it (the log's own
+ * record, inserted once a sync returned) says the log was synced past it
+ * before that sync point was written — damage, and the open refuses to
+ * write over the acknowledged commits after it. */
+static void test_sync_point_proves_damage(void) {
+  const uint64_t S = HS_WAL_MIN_SEGMENT;
+  testdir_make(dir, sizeof dir, "walfmt-synced");
+  hs_wal *w = open_log(dir, S);
+  nrecs = 0;
+  for (int i = 0; i < 3; i++) put(w, 1000);
+  CHECK_OK(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL));
+  hs_lsn claim = recs[2].end; /* what that sync made durable */
+  /* The sync point is where the next record would have gone. */
+  CHECK_EQ(hs_wal_insert_lsn(w), claim + WAL_SYNC_POINT_BYTES);
+  for (int i = 0; i < 3; i++) put(w, 1000);
+  CHECK_EQ(recs[3].lsn, claim + WAL_SYNC_POINT_BYTES);
+  CHECK_OK(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL));
+  CHECK_OK(hs_wal_close(w));
+  char p0[4200];
+  seg_path(p0, sizeof p0, dir, 0);
+  /* The sync point on disk: the log's own type, claiming `claim`. */
+  unsigned char sp[WAL_SYNC_POINT_BYTES];
+  read_at(p0, claim, sp, sizeof sp);
+  CHECK_EQ(wal_get32(sp), WAL_SYNC_POINT_BYTES);
+  CHECK(sp[24] == HS_WAL_RMGR_LOG && sp[25] == WAL_LOG_SYNCED);
+  CHECK_EQ(wal_get64(sp + WAL_HEADER), claim);
+  /* Read back, the sync points are followed, never handed out. */
+  hs_wal_reader *r = read_to_end(dir, S);
+  CHECK_EQ(hs_wal_reader_end_kind(r), HS_WAL_END_CLEAN);
+  hs_wal_reader_close(r);
+  size_t n = 0;
+  hs_lsn found = 0;
+  CHECK_EQ(read_back(dir, S, &found, &n), HS_WAL_END_CLEAN);
+  CHECK_EQ(n, (size_t)6);
+
+  /* A byte flipped in record 1, which spans sectors and lies below the
+   * claim. */
+  hs_lsn at = recs[1].lsn;
+  REQUIRE(at / 512 != (recs[1].end - 1) / 512 && recs[1].end <= claim);
+  flip_byte(p0, at + WAL_HEADER + 700);
+  r = read_to_end(dir, S);
+  CHECK_EQ(hs_wal_reader_end(r), at);
+  CHECK_EQ(hs_wal_reader_end_kind(r), HS_WAL_END_CORRUPT);
+  CHECK_EQ(wal_reader_valid_after(r), recs[2].lsn);
+  char want[200];
+  snprintf(want, sizeof want,
+           "the sync point at %" PRIX64 " says the log was synced to %" PRIX64
+           " before the record at %" PRIX64 " was written",
+           claim, claim, claim);
+  CHECK_CONTAINS(hs_wal_reader_why_end(r), want);
+  CHECK_CONTAINS(hs_wal_reader_why_end(r), "segment 0000000000000000");
+  CHECK_CONTAINS(hs_wal_reader_why_end(r), "fails its CRC");
+  hs_wal_reader_close(r);
+  /* The open: proven damage, the first write refused, nothing changed. */
+  snapshot before, after;
+  take_snapshot(dir, &before);
+  w = open_log(dir, S);
+  CHECK(wal_open_end_corrupt(w));
+  CHECK_EQ(hs_wal_insert_lsn(w), at);
+  put(w, 100);
+  CHECK_ST(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL), HS_ERR_CORRUPT);
+  CHECK_CONTAINS(hs_last_error(), p0);
+  CHECK_CONTAINS(hs_last_error(), "reset-log");
+  (void)hs_wal_close(w);
+  take_snapshot(dir, &after);
+  CHECK(same_snapshot(&before, &after));
+  testdir_remove(dir);
+}
+
+/* A write a power cut tore sector by sector: a multi-sector record written
+ * after the last sync, one of its sectors reverted to the zeros it was,
+ * the records after it surviving. No sync point claims the log durable
+ * past it — the one before it claims less, and so may one after it (a
+ * sync point lies where the insert position was, past records inserted
+ * while its sync ran, and claims only what that sync covered): a torn
+ * end, its remains kept, never called damage. */
+static void test_torn_unsynced_stays_torn(void) {
+  const uint64_t S = HS_WAL_MIN_SEGMENT;
+  for (int after = 0; after < 2; after++) {
+    testdir_make(dir, sizeof dir, "walfmt-unsynced");
+    hs_wal *w = open_log(dir, S);
+    nrecs = 0;
+    memset(payload, 0xA5, 1000); /* no sector of zeros: reverting one changes it */
+    for (int i = 0; i < 3; i++) put(w, 1000);
+    CHECK_OK(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL));
+    hs_lsn claim = recs[2].end;
+    for (int i = 0; i < 3; i++) put(w, 1000); /* written by the close: no sync point after */
+    CHECK_OK(hs_wal_close(w));
+    char p0[4200];
+    seg_path(p0, sizeof p0, dir, 0);
+    hs_lsn torn = recs[3].lsn;
+    REQUIRE(torn > claim);
+    if (after) {
+      /* A sync point after the torn record whose sync covered only what
+       * came before it: as the log writes one when record 3 was inserted
+       * while that sync ran. */
+      hs_lsn pos = recs[5].end;
+      unsigned char b[WAL_SYNC_POINT_BYTES] = {0};
+      wal_put32(b, WAL_SYNC_POINT_BYTES);
+      wal_put64(b + 8, pos);
+      wal_put64(b + 16, recs[5].lsn);
+      b[24] = HS_WAL_RMGR_LOG;
+      b[25] = WAL_LOG_SYNCED;
+      wal_put32(b + 28, WAL_SYNC_POINT_LEN);
+      wal_put64(b + WAL_HEADER, torn); /* every byte before the torn record */
+      uint32_t crc = hs_crc32c(0, b + 8, sizeof b - 8);
+      wal_put32(b + 4, hs_crc32c(crc, b, 4));
+      int fd = open(p0, O_WRONLY);
+      REQUIRE(fd >= 0);
+      REQUIRE(pwrite(fd, b, sizeof b, (off_t)pos) == (ssize_t)sizeof b);
+      close(fd);
+    }
+    /* The first sector that lies wholly inside record 3, reverted to zeros. */
+    uint64_t sector = (torn / 512 + 1) * 512;
+    REQUIRE(sector + 512 <= recs[3].end);
+    static const unsigned char zeros[512];
+    int fd = open(p0, O_WRONLY);
+    REQUIRE(fd >= 0);
+    REQUIRE(pwrite(fd, zeros, sizeof zeros, (off_t)sector) == (ssize_t)sizeof zeros);
+    close(fd);
+    hs_wal_reader *r = read_to_end(dir, S);
+    CHECK_EQ(hs_wal_reader_end(r), torn);
+    CHECK_EQ(hs_wal_reader_end_kind(r), HS_WAL_END_TORN);
+    CHECK_EQ(wal_reader_valid_after(r), recs[4].lsn);
+    CHECK_CONTAINS(hs_wal_reader_why_end(r), "torn last record at");
+    hs_wal_reader_close(r);
+    /* Opened, the log goes on at the torn record; the rest is kept. */
+    w = open_log(dir, S);
+    CHECK(!wal_open_end_corrupt(w));
+    CHECK_EQ(hs_wal_insert_lsn(w), torn);
+    put(w, 100);
+    CHECK_OK(hs_wal_flush(w, hs_wal_insert_lsn(w), HS_WAL_CAUSE_COMMIT, NULL));
+    CHECK_OK(hs_wal_close(w));
+    char kept[4400];
+    snprintf(kept, sizeof kept, "%s/kept-%016" PRIX64, dir, torn);
+    struct stat sb;
+    CHECK_EQ(stat(kept, &sb), 0);
+    memset(payload, 0, 1000);
+    testdir_remove(dir);
+  }
+}
+
 /* A damaged segment header (neither zeros nor valid) with records after
  * it is damage: no torn write leaves one. */
 static void test_damaged_header_with_records(void) {
@@ -605,7 +770,11 @@ static void test_checkpoint_and_identity(void) {
   hs_lsn ckpt = 0;
   CHECK_OK(wal_checkpoint_log(w, redo, &ckpt));
   CHECK_EQ(ckpt, S + WAL_SEG_HEADER);
-  CHECK_EQ(hs_wal_flushed_lsn(w), hs_wal_insert_lsn(w));
+  /* Flushed through the checkpoint record, and a sync point saying so
+   * after it (written with the next flush: the close's). */
+  hs_lsn ckpt_end = ckpt + wal_align(WAL_HEADER + 16);
+  CHECK_EQ(hs_wal_flushed_lsn(w), ckpt_end);
+  CHECK_EQ(hs_wal_insert_lsn(w), ckpt_end + WAL_SYNC_POINT_BYTES);
   uint64_t recycled = 9, removed = 9;
   CHECK_OK(wal_recycle(w, redo, 0, &recycled, &removed));
   CHECK_EQ(recycled + removed, 0u); /* the redo point's segment is still needed */
@@ -822,6 +991,8 @@ int main(void) {
   test_segment_synced_before_rename();
   test_broken_chain();
   test_torn_or_damaged_by_sector();
+  test_sync_point_proves_damage();
+  test_torn_unsynced_stays_torn();
   test_damaged_header_with_records();
   test_no_space();
   test_parents();

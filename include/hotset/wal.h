@@ -159,7 +159,8 @@ hs_lsn hs_wal_flushed_lsn(const hs_wal *wal);
 const char *hs_wal_dir(const hs_wal *wal);
 
 typedef struct hs_wal_stats {
-  uint64_t records, bytes;   /* inserted (bytes with headers and padding) */
+  uint64_t records, bytes;   /* inserted by callers (bytes with headers and padding); not
+                                the sync points the log adds after its syncs */
   uint64_t full_page_images; /* records carrying a whole page */
   uint64_t writes;           /* write calls to segment files */
   uint64_t syncs;            /* fdatasync calls */
@@ -259,9 +260,11 @@ typedef enum hs_wal_end_kind {
   HS_WAL_END_CORRUPT    /* damage, proven: an invalid record (bad CRC, length or chain)
                            or segment header with records of this log after it in a
                            later segment (a segment is synced whole before the next is
-                           written), or after something no torn write leaves (a damaged
-                           header; a record naming its own place that fails within one
-                           512-byte sector); or a segment of another log */
+                           written), or in its own segment after something no torn write
+                           leaves (a damaged header; a record naming its own place that
+                           fails within one 512-byte sector) or with a sync point (the
+                           log's own record after each sync) saying the log was synced
+                           past it; or a segment of another log */
 } hs_wal_end_kind;
 /* Where the log ends (after *got = false: the end of the last record read)
  * and why, e.g. "clean end at 1F40: zeros", "torn last record at 1F40: ...",

@@ -187,15 +187,21 @@ hs_status pool_recover(hs_pool *pool) {
   for (unsigned id = 0; id < HS_WAL_RMGR_COUNT; id++)
     (void)wal_rmgr_get(wal, (uint8_t)id, &rs->redo[id], &rs->redo_ctx[id]);
   hs_wal_read_record rec;
-  bool got;
+  bool got, first = true;
   while ((st = hs_wal_reader_next(r, &rec, &got)) == HS_OK && got) {
     /* The checkpoint record a clean close leaves at the redo point (the
      * control file's checkpoint, there and nowhere else) is where replay
      * starts, not something to replay: a clean close followed by an open
      * reports nothing ran. Any other record there, an engine's own log
-     * record included, counts. */
+     * record included, counts. There, or right behind the sync point that
+     * the checkpoint's flush to its redo point left there (the log's own
+     * record, which the reader follows and never hands out: the first
+     * record read names it as its prev). */
+    bool at_redo = rec.lsn == rep->start || (first && rec.prev == rep->start &&
+                                             rec.lsn == rep->start + WAL_SYNC_POINT_BYTES);
+    first = false;
     if (rec.rmgr == HS_WAL_RMGR_LOG && pool->control.has_checkpoint &&
-        rec.lsn == pool->control.checkpoint && rec.lsn == rep->start)
+        rec.lsn == pool->control.checkpoint && at_redo)
       continue;
     rep->records++;
     rep->bytes += rec.end - rec.lsn;

@@ -397,7 +397,80 @@ hs_status wal_insert_at(hs_wal *w, const hs_wal_record *rec, const void *const *
 }
 
 hs_status hs_wal_insert(hs_wal *w, const hs_wal_record *rec, hs_lsn *end) {
+  if (rec && rec->rmgr == HS_WAL_RMGR_LOG &&
+      (rec->type == WAL_LOG_SWITCH || rec->type == WAL_LOG_SYNCED))
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_wal_insert: type %u of resource manager %u (the log's own) is the log's "
+                   "to write: the reader never hands such a record out",
+                   rec->type, rec->rmgr);
   return wal_insert_images(w, rec, NULL, 0, 0, NULL, end);
+}
+
+/* ---- sync points ------------------------------------------------------------ */
+
+/* After an fdatasync made the log durable below `synced`: a sync point
+ * (WAL_LOG_SYNCED, wal_format.h) saying so, inserted at the insert
+ * position, so that the reader can tell a record that fails its checks
+ * below `synced` from a torn unsynced write (wal_reader.c). Never more than
+ * is durable: called only once the sync returned, with what it covered (a
+ * flush target: a reservation's boundary, so no record straddles it).
+ *
+ * Evidence, best-effort, and never a wait. Under reserve_lock only, held by
+ * nobody who waits (no insert waits holding it), and taken with no other
+ * lock held: the caller (hs_wal_flush) has given up write_lock and
+ * sync_lock. The record is copied into the ring under reserve_lock, before
+ * `reserved_pub` moves past it, so it needs no insertion slot: a flusher
+ * that sees the new insert position sees its bytes copied. None is
+ * inserted when
+ *  - the log is stopped;
+ *  - nothing past the last claim is durable (a sync that a later one
+ *    already outran, or one that made only that sync point durable: with
+ *    it lying right at its claim, a sync point per sync of the last one
+ *    would make the WAL writer sync forever);
+ *  - it would not fit in the rest of the segment being filled, or would
+ *    open one (a switch record and a segment header would be needed; a
+ *    sync point proves something only in its own segment, and records of
+ *    a later segment prove more);
+ *  - the ring has no room for it without writing out (an insert would wait
+ *    in wal_make_room): a later sync inserts the next. */
+static void note_synced(hs_wal *w, uint64_t synced) {
+  if (atomic_load(&w->failed) != HS_OK) return;
+  const uint64_t S = w->segment_bytes;
+  pthread_mutex_lock(&w->reserve_lock);
+  uint64_t at = w->reserved, end = at + WAL_SYNC_POINT_BYTES;
+  bool news = synced > w->sync_claim && !(w->sync_point == w->sync_claim &&
+                                          w->sync_point_end != 0 && synced <= w->sync_point_end);
+  bool fits = at % S != 0 && S - at % S >= WAL_SYNC_POINT_BYTES;
+  bool room = end <= w->buffer_bytes ||
+              atomic_load_explicit(&w->written, memory_order_acquire) >= end - w->buffer_bytes;
+  if (news && fits && room) {
+    unsigned char b[WAL_SYNC_POINT_BYTES];
+    unsigned char x[WAL_SYNC_POINT_LEN];
+    wal_put64(x, synced);
+    hs_wal_record rec = {
+        .rmgr = HS_WAL_RMGR_LOG, .type = WAL_LOG_SYNCED, .data = x, .len = WAL_SYNC_POINT_LEN};
+    wal_encode_head(b, WAL_SYNC_POINT_BYTES, at, w->last_start, &rec, NULL, 0);
+    memcpy(b + WAL_HEADER, x, WAL_SYNC_POINT_LEN);
+    uint32_t crc = hs_crc32c(0, b + 8, WAL_SYNC_POINT_BYTES - 8);
+    wal_put32(b + 4, hs_crc32c(crc, b, 4));
+    ring_copy(w, at, b, WAL_SYNC_POINT_BYTES);
+    w->reserved = end;
+    w->last_start = at;
+    w->sync_claim = synced;
+    w->sync_point = at;
+    w->sync_point_end = end;
+    atomic_store(&w->reserved_pub, end);
+  }
+  pthread_mutex_unlock(&w->reserve_lock);
+}
+
+/* Whether [from, to) of the log is the last sync point and nothing else:
+ * what the WAL writer leaves for the next flush to carry. */
+static bool only_sync_point(hs_wal *w, uint64_t from, uint64_t to) {
+  pthread_mutex_lock(&w->reserve_lock);
+  bool only = w->sync_point_end != 0 && from == w->sync_point && to == w->sync_point_end;
+  pthread_mutex_unlock(&w->reserve_lock);
+  return only;
 }
 
 /* ---- flushing ------------------------------------------------------------- */
@@ -481,6 +554,9 @@ hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced)
   w->woken_by_last_sync = w->sync_waiters;
   pthread_cond_broadcast(&w->sync_done);
   pthread_mutex_unlock(&w->sync_lock);
+  /* Durable below target: say so in the log, with no lock held (a close
+   * writes nothing after its flush, so it would only be dropped). */
+  if (st == HS_OK && cause != HS_WAL_CAUSE_CLOSE) note_synced(w, target);
   return st;
 }
 
@@ -502,8 +578,11 @@ static void *writer_main(void *arg) {
     atomic_store(&w->writer_kicked, false);
     pthread_mutex_unlock(&w->writer_lock);
     /* What is copied now: the writer never waits for an insert. */
-    uint64_t copied = wal_copied(w);
-    if (copied > atomic_load(&w->flushed) && atomic_load(&w->failed) == HS_OK)
+    /* A sync point alone is left for the next flush: syncing it would
+     * make nothing else durable. */
+    uint64_t copied = wal_copied(w), flushed = atomic_load(&w->flushed);
+    if (copied > flushed && atomic_load(&w->failed) == HS_OK &&
+        !only_sync_point(w, flushed, copied))
       (void)hs_wal_flush(w, copied, HS_WAL_CAUSE_WRITER, NULL); /* a failure stops the log */
     pthread_mutex_lock(&w->writer_lock);
   }

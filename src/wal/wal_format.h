@@ -117,10 +117,24 @@ static inline void wal_encode_head(unsigned char *h, uint32_t total, hs_lsn lsn,
   }
 }
 
-/* The log's own record type that fills the rest of a segment (above);
- * the reader follows it and never hands it out. WAL_LOG_CHECKPOINT (200)
- * is in wal_durable.h. */
-enum { WAL_LOG_SWITCH = 201 };
+/* The log's own record types that the reader follows and never hands
+ * out (WAL_LOG_CHECKPOINT, 200, is in wal_durable.h):
+ *
+ *  - WAL_LOG_SWITCH fills the rest of a segment (above);
+ *  - WAL_LOG_SYNCED, a sync point: no page refs, payload u64 X, inserted
+ *    after an fdatasync of the log returned, X being what that sync made
+ *    durable (docs/wal.md, "The end of the log"): every byte of the log
+ *    below X was on disk before this record was written. It is written
+ *    with whatever is flushed next and need not itself be flushed. The
+ *    reader takes a valid one after a record that fails its checks at a
+ *    position below X, in the same segment, as proof that the failed bytes
+ *    had been synced: damage, not a torn write.
+ *
+ * hs_wal_insert refuses both: the reader would hide a caller's record of
+ * either type. */
+enum { WAL_LOG_SWITCH = 201, WAL_LOG_SYNCED = 202 };
+#define WAL_SYNC_POINT_LEN   8u /* its payload: X */
+#define WAL_SYNC_POINT_BYTES (WAL_HEADER + WAL_SYNC_POINT_LEN)
 
 #define WAL_SEG_HEADER  48u
 #define WAL_SEG_MAGIC   "HSWALSEG"

@@ -59,6 +59,12 @@ struct hs_wal {
 
   pthread_mutex_t reserve_lock;
   uint64_t reserved, last_start; /* under reserve_lock */
+  /* The last sync point (WAL_LOG_SYNCED) inserted: the durable position it
+   * claims, and where it lies, [sync_point, sync_point_end); all 0 before
+   * the first. Under reserve_lock. A sync point lies at or past its claim:
+   * when it lies right at it, a later sync that made nothing more durable
+   * than the point itself adds none (wal_note_synced). */
+  uint64_t sync_claim, sync_point, sync_point_end;
   /* The redo point: the start of the checkpoint under way or last done.
    * Changed under reserve_lock, so a record reserved after a checkpoint
    * began is one whose full-page decision saw the new redo point (an

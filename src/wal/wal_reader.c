@@ -14,7 +14,8 @@
  * At a segment's start the reader checks the segment header (wal_format.h):
  * zeros (never written) and a header naming another start (a recycled
  * spare) are the end; a header of another system id ends the log as
- * corruption. Switch records are followed, never handed out.
+ * corruption. Switch records and sync points (the log's own records,
+ * wal_format.h) are followed, never handed out.
  *
  * Why the log ended. After an invalid record (or header) the reader looks
  * for valid records past it: the rest of that segment at 8-byte steps (a
@@ -30,14 +31,23 @@
  *    not a crash (HS_WAL_END_CORRUPT). Opening past it would give up every
  *    record after it, acknowledged commits among them: the log refuses to
  *    write there (wal.c) and a pool refuses to open;
- *  - valid records later in the same segment prove damage only when what
+ *  - valid records later in the same segment prove damage when what
  *    failed cannot be a torn write (one_sector below: a damaged segment
  *    header, or a record naming its own position that fails within one
- *    sector, or whose CRC passes with a broken chain). Otherwise they
- *    prove nothing: an unsynced write is torn sector by sector by a power
- *    cut, so its later sectors may survive its earlier ones. That is a torn
- *    end (HS_WAL_END_TORN), and the bytes past it are kept as evidence
- *    before anything overwrites them (wal_reader_valid_after);
+ *    sector, or whose CRC passes with a broken chain), or when a sync
+ *    point among them claims the log durable past where reading stopped.
+ *    The log inserts one (WAL_LOG_SYNCED, payload X) after each fdatasync
+ *    that made it durable below X, only once that sync returned: every
+ *    byte before X was on disk before the sync point was written, and a
+ *    power cut tears only what was not synced. So a failed record at P
+ *    with a valid sync point of X > P after it in its segment is damage
+ *    (HS_WAL_END_CORRUPT), the why naming the sync point and its claim;
+ *  - otherwise they prove nothing: an unsynced write is torn sector by
+ *    sector by a power cut, so its later sectors may survive its earlier
+ *    ones, and the sync points after it (if any) claim no more than the
+ *    syncs before it covered. That is a torn end (HS_WAL_END_TORN), and the
+ *    bytes past it are kept as evidence before anything overwrites them
+ *    (wal_reader_valid_after);
  *  - an invalid record with nothing valid after it is a torn end, and
  *    zeros, a stale header or record, or no next segment a clean end.
  */
@@ -220,10 +230,13 @@ static hs_status read_log(hs_wal_reader *r, hs_lsn lsn, void *dst, size_t n, boo
 
 /* Whether a whole record whose CRC passes starts at `pos` of the segment at
  * `seg` (open as fd): its LSN field is its position, its length fits the
- * segment. Such bytes past an invalid record are the evidence of damage. */
+ * segment. Such bytes past an invalid record are the evidence of damage.
+ * *synced (may be NULL): the position a valid sync point claims durable
+ * (WAL_LOG_SYNCED, wal_format.h), 0 for any other record. */
 static hs_status valid_record_at(int fd, const char *path, uint64_t seg, uint64_t segment_bytes,
-                                 uint64_t pos, bool *valid) {
+                                 uint64_t pos, bool *valid, uint64_t *synced) {
   *valid = false;
+  if (synced) *synced = 0;
   unsigned char h[WAL_HEADER];
   ssize_t got = pread(fd, h, sizeof h, (off_t)(pos - seg));
   if (got < 0)
@@ -240,6 +253,11 @@ static hs_status valid_record_at(int fd, const char *path, uint64_t seg, uint64_
     uint32_t crc = hs_crc32c(0, b + 8, total - 8);
     crc = hs_crc32c(crc, b, 4);
     *valid = crc == wal_get32(b + 4);
+    uint16_t npages;
+    memcpy(&npages, b + 26, 2);
+    if (*valid && synced && b[24] == HS_WAL_RMGR_LOG && b[25] == WAL_LOG_SYNCED && npages == 0 &&
+        total == WAL_SYNC_POINT_BYTES && wal_get32(b + 28) == WAL_SYNC_POINT_LEN)
+      *synced = wal_get64(b + WAL_HEADER);
   }
   free(b);
   return HS_OK;
@@ -248,8 +266,11 @@ static hs_status valid_record_at(int fd, const char *path, uint64_t seg, uint64_
 #define SCAN_CHUNK (1u << 20)
 
 /* The first valid record in [from, end of its segment), at 8-byte steps,
- * if any (*found). A missing segment holds none. */
-static hs_status scan_segment(hs_wal_reader *r, uint64_t from, bool *found, uint64_t *at) {
+ * if any (*found); with sync_past non-zero, the first valid sync point
+ * there that claims the log durable past sync_past (*synced: its claim).
+ * A missing segment holds none. */
+static hs_status scan_segment(hs_wal_reader *r, uint64_t from, uint64_t sync_past, bool *found,
+                              uint64_t *at, uint64_t *synced) {
   *found = false;
   uint64_t S = r->segment_bytes, seg = from - from % S;
   char path[4200];
@@ -280,10 +301,13 @@ static hs_status scan_segment(hs_wal_reader *r, uint64_t from, bool *found, uint
       uint64_t pos = seg + off + k;
       if (wal_get64(chunk + k + 8) != pos) continue; /* the cheap test first */
       bool valid;
-      st = valid_record_at(fd, path, seg, S, pos, &valid);
-      if (st != HS_OK || valid) {
-        *found = valid;
+      uint64_t claim = 0;
+      st = valid_record_at(fd, path, seg, S, pos, &valid, sync_past ? &claim : NULL);
+      if (st != HS_OK) break;
+      if (valid && (!sync_past || claim > sync_past)) {
+        *found = true;
         *at = pos;
+        if (synced) *synced = claim;
         break;
       }
     }
@@ -313,7 +337,7 @@ static hs_status scan_later(hs_wal_reader *r, uint64_t seg, bool *found, uint64_
     bool own_header = kind == WAL_SEG_VALID && h.start == starts[i] &&
                       (r->system_id == 0 || h.system_id == r->system_id);
     if (own_header || kind == WAL_SEG_DAMAGED)
-      st = scan_segment(r, starts[i] + WAL_SEG_HEADER, found, at);
+      st = scan_segment(r, starts[i] + WAL_SEG_HEADER, 0, found, at, NULL);
     /* A header naming its own segment is proof by itself: the log writes
      * it with that segment's first records, after the segment before was
      * synced whole. */
@@ -360,14 +384,18 @@ static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt
   r->end = r->last_end;
   r->fail_at = r->pos;
   uint64_t S = r->segment_bytes, seg = r->pos - r->pos % S;
-  bool in_segment = false, later = false;
-  uint64_t same_at = 0, later_at = 0;
+  bool in_segment = false, later = false, synced = false;
+  uint64_t same_at = 0, later_at = 0, sync_at = 0, sync_claim = 0;
   hs_status st = HS_OK;
   if (how != STOP_FOREIGN) {
     /* Past a segment header that failed, records start after its place. */
     uint64_t from = r->pos % S == 0 ? r->pos + WAL_SEG_HEADER : r->pos + WAL_ALIGN;
-    st = scan_segment(r, from, &in_segment, &same_at);
+    st = scan_segment(r, from, 0, &in_segment, &same_at, NULL);
     if (st == HS_OK) st = scan_later(r, seg, &later, &later_at);
+    /* Valid records after it in its own segment only: a sync point among
+     * them that claims the log durable past it says it was synced. */
+    if (st == HS_OK && in_segment && !later && how != STOP_UNTORN)
+      st = scan_segment(r, same_at, r->pos, &synced, &sync_at, &sync_claim);
     if (st != HS_OK) return st;
   }
   r->valid_after = in_segment ? same_at : 0;
@@ -394,6 +422,14 @@ static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt
              "follow in segment %016" PRIX64 " (at %" PRIX64 "), written after that segment was "
              "synced: the log is damaged there, not cut short",
              r->pos, seg, what, later_at - later_at % S, later_at);
+  } else if (synced) {
+    r->kind = HS_WAL_END_CORRUPT;
+    snprintf(r->why, sizeof r->why,
+             "the record at %" PRIX64 " in segment %016" PRIX64 " %s; valid records follow at "
+             "%" PRIX64 ", and the sync point at %" PRIX64 " says the log was synced to %" PRIX64
+             " before the record at %" PRIX64 " was written (a crash tears only what was not "
+             "synced): the log is damaged there, not cut short",
+             r->pos, seg, what, same_at, sync_at, sync_claim, sync_at);
   } else if (how == STOP_INVALID || how == STOP_UNTORN || in_segment) {
     r->kind = HS_WAL_END_TORN;
     snprintf(r->why, sizeof r->why, "torn last record at %" PRIX64 ": %s%s", r->pos, what, same);
@@ -528,6 +564,13 @@ hs_status hs_wal_reader_next(hs_wal_reader *r, hs_wal_read_record *rec, bool *go
       r->prev = r->pos;
       r->first = false;
       r->pos = r->last_end = seg + S;
+      continue;
+    }
+    if (h[24] == HS_WAL_RMGR_LOG && h[25] == WAL_LOG_SYNCED) {
+      /* A sync point: the log's own evidence for stop(), followed. */
+      r->prev = r->pos;
+      r->first = false;
+      r->pos = r->last_end = r->pos + wal_align(total);
       continue;
     }
     rec->lsn = r->pos;

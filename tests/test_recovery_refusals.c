@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "hotset/control.h"
 #include "hotset/durability.h"
+#include "hotset/page.h"
 #include "hotset/pool.h"
 #include "hotset/wal.h"
 #include "pool/pool_internal.h"
@@ -251,6 +252,12 @@ static void flip_log_byte(env *e, uint64_t lsn) {
   c ^= 0x40;
   REQUIRE(pwrite(fd, &c, 1, (off_t)(lsn % e->segment)) == 1);
   close(fd);
+}
+
+static hs_control control_of_dir(const char *dir) {
+  hs_control c;
+  REQUIRE(hs_control_read(dir, &c) == HS_OK);
+  return c;
 }
 
 static hs_control control_of(env *e) {
@@ -855,6 +862,22 @@ static void test_page_size_without_log(void) {
   CHECK(memcmp((char *)hs_buf_page(pool, b) + WRITTEN_AT, written, sizeof written) == 0);
   hs_buf_release(pool, b);
   CHECK_OK(hs_pool_close(pool));
+
+  /* The control file lost: opened with its page size, the directory gets a
+   * new one whose system keeps the mark its pages carry, so they are still
+   * its own (not "written by another data directory"). */
+  char control[4400];
+  snprintf(control, sizeof control, "%s/%s", dir, HS_CONTROL_FILE);
+  REQUIRE(unlink(control) == 0);
+  REQUIRE(open_without_log(dir, 8192, true, &pool) == HS_OK);
+  st = hs_pool_read(pool, REL, HS_FORK_MAIN, 1, HS_READ_NORMAL, NULL, &b, NULL);
+  CHECK_OK(st);
+  if (st == HS_OK) {
+    CHECK(memcmp((char *)hs_buf_page(pool, b) + WRITTEN_AT, written, sizeof written) == 0);
+    hs_buf_release(pool, b);
+  }
+  CHECK_OK(hs_pool_close(pool));
+  CHECK_EQ(hs_page_system_tag(control_of_dir(dir).system_id), hs_page_system_tag(c.system_id));
 
   /* Nothing stored yet: the options win, and the control file says so. */
   REQUIRE(open_without_log(fresh, 8192, true, &pool) == HS_OK);

@@ -52,6 +52,7 @@
 #include "hotset/pool.h"
 #include "hotset/storage.h"
 #include "hotset/wal.h"
+#include "storage/catalog.h"
 #include "storage/control_file.h"
 #include "wal/wal_durable.h"
 #include "wal/wal_format.h"
@@ -326,6 +327,24 @@ static hs_status replay_over_pages(const char *dir, const char *waldir, const hs
   hs_status closed = hs_wal_close(wal);
   if (st != HS_OK) return hs_fail(st, 0, "%s", why);
   return closed;
+}
+
+/* Every listed file's mark (and stale flag) cleared in DIR/hotset.relations,
+ * if there is one. */
+static hs_status forget_marks(const char *dir) {
+  catalog list;
+  hs_status st = catalog_read(dir, &list);
+  bool any = false;
+  for (uint32_t i = 0; st == HS_OK && i < list.n; i++) {
+    catalog_entry *e = &list.entries[i];
+    any |= e->mark_lsn != 0 || e->stale;
+    e->mark_block = 0;
+    e->mark_lsn = 0;
+    e->stale = false;
+  }
+  if (st == HS_OK && any) st = catalog_write(dir, &list);
+  catalog_free(&list);
+  return st == HS_ERR_NOENT ? HS_OK : st;
 }
 
 /* A new log past every LSN seen: the old one kept in reset-<start>. */
@@ -658,6 +677,14 @@ int reset_log_main(int argc, char **argv) {
     }
     char keep[64];
     size_t moved;
+    /* The pages as they are now are the directory's truth: the marks the
+     * old log's checkpoints left (pages as new as the log reached, which a
+     * replay to an earlier end may leave older) would take healthy files
+     * for older copies of themselves. */
+    if (forget_marks(dir) != HS_OK) {
+      rc = fail("clearing the relation files' marks");
+      goto out;
+    }
     if (restart_log(dir, waldir, &c, start, &checkpoint, &moved, keep, sizeof keep) != HS_OK) {
       rc = fail("starting the new log");
       goto out;

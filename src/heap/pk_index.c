@@ -227,7 +227,8 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
    * vacuum may have moved it again by the next look, if the version it
    * moved to died too (each such look means vacuum went a version further
    * down a finite chain). */
-  bool stale = false;
+  bool stale = false, stale_at_same = false;
+  hs_tid stale_root = {0, 0};
   for (int attempt = 0; attempt < PK_LOOKUP_ATTEMPTS && st == HS_OK && !*found; attempt++) {
     hs_tid at;
     bool present;
@@ -309,10 +310,18 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
       hs_tid now;
       bool still;
       st = hs_pk_index_get(ix, key, &now, &still);
-      if (st == HS_OK && still && now.block == root.block && now.slot == root.slot) {
+      bool same = st == HS_OK && still && now.block == root.block && now.slot == root.slot;
+      /* Twice in a row from the same entry: once could be vacuum freeing
+       * the root and an insert of the same key taking its slot, the entry
+       * set back to it, between the two reads. */
+      if (same && stale_at_same && stale_root.block == root.block && stale_root.slot == root.slot) {
         free(buf);
         return disagree(ix, h, key, root, at, missing);
       }
+      stale_at_same = same;
+      stale_root = root;
+    } else {
+      stale_at_same = false;
     }
     if (!stale) break;
   }

@@ -211,9 +211,10 @@ hs_status hs_xact_begin(hs_xact_mgr *m, hs_xid *xid) {
     st = hs_fail(HS_ERR_BUSY, 0, "hs_xact_begin: %u transactions are running (the most)",
                  HS_XACT_MAX_RUNNING);
   if (st == HS_OK && m->next == m->reserved) {
-    /* Under mu: no id is given past the reservation before it moved. Not
-     * flushed: any record that could matter after a crash — a commit, a
-     * page written with the id in it — flushes the log past this change. */
+    /* Under mu: no id is given past the reservation before it moved. The
+     * move is flushed (reservation_set: the pool's id floor may only carry
+     * what the log holds), so once every ID_BATCH ids a begin waits for one
+     * log sync, with mu held. */
     st = reservation_set(m, m->reserved + ID_BATCH);
     if (st == HS_OK) m->reserved += ID_BATCH;
   }

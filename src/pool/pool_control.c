@@ -153,6 +153,39 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
   return HS_OK;
 }
 
+/* The mark most relation files of `dir` carry on their first marked page
+ * (0: none carries one). */
+static uint16_t majority_mark(const char *dir, uint32_t page_size) {
+  enum { MAX_MARKS = 64 };
+  uint16_t marks[MAX_MARKS];
+  unsigned counts[MAX_MARKS], n = 0;
+  DIR *d = opendir(dir);
+  unsigned char *page = malloc(page_size);
+  for (struct dirent *e; d && page && (e = readdir(d)) != NULL;) {
+    if (!hs_smgr_parse_fork_filename(e->d_name, NULL, NULL)) continue;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    for (hs_blockno blk = 0; fd >= 0; blk++) {
+      if (pread(fd, page, page_size, (off_t)blk * page_size) != (ssize_t)page_size) break;
+      uint16_t mark = hs_page_verify(page, page_size, blk, NULL, NULL) ? hs_page_system(page) : 0;
+      if (!mark) continue;
+      unsigned i = 0;
+      while (i < n && marks[i] != mark) i++;
+      if (i == n && n < MAX_MARKS) marks[n] = mark, counts[n++] = 0;
+      if (i < n) counts[i]++;
+      break;
+    }
+    if (fd >= 0) close(fd);
+  }
+  if (d) closedir(d);
+  free(page);
+  unsigned best = 0;
+  for (unsigned i = 1; i < n; i++)
+    if (counts[i] > counts[best]) best = i;
+  return n ? marks[best] : 0;
+}
+
 /* How many relation files of `dir` have a page with `mark_a` and with
  * `mark_b` (each file read up to its first marked page). */
 static void count_marks(const char *dir, uint32_t page_size, uint16_t mark_a, uint16_t mark_b,
@@ -336,6 +369,21 @@ hs_status pool_control_start(hs_pool *pool) {
     c->checksums = pool->checksums;
     c->segment_bytes = wal ? wal->segment_bytes : 0;
     c->system_id = wal ? wal_system_id(wal) : control_new_system_id();
+    /* Pages already there (a directory whose control file was lost, opened
+     * with its page size) carry their directory's mark: a new identity
+     * must keep it, or every page would read as another directory's. A
+     * log with records keeps its own id. */
+    uint16_t theirs = pool->checksums ? majority_mark(dir, pool->page_size) : 0;
+    if (theirs && (!wal || wal_is_empty(wal)) && hs_page_system_tag(c->system_id) != theirs) {
+      uint64_t id;
+      do id = control_new_system_id();
+      while (hs_page_system_tag(id) != theirs);
+      c->system_id = id;
+      if (wal) {
+        hs_status adopted = wal_adopt_identity(wal, id, 0);
+        if (adopted != HS_OK) return adopted;
+      }
+    }
     c->has_checkpoint = false;
     /* A log with records and no control file: replayable only from its
      * very start, which a log that never had a checkpoint still has. */

@@ -266,11 +266,11 @@ static hs_status valid_record_at(int fd, const char *path, uint64_t seg, uint64_
 #define SCAN_CHUNK (1u << 20)
 
 /* The first valid record in [from, end of its segment), at 8-byte steps,
- * if any (*found); with sync_past non-zero, the first valid sync point
- * there that claims the log durable past sync_past (*synced: its claim).
+ * if any (*found); with want_sync, the first valid sync point there that
+ * claims the log durable past sync_past (*synced: its claim).
  * A missing segment holds none. */
-static hs_status scan_segment(hs_wal_reader *r, uint64_t from, uint64_t sync_past, bool *found,
-                              uint64_t *at, uint64_t *synced) {
+static hs_status scan_segment(hs_wal_reader *r, uint64_t from, bool want_sync, uint64_t sync_past,
+                              bool *found, uint64_t *at, uint64_t *synced) {
   *found = false;
   uint64_t S = r->segment_bytes, seg = from - from % S;
   char path[4200];
@@ -302,9 +302,11 @@ static hs_status scan_segment(hs_wal_reader *r, uint64_t from, uint64_t sync_pas
       if (wal_get64(chunk + k + 8) != pos) continue; /* the cheap test first */
       bool valid;
       uint64_t claim = 0;
-      st = valid_record_at(fd, path, seg, S, pos, &valid, sync_past ? &claim : NULL);
+      st = valid_record_at(fd, path, seg, S, pos, &valid, want_sync ? &claim : NULL);
       if (st != HS_OK) break;
-      if (valid && (!sync_past || claim > sync_past)) {
+      /* A claim past sync_past, even when that is 0 (the log's very first
+       * bytes): a sync point's claim is never 0. */
+      if (valid && (!want_sync || claim > sync_past)) {
         *found = true;
         *at = pos;
         if (synced) *synced = claim;
@@ -337,7 +339,7 @@ static hs_status scan_later(hs_wal_reader *r, uint64_t seg, bool *found, uint64_
     bool own_header = kind == WAL_SEG_VALID && h.start == starts[i] &&
                       (r->system_id == 0 || h.system_id == r->system_id);
     if (own_header || kind == WAL_SEG_DAMAGED)
-      st = scan_segment(r, starts[i] + WAL_SEG_HEADER, 0, found, at, NULL);
+      st = scan_segment(r, starts[i] + WAL_SEG_HEADER, false, 0, found, at, NULL);
     /* A header naming its own segment is proof by itself: the log writes
      * it with that segment's first records, after the segment before was
      * synced whole. */
@@ -390,12 +392,12 @@ static hs_status stop(hs_wal_reader *r, bool *got, stop_how how, const char *fmt
   if (how != STOP_FOREIGN) {
     /* Past a segment header that failed, records start after its place. */
     uint64_t from = r->pos % S == 0 ? r->pos + WAL_SEG_HEADER : r->pos + WAL_ALIGN;
-    st = scan_segment(r, from, 0, &in_segment, &same_at, NULL);
+    st = scan_segment(r, from, false, 0, &in_segment, &same_at, NULL);
     if (st == HS_OK) st = scan_later(r, seg, &later, &later_at);
     /* Valid records after it in its own segment only: a sync point among
      * them that claims the log durable past it says it was synced. */
     if (st == HS_OK && in_segment && !later && how != STOP_UNTORN)
-      st = scan_segment(r, same_at, r->pos, &synced, &sync_at, &sync_claim);
+      st = scan_segment(r, same_at, true, r->pos, &synced, &sync_at, &sync_claim);
     if (st != HS_OK) return st;
   }
   r->valid_after = in_segment ? same_at : 0;

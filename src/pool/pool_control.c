@@ -153,12 +153,16 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
   return HS_OK;
 }
 
-/* The mark most relation files of `dir` carry on their first marked page
- * (0: none carries one). */
-static uint16_t majority_mark(const char *dir, uint32_t page_size) {
-  enum { MAX_MARKS = 64 };
-  uint16_t marks[MAX_MARKS];
-  unsigned counts[MAX_MARKS], n = 0;
+/* The system marks the relation files of `dir` carry: each file read up
+ * to its first marked page, the files counted per mark. Unreadable files
+ * and files without a marked page count for none. */
+typedef struct mark_tally {
+  uint16_t *marks;
+  unsigned *counts, n;
+} mark_tally;
+
+static void tally_marks(const char *dir, uint32_t page_size, mark_tally *t) {
+  *t = (mark_tally){0};
   DIR *d = opendir(dir);
   unsigned char *page = malloc(page_size);
   for (struct dirent *e; d && page && (e = readdir(d)) != NULL;) {
@@ -171,45 +175,45 @@ static uint16_t majority_mark(const char *dir, uint32_t page_size) {
       uint16_t mark = hs_page_verify(page, page_size, blk, NULL, NULL) ? hs_page_system(page) : 0;
       if (!mark) continue;
       unsigned i = 0;
-      while (i < n && marks[i] != mark) i++;
-      if (i == n && n < MAX_MARKS) marks[n] = mark, counts[n++] = 0;
-      if (i < n) counts[i]++;
+      while (i < t->n && t->marks[i] != mark) i++;
+      if (i == t->n) {
+        uint16_t *marks = realloc(t->marks, (t->n + 1) * sizeof *marks);
+        if (marks) t->marks = marks;
+        unsigned *counts = marks ? realloc(t->counts, (t->n + 1) * sizeof *counts) : NULL;
+        if (counts) t->counts = counts;
+        if (counts) t->marks[t->n] = mark, t->counts[t->n++] = 0;
+      }
+      if (i < t->n) t->counts[i]++;
       break;
     }
     if (fd >= 0) close(fd);
   }
   if (d) closedir(d);
   free(page);
-  unsigned best = 0;
-  for (unsigned i = 1; i < n; i++)
-    if (counts[i] > counts[best]) best = i;
-  return n ? marks[best] : 0;
 }
 
-/* How many relation files of `dir` have a page with `mark_a` and with
- * `mark_b` (each file read up to its first marked page). */
-static void count_marks(const char *dir, uint32_t page_size, uint16_t mark_a, uint16_t mark_b,
-                        unsigned *a, unsigned *b) {
-  *a = *b = 0;
-  DIR *d = opendir(dir);
-  unsigned char *page = malloc(page_size);
-  for (struct dirent *e; d && page && (e = readdir(d)) != NULL;) {
-    if (!hs_smgr_parse_fork_filename(e->d_name, NULL, NULL)) continue;
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    for (hs_blockno blk = 0; fd >= 0; blk++) {
-      if (pread(fd, page, page_size, (off_t)blk * page_size) != (ssize_t)page_size) break;
-      uint16_t mark = hs_page_verify(page, page_size, blk, NULL, NULL) ? hs_page_system(page) : 0;
-      if (!mark) continue;
-      *a += mark == mark_a;
-      *b += mark == mark_b;
-      break;
-    }
-    if (fd >= 0) close(fd);
-  }
-  if (d) closedir(d);
-  free(page);
+static unsigned tally_of(const mark_tally *t, uint16_t mark) {
+  for (unsigned i = 0; i < t->n; i++)
+    if (t->marks[i] == mark) return t->counts[i];
+  return 0;
+}
+
+static void tally_free(mark_tally *t) {
+  free(t->marks);
+  free(t->counts);
+}
+
+/* The mark most relation files of `dir` carry on their first marked page
+ * (0: none carries one). */
+static uint16_t majority_mark(const char *dir, uint32_t page_size) {
+  mark_tally t;
+  tally_marks(dir, page_size, &t);
+  unsigned best = 0;
+  for (unsigned i = 1; i < t.n; i++)
+    if (t.counts[i] > t.counts[best]) best = i;
+  uint16_t mark = t.n ? t.marks[best] : 0;
+  tally_free(&t);
+  return mark;
 }
 
 /* The log and the control file name two systems. The relation files' pages
@@ -222,9 +226,13 @@ static hs_status foreign_log_or_control(hs_pool *pool, const char *dir) {
   hs_wal *wal = pool->wal;
   uint64_t log_id = wal_system_id(wal);
   unsigned with_log = 0, with_control = 0;
-  if (c->checksums)
-    count_marks(dir, c->page_size, hs_page_system_tag(log_id), hs_page_system_tag(c->system_id),
-                &with_log, &with_control);
+  if (c->checksums) {
+    mark_tally t;
+    tally_marks(dir, c->page_size, &t);
+    with_log = tally_of(&t, hs_page_system_tag(log_id));
+    with_control = tally_of(&t, hs_page_system_tag(c->system_id));
+    tally_free(&t);
+  }
   if (with_log && !with_control)
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "hs_pool_open: %s/%s names system %016" PRIX64 ", but the log in %s and the "

@@ -16,6 +16,7 @@
  * Then the change is committed, the pool abandoned (the crash) and reopened.
  */
 #include "check.h"
+#include "core/seams.h"
 #include "direct_mode.h"
 #include "hotset/durability.h"
 #include "hotset/pool.h"
@@ -46,13 +47,15 @@ static void set_and_wait(bool *set, bool *wait_for) {
 }
 
 static void after_insert(hs_pool *pool, void *ctx) {
+  (void)pool;
   (void)ctx;
-  pool->logged_hook = NULL; /* once */
+  seams.pool_logged = NULL; /* once */
   set_and_wait(&g.inserted, &g.collected);
 }
 static void after_collect(hs_pool *pool, void *ctx) {
+  (void)pool;
   (void)ctx;
-  pool->collected_hook = NULL;
+  seams.pool_collected = NULL;
   set_and_wait(&g.collected, NULL);
 }
 
@@ -95,8 +98,8 @@ int main(void) {
   hs_buf_unlock(pool, b);
   REQUIRE(hs_checkpoint(pool) == HS_OK); /* the page clean, on disk */
 
-  pool->logged_hook = after_insert;
-  pool->collected_hook = after_collect;
+  seams.pool_logged = after_insert;
+  seams.pool_collected = after_collect;
   pthread_t c;
   pthread_create(&c, NULL, checkpoint_main, pool);
   REQUIRE(hs_buf_lock(pool, b, HS_LOCK_EXCLUSIVE) == HS_OK);

@@ -13,6 +13,7 @@
  * run once more with direct I/O as "<test>_direct" (tests/direct_mode.h).
  */
 #include "check.h"
+#include "core/seams.h"
 #include "hotset/fault.h"
 #include "hotset/page.h"
 #include "hotset/storage.h"
@@ -432,7 +433,7 @@ static void test_memory_alignment(void) {
     return;
   }
   hs_smgr_close(plain);
-  dio_alignment_hook = wide_memory_alignment;
+  seams.dio_alignment = wide_memory_alignment;
   hs_smgr *s = NULL;
   o.page_size = 16384; /* a multiple of the offsets' 512, not of 64 KiB */
   CHECK_ST(hs_smgr_open_ex(dir, &o, &s), HS_ERR_INVALID);
@@ -471,7 +472,7 @@ static void test_memory_alignment(void) {
     CHECK_OK(hs_buf_release(pool, held[i]));
   }
   CHECK_OK(hs_pool_close(pool));
-  dio_alignment_hook = NULL;
+  seams.dio_alignment = NULL;
   testdir_remove(dir);
 }
 

@@ -23,6 +23,7 @@
  * pool and after recovery, so vacuum does not skip the dead version.
  */
 #include "check.h"
+#include "core/seams.h"
 #include "heap/fsm.h"
 #include "heap/heap.h"
 #include "heap/heap_page.h"
@@ -678,7 +679,7 @@ static void test_no_buffer(void) {
 
 static void move_redo(hs_pool *pool, void *ctx) {
   (void)ctx;
-  pool->decided_hook = NULL; /* once */
+  seams.pool_decided = NULL; /* once */
   (void)wal_checkpoint_begin(pool->wal);
 }
 
@@ -697,9 +698,9 @@ static void test_stale_redo(void) {
   hs_tid t1, t2;
   CHECK_OK(hs_checkpoint(e.pool));
   CHECK_OK(hs_heap_insert(e.h, x, row, SMALL, &t1)); /* the page's image, after the checkpoint */
-  e.pool->decided_hook = move_redo;
+  seams.pool_decided = move_redo;
   CHECK_OK(hs_heap_insert(e.h, x, row, SMALL, &t2)); /* no image needed ... until the hook */
-  CHECK(e.pool->decided_hook == NULL);
+  CHECK(seams.pool_decided == NULL);
   CHECK_EQ(t2.block, t1.block);
   CHECK_OK(hs_xact_commit(e.x, x));
   CHECK_OK(hs_wal_flush(e.wal, hs_wal_insert_lsn(e.wal), HS_WAL_CAUSE_COMMIT, NULL));
@@ -747,7 +748,7 @@ typedef struct fill_ctx {
   hs_tid tids[128]; /* where they went */
 } fill_ctx;
 
-static void fill_new_block(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block, void *ctx) {
+static void fill_new_block(hs_pool *pool, uint32_t rel, int fork, uint32_t block, void *ctx) {
   (void)pool;
   fill_ctx *f = ctx;
   if (f->done || rel != REL || fork != HS_FORK_MAIN || block != f->arm) return;
@@ -777,8 +778,8 @@ static void test_extension_filled(bool update) {
   }
   CHECK_OK(hs_xact_commit(e.x, x0));
   REQUIRE(hs_xact_begin(e.x, &f.xid) == HS_OK);
-  e.pool->extended_hook_ctx = &f;
-  e.pool->extended_hook = fill_new_block;
+  seams.pool_extended_ctx = &f;
+  seams.pool_extended = fill_new_block;
   hs_tid got;
   hs_status st;
   if (update)
@@ -787,7 +788,7 @@ static void test_extension_filled(bool update) {
     st = hs_heap_insert(e.h, f.xid, row, SMALL, &got);
   if (st != HS_OK) fprintf(stderr, "%s: %s\n", update ? "update" : "insert", hs_last_error());
   CHECK_OK(st);
-  e.pool->extended_hook = NULL;
+  seams.pool_extended = NULL;
   CHECK(f.done);
   CHECK_EQ(got.block, 3); /* block 2 was filled by the others */
   CHECK_OK(hs_xact_commit(e.x, f.xid));
@@ -865,7 +866,7 @@ static void test_delete_clears_visible(void) {
  * may leave, and a safe one — and vacuum sets it again. */
 static void fail_the_log(hs_pool *pool, void *ctx) {
   (void)ctx;
-  pool->logged_hook = NULL; /* once: after the map's record */
+  seams.pool_logged = NULL; /* once: after the map's record */
   /* The map's record made durable, so recovery replays the cleared bit;
    * then a record (of no resource manager: it never reaches the disk) whose
    * write fails, which stops the log. */
@@ -889,9 +890,9 @@ static void test_map_then_log_fails(void) {
   CHECK(flag && bit);
   image before;
   take(e, &before);
-  e->pool->logged_hook = fail_the_log;
+  seams.pool_logged = fail_the_log;
   CHECK_ST(hs_heap_delete(e->h, x, f.b), HS_ERR_IO);
-  CHECK(e->pool->logged_hook == NULL); /* the map's record was logged */
+  CHECK(seams.pool_logged == NULL); /* the map's record was logged */
   image after;
   take(e, &after);
   CHECK(same(e, &before, &after, 1, "map logged, then the log failed"));

@@ -1,5 +1,5 @@
 /*
- * test_powercut — the power-cut recorder and applier (core/powercut.h):
+ * test_powercut — the power-cut recorder and applier (crash/powercut.h):
  *
  *  - a write made durable by fsync is never lost; an unsynced one is, over
  *    the seeds, sometimes kept, sometimes dropped, sometimes torn (some of
@@ -25,8 +25,9 @@
  * applies the journal in the parent; seeds are fixed.
  */
 #include "check.h"
-#include "core/powercut.h"
+#include "core/seams.h"
 #include "core/sysio.h"
+#include "crash/powercut.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -454,11 +455,11 @@ static void body_recycle(void) {
   fill_write(fd, 'w', 512, 0); /* not a directory operation */
   close(fd);
   REQUIRE(sys_link(old, pre) == 0);
-  pc_mark_begin();
+  seams.checkpoint_begin();
   REQUIRE(sys_link(old, new_name) == 0);
   REQUIRE(sys_unlink(old) == 0);
   fsync_path("d");
-  pc_mark_end();
+  seams.checkpoint_end();
   fd = sys_open(after, O_WRONLY | O_CREAT | O_EXCL, 0600);
   REQUIRE(fd >= 0);
   close(fd);

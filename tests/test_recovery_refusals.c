@@ -19,6 +19,7 @@
  */
 #include "check.h"
 #include "core/error.h"
+#include "core/seams.h"
 #include "hotset/control.h"
 #include "hotset/durability.h"
 #include "hotset/page.h"
@@ -746,8 +747,9 @@ static void test_page_size(void) {
  * and its record, on a page the checkpoint does not write. */
 static env *changed_during_checkpoint;
 static void change_after_collect(hs_pool *pool, void *ctx) {
+  (void)pool;
   (void)ctx;
-  pool->collected_hook = NULL; /* once */
+  seams.pool_collected = NULL; /* once */
   bump(changed_during_checkpoint, BLOCKS - 1);
 }
 
@@ -767,9 +769,9 @@ static void test_redo_disagrees(void) {
   CHECK_OK(hs_checkpoint(e.pool)); /* every block clean */
   for (hs_blockno i = 0; i + 1 < BLOCKS; i++) bump(&e, i);
   changed_during_checkpoint = &e;
-  e.pool->collected_hook = change_after_collect;
+  seams.pool_collected = change_after_collect;
   CHECK_OK(hs_checkpoint(e.pool));
-  REQUIRE(e.pool->collected_hook == NULL); /* the last block was changed inside it */
+  REQUIRE(seams.pool_collected == NULL); /* the last block was changed inside it */
   env_crash(&e);
   hs_control c = control_of(&e);
   REQUIRE(c.has_checkpoint && c.redo < c.checkpoint); /* that change lies between */

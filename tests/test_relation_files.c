@@ -21,7 +21,7 @@
  */
 #include "check.h"
 #include "core/error.h"
-#include "core/powercut.h"
+#include "crash/powercut.h"
 #include "heap_env.h"
 #include "hotset/control.h"
 #include "killed_child.h"

@@ -17,6 +17,7 @@
  *    nesting it on every retry.
  * A watchdog alarm turns a hang into a failure.
  */
+#include "core/seams.h"
 #include "hotset/stream.h"
 #include "pool/pool_internal.h"
 #include "pool_util.h"
@@ -52,7 +53,7 @@ typedef struct retag_in_window {
  * and dirties it, as another thread could at that moment. */
 static void give_buffer_to_a(hs_pool *pool, hs_buf b, int phase, void *ctx) {
   retag_in_window *w = ctx;
-  if (phase != DROP_HOOK_LOOKED || w->calls++ > 0) return;
+  if (phase != SEAM_DROP_LOOKED || w->calls++ > 0) return;
   hs_buf a = must_read(pool, REL_A, 0, NULL);
   CHECK_EQ(a, b); /* a one-buffer pool: the same frame */
   must_update(pool, REL_A, 0, 4242, 0);
@@ -67,10 +68,10 @@ static void test_drop_keeps_other_relations_page(void) {
   make_relation(pool, REL_B, 1);
   hs_buf_release(pool, must_read(pool, REL_B, 0, NULL));
   retag_in_window w = {0};
-  pool->drop_hook = give_buffer_to_a;
-  pool->drop_hook_ctx = &w;
+  seams.pool_drop = give_buffer_to_a;
+  seams.pool_drop_ctx = &w;
   CHECK_OK(hs_pool_drop_relation(pool, REL_B));
-  pool->drop_hook = NULL;
+  seams.pool_drop = NULL;
   CHECK_EQ(w.calls, 1);
   hs_buffer_info info;
   CHECK(find_buffer(pool, REL_A, 0, &info) >= 0); /* still there, still dirty */
@@ -301,7 +302,7 @@ static void *read_during_drop(void *arg) {
 static void let_reader_miss(hs_pool *pool, hs_buf b, int phase, void *ctx) {
   (void)b;
   in_drop_window *w = ctx;
-  if (phase != DROP_HOOK_TAKEN) return;
+  if (phase != SEAM_DROP_TAKEN) return;
   uint64_t waits_before = atomic_load(&pool->victim_waits);
   pthread_mutex_lock(&w->mu);
   w->go = true;
@@ -329,10 +330,10 @@ static void test_no_buffers_means_all_pinned(void) {
   pthread_t reader;
   REQUIRE(pthread_create(&reader, NULL, read_during_drop, &w) == 0);
   hs_buf_release(pool, must_read(pool, REL_B, 0, NULL)); /* the other buffer */
-  pool->drop_hook = let_reader_miss;
-  pool->drop_hook_ctx = &w;
+  seams.pool_drop = let_reader_miss;
+  seams.pool_drop_ctx = &w;
   CHECK_OK(hs_pool_drop_relation(pool, REL_B));
-  pool->drop_hook = NULL;
+  seams.pool_drop = NULL;
   pthread_join(reader, NULL);
   if (w.result != HS_OK) fprintf(stderr, "read during a drop: %s\n", w.message);
   CHECK_ST(w.result, HS_OK);

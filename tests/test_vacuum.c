@@ -8,6 +8,7 @@
  * crash right after a vacuum, the prune records replay to the same heap.
  */
 #include "check.h"
+#include "core/seams.h"
 #include "heap/heap.h"
 #include "heap_env.h"
 #include "hotset/vacuum.h"
@@ -518,11 +519,11 @@ typedef struct reuse {
 /* Between the lookup's read of the entry and its walk: vacuum removes the
  * root (moving the entry on), and a running transaction's insert takes the
  * root's slot. */
-static void vacuum_and_fill(void *ctx, uint64_t key, hs_tid entry) {
+static void vacuum_and_fill(void *ctx, uint64_t key, const hs_tid *entry) {
   reuse *u = ctx;
   if (u->done || key != 3) return;
   u->done = true;
-  u->root = entry;
+  u->root = *entry;
   hs_vacuum_stats st;
   CHECK_OK(hs_vacuum(u->e->h, u->e->ix, NULL, &st));
   CHECK_EQ(st.removed, 1);
@@ -546,9 +547,10 @@ static void test_lookup_on_a_reused_root_slot(void) {
   REQUIRE(set(&e, x, 3, 33) == HS_OK);
   REQUIRE(hs_xact_commit(e.x, x) == HS_OK);
   reuse u = {.e = &e};
-  pk_index_set_lookup_hook(e.ix, vacuum_and_fill, &u);
+  seams.pk_lookup_ctx = &u;
+  seams.pk_lookup = vacuum_and_fill;
   CHECK_EQ(value_of(&e, 3, NULL, 0, NULL), 33);
-  pk_index_set_lookup_hook(e.ix, NULL, NULL);
+  seams.pk_lookup = NULL;
   CHECK(u.done);
   /* The case this is about: the other row did take the root's slot. */
   CHECK(u.filled.block == u.root.block && u.filled.slot == u.root.slot);

@@ -13,6 +13,7 @@
  * while the main thread makes the insert fail with the fault layer.
  */
 #include "check.h"
+#include "core/seams.h"
 #include "hotset/fault.h"
 #include "hotset/wal.h"
 #include "testdir.h"
@@ -78,8 +79,8 @@ int main(void) {
   }
 
   /* The leader of a flush, held between its health check and the lock. */
-  w->before_write_lock = hold_leader;
-  w->before_write_lock_ctx = &win;
+  seams.wal_before_write_lock = hold_leader;
+  seams.wal_before_write_lock_ctx = &win;
   flusher f = {w, first_end, HS_OK};
   pthread_t t;
   pthread_create(&t, NULL, flush_main, &f);
@@ -106,7 +107,7 @@ int main(void) {
   hs_wal_stats s;
   hs_wal_stats_get(w, &s);
   CHECK_EQ(s.syncs, 0);
-  w->before_write_lock = NULL;
+  seams.wal_before_write_lock = NULL;
   CHECK_ST(hs_wal_close(w), HS_ERR_IO);
 
   /* On disk: the log is empty (the failed write put nothing there). */

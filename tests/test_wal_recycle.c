@@ -10,6 +10,7 @@
  * the segment with recognisable content; it must survive the checkpoint.
  */
 #include "check.h"
+#include "core/seams.h"
 #include "hotset/wal.h"
 #include "testdir.h"
 #include "wal/wal_durable.h"
@@ -26,7 +27,7 @@ static char made[4300];
 
 static void make_segment_there(hs_wal *w, uint64_t next, void *ctx) {
   (void)ctx;
-  w->spare_name_hook = NULL;
+  seams.wal_spare_name = NULL;
   snprintf(made, sizeof made, "%s/%016llX", w->dir, (unsigned long long)next);
   int fd = open(made, O_WRONLY | O_CREAT | O_EXCL, 0600);
   REQUIRE(fd >= 0);
@@ -54,7 +55,7 @@ int main(void) {
   while (hs_wal_insert_lsn(w) < 3 * SEGMENT + 100) REQUIRE(hs_wal_insert(w, &rec, &end) == HS_OK);
   REQUIRE(hs_wal_flush(w, end, HS_WAL_CAUSE_COMMIT, NULL) == HS_OK);
   hs_lsn redo = wal_checkpoint_begin(w);
-  w->spare_name_hook = make_segment_there;
+  seams.wal_spare_name = make_segment_there;
   hs_lsn ckpt;
   uint64_t recycled = 0, removed = 0;
   CHECK_OK(wal_checkpoint_log(w, redo, &ckpt));

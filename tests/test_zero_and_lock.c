@@ -16,6 +16,7 @@
  * and stamps each, another reads each block as soon as it is announced; the
  * reader must find the old page or the stamped one, never zeros.
  */
+#include "core/seams.h"
 #include "pool/pool_internal.h"
 #include "pool_util.h"
 
@@ -94,8 +95,8 @@ static window run_window(const char *dir, zeroing how, hs_relid rel) {
   window w = {.pool = pool, .rel = rel};
   pthread_mutex_init(&w.mu, NULL);
   pthread_cond_init(&w.cv, NULL);
-  pool->zeroed_hook_ctx = &w;
-  pool->zeroed_hook = zeroed_hook;
+  seams.pool_zeroed_ctx = &w;
+  seams.pool_zeroed = zeroed_hook;
   pthread_t t;
   REQUIRE(pthread_create(&t, NULL, window_reader, &w) == 0);
 
@@ -118,7 +119,7 @@ static window run_window(const char *dir, zeroing how, hs_relid rel) {
     CHECK_OK(hs_buf_release(pool, b));
   }
   pthread_join(t, NULL);
-  pool->zeroed_hook = NULL;
+  seams.pool_zeroed = NULL;
   CHECK_OK(hs_pool_close(pool));
   pthread_mutex_destroy(&w.mu);
   pthread_cond_destroy(&w.cv);

@@ -34,6 +34,7 @@
 #ifndef HOTSET_POOL_H
 #define HOTSET_POOL_H
 
+#include "hotset/huge_pages.h"
 #include "hotset/stats.h"
 #include "hotset/status.h"
 #include "hotset/storage.h"
@@ -88,21 +89,6 @@ typedef struct hs_strategy hs_strategy;
 #define HS_POOL_BGWRITER_MIN_DELAY_MS   10u
 #define HS_POOL_BGWRITER_MAX_DELAY_MS   10000u
 #define HS_POOL_BGWRITER_MAX_MULTIPLIER 10.0
-
-typedef enum hs_huge_pages {
-  HS_HUGE_PAGES_TRY = 0,
-  HS_HUGE_PAGES_OFF = 1,
-  HS_HUGE_PAGES_ON = 2
-} hs_huge_pages;
-
-/* What a pool's frames got: small pages, transparent huge pages (asked
- * for with madvise; the kernel backs what it can), or explicit ones
- * (MAP_HUGETLB, reserved by the administrator). */
-typedef enum hs_huge_pages_used {
-  HS_HUGE_PAGES_NONE = 0,
-  HS_HUGE_PAGES_TRANSPARENT = 1,
-  HS_HUGE_PAGES_EXPLICIT = 2
-} hs_huge_pages_used;
 
 /* How a hit finds a page's buffer (docs/buffer-pool.md, "Translation"):
  * HASH, a chained hash table of tags, as PostgreSQL's buffer mapping

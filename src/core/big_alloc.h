@@ -8,7 +8,7 @@
 #ifndef HOTSET_CORE_BIG_ALLOC_H
 #define HOTSET_CORE_BIG_ALLOC_H
 
-#include "hotset/pool.h"
+#include "hotset/huge_pages.h"
 
 #include <stddef.h>
 

@@ -5,12 +5,13 @@
  * Every call in src/ that creates, writes, syncs, resizes, renames, links
  * or removes a file of a data or log directory goes through one of these
  * wrappers, so a test can see (and cut) every change the library makes to
- * its files: the power-cut recorder (core/powercut.h) journals each change
+ * its files: the power-cut recorder of the lab (installed through
+ * core/seams.h) journals each change
  * with what it overwrote, and can stop the process at the Nth change. The
  * wrappers take and return exactly what the system call does (-1 and errno
  * on failure; no EINTR retry, no message: callers keep their own loops and
- * hs_fail). Unarmed, a wrapper costs one relaxed atomic load before the
- * system call.
+ * hs_fail). With nothing installed, a wrapper costs one relaxed atomic load
+ * before the system call.
  *
  * Rules for callers:
  *  - sys_open is for opens that may create a file (O_CREAT) or truncate
@@ -54,8 +55,9 @@ int sys_link(const char *from, const char *to);
 int sys_unlink(const char *path);
 int sys_mkdir(const char *path, mode_t mode);
 
-/* True while a recorder is armed in this process (core/powercut.h).
- * Internal to the wrappers; exposed so they can be inlined checks. */
-extern atomic_bool sys_recording;
+/* The system's rename without replacing, never through a seam: what
+ * sys_rename_noreplace does when nothing is installed, for the installed
+ * file operations themselves to call. */
+int rename_noreplace(const char *from, const char *to);
 
 #endif

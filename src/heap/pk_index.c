@@ -27,6 +27,7 @@
  * (hs_buf_log_change), so recovery replays the index with the heap.
  */
 #include "core/error.h"
+#include "core/seams.h"
 #include "heap/fork_extend.h"
 #include "heap/heap.h"
 #include "hotset/durability.h"
@@ -45,16 +46,7 @@ struct hs_pk_index {
   hs_pool *pool;
   fork_pages pages; /* the index relation's main fork */
   uint32_t per_page;
-  /* Tests: called by hs_pk_lookup between reading the entry and the walk. */
-  void (*lookup_hook)(void *ctx, uint64_t key, hs_tid entry);
-  void *lookup_hook_ctx;
 };
-
-void pk_index_set_lookup_hook(hs_pk_index *ix, void (*fn)(void *ctx, uint64_t key, hs_tid entry),
-                              void *ctx) {
-  ix->lookup_hook = fn;
-  ix->lookup_hook_ctx = ctx;
-}
 
 hs_status hs_pk_index_open(hs_pool *pool, hs_relid rel, hs_pk_index **out) {
   *out = NULL;
@@ -239,7 +231,7 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
     }
     if (st != HS_OK || !present) break;
     hs_tid root = at;
-    if (ix->lookup_hook) ix->lookup_hook(ix->lookup_hook_ctx, key, root);
+    if (seams.pk_lookup) seams.pk_lookup(seams.pk_lookup_ctx, key, &root);
     /* Walk the update chain from its root to the version the snapshot
      * sees; slot 0 (never a slot) ends it. */
     stale = false;

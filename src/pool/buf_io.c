@@ -34,7 +34,6 @@
 #include "hotset/page.h"
 #include "pool/pins.h"
 #include "storage/smgr_catalog.h"
-#include "wal/wal_internal.h"
 
 #include <inttypes.h>
 
@@ -155,15 +154,15 @@ hs_status pool_check_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno 
     hs_lsn lsn = hs_page_lsn(page);
     if (pool->wal && lsn > hs_wal_insert_lsn(pool->wal) && !pool->accept_pages_past_log) {
       char hint[8600];
-      reset_log_hint(hs_smgr_dir(pool->smgr), pool->wal->dir, hint, sizeof hint);
+      reset_log_hint(hs_smgr_dir(pool->smgr), hs_wal_dir(pool->wal), hint, sizeof hint);
       if (st == HS_OK)
         st = hs_fail(HS_ERR_CORRUPT, 0,
                      "relation %u fork %d block %u carries LSN %" PRIX64
                      ", past the end of the log in %s (%" PRIX64
                      "): the log has lost records this page has; restore the log that goes with "
                      "the data directory, or accept the loss with %s",
-                     rel, (int)fork, first + i, lsn, pool->wal->dir, hs_wal_insert_lsn(pool->wal),
-                     hint);
+                     rel, (int)fork, first + i, lsn, hs_wal_dir(pool->wal),
+                     hs_wal_insert_lsn(pool->wal), hint);
       continue;
     }
     atomic_store_explicit(&pool_desc(pool, bufs[i])->lsn, lsn, memory_order_relaxed);

@@ -37,7 +37,7 @@
  * returns.
  */
 #include "core/error.h"
-#include "core/powercut.h"
+#include "core/seams.h"
 #include "core/thread_name.h"
 #include "hotset/durability.h"
 #include "pool/pins.h"
@@ -154,11 +154,12 @@ static hs_status write_pages(hs_pool *pool, dirty_page *pages, uint32_t n, bool 
 
 static hs_status run_checkpoint_steps(hs_pool *pool, bool spread, bool timed);
 
-/* A checkpoint, marked for the power-cut recorder (core/powercut.h). */
+/* A checkpoint, marked for whoever watches the seams (core/seams.h: the
+ * power-cut recorder aims cuts inside the nth checkpoint). */
 static hs_status run_checkpoint(hs_pool *pool, bool spread, bool timed) {
-  pc_mark_begin();
+  if (seams.checkpoint_begin) seams.checkpoint_begin();
   hs_status st = run_checkpoint_steps(pool, spread, timed);
-  pc_mark_end();
+  if (seams.checkpoint_end) seams.checkpoint_end();
   return st;
 }
 
@@ -180,7 +181,7 @@ static hs_status run_checkpoint_steps(hs_pool *pool, bool spread, bool timed) {
     pages[n++] = (dirty_page){.tag = buf_tag_get(d), .buf = (hs_buf)i};
   }
   qsort(pages, n, sizeof *pages, tag_order);
-  if (pool->collected_hook) pool->collected_hook(pool, pool->durability_hook_ctx);
+  if (seams.pool_collected) seams.pool_collected(pool, seams.pool_durability_ctx);
   uint64_t written = 0;
   st = write_pages(pool, pages, n, spread, t0, redo, &written);
   free(pages);

@@ -30,6 +30,7 @@
  * the policy lock only after both are released.
  */
 #include "core/error.h"
+#include "core/seams.h"
 #include "pool/pins.h"
 
 #include <stdio.h>
@@ -127,7 +128,7 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
     if (!(atomic_load_explicit(&ds->state, memory_order_relaxed) & BM_TAG_VALID) ||
         atomic_load_explicit(&d->rel, memory_order_relaxed) != rel)
       continue;
-    if (pool->drop_hook) pool->drop_hook(pool, b, DROP_HOOK_LOOKED, pool->drop_hook_ctx);
+    if (seams.pool_drop) seams.pool_drop(pool, b, SEAM_DROP_LOOKED, seams.pool_drop_ctx);
     /* The buffer may have been given to another page since that look, even
      * of another relation: the tag is read again, and then decided on only
      * under the header lock, with the partition lock of that tag held. */
@@ -151,7 +152,7 @@ hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
     }
     pool_untag_locked(pool, b, hash, s);
     page_table_unlock(pt, part);
-    if (pool->drop_hook) pool->drop_hook(pool, b, DROP_HOOK_TAKEN, pool->drop_hook_ctx);
+    if (seams.pool_drop) seams.pool_drop(pool, b, SEAM_DROP_TAKEN, seams.pool_drop_ctx);
     policy_lock(pool, pool->lock_others);
     hs_policy_remove(pool->policy, (uint32_t)b);
     policy_unlock(pool, pool->lock_others);

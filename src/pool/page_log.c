@@ -34,6 +34,7 @@
  * because one just did.
  */
 #include "core/error.h"
+#include "core/seams.h"
 #include "hotset/durability.h"
 #include "hotset/page.h"
 #include "pool/pins.h"
@@ -119,7 +120,7 @@ hs_status hs_buf_log_change(hs_pool *pool, hs_buf buf, const hs_wal_range *range
                                   &lsn);
     if (st != HS_OK) return st;
   }
-  if (pool->logged_hook) pool->logged_hook(pool, pool->durability_hook_ctx);
+  if (seams.pool_logged) seams.pool_logged(pool, seams.pool_durability_ctx);
   st = hs_buf_mark_dirty(pool, buf, lsn, NULL);
   if (st == HS_OK && end) *end = lsn;
   return st;
@@ -164,11 +165,11 @@ hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_bu
     hs_lsn redo = wal_redo_point(pool->wal);
     for (uint16_t i = 0; i < rec->npages; i++)
       images[i] = needs_image(pool, bufs[i], redo) ? hs_buf_page(pool, bufs[i]) : NULL;
-    if (pool->decided_hook) pool->decided_hook(pool, pool->durability_hook_ctx);
+    if (seams.pool_decided) seams.pool_decided(pool, seams.pool_durability_ctx);
     st = wal_insert_images(pool->wal, &with_refs, images, pool->page_size, redo, &stale, &lsn);
     if (st != HS_OK) return st;
   }
-  if (pool->logged_hook) pool->logged_hook(pool, pool->durability_hook_ctx);
+  if (seams.pool_logged) seams.pool_logged(pool, seams.pool_durability_ctx);
   for (uint16_t i = 0; i < rec->npages; i++)
     if ((st = hs_buf_mark_dirty(pool, bufs[i], lsn, NULL)) != HS_OK) return st;
   if (end) *end = lsn;

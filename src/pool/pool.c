@@ -31,6 +31,7 @@
 #include "core/big_alloc.h"
 #include "core/debug.h"
 #include "core/error.h"
+#include "core/seams.h"
 #include "hotset/fault.h"
 #include "hotset/page.h"
 #include "pool/pins.h"
@@ -518,7 +519,7 @@ static hs_status fill_buffer(hs_pool *pool, hs_buf b, const hs_buftag *tag, hs_r
     if (lock) lock_for_caller(pool, b);
     memset(page, 0, pool->page_size);
     pool_end_io(pool, b, BM_VALID, BM_IO_ERROR, false);
-    if (pool->zeroed_hook) pool->zeroed_hook(pool, b, pool->zeroed_hook_ctx);
+    if (seams.pool_zeroed) seams.pool_zeroed(pool, b, seams.pool_zeroed_ctx);
   }
   *out = b;
   if (hit) *hit = false;
@@ -738,7 +739,8 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
     return st;
   }
   stat_add(&pool->stats, ctx, HS_STAT_EXTENDS, 1);
-  if (pool->extended_hook) pool->extended_hook(pool, rel, fork, block, pool->extended_hook_ctx);
+  if (seams.pool_extended)
+    seams.pool_extended(pool, rel, (int)fork, block, seams.pool_extended_ctx);
 
   hs_buftag tag = {.rel = rel, .fork = fork, .block = block};
   uint64_t hash = buf_tag_hash(&tag);

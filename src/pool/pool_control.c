@@ -30,7 +30,6 @@
 #include "pool/pins.h"
 #include "storage/control_file.h"
 #include "wal/wal_durable.h"
-#include "wal/wal_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -109,21 +108,22 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
   hs_control *c = &pool->control;
   hs_wal *wal = pool->wal;
   char hint[8600];
-  reset_log_hint(dir, wal->dir, hint, sizeof hint);
+  reset_log_hint(dir, hs_wal_dir(wal), hint, sizeof hint);
   hs_lsn end = hs_wal_insert_lsn(wal);
   /* The segment that should hold the record: the file to look at. */
   char seg[4300];
-  wal_segment_path(wal->dir, c->checkpoint - c->checkpoint % wal->segment_bytes, seg, sizeof seg);
+  wal_segment_path(hs_wal_dir(wal), c->checkpoint - c->checkpoint % wal_segment_bytes(wal), seg,
+                   sizeof seg);
   if (c->checkpoint >= end)
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "hs_pool_open: %s/%s names a checkpoint record at %" PRIX64
                    " (in segment %s), but the log in %s ends at %" PRIX64
                    ": the record is damaged, or the log was cut short or belongs to an older "
                    "state of the directory; " WAY_OUT ". Why the log ends there: %s",
-                   dir, HS_CONTROL_FILE, c->checkpoint, seg, wal->dir, end, hint,
+                   dir, HS_CONTROL_FILE, c->checkpoint, seg, hs_wal_dir(wal), end, hint,
                    wal_open_why_end(wal));
   hs_wal_reader *r;
-  hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, c->checkpoint, &r);
+  hs_status st = hs_wal_reader_open(hs_wal_dir(wal), wal_segment_bytes(wal), c->checkpoint, &r);
   if (st != HS_OK) return st;
   hs_wal_read_record rec;
   bool got = false;
@@ -149,7 +149,7 @@ static hs_status check_checkpoint(hs_pool *pool, const char *dir) {
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "hs_pool_open: the checkpoint record at %" PRIX64
                    " in %s has redo point %" PRIX64 ", but %s/%s says %" PRIX64 "; " WAY_OUT,
-                   c->checkpoint, wal->dir, redo, dir, HS_CONTROL_FILE, c->redo, hint);
+                   c->checkpoint, hs_wal_dir(wal), redo, dir, HS_CONTROL_FILE, c->redo, hint);
   return HS_OK;
 }
 
@@ -240,20 +240,21 @@ static hs_status foreign_log_or_control(hs_pool *pool, const char *dir) {
                    "'s: the control file is another directory's; move it aside with `mv %s/%s "
                    "%s/%s.system-%016" PRIX64 "` and open again (a directory without its control "
                    "file is rebuilt from its log)",
-                   dir, HS_CONTROL_FILE, c->system_id, wal->dir, with_log, dir, log_id, dir,
+                   dir, HS_CONTROL_FILE, c->system_id, hs_wal_dir(wal), with_log, dir, log_id, dir,
                    HS_CONTROL_FILE, dir, HS_CONTROL_FILE, c->system_id);
   if (with_control && !with_log)
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "hs_pool_open: the log in %s belongs to system %016" PRIX64
                    ", but %s/%s and the pages of %u relation files in %s are system %016" PRIX64
                    "'s: the log is another directory's; open %s with its own log",
-                   wal->dir, log_id, dir, HS_CONTROL_FILE, with_control, dir, c->system_id, dir);
+                   hs_wal_dir(wal), log_id, dir, HS_CONTROL_FILE, with_control, dir, c->system_id,
+                   dir);
   return hs_fail(HS_ERR_CORRUPT, 0,
                  "hs_pool_open: the log in %s belongs to system %016" PRIX64
                  ", the data directory %s (its control file %s/%s) to system %016" PRIX64
                  ", and its relation files' pages do not tell which is the stranger: open %s "
                  "with its own log, or put back its own control file",
-                 wal->dir, log_id, dir, dir, HS_CONTROL_FILE, c->system_id, dir);
+                 hs_wal_dir(wal), log_id, dir, dir, HS_CONTROL_FILE, c->system_id, dir);
 }
 
 /* The log `wal` against the control file `c` of `dir`: whose it is and
@@ -262,7 +263,7 @@ static hs_status check_log(hs_pool *pool, const char *dir) {
   hs_control *c = &pool->control;
   hs_wal *wal = pool->wal;
   char hint[8600];
-  reset_log_hint(dir, wal->dir, hint, sizeof hint);
+  reset_log_hint(dir, hs_wal_dir(wal), hint, sizeof hint);
   pool->recovery_start = 0;
   if (!c->segment_bytes) {
     /* A directory that never had a log: it takes an empty one, which gets
@@ -272,16 +273,16 @@ static hs_status check_log(hs_pool *pool, const char *dir) {
                      "hs_pool_open: %s has never been opened with a log, but the log in %s "
                      "already holds records (system %016" PRIX64
                      "): it is another directory's; give %s an empty log directory",
-                     dir, wal->dir, wal_system_id(wal), dir);
-    c->segment_bytes = wal->segment_bytes;
+                     dir, hs_wal_dir(wal), wal_system_id(wal), dir);
+    c->segment_bytes = wal_segment_bytes(wal);
     return wal_adopt_identity(wal, c->system_id, 0);
   }
-  if (c->segment_bytes != wal->segment_bytes)
+  if (c->segment_bytes != wal_segment_bytes(wal))
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pool_open: %s/%s says its log has %" PRIu64
                    "-byte segments; the log in %s was opened with %" PRIu64
                    ": open the log with segment_bytes %" PRIu64,
-                   dir, HS_CONTROL_FILE, c->segment_bytes, wal->dir, wal->segment_bytes,
+                   dir, HS_CONTROL_FILE, c->segment_bytes, hs_wal_dir(wal), wal_segment_bytes(wal),
                    c->segment_bytes);
   if (wal_is_empty(wal)) {
     if (c->has_checkpoint)
@@ -289,7 +290,7 @@ static hs_status check_log(hs_pool *pool, const char *dir) {
                      "hs_pool_open: the log in %s is empty, but %s/%s names a checkpoint at "
                      "%" PRIX64 " in a log of system %016" PRIX64
                      ": the log is missing (or this is not its directory); " WAY_OUT,
-                     wal->dir, dir, HS_CONTROL_FILE, c->checkpoint, c->system_id, hint);
+                     hs_wal_dir(wal), dir, HS_CONTROL_FILE, c->checkpoint, c->system_id, hint);
     return wal_adopt_identity(wal, c->system_id, 0);
   }
   if (wal_system_id(wal) != c->system_id) return foreign_log_or_control(pool, dir);
@@ -375,7 +376,7 @@ hs_status pool_control_start(hs_pool *pool) {
     c->format = HS_CONTROL_FORMAT;
     c->page_size = pool->page_size;
     c->checksums = pool->checksums;
-    c->segment_bytes = wal ? wal->segment_bytes : 0;
+    c->segment_bytes = wal ? wal_segment_bytes(wal) : 0;
     c->system_id = wal ? wal_system_id(wal) : control_new_system_id();
     /* Pages already there (a directory whose control file was lost, opened
      * with its page size) carry their directory's mark: a new identity
@@ -397,9 +398,9 @@ hs_status pool_control_start(hs_pool *pool) {
      * very start, which a log that never had a checkpoint still has. */
     if (wal && !wal_is_empty(wal)) {
       char hint[8600];
-      reset_log_hint(dir, wal->dir, hint, sizeof hint);
+      reset_log_hint(dir, hs_wal_dir(wal), hint, sizeof hint);
       hs_wal_reader *r;
-      hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, 0, &r);
+      hs_status st = hs_wal_reader_open(hs_wal_dir(wal), wal_segment_bytes(wal), 0, &r);
       if (st != HS_OK) return st;
       hs_wal_read_record rec;
       bool got = false;
@@ -413,7 +414,7 @@ hs_status pool_control_start(hs_pool *pool) {
                        "hs_pool_open: %s has no control file, and the log in %s cannot be "
                        "replayed from its start (%s): the directory that goes with this log is "
                        "elsewhere, or its control file was lost; " WAY_OUT,
-                       dir, wal->dir, why, hint);
+                       dir, hs_wal_dir(wal), why, hint);
     }
   } else if (!wal) {
     if (c->segment_bytes)

@@ -22,9 +22,6 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#define DROP_HOOK_LOOKED 0
-#define DROP_HOOK_TAKEN  1
-
 #define FREE_NOT_IN_LIST (-2)
 #define FREE_END         (-1)
 
@@ -115,42 +112,6 @@ struct hs_pool {
   atomic_bool any_stale;
   hs_lsn recovery_start;
   bool shutting_down;
-
-  /* White-box tests only: called by hs_buf_log_change / hs_buf_log_record
-   * after the record is inserted and before the buffer's LSN is raised,
-   * and by a checkpoint right after it collected the dirty buffers — the
-   * two ends of the window in which a checkpoint could miss a change
-   * (tests/test_checkpoint_race.c). */
-  void (*logged_hook)(hs_pool *pool, void *ctx);
-  void (*collected_hook)(hs_pool *pool, void *ctx);
-  void *durability_hook_ctx;
-  /* White-box tests only: called by hs_buf_log_record after it decided
-   * which pages carry a full image (from the redo point it read) and before
-   * it inserts — the window in which a checkpoint may move the redo point,
-   * after which the decision is stale and must be made again
-   * (tests/test_heap_limits.c). */
-  void (*decided_hook)(hs_pool *pool, void *ctx);
-
-  /* White-box tests only: called by hs_pool_drop_relation with phase
-   * DROP_HOOK_LOOKED after it decided from an unlocked look that buffer b
-   * belongs to the relation, before it locks anything (the window a
-   * concurrent retag needs), and with DROP_HOOK_TAKEN after b's page is
-   * gone and before b reaches the free list (the window where a victim
-   * search finds nothing). */
-  void (*drop_hook)(hs_pool *pool, hs_buf b, int phase, void *ctx);
-  void *drop_hook_ctx;
-  /* White-box tests only: called by the thread that zero-filled buffer b
-   * (HS_READ_ZERO*, hs_pool_extend) right after its page became valid and
-   * before the call returns — the window in which another thread could lock
-   * the zeroed page first, unless the caller asked for the lock. */
-  void (*zeroed_hook)(hs_pool *pool, hs_buf b, void *ctx);
-  void *zeroed_hook_ctx;
-  /* White-box tests only: called by hs_pool_extend after the file grew by
-   * `block` and before the new block's buffer is in the page table — the
-   * window in which another thread (a vacuum, a scan) reads the new block
-   * from the file, and others may fill it, before the extender gets it. */
-  void (*extended_hook)(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block, void *ctx);
-  void *extended_hook_ctx;
 
   /* Private pins: per thread shard, one counter per buffer (pins.c). */
   pthread_mutex_t pins_lock;

@@ -33,7 +33,7 @@
 #include "pool/pins.h"
 #include "storage/control_file.h"
 #include "wal/wal_durable.h"
-#include "wal/wal_internal.h"
+#include "wal/wal_format.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -177,7 +177,7 @@ hs_status pool_recover(hs_pool *pool) {
   hs_wal *wal = pool->wal;
   rep->start = pool->recovery_start;
   hs_wal_reader *r;
-  hs_status st = hs_wal_reader_open(wal->dir, wal->segment_bytes, rep->start, &r);
+  hs_status st = hs_wal_reader_open(hs_wal_dir(wal), wal_segment_bytes(wal), rep->start, &r);
   if (st != HS_OK) return st;
   replay_state *rs = calloc(1, sizeof *rs);
   if (!rs) {
@@ -220,7 +220,7 @@ hs_status pool_recover(hs_pool *pool) {
   /* Why the log ends is what opening the log found (a clean end, a torn
    * last record, or corruption with the bytes after it kept aside). */
   const char *why = wal_open_why_end(wal);
-  _Static_assert(sizeof rep->why_end >= sizeof wal->why_end, "why_end must never be cut short");
+  _Static_assert(sizeof rep->why_end >= WAL_WHY_END_MAX, "why_end must never be cut short");
   snprintf(rep->why_end, sizeof rep->why_end, "%s", *why ? why : hs_wal_reader_why_end(r));
   char reader_why[256];
   snprintf(reader_why, sizeof reader_why, "%s", hs_wal_reader_why_end(r));
@@ -231,15 +231,15 @@ hs_status pool_recover(hs_pool *pool) {
    * between the redo point and the end) would drop what follows. */
   hs_lsn log_end = hs_wal_insert_lsn(wal);
   char hint[8600];
-  reset_log_hint(hs_smgr_dir(pool->smgr), wal->dir, hint, sizeof hint);
+  reset_log_hint(hs_smgr_dir(pool->smgr), hs_wal_dir(wal), hint, sizeof hint);
   if (rep->end != log_end || (pool->control.has_checkpoint && rep->end <= pool->control.checkpoint))
     return hs_fail(HS_ERR_CORRUPT, 0,
                    "recovery: replay from %" PRIX64 " stopped at %" PRIX64 " (%s), but the log in "
                    "%s ends at %" PRIX64 " and the last checkpoint is at %" PRIX64
                    ": records in between cannot be read; restore the missing log, or accept the "
                    "loss with %s",
-                   rep->start, rep->end, reader_why, wal->dir, log_end, pool->control.checkpoint,
-                   hint);
+                   rep->start, rep->end, reader_why, hs_wal_dir(wal), log_end,
+                   pool->control.checkpoint, hint);
   rep->ran = rep->records > 0;
   uint64_t t1 = pool_now_ns();
   rep->seconds = (double)(t1 - t0) / 1e9;

@@ -22,6 +22,7 @@
 #include "storage/direct_io.h"
 
 #include "core/error.h"
+#include "core/seams.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -103,8 +104,6 @@ static int probe_file(const char *dir) {
   return -1;
 }
 
-void (*dio_alignment_hook)(dio_info *out);
-
 bool dio_alignment(int fd, dio_info *out) {
   out->mem_align = DIO_FALLBACK_ALIGN;
   out->offset_align = DIO_FALLBACK_ALIGN;
@@ -116,7 +115,7 @@ bool dio_alignment(int fd, dio_info *out) {
     out->offset_align = stx.stx_dio_offset_align;
   }
 #endif
-  if (dio_alignment_hook) dio_alignment_hook(out);
+  if (seams.dio_alignment) seams.dio_alignment(out);
   return true;
 }
 

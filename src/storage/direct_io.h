@@ -38,12 +38,6 @@ hs_status dio_probe(const char *dir, uint32_t page_size, dio_info *out);
  * say); false if the file system says it does no direct I/O on this file.
  * out->fs_name is left alone. */
 bool dio_alignment(int fd, dio_info *out);
-/* White-box tests only: called at the end of dio_alignment with what it
- * found, to stand in for a file system with other alignment rules (one
- * that wants buffers aligned more than offsets, as some RAID and DMA
- * setups do). NULL in normal use. */
-extern void (*dio_alignment_hook)(dio_info *out);
-
 /* The name of the file system that holds `path`, from statfs's magic
  * number ("type 0x..." for ones this table does not know). */
 void dio_fs_name(const char *path, char *buf, size_t len);

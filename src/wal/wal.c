@@ -26,6 +26,7 @@
 #include "core/dir_lock.h"
 #include "core/error.h"
 #include "core/mkdirs.h"
+#include "core/seams.h"
 #include "core/sysio.h"
 #include "core/thread_name.h"
 #include "wal/wal_durable.h"
@@ -483,6 +484,10 @@ const char *hs_wal_dir(const hs_wal *w) {
   return w->dir;
 }
 
+uint64_t wal_segment_bytes(const hs_wal *w) {
+  return w->segment_bytes;
+}
+
 hs_lsn hs_wal_flushed_lsn(const hs_wal *w) {
   return atomic_load(&((hs_wal *)w)->flushed);
 }
@@ -537,7 +542,7 @@ hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced)
       seen = now;
     }
   }
-  if (w->before_write_lock) w->before_write_lock(w->before_write_lock_ctx);
+  if (seams.wal_before_write_lock) seams.wal_before_write_lock(seams.wal_before_write_lock_ctx);
   pthread_mutex_lock(&w->write_lock);
   /* Lead: everything copied by now, not only ours. */
   uint64_t target = wal_copied(w);

@@ -23,6 +23,7 @@
  * future name: only the old name goes.
  */
 #include "core/error.h"
+#include "core/seams.h"
 #include "core/sysio.h"
 #include "wal/wal_durable.h"
 #include "wal/wal_format.h"
@@ -160,7 +161,7 @@ static hs_status recycle_before(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uin
       spares++;
       if (starts[i] + w->segment_bytes > next) next = starts[i] + w->segment_bytes;
     }
-  if (w->spare_name_hook) w->spare_name_hook(w, next, w->spare_name_ctx);
+  if (seams.wal_spare_name) seams.wal_spare_name(w, next, seams.wal_spare_name_ctx);
   for (size_t i = 0; i < n && st == HS_OK && starts[i] < redo_seg; i++) {
     char old_path[4200], new_path[4200];
     wal_segment_path(w->dir, starts[i], old_path, sizeof old_path);

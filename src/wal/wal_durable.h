@@ -9,6 +9,7 @@
 #include "hotset/wal.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The log's own record types (HS_WAL_RMGR_LOG). */
@@ -98,5 +99,14 @@ hs_status wal_recycle(hs_wal *w, hs_lsn redo, uint64_t keep_bytes, uint64_t *rec
 
 /* A checkpoint record read back: true if `rec` is one, with its redo point. */
 bool wal_record_is_checkpoint(const hs_wal_read_record *rec, hs_lsn *redo);
+
+/* The path of the segment that starts at LSN `segment_start` in `dir`. */
+void wal_segment_path(const char *dir, uint64_t segment_start, char *out, size_t len);
+
+/* The segment size the log was opened with. */
+uint64_t wal_segment_bytes(const hs_wal *w);
+/* Room for the text wal_open_why_end returns: hs_recovery_report.why_end
+ * holds it whole. */
+#define WAL_WHY_END_MAX 5200
 
 #endif

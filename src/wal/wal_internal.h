@@ -28,6 +28,7 @@
 #define HOTSET_WAL_INTERNAL_H
 
 #include "hotset/wal.h"
+#include "wal/wal_durable.h"
 #include "wal/wal_format.h"
 
 #include <pthread.h>
@@ -115,23 +116,12 @@ struct hs_wal {
   int fault_err[2];
   _Atomic bool faults_armed;
 
-  /* White-box tests only: called by a flush's leader just before it takes
-   * write_lock — the window in which another thread's insert can fail and
-   * stop the log (tests/test_wal_failure_race.c). */
-  void (*before_write_lock)(void *ctx);
-  void *before_write_lock_ctx;
-  /* White-box tests only: called by a checkpoint's recycling with the first
-   * future segment name it will give a spare, before it gives any
-   * (tests/test_wal_recycle.c). */
-  void (*spare_name_hook)(hs_wal *w, uint64_t next, void *ctx);
-  void *spare_name_ctx;
-
   /* The log's identity and its end as found at open (wal_durable.h). */
   uint64_t system_id;
-  uint64_t log_start; /* where the first record goes in an empty log */
-  bool empty_at_open; /* no segment with a valid header at open */
-  int end_kind;       /* hs_wal_end_kind */
-  char why_end[5200]; /* fits hs_recovery_report.why_end (HS_RECOVERY_WHY_MAX) whole */
+  uint64_t log_start;            /* where the first record goes in an empty log */
+  bool empty_at_open;            /* no segment with a valid header at open */
+  int end_kind;                  /* hs_wal_end_kind */
+  char why_end[WAL_WHY_END_MAX]; /* fits hs_recovery_report.why_end (HS_RECOVERY_WHY_MAX) whole */
   /* What must be cleared past the end before the first write (under
    * write_lock): hs_wal_open itself changes nothing on disk. */
   bool clear_pending;
@@ -160,8 +150,6 @@ struct hs_wal {
   _Atomic uint64_t st_calls[HS_WAL_CAUSE_COUNT], st_own_syncs[HS_WAL_CAUSE_COUNT];
 };
 
-/* wal_segment.c: segment files. */
-void wal_segment_path(const char *dir, uint64_t segment_start, char *out, size_t len);
 /* Opens the segment starting at `start` for writing, creating and
  * preallocating it (zeros, fsynced, renamed into place) if missing. */
 hs_status wal_segment_open_write(hs_wal *w, uint64_t start, int *fd);

@@ -1,0 +1,1079 @@
+/*
+ * cli/sim_cmd.c — `hotset sim`: replay a trace through replacement policies.
+ *
+ * Every (policy, size) pair is one simulation; the pairs run in parallel on
+ * --threads threads, each simulation single-threaded over the one copy of the
+ * trace loaded in memory (sim/sim.h). Results are printed in the order the
+ * pairs were given, whatever order they finish in, so runs are comparable
+ * line by line. Sizes: bytes with a suffix, a plain integer (objects with
+ * --ignore-size, else bytes), or a fraction 0 < x < 1 of the trace's working
+ * set. --mrc sweeps log-spaced sizes instead; --plot draws them with gnuplot.
+ * In object mode --mrc computes plain lru's whole curve in one pass of stack
+ * distances (sim/mrc.h), exact, instead of a simulation per size.
+ *
+ * --sample R simulates every (policy, size) pair on one spatially hashed
+ * sample of the trace (SHARDS, sim/shards.h) at R × the size, and reports
+ * the estimate scaled back to the whole trace, marked as sampled.
+ *
+ * --shard I/N runs the I-th of N contiguous slices of the (policy, size)
+ * job list, so that separate processes or machines can share a sweep: the
+ * N outputs, concatenated in order, are the unsharded output (only shard 1
+ * prints the table's or CSV's header).
+ *
+ * Every flag is checked before the trace is opened (only fractions wait for
+ * the working set), and loading stops at --max-requests (sim/sim.h), so
+ * neither a typo nor an endless trace costs more than a moment.
+ */
+#include "cli/sim_cmd.h"
+
+#include "cli/cachesim_args.h"
+#include "cli/sim_plot.h"
+#include "common/args.h"
+#include "common/gnuplot.h"
+#include "common/human_size.h"
+#include "common/json.h"
+#include "core/error.h"
+#include "core/size.h"
+#include "hotset/policy.h"
+#include "sim/compare_found.h"
+#include "sim/mrc.h"
+#include "sim/shards.h"
+#include "sim/sim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "hotset sim"
+/* The most points --mrc sweeps (--size lists have no limit). */
+#define MAX_MRC_POINTS 256
+
+static const char usage[] =
+    "usage: hotset sim --trace FILE --policy LIST (--size LIST | --mrc [N]) [flags]\n"
+    "       hotset sim FILE --policy LIST (--size LIST | --mrc [N]) [flags]\n"
+    "       hotset sim FILE TYPE ALGO[,ALGO...] SIZE[,SIZE...] [cachesim's flags]\n"
+    "\n"
+    "The third form is libCacheSim's cachesim command line: TYPE oracleGeneral,\n"
+    "vscsi, csv or txt; ALGO cachesim's names (LRU, TwoQ, S3FIFO...); SIZE as\n"
+    "cachesim writes it (1gb, 16MB, 0.01, 1000); --ignore-obj-size 0|1,\n"
+    "--num-thread N and -t \"obj-id-col=N,...\" (csv) taken; results printed as\n"
+    "cachesim prints them (--cachesim-lines), --json as here.\n"
+    "\n"
+    "Replays a trace through replacement policies and reports miss ratios. Every\n"
+    "(policy, size) pair is one simulation; pairs run in parallel.\n"
+    "\n"
+    "flags:\n"
+    "  --trace FILE       the trace (a .zst suffix or zstd content is decompressed\n"
+    "                     on the fly)\n"
+    "  --format FORMAT    auto (default), oraclegeneral, vscsi, csv or txt\n"
+    "  --csv SPEC         csv columns: id=COL,size=COL,time=COL[,header][,delimiter=X]\n"
+    "                     (1-based), also pid=COL, found=COL, and rel=COL,block=COL\n"
+    "                     [,fork=COL] instead of id for PostgreSQL traces; without a\n"
+    "                     SPEC, --csv prints CSV output\n"
+    "  --policy LIST      policies, comma-separated, each name[:key=value,...];\n"
+    "                     \"all\" runs every policy (listed below, \"policies\")\n"
+    "  --size LIST        cache sizes: 512MiB, 1GiB, 64KiB (bytes); 1000 (objects\n"
+    "                     with --ignore-size, else bytes); 0.1 (a share of the\n"
+    "                     working set: distinct bytes, or distinct objects)\n"
+    "  --ignore-size      every object counts 1 (object mode)\n"
+    "  --time-unit MODE   what one tick of a csv time column is: s (default),\n"
+    "                     ms, us or ns (oraclegeneral counts seconds, vscsi\n"
+    "                     microseconds)\n"
+    "  --ring-rule MODE   none (default) or pg: a run of consecutive blocks of a\n"
+    "                     relation larger than a quarter of the cache, read by\n"
+    "                     one process (one access stream: pid and relation),\n"
+    "                     goes through a bulkread ring of 32 entries (at most\n"
+    "                     an eighth of the cache), one new ring per run, as\n"
+    "                     PostgreSQL's sequential scans do; ids are PostgreSQL\n"
+    "                     pages (relation id >> 32, fork (id >> 28) & 15, block\n"
+    "                     id & 0x0fffffff); entries of one size only\n"
+    "  --ms-per-request MS  the clock for a trace without time stamps (txt, csv\n"
+    "                     without a time column): each request MS milliseconds\n"
+    "                     after the one before. Durations in policy parameters\n"
+    "                     (midpoint's time, lru-k's crp) are milliseconds of\n"
+    "                     the trace's time; without time stamps or this flag\n"
+    "                     they must be 0\n"
+    "  --mrc [N]          a miss-ratio curve: N sizes (default 20, at most 256)\n"
+    "                     log-spaced from 0.1%% to 100%% of the working set, for\n"
+    "                     every policy; plain lru in object mode (--ignore-size,\n"
+    "                     or a trace without sizes) is computed exactly in one\n"
+    "                     pass of stack distances (\"method\" in --json)\n"
+    "  --plot FILE        draw miss ratio against size (.png or .svg) with gnuplot\n"
+    "  --threads N        simulations run at once (default: number of cores)\n"
+    "  --skip-bad         skip bad records (counted and reported) instead of\n"
+    "                     stopping at the first\n"
+    "  --max-requests N   load at most N requests, else stop with an error that\n"
+    "                     says how far loading got (the trace is held in memory,\n"
+    "                     up to 64 bytes a request; default: what fits in half\n"
+    "                     of the memory this process may use, %llu here)\n"
+    "  --sample R         simulate a spatially hashed sample (SHARDS) of the\n"
+    "                     trace: the objects whose hash falls in a share R of\n"
+    "                     the hash space (2^-24 <= R <= 1), at R x each size;\n"
+    "                     misses (and bytes) are the sample's divided by R, out\n"
+    "                     of the whole trace's requests. Estimates, marked as\n"
+    "                     such (\"sample\" in --json); about R of the time\n"
+    "  --sample-floor E   with --sample: a size whose sampled cache would hold\n"
+    "                     fewer than E entries (default 32) is sampled at the\n"
+    "                     rate that gives it E (at most 1), since a miniature of\n"
+    "                     a few entries hangs on which hot objects the hash\n"
+    "                     kept; 0: one rate for every size (plain SHARDS)\n"
+    "  --shard I/N        run only the I-th (1..N) of N equal slices of the\n"
+    "                     (policy, size) list; the N outputs concatenated in\n"
+    "                     order are the whole run's (shard 1 prints the header)\n"
+    "  --from N           judge from request N (0-based), or from N%% of the\n"
+    "                     trace: the requests before it warm the cache and are not\n"
+    "                     counted (requests, misses and bytes are the rest's), and\n"
+    "                     fixedset keeps the objects read most before it — a set\n"
+    "                     an online learner could know — instead of choosing with\n"
+    "                     hindsight\n"
+    "  --cachesim-lines   one line per (policy, size) as libCacheSim's cachesim\n"
+    "                     prints it (trace, policy, cache size, req, miss ratio,\n"
+    "                     byte miss ratio, throughput), then hotset's misses\n"
+    "  --compare-found    for a trace with a found column (tools/pg-trace's\n"
+    "                     PostgreSQL csv): beside the misses, those the server\n"
+    "                     missed too (agree), the simulated misses the server\n"
+    "                     found (sim-only) and the server misses the simulation\n"
+    "                     found (server-only)\n"
+    "  --json             one JSON object per simulation per line; \"seconds\" is\n"
+    "                     the simulation's, \"load_seconds\" reading and mapping\n"
+    "                     the trace (and next-access times, if needed)\n"
+    "  --help             show this help\n"
+    "\n"
+    "policies: ";
+
+typedef struct job {
+  const char *spec;
+  uint64_t size;
+  const hs_sim_trace *trace; /* what it simulates: the trace or a sample */
+  uint64_t threshold;        /* its sample's (sim/shards.h); 0: not sampled */
+  hs_sim_result res;
+  hs_status st;
+  bool one_pass;        /* res comes from hs_mrc_lru: no simulation to run */
+  hs_found_compare cmp; /* with --compare-found */
+  char err[512];
+} job;
+
+typedef struct pool_ctx {
+  const hs_sim_trace *full;
+  job *jobs;
+  size_t njobs;
+  bool ignore_size;
+  bool compare_found;
+  _Atomic size_t next;
+  _Atomic uint64_t done;
+} pool_ctx;
+
+/* One simulation marking its misses, then set against the trace's found
+ * column (--compare-found; never with --sample, so the size is the job's). */
+static hs_status run_compared(job *j, bool ignore_size, _Atomic uint64_t *done) {
+  uint64_t *bits = calloc(j->trace->requests / 64 + 1, sizeof *bits);
+  if (!bits) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a miss bitmap");
+  hs_status st = hs_sim_run_marking(j->trace, j->spec, j->size, ignore_size, done, bits, &j->res);
+  if (st == HS_OK) st = hs_compare_found(j->trace, bits, &j->cmp);
+  free(bits);
+  return st;
+}
+
+static void *worker(void *arg) {
+  pool_ctx *c = arg;
+  for (;;) {
+    size_t i = atomic_fetch_add(&c->next, 1);
+    if (i >= c->njobs) return NULL;
+    job *j = &c->jobs[i];
+    if (j->one_pass) continue;
+    uint64_t capacity = j->threshold ? hs_shards_scale_size(j->size, j->threshold) : j->size;
+    if (c->compare_found)
+      j->st = run_compared(j, c->ignore_size, &c->done);
+    else
+      j->st = hs_sim_run(j->trace, j->spec, capacity, c->ignore_size, &c->done, &j->res);
+    if (j->st != HS_OK)
+      snprintf(j->err, sizeof j->err, "%s", hs_last_error());
+    else if (j->threshold)
+      hs_shards_scale_result(&j->res, j->threshold, j->trace, c->full);
+  }
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The progress line: on a terminal, for runs longer than two seconds. */
+typedef struct progress {
+  bool on;
+  double start;
+  _Atomic bool stop;
+  _Atomic uint64_t *done;
+  uint64_t total;
+  const char *what;
+  bool printed;
+} progress;
+
+static void *progress_main(void *arg) {
+  progress *p = arg;
+  while (!atomic_load(&p->stop)) {
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    double el = now_s() - p->start;
+    if (el < 2.0) continue;
+    uint64_t d = atomic_load(p->done);
+    double rate = d / el;
+    double eta = rate > 0 && p->total > d ? (double)(p->total - d) / rate : 0;
+    fprintf(stderr, "\r%s: %" PRIu64 "/%" PRIu64 " requests, %.1f MQPS, ETA %.0f s   ", p->what, d,
+            p->total, rate / 1e6, eta);
+    p->printed = true;
+  }
+  if (p->printed) fputs("\r\033[K", stderr);
+  return NULL;
+}
+
+static void load_progress(void *ctx, uint64_t done, uint64_t total) {
+  progress *p = ctx;
+  if (!p->on) return;
+  double el = now_s() - p->start;
+  if (el < 2.0) return;
+  fprintf(stderr, "\rloading: %.0f%%   ", total ? 100.0 * (double)done / (double)total : 0.0);
+  p->printed = true;
+}
+
+/* One item of --size: a size, or a share of the working set, which is
+ * known only once the trace is loaded. */
+typedef struct size_item {
+  bool fraction;
+  double share;   /* fraction: 0 < share < 1 */
+  uint64_t value; /* otherwise: bytes, or objects with --ignore-size */
+} size_item;
+
+/* Parses the --size list before the trace is read, so that a typo costs
+ * nothing, whatever the trace. The list is taken whole, whatever its
+ * length; a bad or empty item is a usage error quoting it. Returns the
+ * number of items (in a malloc'ed *out). */
+static size_t parse_sizes(const args_cmd *cmd, const char *s, bool ignore_size, size_item **out) {
+  size_t n = 1;
+  for (const char *c = s; *c; c++) n += *c == ',';
+  size_item *items = calloc(n, sizeof *items);
+  char *copy = strdup(s);
+  if (!items || !copy) {
+    fprintf(stderr, PROG ": out of memory for %zu sizes\n", n);
+    exit(1);
+  }
+  char *item = copy;
+  for (size_t i = 0; i < n; i++) {
+    char *comma = strchr(item, ',');
+    if (comma) *comma = '\0';
+    size_item *it = &items[i];
+    if (!*item) args_usage_error(cmd, "--size: item %zu of \"%s\" is empty", i + 1, s);
+    if (strchr(item, '.') && args_parse_double(item, &it->share)) {
+      if (!(it->share > 0 && it->share < 1))
+        args_usage_error(cmd, "--size: \"%s\": a fraction must be between 0 and 1", item);
+      it->fraction = true;
+    } else if (hs_size_parse(item, &it->value) == HS_OK && it->value > 0) {
+      bool suffixed = strspn(item, "0123456789") != strlen(item);
+      if (suffixed && ignore_size)
+        args_usage_error(cmd,
+                         "--size: \"%s\": a byte size with --ignore-size (give a number of "
+                         "objects)",
+                         item);
+    } else if (strspn(item, "0123456789") > 0 && hs_size_parse(item, &it->value) != HS_OK) {
+      args_usage_error(cmd, "--size: %s", hs_last_error()); /* says what to write instead */
+    } else {
+      args_usage_error(cmd, "--size: \"%s\" is not a size (e.g. 512MiB, 1000, 0.1)", item);
+    }
+    item = comma ? comma + 1 : item + strlen(item);
+  }
+  free(copy);
+  *out = items;
+  return n;
+}
+
+/* The sizes of the list, fractions resolved against the loaded trace. */
+static void resolve_sizes(const size_item *items, size_t n, const hs_sim_trace *t, bool ignore_size,
+                          uint64_t *out) {
+  uint64_t ws = ignore_size ? t->objects : t->ws_bytes;
+  for (size_t i = 0; i < n; i++) {
+    if (!items[i].fraction) {
+      out[i] = items[i].value;
+      continue;
+    }
+    uint64_t v = (uint64_t)llround(items[i].share * (double)ws);
+    out[i] = v ? v : 1;
+  }
+}
+
+static void mrc_sizes(const hs_sim_trace *t, bool ignore_size, int points, uint64_t *out,
+                      size_t *n) {
+  uint64_t ws = ignore_size ? t->objects : t->ws_bytes;
+  *n = 0;
+  for (int i = 0; i < points; i++) {
+    double frac = points == 1 ? 1.0 : pow(10.0, -3.0 + 3.0 * i / (points - 1));
+    uint64_t v = (uint64_t)llround(frac * (double)ws);
+    if (v == 0) v = 1;
+    if (*n && out[*n - 1] == v) continue;
+    out[(*n)++] = v;
+  }
+}
+
+/* A CSV field in quotes, a quote inside doubled (RFC 4180). */
+static void csv_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* The plot is drawn after every simulation has run: a directory that does
+ * not exist or cannot be written must show before that, not after. The
+ * file is created (and removed again if it was not there), which is the
+ * one test that answers for permissions, read-only mounts and the like.
+ * 0, or -1 after printing one line. */
+static int check_plot_output(const char *file) {
+  int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd >= 0) {
+    close(fd);
+    unlink(file);
+    return 0;
+  }
+  if (errno == EEXIST) fd = open(file, O_WRONLY | O_CLOEXEC); /* kept as it is until drawn */
+  if (fd >= 0) {
+    close(fd);
+    return 0;
+  }
+  fprintf(stderr, PROG ": --plot: cannot write %s: %s\n", file, strerror(errno));
+  return -1;
+}
+
+/* The policy's spec with every parameter spelled out (malloc'ed; the spec
+ * as given if it does not parse, which args_split_policies has ruled out). */
+static char *canonical(const char *spec) {
+  hs_policy *p;
+  if (hs_policy_create(spec, 1, 1, &p) != HS_OK) return strdup(spec);
+  char *c = strdup(hs_policy_spec(p));
+  hs_policy_destroy(p);
+  return c;
+}
+
+/* Rewrites the optional-value flags into plain ones, so that args_parse
+ * can take them: `--csv SPEC` (a value with '=') -> --csv-spec SPEC, bare
+ * `--csv` -> --csv-out; a bare `--mrc` (no number after it) -> --mrc=20.
+ * `--mrc N` is left as it is, so that messages about N name --mrc. */
+static char **rewrite_optional(const args_cmd *cmd, int argc, char **argv, int *out_argc) {
+  char **v = calloc((size_t)argc * 2 + 1, sizeof *v);
+  if (!v) return NULL;
+  int n = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--csv") == 0) {
+      if (i + 1 < argc && argv[i + 1][0] != '-' && strchr(argv[i + 1], '=')) {
+        v[n++] = "--csv-spec";
+        v[n++] = argv[++i];
+      } else {
+        v[n++] = "--csv-out";
+      }
+    } else if (strcmp(a, "--no-csv") == 0) {
+      v[n++] = "--no-csv-out"; /* the output flag's opposite, as for any flag */
+    } else if (strncmp(a, "--csv=", 6) == 0) {
+      if (a[6] == '\0') args_usage_error(cmd, "--csv: missing value after '='");
+      v[n++] = "--csv-spec";
+      v[n++] = (char *)a + 6;
+    } else if (strcmp(a, "--mrc") == 0) {
+      uint64_t pts;
+      if (i + 1 < argc && args_parse_uint(argv[i + 1], &pts)) {
+        v[n++] = argv[i];
+        v[n++] = argv[++i];
+      } else {
+        v[n++] = "--mrc=20";
+      }
+    } else {
+      v[n++] = argv[i];
+    }
+  }
+  *out_argc = n;
+  return v;
+}
+
+static int sim_with_args(const args_cmd *cmd, int nargc, char **nargv);
+
+/* --shard I/N: 1 <= I <= N; a usage error otherwise. */
+static void parse_shard(const args_cmd *cmd, const char *s, uint64_t *index, uint64_t *count) {
+  const char *slash = strchr(s, '/');
+  char head[32];
+  size_t len = slash ? (size_t)(slash - s) : 0;
+  bool good = slash && len > 0 && len < sizeof head;
+  if (good) {
+    memcpy(head, s, len);
+    head[len] = '\0';
+    good = args_parse_uint(head, index) && args_parse_uint(slash + 1, count) && *count >= 1 &&
+           *index >= 1 && *index <= *count;
+  }
+  if (!good) args_usage_error(cmd, "--shard: \"%s\" is not I/N with 1 <= I <= N (e.g. 2/8)", s);
+}
+
+/* The lru jobs of [lo, hi) on trace `t` that one pass of stack distances
+ * answers exactly: plain lru (no parameter changed) in object mode. With
+ * --sample (threshold > 0) the pass runs over the sample `t` at scaled
+ * sizes and its results are scaled back to `full`. 0, or 1 after printing
+ * one line. */
+static int run_one_pass(const hs_sim_trace *t, const hs_sim_trace *full, uint64_t threshold,
+                        job *jobs, size_t lo, size_t hi, _Atomic uint64_t *done) {
+  char *plain = canonical("lru");
+  if (!plain) return fprintf(stderr, PROG ": out of memory\n"), 1;
+  size_t n = 0;
+  uint64_t *caps = calloc(hi - lo + 1, sizeof *caps);
+  size_t *which = calloc(hi - lo + 1, sizeof *which);
+  hs_sim_result *res = calloc(hi - lo + 1, sizeof *res);
+  if (!caps || !which || !res) {
+    free(plain), free(caps), free(which), free(res);
+    return fprintf(stderr, PROG ": out of memory\n"), 1;
+  }
+  for (size_t i = lo; i < hi; i++) {
+    char *spec = jobs[i].trace == t ? canonical(jobs[i].spec) : NULL;
+    if (spec && strcmp(spec, plain) == 0) {
+      caps[n] = threshold ? hs_shards_scale_size(jobs[i].size, threshold) : jobs[i].size;
+      which[n++] = i;
+    }
+    free(spec);
+  }
+  int rc = 0;
+  if (n > 0) {
+    if (hs_mrc_lru(t, caps, n, done, res) == HS_OK) {
+      for (size_t k = 0; k < n; k++) {
+        if (threshold) hs_shards_scale_result(&res[k], threshold, t, full);
+        jobs[which[k]].res = res[k];
+        jobs[which[k]].st = HS_OK;
+        jobs[which[k]].one_pass = true;
+      }
+    } else {
+      fprintf(stderr, PROG ": lru: %s\n", hs_last_error());
+      rc = 1;
+    }
+  }
+  free(plain), free(caps), free(which), free(res);
+  return rc;
+}
+
+/* The samples of a --sample run: one per distinct rate the sizes need
+ * (hs_shards_threshold_for), each built once and shared read-only by the
+ * jobs of its sizes. A rate of 1 is the trace itself, not a copy. */
+typedef struct sample_set {
+  size_t n;
+  uint64_t *threshold;  /* per sample */
+  hs_sim_trace **trace; /* per sample */
+  size_t *of_size;      /* per size: its sample */
+} sample_set;
+
+static void sample_set_free(sample_set *ss, const hs_sim_trace *full) {
+  for (size_t i = 0; i < ss->n; i++)
+    if (ss->trace[i] != full) hs_sim_trace_free(ss->trace[i]);
+  free(ss->threshold);
+  free(ss->trace);
+  free(ss->of_size);
+  memset(ss, 0, sizeof *ss);
+}
+
+/* Builds the samples for `sizes` (in the trace's units: entries with
+ * --ignore-size or without sizes, else bytes, counted in objects of the
+ * trace's mean size). HS_OK, or an error with the message set. */
+static hs_status sample_set_build(sample_set *ss, hs_sim_trace *t, uint64_t threshold,
+                                  unsigned floor, bool ignore_size, const uint64_t *sizes,
+                                  size_t nsizes) {
+  memset(ss, 0, sizeof *ss);
+  ss->threshold = calloc(nsizes ? nsizes : 1, sizeof *ss->threshold);
+  ss->trace = calloc(nsizes ? nsizes : 1, sizeof *ss->trace);
+  ss->of_size = calloc(nsizes ? nsizes : 1, sizeof *ss->of_size);
+  if (!ss->threshold || !ss->trace || !ss->of_size)
+    return hs_fail(HS_ERR_NOMEM, 0, "out of memory for the samples");
+  double unit =
+      ignore_size || !t->sized || t->objects == 0 ? 1 : (double)t->ws_bytes / (double)t->objects;
+  for (size_t k = 0; k < nsizes; k++) {
+    uint64_t th = hs_shards_threshold_for(threshold, (double)sizes[k] / unit, floor);
+    size_t i = 0;
+    while (i < ss->n && ss->threshold[i] != th) i++;
+    if (i == ss->n) {
+      ss->threshold[i] = th;
+      if (th == HS_SHARDS_MODULUS) {
+        ss->trace[i] = t;
+      } else {
+        hs_status st = hs_shards_sample(t, th, &ss->trace[i]);
+        if (st != HS_OK) return st;
+      }
+      ss->n++;
+    }
+    ss->of_size[k] = i;
+  }
+  return HS_OK;
+}
+
+/* --ring-rule: "pg" (PostgreSQL's bulkread rings for big scans) or "none". */
+bool parse_ring_rule(const args_cmd *cmd, const char *arg) {
+  if (strcmp(arg, "pg") == 0) return true;
+  if (strcmp(arg, "none") != 0) args_usage_error(cmd, "--ring-rule: \"%s\" is not pg or none", arg);
+  return false;
+}
+
+/* Whether a policy of the list reads the clock (so the trace's time stamps
+ * are worth keeping). */
+static bool any_reads_time(char specs[][ARGS_SPEC_LEN], int nspecs) {
+  for (int i = 0; i < nspecs; i++) {
+    hs_policy *p;
+    if (hs_policy_create(specs[i], 1, 1, &p) != HS_OK) continue;
+    bool reads = hs_policy_flags(p) & HS_POLICY_NEEDS_TIME;
+    hs_policy_destroy(p);
+    if (reads) return true;
+  }
+  return false;
+}
+
+/* A trace whose clock counts requests cannot give a duration in
+ * milliseconds a meaning: say so once, before any simulation, with the two
+ * ways out. */
+bool policies_run_on_request_clock(char specs[][ARGS_SPEC_LEN], int nspecs) {
+  const hs_policy_env env = {.clock = HS_CLOCK_REQUESTS};
+  for (int i = 0; i < nspecs; i++) {
+    hs_policy *p;
+    if (hs_policy_create_ex(specs[i], 1, 1, &env, &p) != HS_OK) return false;
+    hs_policy_destroy(p);
+  }
+  return true;
+}
+
+static int check_durations(const hs_sim_trace *t, char specs[][ARGS_SPEC_LEN], int nspecs) {
+  if (!policies_run_on_request_clock(specs, nspecs)) {
+    fprintf(stderr,
+            PROG ": %s has no time stamps (%s), so its clock counts requests: %s; or give "
+                 "--ms-per-request MS\n",
+            t->path, t->format == HS_TRACE_CSV ? "no csv time column" : "a txt trace",
+            hs_last_error());
+    return 1;
+  }
+  return 0;
+}
+
+const char *trace_path_from_args(const args_cmd *cmd, const char *flag, int npos, char **argv) {
+  if (npos == 1 && flag)
+    args_usage_error(cmd, "the trace is given twice (--trace %s and %s)", flag, argv[1]);
+  if (npos == 1) return argv[1];
+  if (!flag)
+    args_usage_error(cmd, "--trace: a trace is required (--trace FILE, or FILE as the one "
+                          "argument)");
+  return flag;
+}
+
+hs_trace_options trace_options_from_flags(const args_cmd *cmd, const char *format_name,
+                                          const char *csv_spec, bool skip_bad,
+                                          const char *time_unit) {
+  hs_trace_options topts = {.format = HS_TRACE_AUTO, .skip_bad = skip_bad};
+  static const struct {
+    const char *name;
+    uint64_t ns;
+  } units[] = {{"s", 1000000000u}, {"ms", 1000000u}, {"us", 1000u}, {"ns", 1u}};
+  if (time_unit) {
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+      if (strcmp(time_unit, units[i].name) == 0) topts.csv_time_unit_ns = units[i].ns;
+    if (!topts.csv_time_unit_ns)
+      args_usage_error(cmd, "--time-unit: \"%s\" is not s, ms, us or ns", time_unit);
+  }
+  if (!hs_trace_format_parse(format_name, &topts.format))
+    args_usage_error(cmd, "--format: \"%s\" is not auto, oraclegeneral, vscsi, csv or txt",
+                     format_name);
+  if (csv_spec && hs_csv_spec_parse(csv_spec, &topts.csv) != HS_OK)
+    args_usage_error(cmd, "--csv: %s", hs_last_error());
+  return topts;
+}
+
+/* The usage with this machine's default --max-requests and the policy
+ * names filled in (malloc'ed, sized to fit: nothing is cut). */
+static char *usage_text(void) {
+  unsigned long long max = (unsigned long long)hs_sim_default_max_requests();
+  int len = snprintf(NULL, 0, usage, max);
+  const char *names = hs_policy_names();
+  char *text = malloc((size_t)len + strlen(names) + 2);
+  if (!text) return NULL;
+  snprintf(text, (size_t)len + 1, usage, max);
+  strcpy(text + len, names);
+  strcat(text + len, "\n");
+  return text;
+}
+
+int sim_main(int argc, char **argv) {
+  char *text = usage_text();
+  if (!text) {
+    fprintf(stderr, PROG ": out of memory\n");
+    return 1;
+  }
+  const args_cmd cmd = {PROG, text};
+  /* cachesim's form (TRACE TYPE ALGO SIZE [flags]): read as hotset's flags */
+  char **cs_argv = NULL;
+  if (cachesim_form(argc, argv)) {
+    cs_argv = cachesim_translate(&cmd, argc, argv, &argc);
+    if (!cs_argv) {
+      fprintf(stderr, PROG ": out of memory\n");
+      free(text);
+      return 1;
+    }
+    argv = cs_argv;
+  }
+  int nargc;
+  char **nargv = rewrite_optional(&cmd, argc, argv, &nargc);
+  if (!nargv) {
+    fprintf(stderr, PROG ": out of memory\n");
+    free(text);
+    return 1;
+  }
+  int rc = sim_with_args(&cmd, nargc, nargv);
+  free(nargv);
+  cachesim_free(cs_argv);
+  free(text);
+  return rc;
+}
+
+static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
+  const args_cmd cmd = *cmdp;
+
+  const char *trace_path = NULL, *format_name = "auto", *csv_spec = NULL, *policy = NULL,
+             *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL, *sample_arg = NULL,
+             *time_unit = NULL, *ring_rule_arg = "none", *from_arg = NULL;
+  double ms_per_request = 0;
+  bool ignore_size = false, skip_bad = false, json = false, csv_out = false, compare_found = false,
+       cachesim_lines = false;
+  uint64_t mrc_points = 0, max_requests = 0, sample_floor = HS_SHARDS_DEFAULT_FLOOR;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t threads = ncpu > 0 ? (uint64_t)ncpu : 1;
+  const args_opt opts[] = {
+      {.name = "trace", .kind = ARGS_STRING, .dest = &trace_path},
+      {.name = "format", .kind = ARGS_STRING, .dest = &format_name},
+      {.name = "csv-spec", .kind = ARGS_STRING, .dest = &csv_spec},
+      {.name = "csv-out", .kind = ARGS_FLAG, .dest = &csv_out},
+      {.name = "policy", .kind = ARGS_STRING, .dest = &policy},
+      {.name = "size", .kind = ARGS_STRING, .dest = &sizes_arg},
+      {.name = "ignore-size", .kind = ARGS_FLAG, .dest = &ignore_size},
+      {.name = "mrc", .kind = ARGS_UINT, .dest = &mrc_points, .min = 1, .max = MAX_MRC_POINTS},
+      {.name = "plot", .kind = ARGS_STRING, .dest = &plot},
+      {.name = "threads", .kind = ARGS_UINT, .dest = &threads, .min = 1, .max = 1024},
+      {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &skip_bad},
+      {.name = "json", .kind = ARGS_FLAG, .dest = &json},
+      {.name = "compare-found", .kind = ARGS_FLAG, .dest = &compare_found},
+      {.name = "shard", .kind = ARGS_STRING, .dest = &shard_arg},
+      {.name = "sample", .kind = ARGS_STRING, .dest = &sample_arg},
+      {.name = "sample-floor", .kind = ARGS_UINT, .dest = &sample_floor, .max = 1u << 20},
+      {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
+      {.name = "time-unit", .kind = ARGS_STRING, .dest = &time_unit},
+      {.name = "ring-rule", .kind = ARGS_STRING, .dest = &ring_rule_arg},
+      {.name = "from", .kind = ARGS_STRING, .dest = &from_arg},
+      {.name = "cachesim-lines", .kind = ARGS_FLAG, .dest = &cachesim_lines},
+      {.name = "ms-per-request",
+       .kind = ARGS_DOUBLE,
+       .dest = &ms_per_request,
+       .dmin = 1e-9,
+       .dmax = 1e9},
+  };
+  int npos = args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 1);
+  trace_path = trace_path_from_args(&cmd, trace_path, npos, nargv);
+  if (!policy) args_usage_error(&cmd, "--policy: at least one policy is required");
+  if (!sizes_arg && !mrc_points) args_usage_error(&cmd, "--size or --mrc is required");
+  if (sizes_arg && mrc_points) args_usage_error(&cmd, "--size and --mrc exclude each other");
+  if (json && csv_out) args_usage_error(&cmd, "--json and --csv (output) exclude each other");
+  if (plot && !mrc_points && !sizes_arg) args_usage_error(&cmd, "--plot needs --mrc or --size");
+  if (plot) {
+    const char *dot = strrchr(plot, '.');
+    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+      args_usage_error(&cmd, "--plot: \"%s\" must end in .png or .svg", plot);
+  }
+  uint64_t shard_index = 1, shard_count = 1;
+  if (shard_arg) parse_shard(&cmd, shard_arg, &shard_index, &shard_count);
+  if (shard_arg && plot)
+    args_usage_error(&cmd, "--plot and --shard exclude each other (a shard draws part of a sweep)");
+  uint64_t threshold = 0; /* --sample's; 0: the whole trace */
+  if (sample_arg) {
+    double rate;
+    if (args_parse_double(sample_arg, &rate)) threshold = hs_shards_threshold(rate);
+    if (threshold == 0)
+      args_usage_error(&cmd, "--sample: \"%s\" is not a rate R with 2^-24 <= R <= 1 (e.g. 0.01)",
+                       sample_arg);
+  }
+  if (compare_found && sample_arg)
+    args_usage_error(&cmd, "--compare-found and --sample exclude each other (a sample's misses "
+                           "are not the trace's requests)");
+  /* --from: a request number, or a share of the trace (resolved once it is
+   * loaded). */
+  uint64_t from_request = 0;
+  double from_percent = -1;
+  if (from_arg) {
+    size_t len = strlen(from_arg);
+    bool ok;
+    if (len > 1 && from_arg[len - 1] == '%') {
+      char num[64];
+      ok = len < sizeof num;
+      if (ok) {
+        memcpy(num, from_arg, len - 1);
+        num[len - 1] = 0;
+        ok = args_parse_double(num, &from_percent) && from_percent >= 0 && from_percent < 100;
+      }
+    } else {
+      ok = args_parse_uint(from_arg, &from_request);
+    }
+    if (!ok)
+      args_usage_error(&cmd, "--from: \"%s\" is not a request number or a share below 100%%",
+                       from_arg);
+    if (mrc_points || sample_arg || compare_found)
+      args_usage_error(&cmd, "--from excludes --mrc, --sample and --compare-found (they count "
+                             "every request)");
+  }
+  hs_trace_options topts =
+      trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad, time_unit);
+  bool ring_rule = parse_ring_rule(&cmd, ring_rule_arg);
+  if (ring_rule && sample_arg)
+    args_usage_error(&cmd, "--ring-rule pg and --sample exclude each other (a sample breaks the "
+                           "scans the rule looks for)");
+  static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
+  const char *why = NULL;
+  int nspecs = args_split_policies(policy, false, specs, ARGS_LIST_MAX, &why);
+  if (nspecs < 0) args_usage_error(&cmd, "--policy: \"%s\": %s", policy, why);
+  /* Every flag is checked before the trace is read: a typo must not cost
+   * the minutes a big trace takes to load. */
+  size_item *size_items = NULL;
+  size_t nsizes = sizes_arg ? parse_sizes(&cmd, sizes_arg, ignore_size, &size_items) : 0;
+  if (plot && !gnuplot_installed()) {
+    fprintf(stderr, PROG ": --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n");
+    free(size_items);
+    return 1;
+  }
+  if (plot && check_plot_output(plot) != 0) {
+    free(size_items);
+    return 1;
+  }
+
+  progress prog = {.on = isatty(2), .start = now_s(), .what = "sim"};
+  double load_start = now_s();
+  hs_sim_trace *t;
+  const hs_sim_load_options load = {.max_requests = max_requests,
+                                    .flag = "--max-requests",
+                                    .keep_time = any_reads_time(specs, nspecs),
+                                    .ms_per_request = ms_per_request,
+                                    .find_scans = ring_rule};
+  if (hs_sim_load(trace_path, &topts, &load, load_progress, &prog, &t) != HS_OK) {
+    if (prog.printed) fputs("\r\033[K", stderr);
+    fprintf(stderr, PROG ": %s\n", hs_last_error());
+    free(size_items);
+    return 1;
+  }
+  if (prog.printed) fputs("\r\033[K", stderr);
+  prog.printed = false;
+  if (compare_found && !t->found) {
+    hs_sim_trace_free(t);
+    free(size_items);
+    args_usage_error(&cmd,
+                     "--compare-found: %s has no found column (a PostgreSQL trace csv from "
+                     "tools/pg-trace has one: seq,pid,rel,fork,block,found)",
+                     trace_path);
+  }
+  if (topts.format == HS_TRACE_AUTO && !json && !csv_out)
+    fprintf(stderr, PROG ": %s: %s\n", trace_path, t->format_reason);
+  if (from_arg) {
+    if (from_percent >= 0) from_request = (uint64_t)((double)t->requests * from_percent / 100);
+    if (from_request >= t->requests) {
+      fprintf(stderr, PROG ": --from %s: %s has %" PRIu64 " requests; nothing would be judged\n",
+              from_arg, trace_path, t->requests);
+      free(size_items);
+      hs_sim_trace_free(t);
+      return 1;
+    }
+    t->judge_from = from_request;
+    if (!json && !csv_out)
+      fprintf(stderr,
+              PROG ": judged from request %" PRIu64 " (the %" PRIu64
+                   " before warm the cache; fixedset keeps the objects read most in them)\n",
+              from_request, from_request);
+  }
+  if (ms_per_request > 0 && t->timed) {
+    fprintf(stderr,
+            PROG ": --ms-per-request: %s has time stamps of its own; the flag is for traces "
+                 "without them\n",
+            trace_path);
+    free(size_items);
+    hs_sim_trace_free(t);
+    return 1;
+  }
+  if (!t->time_ms && check_durations(t, specs, nspecs) != 0) {
+    free(size_items);
+    hs_sim_trace_free(t);
+    return 1;
+  }
+
+  uint64_t *sizes = calloc(mrc_points ? mrc_points : nsizes, sizeof *sizes);
+  if (!sizes) {
+    fprintf(stderr, PROG ": out of memory\n");
+    free(size_items);
+    hs_sim_trace_free(t);
+    return 1;
+  }
+  if (mrc_points)
+    mrc_sizes(t, ignore_size, (int)mrc_points, sizes, &nsizes);
+  else
+    resolve_sizes(size_items, nsizes, t, ignore_size, sizes);
+  free(size_items);
+  /* Sizes are the whole trace's (resolved above); what is simulated is a
+   * sample per rate the sizes need, each built once and shared read-only. */
+  sample_set samples = {0};
+  if (threshold && sample_set_build(&samples, t, threshold, (unsigned)sample_floor, ignore_size,
+                                    sizes, nsizes) != HS_OK) {
+    fprintf(stderr, PROG ": --sample: %s\n", hs_last_error());
+    sample_set_free(&samples, t);
+    free(sizes);
+    hs_sim_trace_free(t);
+    return 1;
+  }
+  for (int i = 0; i < nspecs; i++) {
+    hs_policy *p;
+    if (hs_policy_create(specs[i], 1, 1, &p) == HS_OK) {
+      unsigned flags = hs_policy_flags(p);
+      hs_policy_destroy(p);
+      bool future = flags & HS_POLICY_NEEDS_FUTURE, hindsight = flags & HS_POLICY_NEEDS_HINDSIGHT;
+      bool ok = true;
+      if (future && !threshold) ok = hs_sim_need_future(t) == HS_OK;
+      if (hindsight && !threshold && ok) ok = hs_sim_need_hindsight(t) == HS_OK;
+      for (size_t k = 0; ok && k < samples.n; k++) {
+        if (future) ok = hs_sim_need_future(samples.trace[k]) == HS_OK;
+        if (hindsight && ok) ok = hs_sim_need_hindsight(samples.trace[k]) == HS_OK;
+      }
+      if (!ok) {
+        fprintf(stderr, PROG ": %s\n", hs_last_error());
+        free(sizes);
+        sample_set_free(&samples, t);
+        hs_sim_trace_free(t);
+        return 1;
+      }
+    }
+  }
+
+  double load_seconds = now_s() - load_start;
+
+  size_t njobs = (size_t)nspecs * (size_t)nsizes;
+  job *jobs = calloc(njobs, sizeof *jobs);
+  if (!jobs) {
+    fprintf(stderr, PROG ": out of memory for %zu simulations\n", njobs);
+    free(sizes);
+    sample_set_free(&samples, t);
+    hs_sim_trace_free(t);
+    return 1;
+  }
+  for (int i = 0; i < nspecs; i++)
+    for (size_t k = 0; k < nsizes; k++) {
+      job *j = &jobs[(size_t)i * nsizes + k];
+      j->spec = specs[i];
+      j->size = sizes[k];
+      j->trace = threshold ? samples.trace[samples.of_size[k]] : t;
+      j->threshold = threshold ? samples.threshold[samples.of_size[k]] : 0;
+    }
+  free(sizes);
+  /* This shard's slice: [lo, hi), contiguous so that the shards' outputs
+   * concatenate in order; the whole list when not sharded. */
+  size_t lo = (size_t)((shard_index - 1) * njobs / shard_count);
+  size_t hi = (size_t)(shard_index * njobs / shard_count);
+  pool_ctx c = {.full = t,
+                .jobs = jobs + lo,
+                .njobs = hi - lo,
+                .ignore_size = ignore_size,
+                .compare_found = compare_found};
+  atomic_init(&c.next, 0);
+  atomic_init(&c.done, 0);
+  /* The one pass of stack distances marks no misses: --compare-found
+   * simulates every size. */
+  bool one_pass = mrc_points && (ignore_size || !t->sized) && !ring_rule && !compare_found;
+  for (size_t k = 0; one_pass && k < (threshold ? samples.n : 1); k++) {
+    if (run_one_pass(threshold ? samples.trace[k] : t, t, threshold ? samples.threshold[k] : 0,
+                     jobs, lo, hi, &c.done) != 0) {
+      free(jobs);
+      sample_set_free(&samples, t);
+      hs_sim_trace_free(t);
+      return 1;
+    }
+  }
+  if (threads > hi - lo) threads = hi - lo;
+  if (threads == 0) threads = 1; /* an empty slice: the one thread finds no job */
+  prog.done = &c.done;
+  prog.total = 0;
+  for (size_t i = lo; i < hi; i++) prog.total += jobs[i].trace->requests;
+  prog.start = now_s();
+  atomic_init(&prog.stop, false);
+  pthread_t prog_thread, *tids = calloc(threads, sizeof *tids);
+  if (!tids) {
+    fprintf(stderr, PROG ": out of memory\n");
+    free(jobs);
+    sample_set_free(&samples, t);
+    hs_sim_trace_free(t);
+    return 1;
+  }
+  if (prog.on) pthread_create(&prog_thread, NULL, progress_main, &prog);
+  for (uint64_t i = 0; i < threads; i++) pthread_create(&tids[i], NULL, worker, &c);
+  for (uint64_t i = 0; i < threads; i++) pthread_join(tids[i], NULL);
+  atomic_store(&prog.stop, true);
+  if (prog.on) pthread_join(prog_thread, NULL);
+  free(tids);
+
+  int rc = 0;
+  const char *unit = ignore_size ? "objects" : "bytes";
+  /* With every request of one size (or sizes ignored) the byte miss ratio
+   * is the miss ratio: the table does not repeat it. */
+  bool byte_column = !ignore_size && t->min_size != t->max_size;
+  bool header = shard_index == 1;
+  bool sampled = threshold != 0;
+  if (!json && !csv_out && header && sampled) {
+    double rate = hs_shards_rate(threshold);
+    const hs_sim_trace *base = NULL;
+    size_t raised = 0;
+    for (size_t k = 0; k < nsizes; k++) {
+      if (samples.threshold[samples.of_size[k]] == threshold)
+        base = samples.trace[samples.of_size[k]];
+      else
+        raised++;
+    }
+    printf("# sampled (SHARDS) at rate %.4g", rate);
+    if (base)
+      printf(": %" PRIu64 " of %" PRIu64 " requests, %" PRIu64 " of %" PRIu64 " objects",
+             base->requests, t->requests, base->objects, t->objects);
+    printf(", each size simulated at rate x size; misses are estimates, the sample's / rate");
+    if (raised)
+      printf("; %zu of %zu sizes at higher rates, so that their caches hold %u entries "
+             "(--sample-floor)",
+             raised, nsizes, (unsigned)sample_floor);
+    printf("\n");
+  }
+  if (!json && !csv_out && header && compare_found)
+    printf("# the server missed %" PRIu64 " of %" PRIu64 " requests (%.4f%%); agree: missed in "
+           "both, sim-only: simulated misses the server found, server-only: server misses the "
+           "simulation found\n",
+           t->found_misses, t->requests,
+           t->requests ? 100.0 * (double)t->found_misses / (double)t->requests : 0.0);
+  if (!json && !csv_out && header && !cachesim_lines) {
+    printf("%-40s %14s %12s %12s %10s", "policy", "size", "requests", "misses", "miss%");
+    if (byte_column) printf(" %10s", "bytemiss%");
+    if (compare_found) printf(" %12s %12s %12s", "agree", "sim-only", "server-only");
+    printf(" %8s %8s\n", "seconds", "MQPS");
+  }
+  if (csv_out && header)
+    printf("trace,policy,size,size_unit,requests,misses,miss_ratio,byte_misses,byte_miss_ratio,"
+           "seconds,mqps%s%s\n",
+           sampled ? ",sample" : "",
+           compare_found ? ",server_misses,agree_misses,sim_only_misses,server_only_misses" : "");
+  for (size_t i = lo; i < hi; i++) {
+    job *j = &jobs[i];
+    if (j->st != HS_OK) {
+      fprintf(stderr, PROG ": %s at size %" PRIu64 ": %s\n", j->spec, j->size, j->err);
+      rc = 1;
+      continue;
+    }
+    char *spec = canonical(j->spec);
+    if (!spec) {
+      fprintf(stderr, PROG ": out of memory\n");
+      rc = 1;
+      break;
+    }
+    const hs_sim_result *r = &j->res;
+    double mr = r->requests ? (double)r->misses / (double)r->requests : 0;
+    double bmr = r->bytes ? (double)r->byte_misses / (double)r->bytes : 0;
+    /* A sampled run's speed is over the requests it simulated. */
+    uint64_t simulated = j->threshold ? j->trace->requests : r->requests;
+    double rate = hs_shards_rate(j->threshold);
+    double mqps = r->seconds > 0 ? (double)simulated / r->seconds / 1e6 : 0;
+    if (json) {
+      json_out jo;
+      json_begin(&jo, stdout);
+      json_str(&jo, "trace", trace_path);
+      json_str(&jo, "policy", spec);
+      json_u64(&jo, "size", j->size);
+      json_str(&jo, "size_unit", unit);
+      json_u64(&jo, "requests", r->requests);
+      if (t->judge_from) json_u64(&jo, "judged_from", t->judge_from);
+      json_u64(&jo, "misses", r->misses);
+      json_double(&jo, "miss_ratio", "%.6f", mr);
+      json_u64(&jo, "byte_misses", r->byte_misses);
+      json_double(&jo, "byte_miss_ratio", "%.6f", bmr);
+      json_double(&jo, "seconds", "%.3f", r->seconds);
+      json_double(&jo, "load_seconds", "%.3f", load_seconds);
+      json_str(&jo, "method", j->one_pass ? "stack-distance" : "simulation");
+      json_str(&jo, "ring_rule", ring_rule ? "pg" : "none");
+      if (ring_rule) json_u64(&jo, "ring_requests", r->ring_requests);
+      if (sampled) {
+        json_double(&jo, "sample", "%.4g", rate);
+        json_u64(&jo, "sampled_requests", j->trace->requests);
+        json_u64(&jo, "sampled_size", hs_shards_scale_size(j->size, j->threshold));
+      }
+      json_double(&jo, "mqps", "%.2f", mqps);
+      json_u64(&jo, "objects", t->objects);
+      json_u64(&jo, "policy_bytes", r->policy_bytes);
+      json_u64(&jo, "peak_ghosts", r->peak_ghosts);
+      if (compare_found) {
+        json_u64(&jo, "server_misses", t->found_misses);
+        json_u64(&jo, "agree_misses", j->cmp.agree);
+        json_u64(&jo, "sim_only_misses", j->cmp.sim_only);
+        json_u64(&jo, "server_only_misses", j->cmp.server_only);
+      }
+      json_end_line(&jo);
+    } else if (csv_out) {
+      csv_string(stdout, trace_path);
+      fputc(',', stdout);
+      csv_string(stdout, spec);
+      printf(",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%.3f,%.2f", j->size,
+             unit, r->requests, r->misses, mr, r->byte_misses, bmr, r->seconds, mqps);
+      if (sampled) printf(",%.4g", rate);
+      if (compare_found)
+        printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, t->found_misses, j->cmp.agree,
+               j->cmp.sim_only, j->cmp.server_only);
+      putchar('\n');
+    } else {
+      /* A size as the table writes it ("1000 objects", "1 MiB"), or as
+       * cachesim does ("1000", "1MiB"). Without sizes every object is 1
+       * "byte". */
+      char sz[40];
+      if (ignore_size || !t->sized)
+        snprintf(sz, sizeof sz, "%" PRIu64 "%s", j->size, cachesim_lines ? "" : " objects");
+      else
+        human_size(j->size, sz, sizeof sz);
+      char *space = cachesim_lines ? strchr(sz, ' ') : NULL;
+      if (space) memmove(space, space + 1, strlen(space));
+      if (cachesim_lines) {
+        /* cachesim's result line, then hotset's own figures */
+        printf("%s %s cache size %s, %" PRIu64 " req, miss ratio %.4f, byte miss ratio %.4f, "
+               "throughput %.2f MQPS, misses %" PRIu64 "\n",
+               trace_path, spec, sz, r->requests, mr, bmr, mqps, r->misses);
+      } else {
+        printf("%-40s %14s %12" PRIu64 " %12" PRIu64 " %9.4f%%", spec, sz, r->requests, r->misses,
+               100 * mr);
+        if (byte_column) printf(" %9.4f%%", 100 * bmr);
+        if (compare_found)
+          printf(" %12" PRIu64 " %12" PRIu64 " %12" PRIu64, j->cmp.agree, j->cmp.sim_only,
+                 j->cmp.server_only);
+        printf(" %8.2f %8.2f\n", r->seconds, mqps);
+      }
+    }
+    free(spec);
+  }
+  if (t->bad_records)
+    fprintf(stderr, PROG ": %s: skipped %" PRIu64 " bad records\n", trace_path, t->bad_records);
+  if (plot && rc == 0) {
+    sim_point *pts = calloc(njobs, sizeof *pts);
+    for (size_t i = 0; i < njobs; i++) {
+      pts[i].policy = jobs[i].spec;
+      pts[i].size = jobs[i].size;
+      pts[i].miss_ratio =
+          jobs[i].res.requests ? (double)jobs[i].res.misses / (double)jobs[i].res.requests : 0;
+    }
+    if (sim_plot_write(plot, trace_path, ignore_size, pts, njobs) != 0) rc = 1;
+    free(pts);
+  }
+  free(jobs);
+  sample_set_free(&samples, t);
+  hs_sim_trace_free(t);
+  return rc;
+}

@@ -27,7 +27,7 @@
  * every slot is in use, and capacity only records the engine's wish. (The
  * spec is still checked at create, so a bad one fails the same way.)
  *
- * Scans. The detector (scan_note) takes for a scan a run of keys moving
+ * Scans. The detector (scan_detect.c, fc_scan_note) takes for a scan a run of keys moving
  * one way a few at a time — gaps, a step or two back and a key elsewhere
  * now and then allowed, as SQLite's B-trees give them — or a run of new
  * pages (hits or misses) that never comes back to a page it fetched lately
@@ -73,142 +73,6 @@
 #include <string.h>
 #include <time.h>
 
-#define ALIGN            64u
-#define RING_MAX         32u
-#define DEFAULT_POLICY   "clock-sweep"
-#define MAX_RESTORE_HITS 5u
-
-enum {
-  F_INUSE = 1u << 0,    /* holds a key's page */
-  F_PINNED = 1u << 1,   /* handed out, not yet unpinned */
-  F_OVERFLOW = 1u << 2, /* outside the policy and the slot array */
-  F_SCAN = 1u << 3,     /* created by a scan, touched since only by scans */
-  F_HASHED = 1u << 4,   /* findable by its key */
-  /* Pinned, and out of the policy since a victim search passed over it:
-   * back in at unpin, as a page just used. */
-  F_PARKED = 1u << 5,
-  /* Hit while unpinned: the policy hears of it at the unpin (with the scan
-   * hint when F_HIT_SCAN), when the engine is done with the page. */
-  F_HIT_DUE = 1u << 6,
-  F_HIT_SCAN = 1u << 7
-};
-
-/* Pinned frames a victim search passed over, parked after it (at most
- * this many per search). */
-#define PASSED_MAX 64u
-
-typedef struct fc_frame {
-  hs_frame pub; /* first: the engine's handle is a pointer to this */
-  uint64_t key;
-  uint32_t index; /* its slot, or its place in the overflow list */
-  uint32_t seen;  /* the scan detector's tick when it was last fetched */
-  uint8_t flags;
-} fc_frame;
-_Static_assert(offsetof(fc_frame, pub) == 0, "an engine's handle is the frame's address");
-
-/* The scan detector's state (see scan_note). */
-#define SCAN_HIST   16u
-#define SCAN_HEADS  3u /* a run of new pages is known by its first three */
-#define SCAN_RECENT 12u
-typedef struct fc_scan {
-  uint64_t last, prev, pos, alt, run_start;
-  uint64_t heads[SCAN_HEADS]; /* the first pages of the run of new pages */
-  uint32_t run, outl, outl_total, misses, novel, hits;
-  /* What the history says of the current run and run of misses: a scan
-   * known to be longer than the cache can hold (a scan from its first
-   * page), or one known to fit (never a scan). */
-  bool run_long, run_small, miss_long, miss_small;
-  /* Whether the history has been asked yet (only runs that get that far
-   * ask: most runs are a lookup's few pages). */
-  bool run_known, heads_known;
-  bool any, last_scan;
-  int dir;             /* the run's direction: 1 up, -1 down, 0 not yet */
-  uint32_t ghost_hits; /* misses on keys the ring recycled a while ago */
-  struct {
-    uint64_t start;
-    uint32_t len;
-  } hist[SCAN_HIST];
-  uint32_t hist_next;
-  uint32_t tick; /* distinct fetches so far (a frame's `seen` is one) */
-} fc_scan;
-
-typedef struct fc_entry {
-  uint64_t key;
-  fc_frame *f; /* NULL: empty */
-} fc_entry;
-
-struct hs_frame_cache {
-  pthread_mutex_t mu;
-  uint32_t frame_bytes, extra_bytes, capacity, scan_run;
-  uint64_t boundary_key;
-  bool has_boundary_key;
-  size_t header_off, extra_off, block_bytes; /* the page is at 0 */
-  bool purgeable, needs_time;
-  char *spec;
-  hs_policy *policy; /* NULL when not purgeable */
-
-  fc_frame **slots;    /* nslots */
-  uint32_t *free_list; /* slots not in use, a stack */
-  uint32_t nslots, nfree;
-
-  fc_frame **overflow;
-  uint32_t noverflow, overflow_cap;
-
-  fc_entry *table; /* open addressing, linear probing */
-  uint32_t table_mask, table_used;
-  unsigned table_shift; /* 64 - log2 of the table's size */
-
-  uint32_t count, pinned;
-
-  bool caller_serializes; /* no mutex: the engine never calls concurrently */
-  bool recycle_early;     /* recycle once count + 1 reaches capacity */
-  uint32_t passed[PASSED_MAX], npassed;
-
-  fc_scan scan;
-  /* The keys the ring recycled, each with the cache's count of misses when
-   * it went (a table indexed by the key's hash; a later key may overwrite
-   * an earlier one): a scan that misses on them is coming round again. */
-  struct fc_ghost {
-    uint64_t key, at;
-  } * ghost;
-  uint32_t ghost_mask;
-  uint32_t ring[RING_MAX];
-  uint32_t ring_size, ring_len, ring_pos;
-
-  /* Frame memory (the engine's allocator, or the C library's) and the
-   * engine's word on memory pressure. */
-  void *(*alloc_block)(size_t bytes, void *ctx);
-  void (*free_block)(void *block, void *ctx);
-  bool (*under_pressure)(void *ctx);
-  void *memory_ctx;
-  size_t align; /* of the parts of a frame's block */
-
-  hs_frame_cache_stats stats;
-};
-
-/* Every call holds the cache's mutex, unless the engine promised never to
- * call one cache from two threads at once (caller_serializes): SQLite
- * calls a page cache only under the lock of the connection or shared cache
- * that owns it, and its own cache takes no lock of its own either. */
-static inline void cache_lock(hs_frame_cache *c) {
-  if (!c->caller_serializes) pthread_mutex_lock(&c->mu);
-}
-
-static inline void cache_unlock(hs_frame_cache *c) {
-  if (!c->caller_serializes) pthread_mutex_unlock(&c->mu);
-}
-
-/* The counts hs_frame_cache_stats_get reports. Only the caller holding the
- * cache changes them, but with caller_serializes a statistics reader on
- * another thread holds nothing: each change is a relaxed atomic store (a
- * plain add and store, no locked instruction: there is one writer) and the
- * reader loads each atomically, so it sees every count whole, if not all
- * from the same instant. */
-#define LOAD(x)     __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#define INC(x)      STORE(x, (x) + 1)
-#define DEC(x)      STORE(x, (x)-1)
-
 /* ---- frames -------------------------------------------------------------- */
 
 static size_t round_up(size_t n, size_t align) {
@@ -226,7 +90,7 @@ static fc_frame *frame_alloc(hs_frame_cache *c) {
   return f;
 }
 
-static void frame_free(hs_frame_cache *c, fc_frame *f) {
+void fc_frame_free(hs_frame_cache *c, fc_frame *f) {
   if (!f) return;
   void *block = f->pub.data;
   if (c->free_block)
@@ -268,7 +132,7 @@ static void table_put(hs_frame_cache *c, fc_frame *f) {
 
 /* Backward-shift deletion: the entries after the hole that would not be
  * found past it move up, so no tombstones build up. */
-static void table_remove(hs_frame_cache *c, fc_frame *f) {
+void fc_table_remove(hs_frame_cache *c, fc_frame *f) {
   uint32_t i = table_home(c, f->key);
   while (c->table[i].f != f) i = (i + 1) & c->table_mask;
   for (uint32_t j = (i + 1) & c->table_mask;; j = (j + 1) & c->table_mask) {
@@ -315,7 +179,7 @@ static uint64_t now_ms(void) {
   return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-static hs_access make_access(const hs_frame_cache *c, uint64_t key, bool scan) {
+hs_access fc_make_access(const hs_frame_cache *c, uint64_t key, bool scan) {
   return (hs_access){.key = key,
                      .size = 1,
                      .now = c->needs_time ? now_ms() : 0,
@@ -325,7 +189,7 @@ static hs_access make_access(const hs_frame_cache *c, uint64_t key, bool scan) {
                      .recycle_first = scan};
 }
 
-static hs_status policy_make(const hs_frame_cache *c, uint32_t capacity, hs_policy **out) {
+hs_status fc_policy_make(const hs_frame_cache *c, uint32_t capacity, hs_policy **out) {
   hs_policy_env env = {.unit_bytes = c->frame_bytes, .clock = HS_CLOCK_MILLISECONDS};
   hs_status st = hs_policy_create_ex(c->spec, capacity, capacity, &env, out);
   if (st != HS_OK) return st;
@@ -342,7 +206,7 @@ static hs_status policy_make(const hs_frame_cache *c, uint32_t capacity, hs_poli
 }
 
 /* Room for n more overflow frames, so adding them cannot fail. */
-static bool overflow_reserve(hs_frame_cache *c, uint32_t n) {
+bool fc_overflow_reserve(hs_frame_cache *c, uint32_t n) {
   if (c->overflow_cap - c->noverflow >= n) return true;
   uint32_t cap = c->overflow_cap ? c->overflow_cap : 8;
   while (cap - c->noverflow < n) cap *= 2;
@@ -353,7 +217,7 @@ static bool overflow_reserve(hs_frame_cache *c, uint32_t n) {
   return true;
 }
 
-static void overflow_add(hs_frame_cache *c, fc_frame *f) {
+void fc_overflow_add(hs_frame_cache *c, fc_frame *f) {
   f->index = c->noverflow;
   c->overflow[c->noverflow++] = f;
   f->flags |= F_OVERFLOW;
@@ -375,13 +239,13 @@ static void slot_release(hs_frame_cache *c, fc_frame *f, bool keep_memory) {
 
 /* The frame leaves the cache: its key, its slot or overflow place, its pin.
  * A slot's frame keeps its memory for the next frame there. */
-static void frame_drop(hs_frame_cache *c, fc_frame *f) {
-  if (f->flags & F_HASHED) table_remove(c, f);
+void fc_frame_drop(hs_frame_cache *c, fc_frame *f) {
+  if (f->flags & F_HASHED) fc_table_remove(c, f);
   if (f->flags & F_PINNED) DEC(c->pinned);
   DEC(c->count);
   if (f->flags & F_OVERFLOW) {
     overflow_remove(c, f);
-    frame_free(c, f);
+    fc_frame_free(c, f);
     return;
   }
   slot_release(c, f, true);
@@ -393,11 +257,11 @@ static void frame_drop(hs_frame_cache *c, fc_frame *f) {
  * memory for the overflow list it stays in its slot, keyless, and goes at
  * unpin all the same. */
 static void frame_detach(hs_frame_cache *c, fc_frame *f) {
-  if (f->flags & F_HASHED) table_remove(c, f);
-  if ((f->flags & F_OVERFLOW) || !overflow_reserve(c, 1)) return;
+  if (f->flags & F_HASHED) fc_table_remove(c, f);
+  if ((f->flags & F_OVERFLOW) || !fc_overflow_reserve(c, 1)) return;
   slot_release(c, f, false);
   f->flags &= ~F_PARKED; /* an overflow frame is never in a policy */
-  overflow_add(c, f);
+  fc_overflow_add(c, f);
 }
 
 /* The policy's skip callback: pinned frames, each remembered to be parked
@@ -435,7 +299,7 @@ static void park_passed(hs_frame_cache *c) {
  * twice the cache would fill it with its own keys every time). */
 static void evict_slot(hs_frame_cache *c, uint32_t slot, bool forget) {
   fc_frame *v = c->slots[slot];
-  table_remove(c, v);
+  fc_table_remove(c, v);
   if (forget)
     (void)hs_policy_remove(c->policy, slot);
   else
@@ -452,7 +316,7 @@ static uint32_t ring_size_for(uint32_t capacity) {
 
 #define GHOST_MAX (1u << 20)
 
-static void ring_reset(hs_frame_cache *c) {
+void fc_ring_reset(hs_frame_cache *c) {
   c->ring_size = ring_size_for(c->capacity);
   c->ring_len = c->ring_pos = 0;
   /* Twice as many ghost entries as frames (a power of two, 64 .. 2^20),
@@ -464,19 +328,6 @@ static void ring_reset(hs_frame_cache *c) {
   free(c->ghost);
   c->ghost = calloc(n, sizeof *c->ghost);
   c->ghost_mask = c->ghost ? n - 1 : 0;
-}
-
-static uint32_t ghost_home(const hs_frame_cache *c, uint64_t key) {
-  return (uint32_t)hs_mix64(key ^ 0x5ca9u) & c->ghost_mask;
-}
-
-/* Whether the ring recycled `key` within the last three quarters of the
- * cache's worth of misses: a scan that comes back to it that soon would
- * have found it cached had it been kept. */
-static bool ghost_recent(const hs_frame_cache *c, uint64_t key) {
-  if (!c->ghost) return false;
-  const struct fc_ghost *g = &c->ghost[ghost_home(c, key)];
-  return g->at && g->key == key && (c->stats.misses + 1 - g->at) * 4 <= (uint64_t)c->capacity * 3;
 }
 
 /* The scan's oldest remembered frame, if the scan may take it back. */
@@ -575,7 +426,7 @@ __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint6
     return NULL;
   }
   if (!table_reserve(c)) return NULL;
-  hs_access a = make_access(c, key, scan);
+  hs_access a = fc_make_access(c, key, scan);
   int64_t slot = slot_take(c, &a, scan);
   fc_frame *f;
   if (slot >= 0) {
@@ -587,8 +438,8 @@ __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint6
     }
     if (scan) ring_note(c, (uint32_t)slot);
   } else if (slot == TAKE_FULL && mode == HS_FETCH_CREATE_HARD) {
-    if (!overflow_reserve(c, 1) || !(f = frame_alloc(c))) return NULL;
-    overflow_add(c, f);
+    if (!fc_overflow_reserve(c, 1) || !(f = frame_alloc(c))) return NULL;
+    fc_overflow_add(c, f);
     INC(c->stats.overflows);
   } else {
     if (slot == TAKE_FULL) INC(c->stats.refusals);
@@ -604,222 +455,6 @@ __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint6
   return f;
 }
 
-/* ---- the scan detector --------------------------------------------------- */
-
-#define SCAN_FWD         64u /* a scan's next page is at most this far ahead */
-#define SCAN_BACK        16u /* pages this far behind the furthest neither extend nor break it */
-#define SCAN_OUTLIERS    4u  /* pages elsewhere in a row that do not end a run */
-#define SCAN_CONFIRM     4u  /* pages into a run that began where a long scan did */
-#define SCAN_CONFIRM_NEW 8u  /* new pages into a run begun where a long scan did */
-#define SCAN_AGAIN       16u /* misses in a row on keys the ring let go: the scan fits */
-
-/* What the history says of a scan beginning at `start`: 1 it was longer
- * than three quarters of the cache, 0 shorter (it fits), -1 not known. */
-static int hist_long(const hs_frame_cache *c, uint64_t start) {
-  const fc_scan *s = &c->scan;
-  for (uint32_t i = 0; i < SCAN_HIST; i++)
-    if (s->hist[i].len && s->hist[i].start == start)
-      return (uint64_t)s->hist[i].len * 4 > (uint64_t)c->capacity * 3;
-  return -1;
-}
-
-/* A scan (a run, or a run of new pages, longer than scan_run) has ended.
- * Only runs longer than scan_run are remembered, or a start marked as one
- * whose scan fits (a length of 1, which no remembered run has): a run of
- * one new page that ends is no news, and recording it as "fits" would
- * push real scans out of the eight places. */
-static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len, bool fits) {
-  fc_scan *s = &c->scan;
-  if (fits)
-    len = 1; /* the mark hist_long reads as "fits" */
-  else if (len <= c->scan_run)
-    return;
-  uint32_t at = s->hist_next;
-  bool known = false;
-  for (uint32_t i = 0; i < SCAN_HIST; i++)
-    if (s->hist[i].len && s->hist[i].start == start) at = i, known = true;
-  /* A scan marked as fitting stays so when it ends short again (its run
-   * is remembered when it ends, after the mark); only one too long for
-   * the cache unmarks it. */
-  if (known && s->hist[at].len == 1 && !fits && (uint64_t)len * 4 <= (uint64_t)c->capacity * 3)
-    return;
-  if (!known) s->hist_next = (s->hist_next + 1) % SCAN_HIST;
-  s->hist[at].start = start;
-  s->hist[at].len = len;
-}
-
-__attribute__((noinline)) static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run,
-                                                  uint64_t pos) {
-  fc_scan *s = &c->scan;
-  hist_put(c, s->run_start, s->run, false);
-  s->run = run;
-  s->run_start = start;
-  s->pos = pos;
-  s->outl = s->outl_total = 0;
-  s->dir = run > 1 ? (pos > start ? 1 : -1) : 0;
-  s->run_long = s->run_small = s->run_known = false;
-}
-
-/* The run of new pages has ended: remembered by its first pages, if it
- * was long enough to be remembered at all. */
-__attribute__((noinline)) static void novel_end(hs_frame_cache *c) {
-  fc_scan *s = &c->scan;
-  if (s->novel > c->scan_run) /* hist_put keeps only runs longer */
-    for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
-      hist_put(c, s->heads[i], s->novel, false);
-  s->novel = s->misses = 0;
-}
-
-/* The engine's boundary key: a statement begins. Whatever run the
- * detector was following ends here (remembered if it was long), and the
- * next page begins the next. */
-__attribute__((noinline)) static void scan_boundary(hs_frame_cache *c, uint64_t key) {
-  fc_scan *s = &c->scan;
-  hist_put(c, s->run_start, s->run, false);
-  s->run = s->outl = s->outl_total = 0;
-  s->dir = 0;
-  s->pos = s->alt = key;
-  s->run_long = s->run_small = s->run_known = false;
-  novel_end(c);
-  s->hits = s->ghost_hits = 0;
-  s->miss_long = s->miss_small = s->heads_known = false;
-  s->tick++;
-  s->any = true;
-  s->prev = s->last;
-  s->last = key;
-  s->last_scan = false;
-}
-
-/* True when this fetch is inside a scan. */
-static bool scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
-  fc_scan *s = &c->scan;
-  bool hit = f != NULL;
-  if (c->scan_run == 0) return false;
-  if (c->has_boundary_key && key == c->boundary_key) {
-    if (!(s->any && key == s->last)) scan_boundary(c, key);
-    return false;
-  }
-  if (s->any && key == s->last) return s->last_scan;
-  if (s->any && key == s->prev) {
-    /* Back to the page before: a scan reading a row's overflow pages
-     * twice, a page and its overflow page in turn. Neither extends nor
-     * breaks anything. */
-    s->prev = s->last;
-    s->last = key;
-    return s->last_scan;
-  }
-  /* A hit on a page fetched a few pages ago: something is coming back to
-   * pages it uses (a lookup to page 1 and the root), which a scan does not
-   * do. A hit on another page (one still cached from before) tells
-   * nothing. */
-  /* Fetched within the last SCAN_RECENT distinct fetches: the frame
-   * remembers its tick, so this is one subtraction, not a search. */
-  s->tick++;
-  bool reuse = hit && s->novel && f->seen && s->tick - f->seen <= SCAN_RECENT + 1;
-  s->any = true;
-  s->prev = s->last;
-  s->last = key;
-  bool along = true;
-  uint64_t up = key > s->pos ? key - s->pos : 0, down = key < s->pos ? s->pos - key : 0;
-  if ((up && up <= SCAN_FWD && s->dir >= 0) || (down && down <= SCAN_FWD && s->dir <= 0)) {
-    /* SQLite scans a table forwards, or backwards (ORDER BY ... DESC, a
-     * table whose pages went out in reverse order). */
-    s->run++;
-    s->pos = key;
-    s->outl = 0;
-    s->dir = up ? 1 : -1;
-  } else if (!(up && up <= SCAN_BACK) && !(down && down <= SCAN_BACK)) {
-    along = false;
-    s->outl++;
-    s->outl_total++;
-    uint64_t from_alt = key > s->alt ? key - s->alt : s->alt - key;
-    if (s->outl > 1 && from_alt && from_alt <= SCAN_FWD) {
-      run_restart(c, s->alt, 2, key); /* a new run began at the last outlier */
-      along = true;
-    } else if (s->outl > SCAN_OUTLIERS || 2 * s->outl_total > s->run + 8) {
-      run_restart(c, key, 1, key);
-    }
-    s->alt = key;
-  }
-  /* A run of new pages: fetches of pages not fetched lately, hits or
-   * misses, until something comes back to the pages it uses. It begins at
-   * the first new page, so a scan that starts with pages still cached from
-   * its last time (the head of a table read again and again, which such
-   * hits would otherwise keep and lengthen round after round) begins its
-   * run where it began before, and the history knows it from its first
-   * page. */
-  if (reuse) {
-    if (++s->hits >= 2 && s->novel) {
-      novel_end(c);
-    }
-  } else {
-    if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;
-    if (s->novel < SCAN_HEADS) s->heads[s->novel] = key;
-    s->novel++;
-    if (!hit) {
-      s->hits = 0;
-      s->misses++;
-    }
-  }
-  /* Too short yet to be anything (most runs: a lookup's few pages). */
-  if (s->run < SCAN_CONFIRM && s->novel < SCAN_CONFIRM_NEW && s->run <= c->scan_run &&
-      s->misses <= c->scan_run) {
-    s->last_scan = false;
-    return false;
-  }
-  /* A start known from a long scan needs a few pages of progress too:
-   * lookups restart runs and runs of misses all the time, some of them at
-   * a page where a scan once began (page 1, a root). */
-  if (!s->run_known && (s->run >= SCAN_CONFIRM || s->novel >= SCAN_CONFIRM_NEW)) {
-    int h = hist_long(c, s->run_start);
-    s->run_long = h == 1;
-    s->run_small = h == 0;
-    s->run_known = true;
-  }
-  if (!s->heads_known && s->novel >= SCAN_CONFIRM_NEW) {
-    /* Any of the first three may be where a known scan began: without a
-     * boundary key the run may begin at the last lookup's leaf, before
-     * the scan's root. */
-    for (uint32_t i = 0; i < SCAN_HEADS; i++) {
-      int h = hist_long(c, s->heads[i]);
-      s->miss_long |= h == 1;
-      s->miss_small |= h == 0;
-    }
-    s->heads_known = true;
-  }
-  bool seq = (s->run_long && s->run >= SCAN_CONFIRM) || (s->run > c->scan_run && !s->run_small);
-  /* A run of new pages is a scan past scan_run misses, or, begun where a
-   * long scan began, past SCAN_CONFIRM_NEW pages, hits or not (more than a
-   * point lookup starting at that root fetches). A run of keys known to
-   * fit vetoes it — a small table read again and again is all new pages
-   * too — unless the run of new pages is itself known to be long: then the
-   * run of keys is only a piece of it (an ordered table's scan breaks into
-   * runs where pages went out of order, the same pieces every time). */
-  bool miss = (!s->run_small || s->miss_long) && !s->miss_small &&
-              ((s->miss_long && s->novel >= SCAN_CONFIRM_NEW) || s->misses > c->scan_run);
-  /* Misses in a row on pages the ring recycled not long ago (a scan
-   * reading a page again now and then, an interior page's overflow, does
-   * not make a row of them). */
-  if ((seq || miss) && !hit) s->ghost_hits = ghost_recent(c, key) ? s->ghost_hits + 1 : 0;
-  if (s->ghost_hits >= SCAN_AGAIN) {
-    /* The scan came back to pages its ring recycled not long ago: it
-     * fits in the cache, and is read again. Not a scan: from now on (and
-     * the next time it starts here) its pages are cached as any. */
-    hist_put(c, s->run_start, 0, true);
-    for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++) hist_put(c, s->heads[i], 0, true);
-    s->run_small = s->miss_small = true;
-    s->run_long = s->miss_long = false;
-    s->run_known = s->heads_known = true;
-    s->ghost_hits = 0;
-    seq = miss = false;
-  }
-  /* In a run of new pages taken for a scan, a miss is the scan's, and so
-   * is a hit on a page not fetched lately (a page of the table still
-   * cached: it must not climb the policy for being read by the scan). */
-  s->last_scan = (seq && along) || (miss && !reuse && (s->misses >= 2 || s->miss_long));
-  return s->last_scan;
-}
-
 /* ---- the API -------------------------------------------------------------- */
 
 void hs_frame_cache_options_init(hs_frame_cache_options *o) {
@@ -832,8 +467,8 @@ void hs_frame_cache_options_init(hs_frame_cache_options *o) {
 }
 
 static void cache_free(hs_frame_cache *c) {
-  for (uint32_t i = 0; c->slots && i < c->nslots; i++) frame_free(c, c->slots[i]);
-  for (uint32_t i = 0; i < c->noverflow; i++) frame_free(c, c->overflow[i]);
+  for (uint32_t i = 0; c->slots && i < c->nslots; i++) fc_frame_free(c, c->slots[i]);
+  for (uint32_t i = 0; i < c->noverflow; i++) fc_frame_free(c, c->overflow[i]);
   free(c->slots);
   free(c->free_list);
   free(c->overflow);
@@ -881,7 +516,7 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   /* A capacity of 0 keeps one slot that is never used (the policy needs
    * one): every frame is then an overflow frame, gone at its unpin. */
   c->nslots = o->capacity ? o->capacity : 1;
-  ring_reset(c);
+  fc_ring_reset(c);
   hs_status st = HS_OK;
   c->spec = strdup(o->policy ? o->policy : DEFAULT_POLICY);
   c->slots = calloc(c->nslots, sizeof *c->slots);
@@ -890,7 +525,7 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   while (table_size < (1u << 31) && table_size < (uint64_t)c->nslots * 2) table_size *= 2;
   if (!c->spec || !c->slots || !c->free_list || !table_resize(c, table_size))
     st = hs_fail(HS_ERR_NOMEM, 0, "frame cache: no memory for %u frames", o->capacity);
-  if (st == HS_OK) st = policy_make(c, c->nslots, &c->policy);
+  if (st == HS_OK) st = fc_policy_make(c, c->nslots, &c->policy);
   if (st == HS_OK) {
     c->needs_time = hs_policy_flags(c->policy) & HS_POLICY_NEEDS_TIME;
     if (!c->purgeable) {
@@ -931,7 +566,7 @@ fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, b
  * table probe and a flag test with nothing to save or restore. */
 __attribute__((noinline)) static fc_frame *
 fetch_access(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_fetch_mode mode, bool *created) {
-  bool scan = scan_note(c, key, f);
+  bool scan = fc_scan_note(c, key, f);
   if (scan) INC(c->stats.scan_fetches);
   if (!f) return fetch_miss(c, key, mode, created, scan);
   INC(c->stats.hits);
@@ -983,10 +618,10 @@ hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
 static bool overflow_adopt(hs_frame_cache *c, fc_frame *f) {
   if (!c->policy || c->nfree == 0) return false;
   uint32_t slot = c->free_list[c->nfree - 1];
-  hs_access a = make_access(c, f->key, false);
+  hs_access a = fc_make_access(c, f->key, false);
   if (hs_policy_insert(c->policy, slot, &a) != HS_OK) return false;
   c->nfree--;
-  frame_free(c, c->slots[slot]);
+  fc_frame_free(c, c->slots[slot]);
   overflow_remove(c, f);
   f->flags &= ~(F_OVERFLOW | F_PARKED); /* in the policy now */
   f->index = slot;
@@ -1013,15 +648,15 @@ __attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f
   DEC(c->pinned);
   if (discard) INC(c->stats.discards);
   if (discard || !(f->flags & F_HASHED) || (c->purgeable && c->count > c->capacity)) {
-    frame_drop(c, f); /* over capacity: the frame let go of is the one that goes */
+    fc_frame_drop(c, f); /* over capacity: the frame let go of is the one that goes */
   } else if (f->flags & F_OVERFLOW) {
-    if (!overflow_adopt(c, f)) frame_drop(c, f);
+    if (!overflow_adopt(c, f)) fc_frame_drop(c, f);
   } else {
     f->flags &= ~F_PARKED;
-    hs_access a = make_access(c, f->key, false);
+    hs_access a = fc_make_access(c, f->key, false);
     if (hs_policy_insert(c->policy, f->index, &a) != HS_OK) {
       f->flags |= F_PARKED; /* not in the policy after all */
-      frame_drop(c, f);
+      fc_frame_drop(c, f);
     }
   }
 }
@@ -1029,7 +664,7 @@ __attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f
 /* The policy hears of a hit (out of line: building the access needs room
  * the rest of the unpin does not). */
 __attribute__((noinline)) static void policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
-  hs_access a = make_access(c, f->key, scan);
+  hs_access a = fc_make_access(c, f->key, scan);
   hs_policy_hit(c->policy, f->index, &a);
 }
 
@@ -1074,7 +709,7 @@ static void frame_give_up(hs_frame_cache *c, fc_frame *f) {
   if (f->flags & F_PINNED)
     frame_detach(c, f);
   else
-    frame_drop(c, f);
+    fc_frame_drop(c, f);
 }
 
 void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) {
@@ -1086,12 +721,12 @@ void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) 
   }
   fc_frame *g = table_find(c, new_key);
   if (g) frame_give_up(c, g);
-  if (f->flags & F_HASHED) table_remove(c, f);
+  if (f->flags & F_HASHED) fc_table_remove(c, f);
   f->key = new_key;
   /* The policy knew the slot by its old key (its ghosts, some keymaps): it
    * learns the new one as a fresh entry (a parked frame at its unpin). */
   if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED))) {
-    hs_access a = make_access(c, new_key, false);
+    hs_access a = fc_make_access(c, new_key, false);
     (void)hs_policy_remove(c->policy, f->index);
     (void)hs_policy_insert(c->policy, f->index, &a);
   }
@@ -1114,139 +749,6 @@ void hs_frame_cache_truncate(hs_frame_cache *c, uint64_t limit) {
 
 /* The resident slots in the old policy's victim order (next victim first),
  * into order[0 .. returned-1]; slots it does not list go last. */
-static uint32_t victim_order(hs_frame_cache *c, uint32_t *order, uint8_t *seen) {
-  uint32_t in_use = c->nslots - c->nfree;
-  uint32_t n = hs_policy_upcoming_victims(c->policy, order, in_use), k = 0;
-  memset(seen, 0, c->nslots);
-  for (uint32_t i = 0; i < n; i++)
-    if (order[i] < c->nslots && c->slots[order[i]] && (c->slots[order[i]]->flags & F_INUSE) &&
-        !seen[order[i]]) {
-      seen[order[i]] = 1;
-      order[k++] = order[i];
-    }
-  for (uint32_t s = 0; s < c->nslots; s++)
-    if (!seen[s] && c->slots[s] && (c->slots[s]->flags & F_INUSE)) order[k++] = s;
-  return k;
-}
-
-/* hs_policy cannot resize: a new policy takes the frames in the old one's
- * victim order, so the next victims stay the next victims, and each is hit
- * right after its insert until it stands where it stood in the old policy
- * (while hits raise it, at most MAX_RESTORE_HITS): clock-sweep's usage
- * counts come back exactly, ARC's T2 entries return to T2 in their order,
- * lru (no standing) is order alone. */
-static hs_status resize(hs_frame_cache *c, uint32_t capacity) {
-  uint32_t n = c->nslots, nslots = capacity ? capacity : 1;
-  uint32_t *order = malloc(sizeof *order * n);
-  uint32_t *standing = malloc(sizeof *standing * n);
-  uint8_t *seen = malloc(n);
-  fc_frame **slots = calloc(nslots, sizeof *slots);
-  uint32_t *free_list = malloc(sizeof *free_list * nslots);
-  hs_policy *p = NULL;
-  hs_status st = HS_OK;
-  /* Room in the overflow list for every pinned frame that may be demoted. */
-  if (!order || !standing || !seen || !slots || !free_list ||
-      !overflow_reserve(c, n > capacity ? n - capacity : 0))
-    st = hs_fail(HS_ERR_NOMEM, 0, "frame cache: no memory to resize to %u frames", capacity);
-  if (st == HS_OK) st = policy_make(c, nslots, &p);
-  if (st != HS_OK) {
-    free(order), free(standing), free(seen), free(slots), free(free_list);
-    return st;
-  }
-  uint32_t k = victim_order(c, order, seen);
-  for (uint32_t i = 0; i < k; i++) standing[i] = hs_policy_standing(c->policy, order[i]);
-  /* Over the new capacity, counting the overflow frames too (as SQLite's
-   * own cache counts every page it holds): unpinned frames leave, victims
-   * first; then, while the slots hold more than the capacity, the first
-   * pinned ones become overflow frames. */
-  uint32_t total = k + c->noverflow, in_slots = k;
-  for (uint32_t pass = 0; pass < 2; pass++) {
-    uint32_t excess = pass == 0 ? (total > capacity ? total - capacity : 0)
-                                : (in_slots > capacity ? in_slots - capacity : 0);
-    for (uint32_t i = 0; i < k && excess > 0; i++) {
-      fc_frame *f = c->slots[order[i]];
-      if (!f || !(f->flags & F_INUSE) || (pass == 0 && (f->flags & F_PINNED))) continue;
-      c->slots[order[i]] = NULL;
-      if (pass == 0) {
-        table_remove(c, f);
-        frame_free(c, f);
-        DEC(c->count);
-        INC(c->stats.evictions);
-      } else {
-        f->flags &= ~F_PARKED; /* an overflow frame is never in a policy */
-        overflow_add(c, f);
-      }
-      excess--;
-      if (pass == 0) in_slots--;
-    }
-  }
-  uint32_t used = 0, nfree = 0;
-  for (uint32_t i = 0; i < k; i++) {
-    fc_frame *f = c->slots[order[i]];
-    if (!f) continue;
-    c->slots[order[i]] = NULL;
-    f->index = used;
-    f->flags &= ~F_PARKED; /* every frame is in the new policy */
-    slots[used] = f;
-    hs_access a = make_access(c, f->key, false);
-    (void)hs_policy_insert(p, used, &a);
-    for (unsigned h = 0; h < MAX_RESTORE_HITS; h++) {
-      uint32_t now = hs_policy_standing(p, used);
-      if (now >= standing[i]) break;
-      hs_policy_hit(p, used, &a);
-      if (hs_policy_standing(p, used) <= now) break; /* hits do not raise it */
-    }
-    used++;
-  }
-  /* Free frames' memory: kept while there are slots for it. */
-  uint32_t spare = used;
-  for (uint32_t s = 0; s < n; s++)
-    if (c->slots[s]) {
-      if (spare < capacity)
-        slots[spare++] = c->slots[s];
-      else
-        frame_free(c, c->slots[s]);
-    }
-  for (uint32_t s = nslots; s-- > used;) free_list[nfree++] = s;
-  hs_policy_destroy(c->policy);
-  free(c->slots);
-  free(c->free_list);
-  c->policy = p;
-  c->slots = slots;
-  c->free_list = free_list;
-  c->nslots = nslots;
-  c->nfree = nfree;
-  free(order), free(standing), free(seen);
-  return HS_OK;
-}
-
-hs_status hs_frame_cache_set_capacity(hs_frame_cache *c, uint32_t capacity) {
-  cache_lock(c);
-  hs_status st = HS_OK;
-  if (c->policy && capacity != c->capacity) st = resize(c, capacity);
-  if (st == HS_OK) {
-    STORE(c->capacity, capacity);
-    ring_reset(c);
-  }
-  cache_unlock(c);
-  return st;
-}
-
-/* A non-purgeable cache's frames are the engine's only copy: it gives back
- * only the memory of its free slots. */
-void hs_frame_cache_shrink(hs_frame_cache *c) {
-  cache_lock(c);
-  for (uint32_t s = 0; s < c->nslots; s++) {
-    fc_frame *f = c->slots[s];
-    if (!f || (f->flags & F_PINNED) || ((f->flags & F_INUSE) && !c->purgeable)) continue;
-    if (f->flags & F_INUSE) frame_drop(c, f);
-    frame_free(c, f);
-    c->slots[s] = NULL;
-  }
-  ring_reset(c);
-  cache_unlock(c);
-}
-
 uint32_t hs_frame_cache_count(hs_frame_cache *c) {
   cache_lock(c);
   uint32_t n = LOAD(c->count);

@@ -7,7 +7,8 @@ the tool has, and every --flag after it must be one that subcommand's --help
 lists (or the --no- form of one, or the flag a --no- flag undoes). And every
 file of the repository they name (src/..., tests/..., tools/...,
 examples/..., include/..., docs/...) must exist. And each library
-subsystem's contract page maps every file of its directory under src/.
+subsystem's contract page has its caller rules, internal invariants and a
+map naming every file of its directory under src/.
 
 Usage: docs_commands.py REPO_ROOT PATH/TO/hotset
 Prints "N passed, N failed" last and exits non-zero if anything failed.
@@ -98,7 +99,8 @@ def main():
             else:
                 bad(f"{rel} names {p}, which does not exist")
 
-    # Each subsystem's page names every .c and .h of its directory in its
+    # Each subsystem's contract page keeps its caller rules apart from its
+    # internal invariants, and names every .c and .h of its directory in its
     # map of files, as `src/DIR/FILE`.
     file_maps = {
         "src/pool": "docs/buffer-pool.md",
@@ -110,6 +112,11 @@ def main():
     for src_dir, page in file_maps.items():
         with open(os.path.join(top, page), encoding="utf-8") as f:
             text = f.read()
+        for heading in ("## Caller rules", "## Internal invariants", "## Files"):
+            if re.search("^" + re.escape(heading) + "$", text, re.M):
+                passed += 1
+            else:
+                bad(f"{page} has no section {heading!r}: a contract page has all three")
         for name in sorted(os.listdir(os.path.join(top, src_dir))):
             if not name.endswith((".c", ".h")):
                 continue

@@ -6,7 +6,9 @@ code span or a fenced block), the subcommand (and bench's lab) must be one
 the tool has, and every --flag after it must be one that subcommand's --help
 lists (or the --no- form of one, or the flag a --no- flag undoes). And every
 file of the repository they name (src/..., tests/..., tools/...,
-examples/..., include/..., docs/...) must exist.
+examples/..., include/..., docs/...) must exist. And each library
+subsystem's contract page has its caller rules, internal invariants and a
+map naming every file of its directory under src/.
 
 Usage: docs_commands.py REPO_ROOT PATH/TO/hotset
 Prints "N passed, N failed" last and exits non-zero if anything failed.
@@ -96,6 +98,32 @@ def main():
                 passed += 1
             else:
                 bad(f"{rel} names {p}, which does not exist")
+
+    # Each subsystem's contract page keeps its caller rules apart from its
+    # internal invariants, and names every .c and .h of its directory in its
+    # map of files, as `src/DIR/FILE`.
+    file_maps = {
+        "src/pool": "docs/buffer-pool.md",
+        "src/wal": "docs/wal.md",
+        "src/heap": "docs/heap.md",
+        "src/vacuum": "docs/vacuum.md",
+        "src/cache": "docs/frame-cache.md",
+    }
+    for src_dir, page in file_maps.items():
+        with open(os.path.join(top, page), encoding="utf-8") as f:
+            text = f.read()
+        for heading in ("## Caller rules", "## Internal invariants", "## Files"):
+            if re.search("^" + re.escape(heading) + "$", text, re.M):
+                passed += 1
+            else:
+                bad(f"{page} has no section {heading!r}: a contract page has all three")
+        for name in sorted(os.listdir(os.path.join(top, src_dir))):
+            if not name.endswith((".c", ".h")):
+                continue
+            if f"`{src_dir}/{name}`" in text:
+                passed += 1
+            else:
+                bad(f"{page}'s map of files leaves out {src_dir}/{name}")
 
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1

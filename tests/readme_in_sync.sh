@@ -1,14 +1,29 @@
 #!/bin/sh
-# The README shows examples/quickstart.c verbatim; fail if they drift apart.
+# The README shows three example programs verbatim, each in a block fenced as
+# ```c NAME: examples/quickstart.c, examples/wal_tutorial.c and
+# examples/heap_engine.c. Fail if a block is missing or has drifted from its
+# file, and if a program grows past what a reader takes in at once.
 top=$1
-awk '/^```c quickstart/{on=1; next} on && /^```/{on=0} on' "$top/README.md" > "${TMPDIR:-/tmp}/readme-quickstart.$$"
-if cmp -s "${TMPDIR:-/tmp}/readme-quickstart.$$" "$top/examples/quickstart.c"; then
-  rm -f "${TMPDIR:-/tmp}/readme-quickstart.$$"
-  echo "1 passed, 0 failed"
-  exit 0
-fi
-diff "$top/examples/quickstart.c" "${TMPDIR:-/tmp}/readme-quickstart.$$"
-rm -f "${TMPDIR:-/tmp}/readme-quickstart.$$"
-echo "README.md's quickstart block differs from examples/quickstart.c"
-echo "0 passed, 1 failed"
-exit 1
+tmp="${TMPDIR:-/tmp}/readme-example.$$"
+trap 'rm -f "$tmp"' EXIT
+passed=0
+failed=0
+for name in quickstart wal_tutorial heap_engine; do
+  awk -v name="$name" '$0 == "```c " name {on=1; next} on && /^```/{on=0} on' "$top/README.md" > "$tmp"
+  lines=$(wc -l < "$top/examples/$name.c")
+  if [ ! -s "$tmp" ]; then
+    echo "README.md has no block fenced as \`\`\`c $name"
+    failed=$((failed + 1))
+  elif ! cmp -s "$tmp" "$top/examples/$name.c"; then
+    diff "$top/examples/$name.c" "$tmp"
+    echo "README.md's $name block differs from examples/$name.c"
+    failed=$((failed + 1))
+  elif [ "$lines" -ge 60 ]; then
+    echo "examples/$name.c has $lines lines: the README's examples stay under 60"
+    failed=$((failed + 1))
+  else
+    passed=$((passed + 1))
+  fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,7 +1,7 @@
 /*
  * pool/pool_internal.h — the pool's structure and the calls its files make
  * to each other (and white-box tests). Which file does what is in
- * docs/buffer-pool.md ("Pieces"); each file's opening comment says why.
+ * docs/buffer-pool.md ("Files"); each file's opening comment says why.
  */
 #ifndef HOTSET_POOL_POOL_INTERNAL_H
 #define HOTSET_POOL_POOL_INTERNAL_H

@@ -55,7 +55,8 @@ int main(int argc, char **argv) {
 
   hs_io_stats stats;
   hs_pool_stats(pool, &stats);
-  hs_io_stats_print_table(&stats, stdout);
+  char table[HS_POOL_STATS_FORMAT_BYTES];
+  if (hs_pool_stats_format(&stats, false, table, sizeof table) == HS_OK) fputs(table, stdout);
 
   /* close writes the dirty page — after flushing the WAL up to 42. */
   if (hs_pool_close(pool) != HS_OK) return fail("close");

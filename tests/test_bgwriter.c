@@ -117,7 +117,7 @@ static void test_upcoming_every_policy(void) {
       /* Belady needs the incoming access's future: it cannot tell. */
       CHECK(ops->flags & HS_POLICY_SIM_ONLY);
       hs_policy *p = NULL;
-      REQUIRE(hs_policy_create(ops->name, 4, 4, &p) == HS_OK);
+      REQUIRE(hs_policy_create_ex(ops->name, 4, 4, NULL, &p) == HS_OK);
       hs_access a = access_of(1, 1);
       a.next = 5;
       REQUIRE(hs_policy_insert(p, 0, &a) == HS_OK);

@@ -2,7 +2,7 @@
  * test_misuse — every broken rule of the pool's API is detected, not spread.
  *
  * Each case runs in a child process. A release build must refuse the call
- * with HS_ERR_INVALID, leave the pool's state as it was (another thread's pin
+ * with HS_ERR_MISUSE, leave the pool's state as it was (another thread's pin
  * still there, the lock word intact), count it in hs_io_stats.misuse and say
  * what happened in hs_last_error(). A debug build (-DHOTSET_DEBUG=ON) must
  * stop at the broken rule: the child dies of SIGABRT after one stderr line
@@ -92,7 +92,7 @@ static void other_stop(other_thread *o) {
 /* ---- the cases: each returns through check_finish() in the child -------- */
 
 static void refused(hs_status st, const char *rule) {
-  CHECK_EQ(st, HS_ERR_INVALID);
+  CHECK_EQ(st, HS_ERR_MISUSE);
   CHECK_CONTAINS(hs_last_error(), rule);
   CHECK_CONTAINS(hs_last_error(), "block");
 }
@@ -116,7 +116,7 @@ static void case_stray_unlock(fixture *f) {
   hs_buf b = must_read(f->pool, REL, 2, NULL);
   refused(hs_buf_unlock(f->pool, b), "does not hold");
   /* The other thread's share lock was not released by it. */
-  CHECK(!hs_buf_trylock(f->pool, b, HS_LOCK_EXCLUSIVE));
+  CHECK_EQ(hs_buf_trylock(f->pool, b, HS_LOCK_EXCLUSIVE), HS_ERR_BUSY); /* busy, not refused */
   other_stop(&o);
   CHECK_OK(hs_buf_lock(f->pool, b, HS_LOCK_EXCLUSIVE)); /* the word is intact: no hang */
   CHECK_OK(hs_buf_unlock(f->pool, b));
@@ -128,7 +128,7 @@ static void case_lock_unpinned(fixture *f) {
   hs_buf b = must_read(f->pool, REL, 3, NULL);
   CHECK_OK(hs_buf_release(f->pool, b));
   refused(hs_buf_lock(f->pool, b, HS_LOCK_SHARE), "not pinned");
-  CHECK(!hs_buf_trylock(f->pool, b, HS_LOCK_SHARE));
+  CHECK_EQ(hs_buf_trylock(f->pool, b, HS_LOCK_SHARE), HS_ERR_MISUSE); /* refused, not busy */
   CHECK_EQ(misuse_count(f->pool), 2);
 }
 
@@ -186,10 +186,10 @@ static void case_page_unpinned(fixture *f) {
 static void case_policy_evict_not_resident(fixture *f) {
   (void)f;
   hs_policy *p;
-  REQUIRE(hs_policy_create("lru", 4, 4, &p) == HS_OK);
-  CHECK_ST(hs_policy_evict(p, 2), HS_ERR_INVALID);
+  REQUIRE(hs_policy_create_ex("lru", 4, 4, NULL, &p) == HS_OK);
+  CHECK_ST(hs_policy_evict(p, 2), HS_ERR_MISUSE);
   CHECK_CONTAINS(hs_last_error(), "not resident");
-  CHECK_ST(hs_policy_remove(p, 9), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_remove(p, 9), HS_ERR_MISUSE);
   CHECK_EQ(hs_policy_resident(p), 0);
   hs_policy_destroy(p);
 }

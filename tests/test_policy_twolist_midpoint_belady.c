@@ -507,7 +507,7 @@ static void test_belady_heap(void) {
   enum { N = 256 };
   for (uint64_t seed = 1; seed <= 20; seed++) {
     hs_policy *p;
-    REQUIRE(hs_policy_create("belady", N, N, &p) == HS_OK);
+    REQUIRE(hs_policy_create_ex("belady", N, N, NULL, &p) == HS_OK);
     uint64_t r = seed;
     int64_t next[N];
     bool removed[N] = {false};

@@ -521,8 +521,9 @@ static char cut_dir[4400], cut_journal[4500];
  * checkpoint), another created, the first cut, the second removed. */
 static void list_changes(void) {
   hs_smgr *smgr;
-  if (hs_smgr_open(cut_dir, 4096, &smgr) != HS_OK || hs_smgr_lock_dir(smgr) != HS_OK ||
-      smgr_catalog_adopt(smgr) != HS_OK || hs_smgr_create(smgr, 5, HS_FORK_MAIN) != HS_OK)
+  if (hs_smgr_open_ex(cut_dir, &(hs_smgr_options){.page_size = 4096}, &smgr) != HS_OK ||
+      hs_smgr_lock_dir(smgr) != HS_OK || smgr_catalog_adopt(smgr) != HS_OK ||
+      hs_smgr_create(smgr, 5, HS_FORK_MAIN) != HS_OK)
     _exit(2);
   for (int i = 0; i < 4; i++)
     if (hs_smgr_extend(smgr, 5, HS_FORK_MAIN, NULL, NULL) != HS_OK) _exit(3);

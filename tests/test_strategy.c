@@ -19,6 +19,13 @@
 
 #include <errno.h>
 
+/* hs_smgr_exists, which must not fail here. */
+static bool fork_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  bool exists = false;
+  REQUIRE(hs_smgr_exists(smgr, rel, fork, &exists) == HS_OK);
+  return exists;
+}
+
 static const hs_relid HOT = 1, BIG = 2, COLD = 3;
 
 /* Like a real log, a flush makes everything inserted so far durable, not
@@ -183,7 +190,7 @@ static void test_ring_reuse(const char *dir) {
  * bulkwrite flushes the WAL and reuses them. */
 static void dirty_ring(const char *dir, hs_strategy_kind kind, fake_wal *w, hs_io_stats *st) {
   hs_pool *pool = open_wal_pool(dir, 64, NULL, w);
-  if (hs_smgr_exists(hs_pool_smgr(pool), BIG, HS_FORK_MAIN))
+  if (fork_exists(hs_pool_smgr(pool), BIG, HS_FORK_MAIN))
     REQUIRE(hs_smgr_unlink(hs_pool_smgr(pool), BIG, HS_FORK_MAIN) == HS_OK);
   make_relation(pool, BIG, 16);
   hs_ring_config c;
@@ -325,7 +332,7 @@ static void lab_open(ring_lab *lab, const char *dir, uint32_t pool_pages) {
   hs_smgr *smgr = hs_pool_smgr(lab->pool);
   static const hs_relid rels[] = {HOT, BIG, COLD};
   for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++)
-    if (hs_smgr_exists(smgr, rels[i], HS_FORK_MAIN))
+    if (fork_exists(smgr, rels[i], HS_FORK_MAIN))
       REQUIRE(hs_smgr_unlink(smgr, rels[i], HS_FORK_MAIN) == HS_OK);
   make_relation(lab->pool, HOT, LAB_HOT);
   make_relation(lab->pool, COLD, LAB_COLD);
@@ -578,9 +585,9 @@ static void recycle_scan(const char *dir, const char *spec, uint32_t *hot_after_
                          uint32_t *hot_after_read, uint32_t *big_after_read) {
   fake_wal w = {0};
   hs_pool *pool = open_wal_pool(dir, 64, "lru", &w);
-  if (hs_smgr_exists(hs_pool_smgr(pool), HOT, HS_FORK_MAIN))
+  if (fork_exists(hs_pool_smgr(pool), HOT, HS_FORK_MAIN))
     REQUIRE(hs_smgr_unlink(hs_pool_smgr(pool), HOT, HS_FORK_MAIN) == HS_OK);
-  if (hs_smgr_exists(hs_pool_smgr(pool), BIG, HS_FORK_MAIN))
+  if (fork_exists(hs_pool_smgr(pool), BIG, HS_FORK_MAIN))
     REQUIRE(hs_smgr_unlink(hs_pool_smgr(pool), BIG, HS_FORK_MAIN) == HS_OK);
   make_relation(pool, HOT, 65);
   make_relation(pool, BIG, 40);

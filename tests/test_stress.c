@@ -171,7 +171,7 @@ static void *extend(void *arg) {
   worker *w = arg;
   for (int i = 0; i < EXTEND_BLOCKS; i++) {
     hs_buf b;
-    if (hs_pool_read(w->pool, GROW_REL, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &b, NULL) != HS_OK) {
+    if (hs_pool_extend(w->pool, GROW_REL, HS_FORK_MAIN, NULL, false, &b, NULL) != HS_OK) {
       fprintf(stderr, "extend failed: %s\n", hs_last_error());
       atomic_fetch_add(&errors, 1);
       continue;

@@ -70,7 +70,7 @@ hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_bu
                             hs_lsn *end);
 
 /* The pool's log (hs_pool_options.wal), or NULL. */
-struct hs_wal *hs_pool_wal(hs_pool *pool);
+hs_wal *hs_pool_wal(hs_pool *pool);
 
 /* An engine's counter that must never go back, whatever is lost — the
  * transaction manager's id reservation: ids below it may have been given,
@@ -107,7 +107,7 @@ typedef struct hs_checkpoint_stats {
   bool in_progress;
   double progress, due;
 } hs_checkpoint_stats;
-void hs_checkpoint_stats_get(hs_pool *pool, hs_checkpoint_stats *out);
+hs_status hs_checkpoint_stats_get(const hs_pool *pool, hs_checkpoint_stats *out);
 
 /* ---- recovery ---- */
 
@@ -131,7 +131,7 @@ typedef struct hs_recovery_report {
   char why_end[HS_RECOVERY_WHY_MAX];
 } hs_recovery_report;
 /* What hs_pool_open's recovery did (ran = false if there was nothing). */
-void hs_pool_recovery_report(hs_pool *pool, hs_recovery_report *out);
+hs_status hs_pool_recovery_report(const hs_pool *pool, hs_recovery_report *out);
 
 #pragma GCC visibility pop
 

@@ -101,7 +101,9 @@ typedef struct hs_snapshot {
  * until hs_xact_release_snapshot; release each snapshot taken exactly once.
  * HS_ERR_BUSY when 4096 snapshots are held. */
 hs_status hs_xact_take_snapshot(hs_xact_mgr *m, hs_snapshot *s);
-void hs_xact_release_snapshot(hs_xact_mgr *m, const hs_snapshot *s);
+/* HS_ERR_MISUSE for a snapshot this manager does not hold (released
+ * already, or never taken). */
+hs_status hs_xact_release_snapshot(hs_xact_mgr *m, const hs_snapshot *s);
 /* *visible: whether `xid`'s work is visible to the snapshot (committed,
  * and finished before it was taken). The snapshot's own transaction is the
  * caller's to handle. Errors as hs_xact_status_of's. */

@@ -19,8 +19,11 @@
 #ifndef HOTSET_STATS_H
 #define HOTSET_STATS_H
 
+#include "hotset/status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,12 +86,15 @@ uint64_t hs_io_stats_total(const hs_io_stats *s, hs_io_counter c);
 /* hits / (hits + reads) over every context, 0 when there was no access. */
 double hs_io_stats_hit_ratio(const hs_io_stats *s);
 
-/* A readable table: one row per context that saw any I/O, plus a total. */
-void hs_io_stats_print_table(const hs_io_stats *s, FILE *out);
-/* One JSON object on one line:
+/* The statistics as text in buf (len bytes, NUL-terminated): a readable
+ * table — one row per context that saw any I/O, plus a total — or, with
+ * `json`, one JSON object on one line:
  * {"nbuffers":..,"page_size":..,"valid":..,"dirty":..,"pinned":..,
- *  "hit_ratio":..,"misuse":..,"contexts":{"normal":{"hits":..,...},...},"total":{...}} */
-void hs_io_stats_print_json(const hs_io_stats *s, FILE *out);
+ *  "hit_ratio":..,"misuse":..,"contexts":{"normal":{"hits":..,...},...},"total":{...}}
+ * HS_ERR_INVALID (buf holds what fitted) if len is too small;
+ * HS_POOL_STATS_FORMAT_BYTES always suffices. */
+#define HS_POOL_STATS_FORMAT_BYTES 4096u
+hs_status hs_pool_stats_format(const hs_io_stats *s, bool json, char *buf, size_t len);
 
 #pragma GCC visibility pop
 

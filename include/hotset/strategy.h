@@ -130,12 +130,8 @@ typedef struct hs_ring_stats {
 
 /* The ring's counts and sizes; the owner's thread reads them, as it uses
  * the strategy (one thread at a time). */
-void hs_strategy_stats(const hs_strategy *s, hs_ring_stats *out);
+hs_status hs_strategy_stats(const hs_strategy *s, hs_ring_stats *out);
 hs_strategy_kind hs_strategy_kind_of(const hs_strategy *s);
-
-/* PostgreSQL's rule for when a scan uses a ring: the relation is larger than
- * `threshold_pages` (0: a quarter of the pool). */
-bool hs_pool_scan_needs_ring(const hs_pool *pool, hs_blockno rel_blocks, uint32_t threshold_pages);
 
 #pragma GCC visibility pop
 

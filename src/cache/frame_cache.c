@@ -67,6 +67,7 @@
 #include "core/hash.h"
 #include "hotset/policy.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -567,6 +568,10 @@ static bool create_refused(hs_frame_cache *c) {
   return unpinned < pinned && memory_short(c);
 }
 
+/* Set when a fetch's frame could not be made for want of memory (not a
+ * refusal): hs_frame_cache_fetch then returns HS_ERR_NOMEM. */
+static _Thread_local bool fc_nomem;
+
 /* Out of line: the hit path that calls it stays short. */
 __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint64_t key,
                                                         hs_fetch_mode mode, bool scan) {
@@ -574,7 +579,10 @@ __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint6
     INC(c->stats.refusals);
     return NULL;
   }
-  if (!table_reserve(c)) return NULL;
+  if (!table_reserve(c)) {
+    fc_nomem = true;
+    return NULL;
+  }
   hs_access a = make_access(c, key, scan);
   int64_t slot = slot_take(c, &a, scan);
   fc_frame *f;
@@ -583,15 +591,22 @@ __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint6
     f->index = (uint32_t)slot;
     if (c->policy && hs_policy_insert(c->policy, (uint32_t)slot, &a) != HS_OK) {
       c->free_list[c->nfree++] = (uint32_t)slot;
+      fc_nomem = true;
       return NULL;
     }
     if (scan) ring_note(c, (uint32_t)slot);
   } else if (slot == TAKE_FULL && mode == HS_FETCH_CREATE_HARD) {
-    if (!overflow_reserve(c, 1) || !(f = frame_alloc(c))) return NULL;
+    if (!overflow_reserve(c, 1) || !(f = frame_alloc(c))) {
+      fc_nomem = true;
+      return NULL;
+    }
     overflow_add(c, f);
     INC(c->stats.overflows);
   } else {
-    if (slot == TAKE_FULL) INC(c->stats.refusals);
+    if (slot == TAKE_FULL)
+      INC(c->stats.refusals);
+    else
+      fc_nomem = true;
     return NULL;
   }
   f->key = key;
@@ -846,7 +861,7 @@ static void cache_free(hs_frame_cache *c) {
 }
 
 hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache **out) {
-  if (!o || !out) return hs_fail(HS_ERR_INVALID, 0, "frame cache: no options or no result pointer");
+  if (!o || !out) return hs_fail(HS_ERR_MISUSE, 0, "frame cache: no options or no result pointer");
   *out = NULL;
   if (o->frame_bytes < 512 || o->frame_bytes > 65536)
     return hs_fail(HS_ERR_INVALID, 0, "frame cache: frame_bytes %u is outside 512 .. 65536",
@@ -970,11 +985,20 @@ __attribute__((noinline)) static hs_frame *fetch_locked(hs_frame_cache *c, uint6
   return f ? &f->pub : NULL;
 }
 
-hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
+hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
+                               bool *created) {
   if (created) *created = false;
+  if (!c || !out || (unsigned)mode > HS_FETCH_CREATE_HARD)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: bad argument (cache, out or mode)");
+  fc_nomem = false;
   /* No mutex: the path has no call before its last, and nothing to save. */
-  if (c->caller_serializes) return (hs_frame *)fetch(c, key, mode, created);
-  return fetch_locked(c, key, mode, created);
+  *out = c->caller_serializes ? (hs_frame *)fetch(c, key, mode, created)
+                              : fetch_locked(c, key, mode, created);
+  if (!*out && fc_nomem)
+    return hs_fail(HS_ERR_NOMEM, ENOMEM,
+                   "hs_frame_cache_fetch: no memory for the frame of key %llu",
+                   (unsigned long long)key);
+  return HS_OK;
 }
 
 /* An overflow frame unpinned while the cache is within its capacity takes
@@ -994,15 +1018,20 @@ static bool overflow_adopt(hs_frame_cache *c, fc_frame *f) {
   return true;
 }
 
+/* Set when an unpin was refused (the frame was not pinned):
+ * hs_frame_cache_unpin then returns HS_ERR_MISUSE. */
+static _Thread_local bool fc_misuse;
+
 /* Every unpin but the common one: a misuse, a discard, a frame over the
  * capacity, an overflow or parked frame. Out of line, as fetch_access. */
 __attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f, bool discard) {
   if (!(f->flags & F_PINNED)) {
+    fc_misuse = true;
     cache_unlock(c);
     if (HS_DEBUG_CHECKS)
       hs_debug_stop(__FILE__, __LINE__, "frame cache: unpin of frame %llu, which is not pinned",
                     (unsigned long long)f->key);
-    (void)hs_fail(HS_ERR_INVALID, 0, "frame cache: unpin of frame %llu, which is not pinned",
+    (void)hs_fail(HS_ERR_MISUSE, 0, "frame cache: unpin of frame %llu, which is not pinned",
                   (unsigned long long)f->key);
     cache_lock(c); /* the caller unlocks */
     return;
@@ -1060,12 +1089,16 @@ __attribute__((noinline)) static void unpin_locked(hs_frame_cache *c, fc_frame *
 }
 
 /* As hs_frame_cache_fetch: the serialized path without the lock's call. */
-void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
+hs_status hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
+  if (!c || !frame)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_unpin: a cache and a frame are required");
   fc_frame *f = (fc_frame *)frame;
+  fc_misuse = false;
   if (c->caller_serializes)
     unpin(c, f, discard);
   else
     unpin_locked(c, f, discard);
+  return fc_misuse ? HS_ERR_MISUSE : HS_OK;
 }
 
 /* A frame given up for its key: dropped, or detached while still pinned. */
@@ -1258,9 +1291,13 @@ uint64_t hs_frame_key(const hs_frame *f) {
   return ((const fc_frame *)f)->key;
 }
 
-void hs_frame_cache_stats_get(hs_frame_cache *c, hs_frame_cache_stats *out) {
+hs_status hs_frame_cache_stats_get(const hs_frame_cache *cache, hs_frame_cache_stats *out) {
+  if (!cache || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_stats_get: cache and out are required");
   /* Read field by field: with caller_serializes another thread may be
-   * counting meanwhile (each count is a relaxed store, see INC). */
+   * counting meanwhile (each count is a relaxed store, see INC). The mutex
+   * is taken, nothing is changed. */
+  hs_frame_cache *c = (hs_frame_cache *)cache;
   cache_lock(c);
   uint64_t hits = LOAD(c->stats.hits), misses = LOAD(c->stats.misses);
   *out = (hs_frame_cache_stats){.fetches = hits + misses,
@@ -1276,6 +1313,7 @@ void hs_frame_cache_stats_get(hs_frame_cache *c, hs_frame_cache_stats *out) {
                                 .count = LOAD(c->count),
                                 .capacity = LOAD(c->capacity)};
   cache_unlock(c);
+  return HS_OK;
 }
 
 hs_status frame_cache_check(hs_frame_cache *c) {

@@ -109,7 +109,7 @@ static hs_status crash_redo(void *ctx, const hs_wal_read_record *rec, void *cons
  * synced; returns the clients CRASH_REL has room for. */
 static hs_status make_relations(const char *dir, uint32_t clients, uint32_t *have) {
   hs_smgr *smgr;
-  hs_status st = hs_smgr_open(dir, crash_page_size, &smgr);
+  hs_status st = hs_smgr_open_ex(dir, &(hs_smgr_options){.page_size = crash_page_size}, &smgr);
   if (st != HS_OK) return st;
   const struct {
     hs_relid rel;

@@ -607,7 +607,7 @@ static hs_status replay_one(replay_run *d, const char *spec, uint32_t page_size,
 
   /* The spec with every parameter spelled out, as `hotset sim` prints it. */
   hs_policy *p;
-  if (hs_policy_create(spec, 1, 1, &p) == HS_OK) {
+  if (hs_policy_create_ex(spec, 1, 1, NULL, &p) == HS_OK) {
     snprintf(res->spec, sizeof res->spec, "%s", hs_policy_spec(p));
     hs_policy_destroy(p);
   } else {
@@ -731,7 +731,7 @@ int replay_main(int argc, char **argv) {
   bool reads_time = false;
   for (int i = 0; i < nspecs; i++) {
     hs_policy *p;
-    if (hs_policy_create(specs[i], 1, 1, &p) != HS_OK)
+    if (hs_policy_create_ex(specs[i], 1, 1, NULL, &p) != HS_OK)
       args_usage_error(cmd, "--policy: %s", hs_last_error());
     reads_time |= (hs_policy_flags(p) & HS_POLICY_NEEDS_TIME) != 0;
     hs_policy_destroy(p);
@@ -780,7 +780,8 @@ int replay_main(int argc, char **argv) {
     snprintf(d.datadir, sizeof d.datadir, "%s/data", d.tmpdir);
   }
   hs_smgr *smgr;
-  if (hs_smgr_open(d.datadir, (uint32_t)page_size, &smgr) != HS_OK)
+  if (hs_smgr_open_ex(d.datadir, &(hs_smgr_options){.page_size = (uint32_t)page_size}, &smgr) !=
+      HS_OK)
     return replay_fail(&d, "opening the data directory", hs_last_error());
   for (size_t i = 0; i < d.trace.nrels; i++) {
     const replay_rel *rr = &d.trace.rels[i];

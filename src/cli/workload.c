@@ -211,7 +211,7 @@ static hs_status verify_on_disk(const char *dir, uint32_t page_size, hs_blockno 
   *updates = 0;
   *max_lsn = 0;
   hs_smgr *smgr;
-  hs_status st = hs_smgr_open(dir, page_size, &smgr);
+  hs_status st = hs_smgr_open_ex(dir, &(hs_smgr_options){.page_size = page_size}, &smgr);
   if (st != HS_OK) return st;
   void *page = aligned_alloc(4096, page_size);
   if (!page) {
@@ -392,7 +392,8 @@ int workload_main(int argc, char **argv) {
   /* Build the relation with a storage manager of our own, before the pool
    * (and its observer) exist. */
   hs_smgr *smgr;
-  if (hs_smgr_open(d.datadir, (uint32_t)page_size, &smgr) != HS_OK)
+  if (hs_smgr_open_ex(d.datadir, &(hs_smgr_options){.page_size = (uint32_t)page_size}, &smgr) !=
+      HS_OK)
     return wl_fail(&d, "opening the data directory", hs_last_error());
   hs_status st = bench_make_relation(smgr, WL_REL, (hs_blockno)pages);
   hs_smgr_close(smgr);
@@ -540,12 +541,9 @@ int workload_main(int argc, char **argv) {
 
   if (json) {
     /* One object: the run's numbers with the pool's statistics inside. */
-    char *stats_json = NULL;
-    size_t stats_len = 0;
-    FILE *mem = open_memstream(&stats_json, &stats_len);
-    if (!mem) return wl_fail(&d, "open_memstream", strerror(errno));
-    hs_io_stats_print_json(&stats, mem);
-    fclose(mem);
+    char stats_json[HS_POOL_STATS_FORMAT_BYTES];
+    if (hs_pool_stats_format(&stats, true, stats_json, sizeof stats_json) != HS_OK)
+      return wl_fail(&d, "hs_pool_stats_format", hs_last_error());
     json_out j;
     json_begin(&j, stdout);
     json_str(&j, "policy", policy_name);
@@ -580,7 +578,6 @@ int workload_main(int argc, char **argv) {
     /* The statistics object as the library writes it. */
     json_raw(&j, "stats", stats_json);
     json_end_line(&j);
-    free(stats_json);
   } else {
     char pool[32], page[32], rel[32];
     args_format_size((uint64_t)nbuffers * page_size, pool, sizeof pool);
@@ -610,7 +607,8 @@ int workload_main(int argc, char **argv) {
     printf("  background writer (%s): %" PRIu64 " pages written by it, %" PRIu64
            " dirty victims written by the misses themselves, %" PRIu64 " buffers allocated\n\n",
            every, bgw.buffers_clean, bgw.buffers_backend, bgw.buffers_alloc);
-    hs_io_stats_print_table(&stats, stdout);
+    char table[HS_POOL_STATS_FORMAT_BYTES];
+    if (hs_pool_stats_format(&stats, false, table, sizeof table) == HS_OK) fputs(table, stdout);
     printf("\nclosed the pool; verified %" PRIu64 " pages on disk: stamps intact, all %" PRIu64
            " updates there\n",
            pages, disk_updates);

@@ -30,6 +30,7 @@ static const char *const status_names[HS_STATUS_COUNT] = {
     [HS_ERR_WAL] = "HS_ERR_WAL",
     [HS_ERR_BUSY] = "HS_ERR_BUSY",
     [HS_ERR_CORRUPT] = "HS_ERR_CORRUPT",
+    [HS_ERR_MISUSE] = "HS_ERR_MISUSE",
 };
 
 const char *hs_status_name(hs_status st) {

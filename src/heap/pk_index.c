@@ -450,7 +450,7 @@ hs_status hs_pk_index_rebuild(hs_pk_index *ix, hs_heap *h, uint64_t *keys, uint6
   *broken = 0;
   if (keys) *keys = 0;
   if (!ix || !h)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_pk_index_rebuild: an index and a heap needed");
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_rebuild: an index and a heap needed");
   if (heap_pool(h) != ix->pool)
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pk_index_rebuild: the heap and the index are in two pools");

@@ -218,7 +218,7 @@ static hs_status run_checkpoint_steps(hs_pool *pool, bool spread, bool timed) {
 }
 
 hs_status hs_checkpoint(hs_pool *pool) {
-  if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_checkpoint: no pool");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_checkpoint: no pool");
   if (!pool->wal)
     return hs_fail(HS_ERR_INVALID, 0, "hs_checkpoint: the pool has no log (hs_pool_options.wal)");
   /* A spread checkpoint under way finishes at full speed first. */
@@ -235,12 +235,16 @@ hs_status hs_checkpoint(hs_pool *pool) {
   return st;
 }
 
-void hs_checkpoint_stats_get(hs_pool *pool, hs_checkpoint_stats *out) {
+hs_status hs_checkpoint_stats_get(const hs_pool *cpool, hs_checkpoint_stats *out) {
+  if (!cpool || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_checkpoint_stats_get: pool and out are required");
+  hs_pool *pool = (hs_pool *)cpool; /* takes the statistics' mutex; changes nothing */
   pthread_mutex_lock(&pool->ckpt_stats_lock);
   *out = pool->ckpt_stats;
   out->failed = pool->ckpt_failures;
   snprintf(out->last_error, sizeof out->last_error, "%s", pool->ckpt_last_error);
   pthread_mutex_unlock(&pool->ckpt_stats_lock);
+  return HS_OK;
 }
 
 /* ---- the checkpointer thread ---------------------------------------------- */

@@ -259,11 +259,15 @@ hs_status pool_take_clean_victim(hs_pool *pool, const hs_access *incoming, hs_io
 /* Counts a victim's taking and makes it a ring member if a ring took it. */
 void pool_note_victim(hs_pool *pool, hs_io_context ctx, hs_strategy *ring, hs_buf v, bool reused,
                       bool evicted);
+/* Extending a relation by one block (hs_pool_extend): an internal read
+ * mode, the value 0.1's public HS_READ_NEW had, which hs_pool_read now
+ * refuses as misuse. */
+#define POOL_READ_NEW ((hs_read_mode)1)
 /* Takes buffer b's page away: out of the page table (hash is its tag's),
  * tag and LSN cleared, every page flag cleared, and the header unlocked. The
  * caller holds the tag's partition lock and b's header lock (`locked_state`)
  * and tells the policy afterwards. Shared by a relation drop and by
- * HS_READ_NEW, which empties its victim before it extends the file. */
+ * POOL_READ_NEW, which empties its victim before it extends the file. */
 void pool_untag_locked(hs_pool *pool, hs_buf b, uint64_t hash, uint32_t locked_state);
 /* Puts b, holding no page, on the free list (if it is not there already). */
 void pool_push_free(hs_pool *pool, hs_buf b);

@@ -260,6 +260,9 @@ hs_status pool_recover(hs_pool *pool) {
   return st;
 }
 
-void hs_pool_recovery_report(hs_pool *pool, hs_recovery_report *out) {
+hs_status hs_pool_recovery_report(const hs_pool *pool, hs_recovery_report *out) {
+  if (!pool || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_recovery_stats_get: pool and out are required");
   *out = pool->recovery;
+  return HS_OK;
 }

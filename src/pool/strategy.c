@@ -120,7 +120,7 @@ uint64_t hs_strategy_default_bytes(hs_strategy_kind kind) {
 }
 
 hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out) {
-  if (!spec || !out) return hs_fail(HS_ERR_INVALID, 0, "hs_ring_config_parse: bad argument");
+  if (!spec || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_ring_config_parse: bad argument");
   char buf[128];
   if (strlen(spec) >= sizeof buf) return hs_fail(HS_ERR_INVALID, 0, "ring spec too long");
   strcpy(buf, spec);
@@ -208,7 +208,7 @@ static uint32_t ring_buffers(const hs_pool *pool, hs_strategy_kind kind, const h
 hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring_config *config,
                              hs_strategy **out) {
   if (!pool || !out || (unsigned)kind >= HS_STRATEGY_KIND_COUNT)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_strategy_create: bad argument");
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_create: bad argument");
   *out = NULL;
   hs_ring_config c = config ? *config : (hs_ring_config){.rule = HS_RING_FIXED};
   hs_strategy *s = calloc(1, sizeof *s);
@@ -267,12 +267,9 @@ uint32_t hs_strategy_ring_size(const hs_strategy *s) {
   return s ? s->size : 0;
 }
 
-void hs_strategy_stats(const hs_strategy *s, hs_ring_stats *out) {
-  if (!out) return;
-  if (!s) {
-    *out = (hs_ring_stats){0};
-    return;
-  }
+hs_status hs_strategy_stats(const hs_strategy *s, hs_ring_stats *out) {
+  if (!s || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_stats_get: strategy and out are required");
   *out = (hs_ring_stats){.size = s->size,
                          .ceiling = s->ceiling,
                          .allocations = s->allocations,
@@ -282,6 +279,7 @@ void hs_strategy_stats(const hs_strategy *s, hs_ring_stats *out) {
                          .shrinks = s->shrinks,
                          .windows = s->windows,
                          .harm_windows = s->harm_windows};
+  return HS_OK;
 }
 
 hs_strategy_kind hs_strategy_kind_of(const hs_strategy *s) {

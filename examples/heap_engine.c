@@ -38,7 +38,7 @@ static hs_status read_row(hs_pk_index *ix, hs_heap *h, const hs_snapshot *snap, 
                           uint64_t key, hs_throttle *th, hs_tid *tid, row *r, bool *found) {
   uint32_t len;
   uint64_t t0 = now_ns();
-  hs_status st = hs_pk_lookup(ix, h, key, snap, self, tid, r, sizeof *r, &len, found);
+  hs_status st = hs_pk_index_lookup(ix, h, key, snap, self, tid, r, sizeof *r, &len, found);
   if (th) hs_throttle_observe(th, now_ns() - t0);
   return st;
 }

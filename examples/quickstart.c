@@ -53,8 +53,8 @@ int main(int argc, char **argv) {
   hs_buf_unlock(pool, buf);
   hs_buf_release(pool, buf);
 
-  hs_io_stats stats;
-  hs_pool_stats(pool, &stats);
+  hs_pool_stats stats;
+  hs_pool_stats_get(pool, &stats);
   char table[HS_POOL_STATS_FORMAT_BYTES];
   if (hs_pool_stats_format(&stats, false, table, sizeof table) == HS_OK) fputs(table, stdout);
 

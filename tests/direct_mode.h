@@ -62,7 +62,7 @@ static inline hs_status test_smgr_open(const char *dir, uint32_t page_size, hs_s
   hs_smgr_options_init(&o);
   o.page_size = page_size;
   o.direct_io = test_direct_io();
-  hs_status st = hs_smgr_open_ex(dir, &o, out);
+  hs_status st = hs_smgr_open(dir, &o, out);
   return o.direct_io ? test_direct_refused(st) : st;
 }
 

@@ -78,10 +78,10 @@ static void test_victim_write_failure(const char *dir) {
   CHECK(find_buffer(pool, REL, 0, &info) >= 0 && info.dirty && info.valid);
   CHECK(find_buffer(pool, REL, 1, &info) >= 0 && info.dirty && info.valid);
   CHECK_EQ(find_buffer(pool, REL, 2, NULL), HS_INVALID_BUF);
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
-  CHECK(hs_io_stats_total(&s, HS_STAT_WRITE_ERRORS) >= 2);
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_WRITES), 0);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
+  CHECK(hs_pool_stats_total(&s, HS_STAT_WRITE_ERRORS) >= 2);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_WRITES), 0);
 
   /* close reports the failure and keeps the pool open. */
   CHECK_ST(hs_pool_close(pool), HS_ERR_NOSPACE);

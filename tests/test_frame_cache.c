@@ -804,7 +804,7 @@ static void test_model_every_policy(void) {
   unsigned tried = 0;
   for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
     hs_policy *p;
-    REQUIRE(hs_policy_create_ex(n, 8, 8, NULL, &p) == HS_OK);
+    REQUIRE(hs_policy_create(n, 8, 8, NULL, &p) == HS_OK);
     bool sim_only = hs_policy_flags(p) &
                     (HS_POLICY_SIM_ONLY | HS_POLICY_NEEDS_FUTURE | HS_POLICY_NEEDS_HINDSIGHT);
     hs_policy_destroy(p);

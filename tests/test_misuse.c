@@ -3,7 +3,7 @@
  *
  * Each case runs in a child process. A release build must refuse the call
  * with HS_ERR_MISUSE, leave the pool's state as it was (another thread's pin
- * still there, the lock word intact), count it in hs_io_stats.misuse and say
+ * still there, the lock word intact), count it in hs_pool_stats.misuse and say
  * what happened in hs_last_error(). A debug build (-DHOTSET_DEBUG=ON) must
  * stop at the broken rule: the child dies of SIGABRT after one stderr line
  * naming the call and the buffer.
@@ -34,8 +34,8 @@ static void fixture_open(fixture *f) {
 }
 
 static uint64_t misuse_count(hs_pool *pool) {
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
   return s.misuse;
 }
 
@@ -186,7 +186,7 @@ static void case_page_unpinned(fixture *f) {
 static void case_policy_evict_not_resident(fixture *f) {
   (void)f;
   hs_policy *p;
-  REQUIRE(hs_policy_create_ex("lru", 4, 4, NULL, &p) == HS_OK);
+  REQUIRE(hs_policy_create("lru", 4, 4, NULL, &p) == HS_OK);
   CHECK_ST(hs_policy_evict(p, 2), HS_ERR_MISUSE);
   CHECK_CONTAINS(hs_last_error(), "not resident");
   CHECK_ST(hs_policy_remove(p, 9), HS_ERR_MISUSE);

@@ -114,12 +114,12 @@ static void test_names(void) {
   CHECK(hs_policy_canonical("") == NULL);
   CHECK(hs_policy_canonical(NULL) == NULL);
   hs_policy *p;
-  CHECK_OK(hs_policy_create_ex("S3-FIFO:small=0.2", 10, 10, NULL, &p));
+  CHECK_OK(hs_policy_create("S3-FIFO:small=0.2", 10, 10, NULL, &p));
   if (p) {
     CHECK_STR(hs_policy_spec(p), "s3fifo:small=0.2,ghost=0.9,move=2");
     hs_policy_destroy(p);
   }
-  CHECK(hs_policy_create_ex("Twoq:In=0.2", 10, 10, NULL, &p) !=
+  CHECK(hs_policy_create("Twoq:In=0.2", 10, 10, NULL, &p) !=
         HS_OK); /* parameters keep their case */
 }
 
@@ -146,13 +146,13 @@ int main(void) {
 
   /* Bad specs. */
   hs_policy *p = NULL;
-  CHECK_ST(hs_policy_create_ex("no-such", 10, 10, NULL, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("no-such", 10, 10, NULL, &p), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "known:");
-  CHECK_ST(hs_policy_create_ex("lru:x=1", 10, 10, NULL, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("lru:x=1", 10, 10, NULL, &p), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "unknown parameter");
-  CHECK_ST(hs_policy_create_ex("lru", 0, 10, NULL, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("lru", 0, 10, NULL, &p), HS_ERR_INVALID);
   CHECK(p == NULL);
-  CHECK_OK(hs_policy_create_ex("clock-sweep", 10, 10, NULL, &p));
+  CHECK_OK(hs_policy_create("clock-sweep", 10, 10, NULL, &p));
   CHECK(strcmp(hs_policy_spec(p), "clock-sweep") == 0);
   hs_access a = {.key = 1, .size = 11};
   CHECK_ST(hs_policy_insert(p, 0, &a), HS_ERR_INVALID); /* larger than the cache */

@@ -69,8 +69,8 @@ static void test_read_pin_hit(const char *dir) {
   find_buffer(pool, REL, 2, &info);
   CHECK_EQ(info.pins, 0);
 
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
   CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_HITS], 1);
   CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_READS], 1);
   CHECK_EQ(s.valid, 1);
@@ -83,7 +83,7 @@ static void test_read_pin_hit(const char *dir) {
   CHECK_ST(hs_pool_read(pool, 777, HS_FORK_MAIN, 0, HS_READ_NORMAL, NULL, &bad, NULL),
            HS_ERR_NOENT);
   CHECK_ST(hs_pool_read(pool, REL, (hs_fork)9, 0, HS_READ_NORMAL, NULL, &bad, NULL), HS_ERR_MISUSE);
-  hs_pool_stats(pool, &s);
+  hs_pool_stats_get(pool, &s);
   CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_READ_ERRORS], 2);
   CHECK_EQ(s.pinned, 0); /* failed reads leave no pin behind */
   CHECK_OK(hs_pool_close(pool));
@@ -120,8 +120,8 @@ static void test_dirty_roundtrip(const char *dir) {
   CHECK_OK(hs_buf_unlock(pool, b));
   CHECK_OK(hs_buf_release(pool, b));
 
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
   CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_EXTENDS], 6);
   CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_EVICTIONS], 2); /* 6 blocks, 4 buffers */
   CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_WRITES], 2);    /* the evicted were dirty */
@@ -129,7 +129,7 @@ static void test_dirty_roundtrip(const char *dir) {
 
   /* The pages are on disk after flush_relation, in the file itself. */
   CHECK_OK(hs_pool_flush_relation(pool, REL + 1));
-  hs_pool_stats(pool, &s);
+  hs_pool_stats_get(pool, &s);
   CHECK_EQ(s.dirty, 0);
   CHECK_EQ(s.count[HS_IOCTX_NORMAL][HS_STAT_WRITES], 6);
   _Alignas(4096) unsigned char page[4096];
@@ -144,8 +144,8 @@ static void test_dirty_roundtrip(const char *dir) {
   CHECK_EQ(find_buffer(pool, REL + 1, 3, NULL), HS_INVALID_BUF);
   CHECK_OK(hs_pool_read(pool, REL + 1, HS_FORK_MAIN, 3, HS_READ_ZERO, NULL, &b, NULL));
   CHECK_EQ(((unsigned char *)hs_buf_page(pool, b))[0], 0);
-  hs_pool_stats(pool, &s);
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_READS), 0);
+  hs_pool_stats_get(pool, &s);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_READS), 0);
 
   /* Dropping a relation with a pinned buffer is refused, not done halfway
    * silently. */
@@ -180,11 +180,11 @@ static void test_stats_printing(const char *dir) {
   make_relation(pool, REL + 3, 8);
   for (int round = 0; round < 3; round++)
     for (hs_blockno i = 0; i < 8; i++) hs_buf_release(pool, must_read(pool, REL + 3, i, NULL));
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
   /* Every read call is exactly one hit or one read. */
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_HITS) + hs_io_stats_total(&s, HS_STAT_READS), 24);
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_EVICTIONS), hs_io_stats_total(&s, HS_STAT_READS) - 4);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_HITS) + hs_pool_stats_total(&s, HS_STAT_READS), 24);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_EVICTIONS), hs_pool_stats_total(&s, HS_STAT_READS) - 4);
   char buf[HS_POOL_STATS_FORMAT_BYTES];
   CHECK_OK(hs_pool_stats_format(&s, true, buf, sizeof buf));
   size_t len = strlen(buf);
@@ -281,9 +281,9 @@ static void test_extend_and_zero_locked(const char *dir) {
   CHECK_OK(hs_buf_mark_dirty(pool, b, 0, NULL));
   CHECK_OK(hs_buf_unlock(pool, b));
   CHECK_OK(hs_buf_release(pool, b));
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_READS), 0);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_READS), 0);
   /* Of a block in the pool: a hit, locked, its page as it was. */
   CHECK_OK(hs_pool_read(pool, REL + 104, HS_FORK_MAIN, 1, HS_READ_ZERO_LOCKED, NULL, &b, &hit));
   CHECK(hit);
@@ -307,7 +307,7 @@ static void test_extend_and_zero_locked(const char *dir) {
   CHECK_ST(hs_pool_extend(pool, REL + 104, HS_FORK_COUNT, NULL, true, &b, NULL), HS_ERR_MISUSE);
   CHECK_ST(hs_pool_extend(pool, REL + 104, HS_FORK_MAIN, NULL, true, NULL, NULL), HS_ERR_MISUSE);
   CHECK_ST(hs_pool_extend(pool, REL + 105, HS_FORK_MAIN, NULL, true, &b, NULL), HS_ERR_NOENT);
-  hs_pool_stats(pool, &s);
+  hs_pool_stats_get(pool, &s);
   CHECK_EQ(s.pinned, 0);
   CHECK_OK(hs_pool_close(pool));
 }

@@ -360,7 +360,7 @@ static void test_unwritable_page_every_policy(void) {
   for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
        name = strtok_r(NULL, ",", &save)) {
     hs_policy *probe;
-    REQUIRE(hs_policy_create_ex(name, 1, 1, NULL, &probe) == HS_OK);
+    REQUIRE(hs_policy_create(name, 1, 1, NULL, &probe) == HS_OK);
     bool sim_only = hs_policy_flags(probe) & HS_POLICY_SIM_ONLY;
     hs_policy_destroy(probe);
     if (sim_only) continue; /* belady, fixedset: offline bounds, simulator only */

@@ -48,7 +48,7 @@ typedef enum hs_db_state {
 } hs_db_state;
 
 /* A short name: "shut down", "in production", "in recovery". */
-const char *hs_db_state_name(hs_db_state state);
+const char *hs_control_state_name(hs_db_state state);
 
 typedef struct hs_control {
   uint32_t format;        /* HS_CONTROL_FORMAT */

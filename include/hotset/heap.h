@@ -252,7 +252,7 @@ hs_status hs_pk_index_rebuild(hs_pk_index *ix, hs_heap *h, uint64_t *keys, uint6
  * HS_ERR_CORRUPT naming both relations, with the `hotset reindex` command
  * that rebuilds the index from the heap. Locks the index page, then (after
  * releasing it) each heap page in turn, never two at once. */
-hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
+hs_status hs_pk_index_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
                        hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
                        bool *found);
 

@@ -14,7 +14,7 @@
  *
  * What a policy cannot tell from its capacity and slots — how many bytes a
  * unit is, what its clock counts — the caller says in an hs_policy_env
- * (hs_policy_create_ex). No policy guesses it from the numbers.
+ * (hs_policy_create). No policy guesses it from the numbers.
  *
  * The caller drives it:
  *
@@ -159,7 +159,7 @@ typedef struct hs_policy_env {
  * 8192 by default, and a clock of unspecified units: enough to check a spec
  * or to run a policy whose behaviour does not depend on them).
  * Errors: an unknown name or parameter, a bad value, an unknown clock. */
-hs_status hs_policy_create_ex(const char *spec, uint64_t capacity, uint32_t max_slots,
+hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
                               const hs_policy_env *env, hs_policy **out);
 void hs_policy_destroy(hs_policy *p);
 

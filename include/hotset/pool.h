@@ -170,7 +170,7 @@ typedef struct hs_pool_options {
    * pages as they are, before it starts a new log past them. */
   bool accept_pages_past_log;
   /* Checkpoints (hotset/durability.h; need `wal`): the checkpointer thread
-   * starts one every checkpoint_timeout_ms (0 = no thread: hs_checkpoint
+   * starts one every checkpoint_timeout_ms (0 = no thread: hs_pool_checkpoint
    * only), or when max_wal_size bytes of log were written since the last
    * (0 = by time only), and spreads its writes over
    * checkpoint_completion_target of that interval (0 < t <= 1; default 0.9). */
@@ -343,7 +343,7 @@ hs_status hs_buf_release(hs_pool *pool, hs_buf buf);
 /* Rules and misuse. A call that breaks one of the rules above is refused
  * without changing anything: it returns HS_ERR_MISUSE, hs_last_error() names
  * the call, the buffer, its page and the rule, and the pool counts it
- * (hs_io_stats.misuse). A library built with -DHOTSET_DEBUG=ON stops the
+ * (hs_pool_stats.misuse). A library built with -DHOTSET_DEBUG=ON stops the
  * program there instead (abort, after one line on stderr), so the first
  * broken rule is found where it happens. Threads beyond the 64 that get
  * private pin counters share their pins through the buffer's state word: a
@@ -365,7 +365,7 @@ hs_status hs_pool_flush_all(hs_pool *pool);
 hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel);
 
 /* A snapshot of the I/O statistics (hotset/stats.h). */
-hs_status hs_pool_stats(const hs_pool *pool, hs_io_stats *out);
+hs_status hs_pool_stats_get(const hs_pool *pool, hs_pool_stats *out);
 /* Zeroes the statistics (e.g. after a warm-up). */
 void hs_pool_stats_reset(hs_pool *pool);
 
@@ -378,7 +378,7 @@ void hs_pool_stats_reset(hs_pool *pool);
 hs_status hs_pool_bgwriter_round(hs_pool *pool, uint32_t *written);
 /* The background writer's statistics (hotset/stats.h); zeroed by
  * hs_pool_stats_reset. */
-hs_status hs_pool_bgwriter_stats(const hs_pool *pool, hs_bgwriter_stats *out);
+hs_status hs_pool_bgwriter_stats_get(const hs_pool *pool, hs_pool_bgwriter_stats *out);
 
 /* PostgreSQL's rule for when a scan uses a ring (hotset/strategy.h): the
  * relation is larger than `threshold_pages` (0: a quarter of the pool). */

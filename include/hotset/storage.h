@@ -111,7 +111,7 @@ void hs_smgr_options_init(hs_smgr_options *opts);
 
 /* Opens (creating it if missing) the data directory `dir`; opts NULL means
  * the defaults (hs_smgr_options_init). */
-hs_status hs_smgr_open_ex(const char *dir, const hs_smgr_options *opts, hs_smgr **out);
+hs_status hs_smgr_open(const char *dir, const hs_smgr_options *opts, hs_smgr **out);
 
 /* Whether this handle does direct I/O (hs_smgr_options.direct_io). */
 bool hs_smgr_direct_io(const hs_smgr *smgr);

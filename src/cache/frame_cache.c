@@ -328,7 +328,7 @@ static hs_access make_access(const hs_frame_cache *c, uint64_t key, bool scan) {
 
 static hs_status policy_make(const hs_frame_cache *c, uint32_t capacity, hs_policy **out) {
   hs_policy_env env = {.unit_bytes = c->frame_bytes, .clock = HS_CLOCK_MILLISECONDS};
-  hs_status st = hs_policy_create_ex(c->spec, capacity, capacity, &env, out);
+  hs_status st = hs_policy_create(c->spec, capacity, capacity, &env, out);
   if (st != HS_OK) return st;
   if (hs_policy_flags(*out) &
       (HS_POLICY_SIM_ONLY | HS_POLICY_NEEDS_FUTURE | HS_POLICY_NEEDS_HINDSIGHT)) {

@@ -24,14 +24,14 @@ const char *hs_io_counter_name(hs_io_counter c) {
   return (unsigned)c < HS_STAT_COUNT ? counter_names[c] : "unknown";
 }
 
-uint64_t hs_io_stats_total(const hs_io_stats *s, hs_io_counter c) {
+uint64_t hs_pool_stats_total(const hs_pool_stats *s, hs_io_counter c) {
   uint64_t t = 0;
   for (int x = 0; x < HS_IOCTX_COUNT; x++) t += s->count[x][c];
   return t;
 }
 
-double hs_io_stats_hit_ratio(const hs_io_stats *s) {
-  uint64_t hits = hs_io_stats_total(s, HS_STAT_HITS), reads = hs_io_stats_total(s, HS_STAT_READS);
+double hs_pool_stats_hit_ratio(const hs_pool_stats *s) {
+  uint64_t hits = hs_pool_stats_total(s, HS_STAT_HITS), reads = hs_pool_stats_total(s, HS_STAT_READS);
   return hits + reads ? (double)hits / (double)(hits + reads) : 0.0;
 }
 
@@ -57,11 +57,11 @@ static void table_row(text *t, const char *name, const uint64_t *row) {
   add(t, "\n");
 }
 
-static void format_table(text *t, const hs_io_stats *s) {
+static void format_table(text *t, const hs_pool_stats *s) {
   add(t,
       "pool: %u buffers of %u bytes; %u valid, %u dirty, %u pinned; hit%% %.2f; "
       "misuse %" PRIu64 "\n",
-      s->nbuffers, s->page_size, s->valid, s->dirty, s->pinned, 100.0 * hs_io_stats_hit_ratio(s),
+      s->nbuffers, s->page_size, s->valid, s->dirty, s->pinned, 100.0 * hs_pool_stats_hit_ratio(s),
       s->misuse);
   add(t, "%-10s", "context");
   for (int c = 0; c < HS_STAT_COUNT; c++) add(t, " %12s", counter_names[c]);
@@ -85,11 +85,11 @@ static void json_counters(text *t, const uint64_t *row) {
   add(t, "}");
 }
 
-static void format_json(text *t, const hs_io_stats *s) {
+static void format_json(text *t, const hs_pool_stats *s) {
   add(t,
       "{\"nbuffers\":%u,\"page_size\":%u,\"valid\":%u,\"dirty\":%u,\"pinned\":%u,"
       "\"hit_ratio\":%.6f,\"misuse\":%" PRIu64 ",\"contexts\":{",
-      s->nbuffers, s->page_size, s->valid, s->dirty, s->pinned, hs_io_stats_hit_ratio(s),
+      s->nbuffers, s->page_size, s->valid, s->dirty, s->pinned, hs_pool_stats_hit_ratio(s),
       s->misuse);
   uint64_t total[HS_STAT_COUNT] = {0};
   for (int x = 0; x < HS_IOCTX_COUNT; x++) {
@@ -102,7 +102,7 @@ static void format_json(text *t, const hs_io_stats *s) {
   add(t, "}\n");
 }
 
-hs_status hs_pool_stats_format(const hs_io_stats *s, bool json, char *buf, size_t len) {
+hs_status hs_pool_stats_format(const hs_pool_stats *s, bool json, char *buf, size_t len) {
   if (!s || !buf || len == 0)
     return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_stats_format: statistics and a buffer are required");
   text t = {.buf = buf, .len = len, .used = 0};

@@ -97,7 +97,7 @@ typedef hs_status (*heap_version_fn)(void *ctx, hs_tid tid, const hs_heap_tuple_
  * writers away (hs_pk_index_rebuild's rule). */
 hs_status heap_scan_versions(hs_heap *h, heap_version_fn fn, void *ctx);
 
-/* Tests: `fn` runs inside every hs_pk_lookup on `ix`, after the lookup
+/* Tests: `fn` runs inside every hs_pk_index_lookup on `ix`, after the lookup
  * read `key`'s entry (`entry`) and before it walks the chain from there,
  * with no lock held (NULL: none). */
 void pk_index_set_lookup_hook(hs_pk_index *ix, void (*fn)(void *ctx, uint64_t key, hs_tid entry),

@@ -45,7 +45,7 @@ struct hs_pk_index {
   hs_pool *pool;
   fork_pages pages; /* the index relation's main fork */
   uint32_t per_page;
-  /* Tests: called by hs_pk_lookup between reading the entry and the walk. */
+  /* Tests: called by hs_pk_index_lookup between reading the entry and the walk. */
   void (*lookup_hook)(void *ctx, uint64_t key, hs_tid entry);
   void *lookup_hook_ctx;
 };
@@ -192,7 +192,7 @@ static hs_status damaged_index(hs_pk_index *ix, hs_heap *h) {
    * message offers (giving up the file) would leave an index without its
    * entries. */
   return hs_fail(HS_ERR_CORRUPT, 0,
-                 "hs_pk_lookup: the index in relation %u is damaged; it holds nothing the heap "
+                 "hs_pk_index_lookup: the index in relation %u is damaged; it holds nothing the heap "
                  "does not, so rebuild it from the heap with %s (reading it: %s)",
                  ix->pages.rel, hint, why);
 }
@@ -207,7 +207,7 @@ static hs_status disagree(hs_pk_index *ix, hs_heap *h, uint64_t key, hs_tid root
     snprintf(where, sizeof where, ", whose update chain leads to block %u slot %u", at.block,
              at.slot);
   return hs_fail(HS_ERR_CORRUPT, 0,
-                 "hs_pk_lookup: the index in relation %u says key %" PRIu64
+                 "hs_pk_index_lookup: the index in relation %u says key %" PRIu64
                  " is at block %u slot %u of heap %u%s, which %s: the index or the heap in %s is "
                  "damaged (or the heap's rows were given up); rebuild the index from the heap "
                  "(a key whose newest version is gone loses its entry) with %s",
@@ -215,12 +215,12 @@ static hs_status disagree(hs_pk_index *ix, hs_heap *h, uint64_t key, hs_tid root
                  hs_smgr_dir(hs_pool_smgr(ix->pool)), hint);
 }
 
-hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
+hs_status hs_pk_index_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
                        hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
                        bool *found) {
   *found = false;
   unsigned char *buf = malloc(HEAP_MAX_TUPLE);
-  if (!buf) return hs_fail(HS_ERR_NOMEM, 0, "hs_pk_lookup: no memory");
+  if (!buf) return hs_fail(HS_ERR_NOMEM, 0, "hs_pk_index_lookup: no memory");
   hs_status st = HS_OK;
   /* Another look at the index after landing on a slot vacuum emptied (or
    * emptied and gave another key): the entry has moved by then — though
@@ -328,7 +328,7 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
   free(buf);
   if (st == HS_OK && stale)
     return hs_fail(HS_ERR_BUSY, 0,
-                   "hs_pk_lookup: key %" PRIu64 "'s entry moved %d times while it was looked up",
+                   "hs_pk_index_lookup: key %" PRIu64 "'s entry moved %d times while it was looked up",
                    key, PK_LOOKUP_ATTEMPTS);
   return st;
 }

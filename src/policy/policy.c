@@ -132,7 +132,7 @@ static void canonical_spec(hs_policy *p) {
                             ops->params[i].name, p->param[i]);
 }
 
-hs_status hs_policy_create_ex(const char *spec, uint64_t capacity, uint32_t max_slots,
+hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
                               const hs_policy_env *env, hs_policy **out) {
   if (!spec || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_policy_create: spec and out needed");
   *out = NULL;

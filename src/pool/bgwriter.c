@@ -258,7 +258,7 @@ void bgwriter_stats_reset(bgwriter *w) {
     w->base[i] = atomic_load_explicit(&w->count[i], memory_order_relaxed);
 }
 
-hs_status hs_pool_bgwriter_stats(const hs_pool *cpool, hs_bgwriter_stats *out) {
+hs_status hs_pool_bgwriter_stats_get(const hs_pool *cpool, hs_pool_bgwriter_stats *out) {
   if (!cpool || !out)
     return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_bgwriter_stats_get: pool and out are required");
   hs_pool *pool = (hs_pool *)cpool; /* takes the statistics' mutex; changes nothing */

@@ -214,7 +214,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   stat_shards_init(&pool->stats);
 
   hs_smgr_options smgr_opts = {.page_size = page_size, .direct_io = opts->direct_io};
-  hs_status st = hs_smgr_open_ex(opts->dir, &smgr_opts, &pool->smgr);
+  hs_status st = hs_smgr_open(opts->dir, &smgr_opts, &pool->smgr);
   /* One pool per data directory: two would overwrite each other's pages. */
   if (st == HS_OK) st = hs_smgr_lock_dir(pool->smgr);
   /* Every file the directory must hold is there, as long as it was at the
@@ -284,7 +284,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
    * what its clock counts (milliseconds), rather than guess them. */
   hs_policy_env env = {.unit_bytes = pool->page_size, .clock = HS_CLOCK_MILLISECONDS};
   if (st == HS_OK)
-    st = hs_policy_create_ex(policy, pool->nbuffers, pool->nbuffers, &env, &pool->policy);
+    st = hs_policy_create(policy, pool->nbuffers, pool->nbuffers, &env, &pool->policy);
   if (st == HS_OK && (hs_policy_flags(pool->policy) & HS_POLICY_SIM_ONLY))
     st = hs_fail(HS_ERR_INVALID, 0,
                  "replacement policy \"%s\" needs to know the future: it runs only in the "
@@ -337,7 +337,7 @@ hs_status hs_pool_close(hs_pool *pool) {
    * has nothing to replay. */
   if (st == HS_OK) {
     pool->shutting_down = true; /* the checkpoint's control file says "shut down" */
-    st = pool->wal ? hs_checkpoint(pool) : hs_pool_flush_all(pool);
+    st = pool->wal ? hs_pool_checkpoint(pool) : hs_pool_flush_all(pool);
     /* Without a log no checkpoint records the files' sizes: the close does. */
     if (st == HS_OK && !pool->wal) st = smgr_catalog_record_sizes(pool->smgr);
     if (st == HS_OK && !pool->wal) {
@@ -1016,7 +1016,7 @@ void pool_counters(hs_pool *pool, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]) {
   pthread_mutex_unlock(&pool->stats_lock);
 }
 
-hs_status hs_pool_stats(const hs_pool *cpool, hs_io_stats *out) {
+hs_status hs_pool_stats_get(const hs_pool *cpool, hs_pool_stats *out) {
   if (!cpool || !out)
     return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_stats_get: pool and out are required");
   hs_pool *pool = (hs_pool *)cpool; /* takes the statistics' mutex; changes nothing */

@@ -15,7 +15,7 @@ struct hs_strategy {
   hs_pool *pool;
   hs_strategy_kind kind;
   hs_io_context ctx;
-  hs_ring_config config;
+  hs_strategy_options config;
   uint32_t size;       /* slots in use now */
   uint32_t max_size;   /* slots allocated (the adaptive ring's cap) */
   uint32_t current;    /* the slot used last */

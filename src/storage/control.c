@@ -57,7 +57,7 @@
 #define FLAG_CHECKPOINT 2u
 #define FLAG_CATALOG    4u
 
-const char *hs_db_state_name(hs_db_state state) {
+const char *hs_control_state_name(hs_db_state state) {
   switch (state) {
   case HS_DB_SHUT_DOWN:
     return "shut down";

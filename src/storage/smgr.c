@@ -555,7 +555,7 @@ void hs_smgr_options_init(hs_smgr_options *opts) {
   if (opts) *opts = (hs_smgr_options){.page_size = HS_PAGE_SIZE_DEFAULT, .direct_io = false};
 }
 
-hs_status hs_smgr_open_ex(const char *dir, const hs_smgr_options *opts, hs_smgr **out) {
+hs_status hs_smgr_open(const char *dir, const hs_smgr_options *opts, hs_smgr **out) {
   if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_open: out is NULL");
   *out = NULL;
   hs_smgr_options defaults;

@@ -68,7 +68,7 @@ typedef struct hs_pool_stats {
 } hs_pool_stats;
 
 /* The background writer's work, after pg_stat_bgwriter (hotset/pool.h,
- * hs_pool_bgwriter_stats). */
+ * hs_pool_bgwriter_stats_get). */
 typedef struct hs_pool_bgwriter_stats {
   uint64_t rounds;           /* writer rounds run (the thread's and hs_pool_bgwriter_round) */
   uint64_t buffers_clean;    /* dirty buffers the writer wrote */

@@ -92,15 +92,18 @@ typedef struct hs_strategy_options {
  * case); KB/MB/GB and K/M/G are refused as ambiguous, with a message saying
  * what to write instead. */
 hs_status hs_strategy_options_parse(const char *spec, hs_strategy_options *out);
+/* Fills in the defaults: HS_RING_FIXED at the kind's default size, no
+ * recycle-first, no own writes. */
+void hs_strategy_options_init(hs_strategy_options *opts);
 /* The kind's default size in bytes (256 KiB, 16 MiB, 2 MiB). */
 uint64_t hs_strategy_default_bytes(hs_strategy_kind kind);
 const char *hs_strategy_kind_name(hs_strategy_kind kind);
 
-/* A ring for one scan. config NULL: HS_RING_FIXED with the default size.
+/* A ring for one scan. config NULL: the defaults (hs_strategy_options_init).
  * With HS_RING_OFF the strategy still counts its I/O in its context but
  * reads through the normal policy. */
-hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_strategy_options *config,
-                             hs_strategy **out);
+hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind,
+                             const hs_strategy_options *config, hs_strategy **out);
 /* Frees the ring. An own_writes ring hands the dirty pages it still holds
  * back to everyone's victim searches, so it must be freed before its pool
  * is closed. */

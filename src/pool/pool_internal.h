@@ -272,7 +272,7 @@ void pool_untag_locked(hs_pool *pool, hs_buf b, uint64_t hash, uint32_t locked_s
 /* Puts b, holding no page, on the free list (if it is not there already). */
 void pool_push_free(hs_pool *pool, hs_buf b);
 
-/* The statistics counters alone (cheaper than hs_pool_stats). */
+/* The statistics counters alone (cheaper than hs_pool_stats_get). */
 void pool_counters(hs_pool *pool, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]);
 
 /* ---- for read streams (read_stream.c) ----------------------------------- */

@@ -119,6 +119,10 @@ uint64_t hs_strategy_default_bytes(hs_strategy_kind kind) {
   }
 }
 
+void hs_strategy_options_init(hs_strategy_options *opts) {
+  if (opts) *opts = (hs_strategy_options){.rule = HS_RING_FIXED};
+}
+
 hs_status hs_strategy_options_parse(const char *spec, hs_strategy_options *out) {
   if (!spec || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_options_parse: bad argument");
   char buf[128];
@@ -176,8 +180,8 @@ hs_status hs_strategy_options_parse(const char *spec, hs_strategy_options *out) 
 }
 
 /* The ring's size in buffers under its rule, capped at 1/8 of the pool. */
-static uint32_t ring_buffers(const hs_pool *pool, hs_strategy_kind kind, const hs_strategy_options *c,
-                             uint32_t *adaptive_max) {
+static uint32_t ring_buffers(const hs_pool *pool, hs_strategy_kind kind,
+                             const hs_strategy_options *c, uint32_t *adaptive_max) {
   uint32_t nbuffers = hs_pool_nbuffers(pool), page = hs_pool_page_size(pool);
   uint32_t cap = nbuffers / 8 ? nbuffers / 8 : 1;
   uint64_t bytes;
@@ -205,8 +209,8 @@ static uint32_t ring_buffers(const hs_pool *pool, hs_strategy_kind kind, const h
   return n > cap ? cap : (uint32_t)n;
 }
 
-hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_strategy_options *config,
-                             hs_strategy **out) {
+hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind,
+                             const hs_strategy_options *config, hs_strategy **out) {
   if (!pool || !out || (unsigned)kind >= HS_STRATEGY_KIND_COUNT)
     return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_create: bad argument");
   *out = NULL;
@@ -271,14 +275,14 @@ hs_status hs_strategy_stats_get(const hs_strategy *s, hs_strategy_stats *out) {
   if (!s || !out)
     return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_stats_get: strategy and out are required");
   *out = (hs_strategy_stats){.size = s->size,
-                         .ceiling = s->ceiling,
-                         .allocations = s->allocations,
-                         .reuses = s->reuses,
-                         .wal_flushes = s->wal_flushes,
-                         .grows = s->grows,
-                         .shrinks = s->shrinks,
-                         .windows = s->windows,
-                         .harm_windows = s->harm_windows};
+                             .ceiling = s->ceiling,
+                             .allocations = s->allocations,
+                             .reuses = s->reuses,
+                             .wal_flushes = s->wal_flushes,
+                             .grows = s->grows,
+                             .shrinks = s->shrinks,
+                             .windows = s->windows,
+                             .harm_windows = s->harm_windows};
   return HS_OK;
 }
 

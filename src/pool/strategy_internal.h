@@ -22,7 +22,7 @@ struct hs_strategy {
   hs_buf *bufs;        /* max_size slots; HS_INVALID_BUF = empty */
   uint32_t floor_size; /* the adaptive ring never shrinks below this */
   uint32_t ceiling;    /* nor grows past this: max_size, lowered where harm was seen */
-  /* What the ring did (hs_strategy_stats). */
+  /* What the ring did (hs_strategy_stats_get). */
   uint64_t allocations, reuses, wal_flushes, grows, shrinks, windows, harm_windows;
   /* Growth: the recycles between each of the last few forced WAL flushes. */
   uint64_t flush_gaps[STRATEGY_FLUSH_GAPS];

@@ -53,6 +53,7 @@ void hs_pool_options_init(hs_pool_options *opts) {
   opts->checkpoint_completion_target = 0.9;
   opts->bgwriter_lru_maxpages = 100; /* PostgreSQL's defaults; the delay stays 0 (pool.h) */
   opts->bgwriter_lru_multiplier = 2.0;
+  opts->checksums = HS_CHECKSUMS_DEFAULT; /* on for a new directory with a log */
 }
 
 /* ---- opening and closing ---------------------------------------------- */
@@ -189,7 +190,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   pool->wal_needs_flush = opts->wal_needs_flush;
   pool->wal = opts->wal;
   pool->wal_ctx = opts->wal_ctx;
-  pool->checksums = opts->checksums;
+  /* pool->checksums: set by pool_control_check (the option, or the directory's) */
   pool->accept_pages_past_log = opts->accept_pages_past_log;
   pool->ckpt_timeout_ms = opts->checkpoint_timeout_ms;
   pool->max_wal_size = opts->max_wal_size;

@@ -351,7 +351,7 @@ static void test_options(void) {
   CHECK_ST(open_with(dir, 0, 100, NAN), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "bgwriter_lru_multiplier");
   uint32_t written = 7;
-  CHECK_ST(hs_pool_bgwriter_round(NULL, &written), HS_ERR_INVALID);
+  CHECK_ST(hs_pool_bgwriter_round(NULL, &written), HS_ERR_MISUSE);
   CHECK_EQ(written, 0);
   /* Multiplier 0 or maxpages 0: rounds run and write nothing. */
   for (int k = 0; k < 2; k++) {

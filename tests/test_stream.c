@@ -161,7 +161,7 @@ static void test_stream_basics(const char *dir, uint32_t workers) {
   hs_read_stream_close(s);
   CHECK_EQ(pinned_buffers(pool), 0);
 
-  CHECK_ST(hs_read_stream_open(pool, BIG, HS_FORK_MAIN, NULL, NULL, &r, 0, &s), HS_ERR_INVALID);
+  CHECK_ST(hs_read_stream_open(pool, BIG, HS_FORK_MAIN, NULL, NULL, &r, 0, &s), HS_ERR_MISUSE);
   CHECK_OK(hs_pool_close(pool));
 }
 

@@ -20,6 +20,9 @@
  * of the log — each with a message naming the file, the LSN and what to do
  * (docs/wal.md, "What recovery refuses"). `hotset reset-log` is the
  * explicit way out for an operator who accepts the loss.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_CONTROL_H
 #define HOTSET_CONTROL_H

@@ -32,6 +32,9 @@
  * write). Dropping or truncating a relation is not logged yet: take a
  * checkpoint right after, before the relation's id is used again, or
  * recovery from an older redo point re-creates it.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_DURABILITY_H
 #define HOTSET_DURABILITY_H

@@ -33,6 +33,9 @@
  * threads may share a cache; distinct caches share nothing. An engine
  * that serializes its calls itself may drop the mutex (caller_serializes);
  * the statistics stay readable from any thread.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_FRAME_CACHE_H
 #define HOTSET_FRAME_CACHE_H
@@ -108,6 +111,7 @@ typedef struct hs_frame_cache_options {
  * purgeable, scan_run 32. */
 void hs_frame_cache_options_init(hs_frame_cache_options *o);
 
+/* o NULL: the defaults. */
 hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache **out);
 /* Frees every frame, pinned or not. */
 void hs_frame_cache_destroy(hs_frame_cache *c);

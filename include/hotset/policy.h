@@ -44,6 +44,9 @@
  * Policies are named by a spec "name[:key=value,...]", e.g. "s3fifo:small=0.1"
  * or "slru:segments=4"; hs_policy_names lists them. A name matches in any
  * case, and other simulators' names are aliases (hs_policy_canonical).
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_POLICY_H
 #define HOTSET_POLICY_H
@@ -160,7 +163,7 @@ typedef struct hs_policy_env {
  * or to run a policy whose behaviour does not depend on them).
  * Errors: an unknown name or parameter, a bad value, an unknown clock. */
 hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
-                              const hs_policy_env *env, hs_policy **out);
+                           const hs_policy_env *env, hs_policy **out);
 void hs_policy_destroy(hs_policy *p);
 
 void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a);

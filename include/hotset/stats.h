@@ -15,6 +15,9 @@
  *   wal_flushes  the WAL-before-data callback had to flush the log before
  *              a write (calls that found the log already flushed don't count).
  * Counting is sharded per thread, so it costs the hit path no shared write.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_STATS_H
 #define HOTSET_STATS_H

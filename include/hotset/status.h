@@ -7,6 +7,9 @@
  * thread-local buffer, read with hs_last_error(); the operating-system errno
  * behind it, if any, is hs_last_errno(). The library never aborts or exits on
  * bad input or I/O errors.
+ *
+ * docs/api.md ("Errors") draws the line between HS_ERR_INVALID and
+ * HS_ERR_MISUSE and says which calls return something else.
  */
 #ifndef HOTSET_STATUS_H
 #define HOTSET_STATUS_H

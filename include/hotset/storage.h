@@ -50,6 +50,9 @@
  * truncating or removing a listed fork lowers or removes its entry in the
  * file; creating one lists nothing (the pool lists what it finds when it
  * opens).
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_STORAGE_H
 #define HOTSET_STORAGE_H

@@ -33,6 +33,9 @@
  * foreground accesses running, it gives back a quarter of its buffers and
  * never grows past that size again. So it settles instead of halving and
  * regrowing. Every ring is capped at 1/8 of the pool.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_STRATEGY_H
 #define HOTSET_STRATEGY_H

@@ -15,6 +15,9 @@
  *
  * These numbers and CMakeLists.txt's project(VERSION) are checked against
  * each other when the build is configured and by tests/test_version.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_VERSION_H
 #define HOTSET_VERSION_H

@@ -29,6 +29,9 @@
  * fsync the kernel may have dropped the data, so nothing written since can
  * be called durable (PostgreSQL PANICs and recovers; an engine closes and
  * reopens, which recovers from what is on disk).
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_WAL_H
 #define HOTSET_WAL_H

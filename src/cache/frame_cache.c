@@ -861,8 +861,13 @@ static void cache_free(hs_frame_cache *c) {
 }
 
 hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache **out) {
-  if (!o || !out) return hs_fail(HS_ERR_MISUSE, 0, "frame cache: no options or no result pointer");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_create: no result pointer");
   *out = NULL;
+  hs_frame_cache_options defaults;
+  if (!o) {
+    hs_frame_cache_options_init(&defaults);
+    o = &defaults;
+  }
   if (o->frame_bytes < 512 || o->frame_bytes > 65536)
     return hs_fail(HS_ERR_INVALID, 0, "frame cache: frame_bytes %u is outside 512 .. 65536",
                    o->frame_bytes);

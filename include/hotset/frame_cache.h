@@ -144,8 +144,11 @@ hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
 hs_status hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *f, bool discard);
 /* The frame's key becomes `new_key`; a frame already cached under
  * `new_key` (which must not be pinned; if it is, it leaves the key table
- * but its memory stays valid until it is unpinned) is dropped. */
-void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *f, uint64_t new_key);
+ * but its memory stays valid until it is unpinned) is dropped.
+ * HS_ERR_NOMEM if the key table or the policy could not take the frame
+ * under its new key: it stays pinned and valid, but a fetch of the new key
+ * may not find it. */
+hs_status hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *f, uint64_t new_key);
 /* Drops every frame with key ≥ limit, pinned ones too: a pinned one leaves
  * the key table at once, and its memory stays valid (and counted) until it
  * is unpinned. */

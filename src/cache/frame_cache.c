@@ -1115,13 +1115,16 @@ static void frame_give_up(hs_frame_cache *c, fc_frame *f) {
     frame_drop(c, f);
 }
 
-void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) {
+hs_status hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) {
+  if (!c || !frame)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_rekey: a cache and a frame are required");
   fc_frame *f = (fc_frame *)frame;
   cache_lock(c);
   if (f->key == new_key && (f->flags & F_HASHED)) {
     cache_unlock(c);
-    return;
+    return HS_OK;
   }
+  bool placed = true;
   fc_frame *g = table_find(c, new_key);
   if (g) frame_give_up(c, g);
   if (f->flags & F_HASHED) table_remove(c, f);
@@ -1131,10 +1134,20 @@ void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) 
   if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED))) {
     hs_access a = make_access(c, new_key, false);
     (void)hs_policy_remove(c->policy, f->index);
-    (void)hs_policy_insert(c->policy, f->index, &a);
+    placed = hs_policy_insert(c->policy, f->index, &a) == HS_OK;
   }
-  if (table_reserve(c)) table_put(c, f);
+  if (table_reserve(c))
+    table_put(c, f);
+  else
+    placed = false;
   cache_unlock(c);
+  /* The frame keeps its memory, its content and its pin either way; the
+   * caller learns that a fetch of the new key may not find it. */
+  if (!placed)
+    return hs_fail(HS_ERR_NOMEM, ENOMEM,
+                   "hs_frame_cache_rekey: no memory to file the frame under key %llu",
+                   (unsigned long long)new_key);
+  return HS_OK;
 }
 
 void hs_frame_cache_truncate(hs_frame_cache *c, uint64_t limit) {

@@ -541,8 +541,8 @@ static void workload_txn(env *e, uint64_t i, uint64_t tag, hs_snapshot *snap) {
     uint32_t olen;
     bool found;
     hs_tid at, moved;
-    CHILD_REQUIRE(hs_pk_index_lookup(e->ix, e->h, target, snap, x, &at, old, sizeof old, &olen, &found) ==
-                      HS_OK &&
+    CHILD_REQUIRE(hs_pk_index_lookup(e->ix, e->h, target, snap, x, &at, old, sizeof old, &olen,
+                                     &found) == HS_OK &&
                   found);
     CHILD_REQUIRE(row_is(old, olen, target, tag, &version));
     version++;
@@ -1187,12 +1187,12 @@ static int check_rows(env *e, const wants *ws, uint64_t tag, uint64_t *seen, cha
     uint32_t len = 0;
     bool found = false;
     seen[i] = 0;
-    hs_status st = hs_pk_index_lookup(e->ix, e->h, w->key, &snap, HS_XACT_INVALID, &tid, buf, sizeof buf,
-                                &len, &found);
+    hs_status st = hs_pk_index_lookup(e->ix, e->h, w->key, &snap, HS_XACT_INVALID, &tid, buf,
+                                      sizeof buf, &len, &found);
     if (st != HS_OK) {
       if (!refused++)
-        snprintf(first_error, sizeof first_error, "hs_pk_index_lookup(key %" PRIu64 "): %s: %s", w->key,
-                 hs_status_name(st), hs_last_error());
+        snprintf(first_error, sizeof first_error, "hs_pk_index_lookup(key %" PRIu64 "): %s: %s",
+                 w->key, hs_status_name(st), hs_last_error());
       continue;
     }
     uint64_t v = 0;

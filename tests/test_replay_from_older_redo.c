@@ -232,8 +232,8 @@ static void test_counter_page(start_from how) {
   /* Two segments of filler: the checkpoint below recycles the segments
    * holding P's first image. */
   while (hs_wal_insert_lsn(e.wal) < 2 * SEGMENT + SEGMENT / 2) change(&e, FILLER, 2000);
-  hs_lsn second = change(&e, P, 8); /* 2: no image (P changed since the redo point, 0) */
-  CHECK_OK(hs_pool_checkpoint(e.pool));  /* writes P at 2 */
+  hs_lsn second = change(&e, P, 8);     /* 2: no image (P changed since the redo point, 0) */
+  CHECK_OK(hs_pool_checkpoint(e.pool)); /* writes P at 2 */
   hs_control c;
   REQUIRE(hs_control_read(dir, &c) == HS_OK && c.has_checkpoint);
   /* The setting the defect needs: the log now starts in the segment of

@@ -160,10 +160,12 @@ static void test_same_answers(void) {
   hs_pool_stats_get(d.pool, &sd);
   CHECK_EQ(hs_pool_stats_total(&sh, HS_STAT_HITS), hs_pool_stats_total(&sd, HS_STAT_HITS));
   CHECK_EQ(hs_pool_stats_total(&sh, HS_STAT_READS), hs_pool_stats_total(&sd, HS_STAT_READS));
-  CHECK_EQ(hs_pool_stats_total(&sh, HS_STAT_EVICTIONS), hs_pool_stats_total(&sd, HS_STAT_EVICTIONS));
+  CHECK_EQ(hs_pool_stats_total(&sh, HS_STAT_EVICTIONS),
+           hs_pool_stats_total(&sd, HS_STAT_EVICTIONS));
   printf("same answers: %llu hits, %llu evictions, %llu drops\n",
          (unsigned long long)hs_pool_stats_total(&sd, HS_STAT_HITS),
-         (unsigned long long)hs_pool_stats_total(&sd, HS_STAT_EVICTIONS), (unsigned long long)drops);
+         (unsigned long long)hs_pool_stats_total(&sd, HS_STAT_EVICTIONS),
+         (unsigned long long)drops);
   CHECK(hs_pool_stats_total(&sd, HS_STAT_HITS) > OPS / 4);
   CHECK(hs_pool_stats_total(&sd, HS_STAT_EVICTIONS) > OPS / 10);
   /* What a hit touches: the direct pool's translation is its entries, not

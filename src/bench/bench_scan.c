@@ -586,8 +586,7 @@ static int make_relations(scan_bench *b) {
   } else if (b->direct) {
     hs_smgr_close(smgr);
   }
-  if (hs_smgr_open(b->dir, &(hs_smgr_options){.page_size = (uint32_t)b->page_size}, &smgr) !=
-      HS_OK)
+  if (hs_smgr_open(b->dir, &(hs_smgr_options){.page_size = (uint32_t)b->page_size}, &smgr) != HS_OK)
     return fail(b, "opening the data directory");
   int rc = 0;
   if (bench_make_relation(smgr, HOT_REL, b->hot_pages) != HS_OK)

@@ -579,8 +579,7 @@ int pool_bench_main(int argc, char **argv) {
     b.dir = b.tmpdir;
   }
 
-  if (hs_smgr_open(b.dir, &(hs_smgr_options){.page_size = (uint32_t)b.page_size}, &b.smgr) !=
-      HS_OK)
+  if (hs_smgr_open(b.dir, &(hs_smgr_options){.page_size = (uint32_t)b.page_size}, &b.smgr) != HS_OK)
     return fail(&b, "opening the data directory");
   if (bench_make_relation(b.smgr, BENCH_REL, (hs_blockno)b.pages) != HS_OK)
     return fail(&b, "creating the relation");

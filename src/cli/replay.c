@@ -780,8 +780,7 @@ int replay_main(int argc, char **argv) {
     snprintf(d.datadir, sizeof d.datadir, "%s/data", d.tmpdir);
   }
   hs_smgr *smgr;
-  if (hs_smgr_open(d.datadir, &(hs_smgr_options){.page_size = (uint32_t)page_size}, &smgr) !=
-      HS_OK)
+  if (hs_smgr_open(d.datadir, &(hs_smgr_options){.page_size = (uint32_t)page_size}, &smgr) != HS_OK)
     return replay_fail(&d, "opening the data directory", hs_last_error());
   for (size_t i = 0; i < d.trace.nrels; i++) {
     const replay_rel *rr = &d.trace.rels[i];

@@ -392,8 +392,7 @@ int workload_main(int argc, char **argv) {
   /* Build the relation with a storage manager of our own, before the pool
    * (and its observer) exist. */
   hs_smgr *smgr;
-  if (hs_smgr_open(d.datadir, &(hs_smgr_options){.page_size = (uint32_t)page_size}, &smgr) !=
-      HS_OK)
+  if (hs_smgr_open(d.datadir, &(hs_smgr_options){.page_size = (uint32_t)page_size}, &smgr) != HS_OK)
     return wl_fail(&d, "opening the data directory", hs_last_error());
   hs_status st = bench_make_relation(smgr, WL_REL, (hs_blockno)pages);
   hs_smgr_close(smgr);

@@ -31,7 +31,8 @@ uint64_t hs_pool_stats_total(const hs_pool_stats *s, hs_io_counter c) {
 }
 
 double hs_pool_stats_hit_ratio(const hs_pool_stats *s) {
-  uint64_t hits = hs_pool_stats_total(s, HS_STAT_HITS), reads = hs_pool_stats_total(s, HS_STAT_READS);
+  uint64_t hits = hs_pool_stats_total(s, HS_STAT_HITS),
+           reads = hs_pool_stats_total(s, HS_STAT_READS);
   return hits + reads ? (double)hits / (double)(hits + reads) : 0.0;
 }
 

@@ -191,10 +191,11 @@ static hs_status damaged_index(hs_pk_index *ix, hs_heap *h) {
   /* The rebuild first: it loses nothing, where the way out the pool's
    * message offers (giving up the file) would leave an index without its
    * entries. */
-  return hs_fail(HS_ERR_CORRUPT, 0,
-                 "hs_pk_index_lookup: the index in relation %u is damaged; it holds nothing the heap "
-                 "does not, so rebuild it from the heap with %s (reading it: %s)",
-                 ix->pages.rel, hint, why);
+  return hs_fail(
+      HS_ERR_CORRUPT, 0,
+      "hs_pk_index_lookup: the index in relation %u is damaged; it holds nothing the heap "
+      "does not, so rebuild it from the heap with %s (reading it: %s)",
+      ix->pages.rel, hint, why);
 }
 
 /* The refusal when key's entry points where its heap has no version of it,
@@ -216,8 +217,8 @@ static hs_status disagree(hs_pk_index *ix, hs_heap *h, uint64_t key, hs_tid root
 }
 
 hs_status hs_pk_index_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
-                       hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
-                       bool *found) {
+                             hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
+                             bool *found) {
   *found = false;
   unsigned char *buf = malloc(HEAP_MAX_TUPLE);
   if (!buf) return hs_fail(HS_ERR_NOMEM, 0, "hs_pk_index_lookup: no memory");
@@ -328,7 +329,8 @@ hs_status hs_pk_index_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs
   free(buf);
   if (st == HS_OK && stale)
     return hs_fail(HS_ERR_BUSY, 0,
-                   "hs_pk_index_lookup: key %" PRIu64 "'s entry moved %d times while it was looked up",
+                   "hs_pk_index_lookup: key %" PRIu64
+                   "'s entry moved %d times while it was looked up",
                    key, PK_LOOKUP_ATTEMPTS);
   return st;
 }

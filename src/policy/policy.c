@@ -133,7 +133,7 @@ static void canonical_spec(hs_policy *p) {
 }
 
 hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
-                              const hs_policy_env *env, hs_policy **out) {
+                           const hs_policy_env *env, hs_policy **out) {
   if (!spec || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_policy_create: spec and out needed");
   *out = NULL;
   hs_policy_env facts = env ? *env : (hs_policy_env){0};

@@ -220,7 +220,8 @@ static hs_status run_checkpoint_steps(hs_pool *pool, bool spread, bool timed) {
 hs_status hs_pool_checkpoint(hs_pool *pool) {
   if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_checkpoint: no pool");
   if (!pool->wal)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_checkpoint: the pool has no log (hs_pool_options.wal)");
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_checkpoint: the pool has no log (hs_pool_options.wal)");
   /* A spread checkpoint under way finishes at full speed first. */
   pthread_mutex_lock(&pool->ckpt_mu);
   pool->ckpt_hurry++;

@@ -47,7 +47,7 @@ struct hs_pool {
   bool lock_hits;             /* hit needs policy_lock */
   bool lock_others;           /* victim/evict/insert/remove need policy_lock */
   bool needs_time;            /* the policy reads hs_access.now (milliseconds) */
-  hs_wal *wal;         /* hotset's own log, or NULL */
+  hs_wal *wal;                /* hotset's own log, or NULL */
   bool checksums;             /* pages carry hotset/page.h's header */
   bool accept_pages_past_log; /* hs_pool_options: a recovery tool's */
   hs_clock_ms_fn clock_ms;    /* NULL: the monotonic clock */
@@ -95,8 +95,8 @@ struct hs_pool {
   bool ckpt_stop, ckpt_running;
   pthread_t ckpt_thread;
   hs_pool_checkpoint_stats ckpt_stats; /* in_progress, progress, due: the running one's */
-  uint64_t ckpt_failures;         /* the thread's checkpoints that failed */
-  char ckpt_last_error[256];      /* ... and the last one's message */
+  uint64_t ckpt_failures;              /* the thread's checkpoints that failed */
+  char ckpt_last_error[256];           /* ... and the last one's message */
   hs_pool_recovery_stats recovery;
   /* The data directory's control file as last written (pool_control.c),
    * under ckpt_run_lock once the pool is open; where recovery starts; and

@@ -43,7 +43,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-/* No call here takes a FILE * any more (the library writes to no stream);
+/* No call here takes a stdio stream any more (the library writes to none);
  * kept for 0.1 programs that got stdio through this header. */
 #include <stdio.h>
 

@@ -94,7 +94,7 @@ _Noreturn void hs_debug_stop(const char *file, int line, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   /* One write(2) to descriptor 2, not stdio: the library writes to no
-   * FILE * (tests/test_no_stdio_output.sh checks its imports). */
+   * stdio stream (tests/test_no_stdio_output.sh checks its imports). */
   char line_text[1024];
   int n =
       snprintf(line_text, sizeof line_text, "hotset: broken rule (%s:%d): %s\n", file, line, msg);

@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
   uint32_t len;
   bool found;
   for (uint64_t key = 1; key <= 100; key++) { /* load a row, or add one to its value */
-    if (hs_pk_lookup(ix, h, key, &snap, x, &tid, row, sizeof row, &len, &found) != HS_OK)
+    if (hs_pk_index_lookup(ix, h, key, &snap, x, &tid, row, sizeof row, &len, &found) != HS_OK)
       return fail("look up");
     row[0] = key, row[1] = found ? row[1] + 1 : 0;
     hs_status st = found ? hs_heap_update(h, x, tid, row, sizeof row, &tid)
@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   }
   hs_xact_release_snapshot(xm, &snap);
   if (hs_xact_commit(xm, x) != HS_OK || hs_xact_take_snapshot(xm, &snap) != HS_OK ||
-      hs_pk_lookup(ix, h, 42, &snap, 0, &tid, row, sizeof row, &len, &found) != HS_OK || !found)
+      hs_pk_index_lookup(ix, h, 42, &snap, 0, &tid, row, sizeof row, &len, &found) || !found)
     return fail("commit, then read row 42 in a new snapshot");
   hs_xact_release_snapshot(xm, &snap);
   printf("row 42: value %llu\n", (unsigned long long)row[1]);

@@ -58,7 +58,7 @@ static void check_accepted(const unsigned char *b, size_t n, const hs_control *c
   check(c->segment_bytes == 0 ||
             power_of_two_within(c->segment_bytes, HS_WAL_MIN_SEGMENT, HS_WAL_MAX_SEGMENT),
         "accepted a segment size out of range");
-  check(strcmp(hs_db_state_name(c->state), "unknown") != 0, "accepted an unknown state");
+  check(strcmp(hs_control_state_name(c->state), "unknown") != 0, "accepted an unknown state");
   check(c->system_id != 0, "accepted system id 0");
   if (c->has_checkpoint) {
     check(c->segment_bytes != 0, "accepted a checkpoint without a log");

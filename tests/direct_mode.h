@@ -4,8 +4,9 @@
  * so every pool and storage test runs both ways without a second copy; and
  * its pools with the direct translation when HOTSET_TEST_TRANSLATION=direct.
  *
- * The test's own hs_pool_open and hs_smgr_open calls are redirected here
- * by macros, after the real declarations: a test written for buffered I/O
+ * The test's own hs_pool_open calls are redirected here by a macro, after
+ * the real declarations, and its storage managers are opened with
+ * test_smgr_open: a test written for buffered I/O
  * then runs every path (point reads, streams with and without I/O workers,
  * writes, flushes, faults) through O_DIRECT, and its page buffers must be
  * aligned (test_page_alloc) as an engine's would.
@@ -57,10 +58,12 @@ static inline hs_status test_pool_open(const hs_pool_options *o, hs_pool **out) 
 }
 
 static inline hs_status test_smgr_open(const char *dir, uint32_t page_size, hs_smgr **out) {
-  /* The argument checks are hs_smgr_open's: page size 0 stays an error. */
-  if (!test_direct_io() || page_size == 0) return hs_smgr_open(dir, page_size, out);
-  hs_smgr_options o = {.page_size = page_size, .direct_io = true};
-  return test_direct_refused(hs_smgr_open_ex(dir, &o, out));
+  hs_smgr_options o;
+  hs_smgr_options_init(&o);
+  o.page_size = page_size;
+  o.direct_io = test_direct_io();
+  hs_status st = hs_smgr_open(dir, &o, out);
+  return o.direct_io ? test_direct_refused(st) : st;
 }
 
 /* A zeroed page buffer aligned for direct I/O (4096 covers every file
@@ -72,7 +75,6 @@ static inline void *test_page_alloc(size_t bytes) {
   return p;
 }
 
-#define hs_pool_open(o, out)         test_pool_open((o), (out))
-#define hs_smgr_open(dir, size, out) test_smgr_open((dir), (size), (out))
+#define hs_pool_open(o, out) test_pool_open((o), (out))
 
 #endif

@@ -49,7 +49,7 @@ static inline hs_status heap_env_open(heap_env *e, const char *dir, uint32_t poo
   return st;
 }
 
-/* hs_pk_lookup through snapshot `s`, or through a fresh one taken and released
+/* hs_pk_index_lookup through snapshot `s`, or through a fresh one taken and released
  * here when `s` is NULL. No CHECK inside: threads may call it. */
 static inline hs_status heap_env_lookup(heap_env *e, uint64_t key, const hs_snapshot *s,
                                         hs_xid self, hs_tid *tid, void *out, uint32_t cap,
@@ -66,7 +66,7 @@ static inline hs_status heap_env_lookup(heap_env *e, uint64_t key, const hs_snap
     }
     s = mine;
   }
-  hs_status st = hs_pk_lookup(e->ix, e->h, key, s, self, tid, out, cap, len, found);
+  hs_status st = hs_pk_index_lookup(e->ix, e->h, key, s, self, tid, out, cap, len, found);
   if (mine) {
     hs_xact_release_snapshot(e->x, mine);
     free(mine);

@@ -41,9 +41,9 @@ static bool driver_is_pinned(void *ctx, uint32_t slot) {
 static inline void driver_init_env(driver *d, const char *spec, uint64_t capacity, uint32_t nslots,
                                    uint32_t nkeys, const hs_policy_env *env) {
   memset(d, 0, sizeof *d);
-  hs_status st = hs_policy_create_ex(spec, capacity, nslots, env, &d->p);
+  hs_status st = hs_policy_create(spec, capacity, nslots, env, &d->p);
   if (st != HS_OK) {
-    fprintf(stderr, "hs_policy_create_ex(%s): %s\n", spec, hs_last_error());
+    fprintf(stderr, "hs_policy_create(%s): %s\n", spec, hs_last_error());
     exit(1);
   }
   d->nkeys = nkeys;

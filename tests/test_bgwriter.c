@@ -56,7 +56,7 @@ static void snapshot(const hs_policy *p, uint32_t out[SLOTS + 2]) {
 static void check_policy_prediction(const hs_policy_ops *ops) {
   hs_policy_env env = {.unit_bytes = 8192, .clock = HS_CLOCK_MILLISECONDS};
   hs_policy *p = NULL;
-  REQUIRE(hs_policy_create_ex(ops->name, SLOTS, SLOTS, &env, &p) == HS_OK);
+  REQUIRE(hs_policy_create(ops->name, SLOTS, SLOTS, &env, &p) == HS_OK);
   uint64_t now = 1, next_key = 1;
   uint64_t key_of[SLOTS];
   for (uint32_t s = 0; s < SLOTS; s++) {
@@ -117,7 +117,7 @@ static void test_upcoming_every_policy(void) {
       /* Belady needs the incoming access's future: it cannot tell. */
       CHECK(ops->flags & HS_POLICY_SIM_ONLY);
       hs_policy *p = NULL;
-      REQUIRE(hs_policy_create(ops->name, 4, 4, &p) == HS_OK);
+      REQUIRE(hs_policy_create(ops->name, 4, 4, NULL, &p) == HS_OK);
       hs_access a = access_of(1, 1);
       a.next = 5;
       REQUIRE(hs_policy_insert(p, 0, &a) == HS_OK);
@@ -205,8 +205,8 @@ static void test_round_cleans_victims(const char *policy) {
     hs_pool *pool = open_small(dir, policy, 32, 100, &log);
     make_relation(pool, REL, 96);
     dirty_blocks(pool, &log, 0, 32);
-    hs_bgwriter_stats st;
-    hs_pool_bgwriter_stats(pool, &st);
+    hs_pool_bgwriter_stats st;
+    hs_pool_bgwriter_stats_get(pool, &st);
     CHECK_EQ(st.buffers_alloc, 32);
     CHECK_EQ(st.rounds, 0);
     if (with_round) {
@@ -219,16 +219,16 @@ static void test_round_cleans_victims(const char *policy) {
         CHECK(written >= 1);
       else
         CHECK_EQ(written, 32);
-      hs_pool_bgwriter_stats(pool, &st);
+      hs_pool_bgwriter_stats_get(pool, &st);
       CHECK_EQ(st.buffers_clean, written);
       CHECK_EQ(st.rounds, 1);
       CHECK_EQ(st.maxwritten_clean, 0);
     }
     hs_pool_stats_reset(pool);
-    hs_pool_bgwriter_stats(pool, &st);
+    hs_pool_bgwriter_stats_get(pool, &st);
     CHECK_EQ(st.buffers_clean + st.rounds + st.buffers_alloc + st.buffers_backend, 0);
     read_blocks(pool, 32, 32);
-    hs_pool_bgwriter_stats(pool, &st);
+    hs_pool_bgwriter_stats_get(pool, &st);
     CHECK_EQ(st.buffers_alloc, 32);
     if (with_round) {
       CHECK_EQ(st.buffers_backend, 0);
@@ -258,8 +258,8 @@ static void test_round_limits(void) {
   uint32_t written = 0;
   CHECK_OK(hs_pool_bgwriter_round(pool, &written));
   CHECK_EQ(written, 5);
-  hs_bgwriter_stats st;
-  hs_pool_bgwriter_stats(pool, &st);
+  hs_pool_bgwriter_stats st;
+  hs_pool_bgwriter_stats_get(pool, &st);
   CHECK_EQ(st.buffers_clean, 5);
   CHECK_EQ(st.maxwritten_clean, 1);
   CHECK_EQ(log.writes, 5);
@@ -304,7 +304,7 @@ static void test_round_limits(void) {
    * estimate (it decays by 1/16 a round): it writes the three let go. */
   CHECK_OK(hs_pool_bgwriter_round(pool, &written));
   CHECK_EQ(written, 3);
-  hs_pool_bgwriter_stats(pool, &st);
+  hs_pool_bgwriter_stats_get(pool, &st);
   CHECK_EQ(st.rounds, 2);
   CHECK_OK(hs_pool_close(pool));
   testdir_remove(dir);
@@ -351,7 +351,7 @@ static void test_options(void) {
   CHECK_ST(open_with(dir, 0, 100, NAN), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "bgwriter_lru_multiplier");
   uint32_t written = 7;
-  CHECK_ST(hs_pool_bgwriter_round(NULL, &written), HS_ERR_INVALID);
+  CHECK_ST(hs_pool_bgwriter_round(NULL, &written), HS_ERR_MISUSE);
   CHECK_EQ(written, 0);
   /* Multiplier 0 or maxpages 0: rounds run and write nothing. */
   for (int k = 0; k < 2; k++) {
@@ -368,8 +368,8 @@ static void test_options(void) {
     for (hs_blockno b = 0; b < 16; b++) must_update(pool, REL + 1 + k, b, b, 0);
     CHECK_OK(hs_pool_bgwriter_round(pool, &written));
     CHECK_EQ(written, 0);
-    hs_bgwriter_stats st;
-    hs_pool_bgwriter_stats(pool, &st);
+    hs_pool_bgwriter_stats st;
+    hs_pool_bgwriter_stats_get(pool, &st);
     CHECK_EQ(st.rounds, 1);
     CHECK_OK(hs_pool_close(pool));
   }
@@ -450,8 +450,8 @@ static void test_thread(const char *policy) {
     pthread_join(t[i], NULL);
     CHECK_EQ(w[i].failures, 0);
   }
-  hs_bgwriter_stats st;
-  hs_pool_bgwriter_stats(pool, &st);
+  hs_pool_bgwriter_stats st;
+  hs_pool_bgwriter_stats_get(pool, &st);
   printf("thread, %s: %llu rounds, %llu written by the writer, %llu by misses, %llu allocations\n",
          policy, (unsigned long long)st.rounds, (unsigned long long)st.buffers_clean,
          (unsigned long long)st.buffers_backend, (unsigned long long)st.buffers_alloc);
@@ -478,7 +478,7 @@ static void test_thread(const char *policy) {
   for (int close = 0; close < 2; close++) {
     pool = open_pool_from(&o);
     for (;;) {
-      hs_pool_bgwriter_stats(pool, &st);
+      hs_pool_bgwriter_stats_get(pool, &st);
       if (st.rounds >= 1) break;
       sched_yield();
     }

@@ -64,7 +64,7 @@ static void *checkpoint_main(void *arg) {
   pthread_mutex_lock(&g.mu);
   while (!g.inserted) pthread_cond_wait(&g.cv, &g.mu);
   pthread_mutex_unlock(&g.mu);
-  hs_status st = hs_checkpoint(pool);
+  hs_status st = hs_pool_checkpoint(pool);
   return (void *)(intptr_t)st;
 }
 
@@ -96,7 +96,7 @@ int main(void) {
   memcpy((char *)hs_buf_page(pool, b) + 64, "first!!!", 8);
   REQUIRE(hs_buf_log_change(pool, b, &r, 1, NULL) == HS_OK);
   hs_buf_unlock(pool, b);
-  REQUIRE(hs_checkpoint(pool) == HS_OK); /* the page clean, on disk */
+  REQUIRE(hs_pool_checkpoint(pool) == HS_OK); /* the page clean, on disk */
 
   seams.pool_logged = after_insert;
   seams.pool_collected = after_collect;
@@ -110,8 +110,8 @@ int main(void) {
   void *ret;
   pthread_join(c, &ret);
   CHECK_EQ((hs_status)(intptr_t)ret, HS_OK);
-  hs_checkpoint_stats cs;
-  hs_checkpoint_stats_get(pool, &cs);
+  hs_pool_checkpoint_stats cs;
+  hs_pool_checkpoint_stats_get(pool, &cs);
   CHECK(cs.last_redo >= lsn); /* the redo point is past the change's record */
   CHECK_OK(hs_wal_flush(wal, lsn, HS_WAL_CAUSE_COMMIT, NULL)); /* committed */
   hs_buf_release(pool, b);

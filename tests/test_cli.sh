@@ -162,7 +162,7 @@ run pool-bench --pool 1GB --help
 if grep -q 'write 1GiB, or 1000000000 for the decimal size' "$err"; then ok; else
   bad "pool-bench --pool 1GB: no hint for GB"
 fi
-# The ring's size, a spec parsed by the library (hs_ring_config_parse): the
+# The ring's size, a spec parsed by the library (hs_strategy_options_parse): the
 # same grammar. Accepted, the run goes on to refuse the tiny --pool.
 for v in 65536 65536B 64KiB 64kib 64KIB; do
   run bench scan --ring-size "fixed:$v" --pool 64KiB

@@ -83,10 +83,10 @@ int main(void) {
   CHECK_EQ(r[0].hit + r[1].hit, 1);
   CHECK_EQ(r[0].value, 0);
   CHECK_EQ(r[1].value, 0);
-  hs_io_stats s;
-  hs_pool_stats(sh.pool, &s);
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_READS), 1);
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_HITS), 1);
+  hs_pool_stats s;
+  hs_pool_stats_get(sh.pool, &s);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_READS), 1);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_HITS), 1);
 
   /* The first read fails: its waiter wakes up and reads again, itself. */
   sh.target = 3;

@@ -541,8 +541,8 @@ static void workload_txn(env *e, uint64_t i, uint64_t tag, hs_snapshot *snap) {
     uint32_t olen;
     bool found;
     hs_tid at, moved;
-    CHILD_REQUIRE(hs_pk_lookup(e->ix, e->h, target, snap, x, &at, old, sizeof old, &olen, &found) ==
-                      HS_OK &&
+    CHILD_REQUIRE(hs_pk_index_lookup(e->ix, e->h, target, snap, x, &at, old, sizeof old, &olen,
+                                     &found) == HS_OK &&
                   found);
     CHILD_REQUIRE(row_is(old, olen, target, tag, &version));
     version++;
@@ -589,7 +589,7 @@ static void workload_child(void *ctx, int out) {
   /* Nothing but this thread writes (no WAL writer, checkpointer or
    * background writer): a copy now is the directory at this moment. */
   copy_tree(w->dir, w->pre_mid);
-  CHILD_REQUIRE(hs_checkpoint(e.pool) == HS_OK);
+  CHILD_REQUIRE(hs_pool_checkpoint(e.pool) == HS_OK);
   for (; i <= PHASE1 + PHASE2; i++) workload_txn(&e, i, w->tag, snap);
   switch (w->kind) {
   case ST_CLEAN:
@@ -603,7 +603,7 @@ static void workload_child(void *ctx, int out) {
     send_msg(MSG_END, hs_wal_insert_lsn(e.wal), 0, 0, 0);
     hs_smgr_set_observer(hs_pool_smgr(e.pool), kill_at_checkpoint_write, NULL);
     atomic_store(&checkpoint_writes_left, 4);
-    CHILD_REQUIRE(hs_checkpoint(e.pool) == HS_OK);
+    CHILD_REQUIRE(hs_pool_checkpoint(e.pool) == HS_OK);
     return; /* the checkpoint wrote fewer than 4 pages: the parent says so */
   case ST_IN_RECYCLING: {
     /* Start the checkpoint early in a segment, so that the transactions
@@ -616,7 +616,7 @@ static void workload_child(void *ctx, int out) {
     ino_t before_ino[256], after_ino[256];
     copy_tree(w->dir, w->pre_last);
     size_t nb = list_segments(waldir, before, before_ino, 256);
-    CHILD_REQUIRE(hs_checkpoint(e.pool) == HS_OK);
+    CHILD_REQUIRE(hs_pool_checkpoint(e.pool) == HS_OK);
     size_t na = list_segments(waldir, after, after_ino, 256);
     for (size_t b = 0; b < nb; b++) {
       if (has_segment(after, na, before[b])) continue;
@@ -1187,12 +1187,12 @@ static int check_rows(env *e, const wants *ws, uint64_t tag, uint64_t *seen, cha
     uint32_t len = 0;
     bool found = false;
     seen[i] = 0;
-    hs_status st = hs_pk_lookup(e->ix, e->h, w->key, &snap, HS_XACT_INVALID, &tid, buf, sizeof buf,
-                                &len, &found);
+    hs_status st = hs_pk_index_lookup(e->ix, e->h, w->key, &snap, HS_XACT_INVALID, &tid, buf,
+                                      sizeof buf, &len, &found);
     if (st != HS_OK) {
       if (!refused++)
-        snprintf(first_error, sizeof first_error, "hs_pk_lookup(key %" PRIu64 "): %s: %s", w->key,
-                 hs_status_name(st), hs_last_error());
+        snprintf(first_error, sizeof first_error, "hs_pk_index_lookup(key %" PRIu64 "): %s: %s",
+                 w->key, hs_status_name(st), hs_last_error());
       continue;
     }
     uint64_t v = 0;
@@ -1268,7 +1268,7 @@ static hs_status more_work(env *e, uint64_t tag, uint64_t reach, wants *ws, char
     }
     if (st == HS_OK) st = hs_xact_commit(e->x, x);
     if (st == HS_OK && t % 3 == 0 && hs_wal_insert_lsn(e->wal) < checkpoints_until)
-      st = hs_checkpoint(e->pool);
+      st = hs_pool_checkpoint(e->pool);
     if (st != HS_OK) {
       snprintf(why, cap, "%s: %s", hs_status_name(st), hs_last_error());
       return st;

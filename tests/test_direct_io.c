@@ -32,20 +32,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* hs_smgr_exists, which must not fail here. */
+static bool fork_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  bool exists = false;
+  REQUIRE(hs_smgr_exists(smgr, rel, fork, &exists) == HS_OK);
+  return exists;
+}
+
 #define PAGE 8192u
 static const hs_relid REL = 16384;
 
 static hs_smgr *open_smgr(const char *dir, uint32_t page_size, bool direct) {
   hs_smgr_options o = {.page_size = page_size, .direct_io = direct};
   hs_smgr *s = NULL;
-  if (hs_smgr_open_ex(dir, &o, &s) != HS_OK) {
+  if (hs_smgr_open(dir, &o, &s) != HS_OK) {
     /* A temporary directory on a file system without O_DIRECT: nothing
      * here can run. */
     if (direct && strstr(hs_last_error(), "refuses")) {
       printf("SKIPPED: test_direct_io: %s\n", hs_last_error());
       exit(CHECK_SKIP_STATUS);
     }
-    fprintf(stderr, "hs_smgr_open_ex: %s\n", hs_last_error());
+    fprintf(stderr, "hs_smgr_open: %s\n", hs_last_error());
     exit(1);
   }
   return s;
@@ -176,7 +183,7 @@ static void test_open_einval(void) {
   CHECK_ST(hs_smgr_create(s, REL, HS_FORK_MAIN), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "with O_DIRECT");
   CHECK_CONTAINS(hs_last_error(), "refuses direct I/O");
-  CHECK(!hs_smgr_exists(s, REL, HS_FORK_MAIN));
+  CHECK(!fork_exists(s, REL, HS_FORK_MAIN));
   hs_smgr_close(s);
   /* The file now made buffered; a fresh direct handle's first open fails. */
   s = open_smgr(dir, PAGE, false);
@@ -235,7 +242,7 @@ static void test_torn_last_block(void) {
 static void short_faults(const char *dir, uint32_t page_size) {
   hs_smgr_options o = {.page_size = page_size, .direct_io = true};
   hs_smgr *s;
-  CHECK_OK(hs_smgr_open_ex(dir, &o, &s));
+  CHECK_OK(hs_smgr_open(dir, &o, &s));
   unsigned char *mem = test_page_alloc(2 * page_size);
   CHECK_OK(hs_smgr_create(s, REL, HS_FORK_MAIN));
   stamp_page(mem, REL, 0, 1);
@@ -319,7 +326,7 @@ static void test_refusing_fs(void) {
   snprintf(data, sizeof data, "%s/data", dir);
   hs_smgr_options o = {.page_size = PAGE, .direct_io = true};
   hs_smgr *s = (hs_smgr *)&o;
-  CHECK_ST(hs_smgr_open_ex(data, &o, &s), HS_ERR_INVALID);
+  CHECK_ST(hs_smgr_open(data, &o, &s), HS_ERR_INVALID);
   CHECK(s == NULL);
   CHECK_CONTAINS(hs_last_error(), "(ramfs) refuses O_DIRECT");
   CHECK_CONTAINS(hs_last_error(), data);
@@ -334,7 +341,7 @@ static void test_refusing_fs(void) {
   CHECK(pool == NULL);
   CHECK_CONTAINS(hs_last_error(), "ramfs");
   o.direct_io = false;
-  CHECK_OK(hs_smgr_open_ex(data, &o, &s));
+  CHECK_OK(hs_smgr_open(data, &o, &s));
   CHECK(!hs_smgr_direct_io(s));
   hs_smgr_close(s);
 
@@ -379,7 +386,7 @@ static void test_full_fs_not_refusal(void) {
   close(fd);
   hs_smgr_options o = {.page_size = 4096, .direct_io = true};
   hs_smgr *s = NULL;
-  hs_status st = hs_smgr_open_ex(dir, &o, &s);
+  hs_status st = hs_smgr_open(dir, &o, &s);
   if (st == HS_ERR_INVALID && strstr(hs_last_error(), "turning O_DIRECT on")) {
     /* Kernels before 6.6: tmpfs refuses O_DIRECT outright. */
     check_skip("test_direct_io", "full file system part: this kernel's tmpfs refuses O_DIRECT");
@@ -401,14 +408,14 @@ static void test_alignment_above_page(void) {
   if (!mount_fs("tmpfs", dir, sizeof dir)) return;
   hs_smgr_options o = {.page_size = HS_PAGE_SIZE_MIN, .direct_io = true};
   hs_smgr *s = NULL;
-  CHECK_ST(hs_smgr_open_ex(dir, &o, &s), HS_ERR_INVALID);
+  CHECK_ST(hs_smgr_open(dir, &o, &s), HS_ERR_INVALID);
   if (strstr(hs_last_error(), "refuses")) {
     check_skip("test_direct_io", "tmpfs part: this kernel's tmpfs refuses O_DIRECT");
   } else {
     CHECK_CONTAINS(hs_last_error(), "(tmpfs) moves blocks of");
     CHECK_CONTAINS(hs_last_error(), "more than the 1024-byte page size");
     o.page_size = 4096;
-    CHECK_OK(hs_smgr_open_ex(dir, &o, &s));
+    CHECK_OK(hs_smgr_open(dir, &o, &s));
     hs_smgr_close(s);
   }
   unmount_fs(dir);
@@ -427,7 +434,7 @@ static void test_memory_alignment(void) {
   testdir_make(dir, sizeof dir, "dio-memalign");
   hs_smgr *plain = NULL;
   hs_smgr_options o = {.page_size = PAGE, .direct_io = true};
-  if (hs_smgr_open_ex(dir, &o, &plain) != HS_OK) {
+  if (hs_smgr_open(dir, &o, &plain) != HS_OK) {
     check_skip("test_direct_io", "memory alignment: no direct I/O in the test directory");
     testdir_remove(dir);
     return;
@@ -436,10 +443,10 @@ static void test_memory_alignment(void) {
   seams.dio_alignment = wide_memory_alignment;
   hs_smgr *s = NULL;
   o.page_size = 16384; /* a multiple of the offsets' 512, not of 64 KiB */
-  CHECK_ST(hs_smgr_open_ex(dir, &o, &s), HS_ERR_INVALID);
+  CHECK_ST(hs_smgr_open(dir, &o, &s), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "65536");
   o.page_size = 1u << 16;
-  CHECK_OK(hs_smgr_open_ex(dir, &o, &s));
+  CHECK_OK(hs_smgr_open(dir, &o, &s));
   CHECK_EQ(hs_smgr_io_alignment(s), 1u << 16);
   CHECK_OK(hs_smgr_create(s, REL, HS_FORK_MAIN));
   unsigned char *mem = NULL;
@@ -510,7 +517,7 @@ static void test_4k_device(void) {
   } else {
     hs_smgr_options o = {.page_size = 1024, .direct_io = true};
     hs_smgr *s = NULL;
-    CHECK_ST(hs_smgr_open_ex(dir, &o, &s), HS_ERR_INVALID);
+    CHECK_ST(hs_smgr_open(dir, &o, &s), HS_ERR_INVALID);
     CHECK_CONTAINS(hs_last_error(), "moves blocks of 4096 bytes, more than the 1024-byte page");
     short_faults(dir, 4096);
     unmount_fs(dir);

@@ -298,7 +298,7 @@ static void test_victims_avoid_wal_flushes(void) {
   env e;
   REQUIRE(env_open(&e, false, 8, 1 << 20, NULL) == HS_OK);
   make_relation(&e, 16);
-  CHECK_OK(hs_checkpoint(e.pool)); /* everything clean and on disk */
+  CHECK_OK(hs_pool_checkpoint(e.pool)); /* everything clean and on disk */
   for (hs_blockno blk = 0; blk < 8; blk++) {
     hs_buf b;
     REQUIRE(hs_pool_read(e.pool, REL, HS_FORK_MAIN, blk, HS_READ_NORMAL, NULL, &b, NULL) == HS_OK);
@@ -358,13 +358,13 @@ static void test_full_page_writes(void) {
   CHECK_OK(bump(&e, 1, 1, NULL)); /* another page's first: an image */
   hs_wal_stats_get(e.wal, &ws);
   CHECK_EQ(ws.full_page_images - fpi0, 2);
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   CHECK_OK(bump(&e, 0, 1, NULL)); /* first change since the redo point */
   CHECK_OK(bump(&e, 0, 1, NULL));
   hs_wal_stats_get(e.wal, &ws);
   CHECK_EQ(ws.full_page_images - fpi0, 3);
-  hs_checkpoint_stats cs;
-  hs_checkpoint_stats_get(e.pool, &cs);
+  hs_pool_checkpoint_stats cs;
+  hs_pool_checkpoint_stats_get(e.pool, &cs);
   CHECK(cs.requested >= 1);
   CHECK(cs.buffers_written >= 2);
   CHECK(cs.last_redo > 0 && cs.last_checkpoint >= cs.last_redo);
@@ -390,10 +390,10 @@ static void test_checkpoint_recycles(void) {
   make_relation(&e, COUNTERS);
   for (int round = 0; round < 20; round++) {
     for (hs_blockno b = 0; b < COUNTERS; b++) CHECK_OK(bump(&e, b, 1, NULL));
-    CHECK_OK(hs_checkpoint(e.pool));
+    CHECK_OK(hs_pool_checkpoint(e.pool));
   }
-  hs_checkpoint_stats cs;
-  hs_checkpoint_stats_get(e.pool, &cs);
+  hs_pool_checkpoint_stats cs;
+  hs_pool_checkpoint_stats_get(e.pool, &cs);
   CHECK(cs.segments_recycled > 0);
   /* 20 rounds of 24 images each is ~60 segments of log; what is left is
    * the redo point's segment, the current one and the spares. */
@@ -417,8 +417,8 @@ static void test_checkpoint_recycles(void) {
   /* Reopened: nothing to replay past the shutdown checkpoint; values kept. */
   REQUIRE(env_open(&e, true, 16, 1 << 16, NULL) == HS_OK);
   CHECK_EQ(hs_wal_insert_lsn(e.wal), found);
-  hs_recovery_report rep;
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats rep;
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK_EQ(rep.images + rep.applied, 0);
   for (hs_blockno b = 0; b < COUNTERS; b++) CHECK_EQ(read_counter(&e, b), 20);
   env_close(&e);
@@ -485,7 +485,7 @@ static void crash_child(void) {
       hs_status st = b % 2 ? change_counter(&e, b, 3, true, &end) : bump(&e, b, 1, &end);
       if (st != HS_OK) fail_child("change");
     }
-    if (round == 2 && hs_checkpoint(e.pool) != HS_OK) fail_child("checkpoint");
+    if (round == 2 && hs_pool_checkpoint(e.pool) != HS_OK) fail_child("checkpoint");
   }
   if (hs_wal_flush(e.wal, end, HS_WAL_CAUSE_COMMIT, NULL) != HS_OK) fail_child("flush");
 }
@@ -495,8 +495,8 @@ static void test_crash_recovery(void) {
   REQUIRE(run_killed(crash_child));
   env e;
   REQUIRE(env_open(&e, true, 8, 1 << 20, counter_redo) == HS_OK);
-  hs_recovery_report rep;
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats rep;
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK(rep.ran);
   CHECK(rep.records > 0 && rep.bytes > 0 && rep.end > rep.start);
   CHECK(rep.start > 0); /* from the checkpoint's redo point, not the start */
@@ -506,13 +506,13 @@ static void test_crash_recovery(void) {
   env_close(&e);
   /* Once more: the end-of-recovery checkpoint left nothing to replay. */
   REQUIRE(env_open(&e, true, 8, 1 << 20, counter_redo) == HS_OK);
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK_EQ(rep.images + rep.applied, 0);
   env_close(&e);
   /* And after that clean close, nothing ran at all: its checkpoint record
    * is where replay starts, not a record to replay. */
   REQUIRE(env_open(&e, true, 8, 1 << 20, counter_redo) == HS_OK);
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK(!rep.ran);
   CHECK_EQ(rep.records, 0);
   CHECK_EQ(rep.images + rep.applied, 0);
@@ -552,7 +552,7 @@ static void test_control_after_recovery(void) {
   make_relation(&e, 4);
   hs_lsn end = 0;
   for (hs_blockno b = 0; b < 4; b++) CHECK_OK(bump(&e, b, 1, &end));
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   hs_control first;
   REQUIRE(hs_control_read(dir, &first) == HS_OK && first.has_checkpoint);
   /* More than two segments of changes: the end-of-recovery checkpoint
@@ -564,11 +564,11 @@ static void test_control_after_recovery(void) {
   env_crash(&e);
 
   REQUIRE(env_open(&e, true, 32, segment, NULL) == HS_OK);
-  hs_recovery_report rep;
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats rep;
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK(rep.images + rep.applied > 0); /* so the end-of-recovery checkpoint ran */
-  hs_checkpoint_stats cs;
-  hs_checkpoint_stats_get(e.pool, &cs);
+  hs_pool_checkpoint_stats cs;
+  hs_pool_checkpoint_stats_get(e.pool, &cs);
   hs_control now;
   REQUIRE(hs_control_read(dir, &now) == HS_OK);
   CHECK(now.has_checkpoint);
@@ -602,7 +602,7 @@ static void test_replayed_page_lsn(void) {
   env e;
   REQUIRE(env_open(&e, true, 16, segment, counter_redo) == HS_OK);
   make_relation(&e, 2);
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   hs_lsn image_end, last_end = 0, end = 0;
   /* The counter's first change since the redo point: its image. */
   CHECK_OK(change_counter(&e, counter, 1, true, &image_end));
@@ -616,8 +616,8 @@ static void test_replayed_page_lsn(void) {
   env_crash(&e);
 
   REQUIRE(env_open(&e, true, 16, segment, counter_redo) == HS_OK);
-  hs_recovery_report rep;
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats rep;
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK(rep.images > 0 && rep.applied > 0);
   CHECK_EQ(read_counter(&e, counter), 2);
   hs_buf b;
@@ -635,7 +635,7 @@ static void test_replayed_page_lsn(void) {
   snprintf(control, sizeof control, "%s/%s", dir, HS_CONTROL_FILE);
   REQUIRE(unlink(control) == 0);
   REQUIRE(env_open(&e, true, 16, segment, counter_redo) == HS_OK); /* page_size given */
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK(rep.skipped > 0); /* the last change met again, and found on the page */
   CHECK_EQ(read_counter(&e, counter), 2);
   env_close(&e);
@@ -650,7 +650,7 @@ static void torn_child(void) {
   make_relation(&e, 4);
   for (hs_blockno b = 0; b < 4; b++)
     if (bump(&e, b, 5, NULL) != HS_OK) fail_child("change");
-  if (hs_checkpoint(e.pool) != HS_OK) fail_child("checkpoint");
+  if (hs_pool_checkpoint(e.pool) != HS_OK) fail_child("checkpoint");
   hs_lsn end;
   if (bump(&e, 1, 2, &end) != HS_OK) fail_child("change after");
   if (hs_wal_flush(e.wal, end, HS_WAL_CAUSE_COMMIT, NULL) != HS_OK) fail_child("flush");
@@ -670,8 +670,8 @@ static void test_torn_page_repaired(void) {
   CHECK(!hs_page_verify(page, PAGE, 1, NULL, NULL));
   env e;
   REQUIRE(env_open(&e, true, 8, 1 << 20, NULL) == HS_OK);
-  hs_recovery_report rep;
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats rep;
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK(rep.images >= 1);
   CHECK_EQ(read_counter(&e, 1), 7);
   CHECK_EQ(read_counter(&e, 0), 5);
@@ -708,7 +708,7 @@ static _Atomic bool stop_checkpoints;
 static void *checkpoint_main(void *arg) {
   env *e = arg;
   while (!atomic_load(&stop_checkpoints))
-    if (hs_checkpoint(e->pool) != HS_OK) atomic_fetch_add(&thread_failures, 1);
+    if (hs_pool_checkpoint(e->pool) != HS_OK) atomic_fetch_add(&thread_failures, 1);
   return NULL;
 }
 
@@ -763,12 +763,12 @@ static void test_checkpointer_thread(void) {
   env e = {wal, pool};
   make_relation(&e, 4);
   /* Waits for the timer-driven event itself, bounded (10 s). */
-  hs_checkpoint_stats cs = {0};
+  hs_pool_checkpoint_stats cs = {0};
   for (int i = 0; i < 10000 && cs.timed < 2; i++) {
     CHECK_OK(bump(&e, (hs_blockno)(i % 4), 1, NULL));
     struct timespec ms = {0, 1000000};
     nanosleep(&ms, NULL);
-    hs_checkpoint_stats_get(pool, &cs);
+    hs_pool_checkpoint_stats_get(pool, &cs);
   }
   CHECK(cs.timed >= 2);
   CHECK_EQ(cs.failed, 0);
@@ -796,7 +796,7 @@ static void test_refusals(void) {
   CHECK_CONTAINS(hs_last_error(), "checkpoint_completion_target");
   po.checkpoint_completion_target = 1.0;
   REQUIRE(hs_pool_open(&po, &pool) == HS_OK); /* no log */
-  CHECK_ST(hs_checkpoint(pool), HS_ERR_INVALID);
+  CHECK_ST(hs_pool_checkpoint(pool), HS_ERR_INVALID);
   env e = {NULL, pool};
   REQUIRE(hs_smgr_create_if_missing(hs_pool_smgr(pool), REL, HS_FORK_MAIN, NULL) == HS_OK);
   hs_buf b;

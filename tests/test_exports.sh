@@ -5,10 +5,16 @@
 # table, keymaps, ghosts, hs_fail...) stay hidden, so programs cannot come to
 # depend on them and the library is free to change them.
 #
-#   test_exports.sh <libhotset.so> <include dir>
+# With a symbol list (abi/libhotset.symbols) and the project's version, the
+# exports must also be exactly the list: a change to them is a change of
+# the ABI, which takes a new version and a new list (tools/update-symbols).
+#
+#   test_exports.sh <libhotset.so> <include dir> [<symbol list> <version>]
 set -euo pipefail
 lib=$1
 incdir=$2
+symlist=${3:-}
+version=${4:-}
 
 command -v nm >/dev/null || { echo "SKIPPED: nm (binutils) is not installed"; exit 77; }
 
@@ -74,5 +80,39 @@ if [ -n "$not_hs" ]; then
   echo "$not_hs" | sed 's/^/  /'
   fail=1
 fi
+
+if [ -n "$symlist" ]; then
+  [ -f "$symlist" ] || { echo "FAIL: no symbol list $symlist (run tools/update-symbols $lib)"; exit 1; }
+  recorded=$(sed -n 's/^# version \(.*\)$/\1/p' "$symlist")
+  listed=$(grep -v '^#' "$symlist")
+  if [ "$listed" != "$(echo "$listed" | LC_ALL=C sort -u)" ]; then
+    echo "FAIL: $symlist is not sorted and unique (tools/update-symbols writes it so)"
+    fail=1
+  fi
+  listed=$(echo "$listed" | LC_ALL=C sort -u)
+  exported_c=$(echo "$exported" | LC_ALL=C sort -u)
+  if [ "$listed" != "$exported_c" ]; then
+    added=$(comm -13 <(echo "$listed") <(echo "$exported_c"))
+    removed=$(comm -23 <(echo "$listed") <(echo "$exported_c"))
+    if [ "$recorded" = "$version" ]; then
+      echo "FAIL: the exported symbols changed without a version bump (still $version):"
+    else
+      echo "FAIL: the version is $version but $symlist records the symbols of $recorded:"
+    fi
+    [ -z "$added" ] || echo "$added" | sed 's/^/  + /'
+    [ -z "$removed" ] || echo "$removed" | sed 's/^/  - /'
+    echo "An exported symbol added, removed or renamed changes libhotset's ABI. To accept it:"
+    if [ "$recorded" = "$version" ]; then
+      echo "  1. bump the version in CMakeLists.txt (project VERSION) and include/hotset/version.h"
+      echo "     (before 1.0 the minor: every 0.x minor may break the ABI), unless $version is"
+      echo "     not released yet (no tag v$version);"
+      echo "  2. tools/update-symbols $lib"
+    else
+      echo "  tools/update-symbols $lib"
+    fi
+    echo "and commit abi/libhotset.symbols with the change (and say it in CHANGELOG.md)."
+    fail=1
+  fi
+fi
 [ $fail -eq 0 ] || exit 1
-echo "ok: libhotset.so exports the $(echo "$exported" | wc -l) functions of include/hotset and nothing else"
+echo "ok: libhotset.so exports the $(echo "$exported" | wc -l) functions of include/hotset and nothing else${symlist:+, as $(basename "$symlist") lists for $recorded}"

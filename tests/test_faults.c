@@ -78,10 +78,10 @@ static void test_victim_write_failure(const char *dir) {
   CHECK(find_buffer(pool, REL, 0, &info) >= 0 && info.dirty && info.valid);
   CHECK(find_buffer(pool, REL, 1, &info) >= 0 && info.dirty && info.valid);
   CHECK_EQ(find_buffer(pool, REL, 2, NULL), HS_INVALID_BUF);
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
-  CHECK(hs_io_stats_total(&s, HS_STAT_WRITE_ERRORS) >= 2);
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_WRITES), 0);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
+  CHECK(hs_pool_stats_total(&s, HS_STAT_WRITE_ERRORS) >= 2);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_WRITES), 0);
 
   /* close reports the failure and keeps the pool open. */
   CHECK_ST(hs_pool_close(pool), HS_ERR_NOSPACE);
@@ -173,11 +173,11 @@ static void test_extend_failure(const char *dir) {
   hs_pool *pool = open_pool(dir, 4, 1024, NULL, NULL);
   CHECK_OK(hs_smgr_inject_fault(hs_pool_smgr(pool), HS_IO_EXTEND, 1, ENOSPC, 1));
   hs_buf b = HS_INVALID_BUF;
-  CHECK_ST(hs_pool_read(pool, REL, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &b, NULL), HS_ERR_NOSPACE);
+  CHECK_ST(hs_pool_extend(pool, REL, HS_FORK_MAIN, NULL, false, &b, NULL), HS_ERR_NOSPACE);
   hs_blockno n = 0;
   CHECK_OK(hs_smgr_nblocks(hs_pool_smgr(pool), REL, HS_FORK_MAIN, &n));
   CHECK_EQ(n, 8);
-  CHECK_OK(hs_pool_read(pool, REL, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &b, NULL));
+  CHECK_OK(hs_pool_extend(pool, REL, HS_FORK_MAIN, NULL, false, &b, NULL));
   CHECK_EQ(hs_buf_block(pool, b), 8);
   hs_buf_release(pool, b);
   CHECK_OK(hs_pool_close(pool));

@@ -66,14 +66,25 @@ static bool stamped(const hs_frame *f, uint64_t v, uint32_t extra) {
   return a == v && b == v && e == v;
 }
 
+/* hs_frame_cache_fetch's frame, or NULL; its status stays in last_fetch
+ * (HS_OK for a frame, a lookup that missed or a refusal). */
+static _Thread_local hs_status last_fetch;
+static hs_frame *fetch_frame(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
+  hs_frame *f = (hs_frame *)1; /* the call must set it whatever happens */
+  last_fetch = hs_frame_cache_fetch(c, key, mode, &f, created);
+  REQUIRE(f != (hs_frame *)1);
+  if (last_fetch != HS_OK) REQUIRE(f == NULL);
+  return f;
+}
+
 static hs_frame *must_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode) {
-  hs_frame *f = hs_frame_cache_fetch(c, key, mode, NULL);
+  hs_frame *f = fetch_frame(c, key, mode, NULL);
   REQUIRE(f != NULL);
   return f;
 }
 
 static bool cached(hs_frame_cache *c, uint64_t key) {
-  hs_frame *f = hs_frame_cache_fetch(c, key, HS_FETCH_LOOKUP, NULL);
+  hs_frame *f = fetch_frame(c, key, HS_FETCH_LOOKUP, NULL);
   if (f) hs_frame_cache_unpin(c, f, false);
   return f != NULL;
 }
@@ -154,8 +165,10 @@ static void test_engine_memory(void) {
   for (uint64_t k = 3; k < 6; k++) hs_frame_cache_unpin(c, f[k], false);
   /* A failing allocator: a new frame that needs memory is not made. */
   m.fail = true;
-  CHECK(hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE_HARD, NULL) == NULL);
-  CHECK(hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE, NULL) == NULL);
+  CHECK(fetch_frame(c, 50, HS_FETCH_CREATE_HARD, NULL) == NULL);
+  CHECK_EQ(last_fetch, HS_ERR_NOMEM); /* not a refusal: memory ran out */
+  CHECK(fetch_frame(c, 50, HS_FETCH_CREATE, NULL) == NULL);
+  CHECK_EQ(last_fetch, HS_ERR_NOMEM);
   CHECK_EQ(hs_frame_cache_count(c), 6);
   CHECK(!cached(c, 50));
   CHECK_OK(frame_cache_check(c));
@@ -168,7 +181,11 @@ static void test_engine_memory(void) {
   CHECK_EQ(stats_of(c).evictions, 1);
   CHECK_EQ(hs_frame_cache_count(c), 6);
   /* Now 4 pinned, 2 unpinned: CREATE refuses, CREATE_HARD recycles. */
-  CHECK(hs_frame_cache_fetch(c, 61, HS_FETCH_CREATE, NULL) == NULL);
+  CHECK(fetch_frame(c, 61, HS_FETCH_CREATE, NULL) == NULL);
+  CHECK_EQ(last_fetch, HS_OK); /* a refusal is no error */
+  hs_frame *none = NULL;
+  CHECK_EQ(hs_frame_cache_fetch(c, 61, (hs_fetch_mode)7, &none, NULL), HS_ERR_MISUSE);
+  CHECK_EQ(hs_frame_cache_fetch(c, 61, HS_FETCH_CREATE, NULL, NULL), HS_ERR_MISUSE);
   hs_frame *h = must_fetch(c, 61, HS_FETCH_CREATE_HARD);
   CHECK_EQ(m.allocs, allocs);
   CHECK_EQ(stats_of(c).evictions, 2);
@@ -291,12 +308,12 @@ static void test_all_pinned(void) {
   hs_frame_cache *c = open_cache(10, NULL, true, 0, 0);
   hs_frame *f[10];
   for (uint64_t k = 0; k < 10; k++) f[k] = must_fetch(c, k, HS_FETCH_CREATE_HARD);
-  CHECK(hs_frame_cache_fetch(c, 100, HS_FETCH_LOOKUP, NULL) == NULL);
+  CHECK(fetch_frame(c, 100, HS_FETCH_LOOKUP, NULL) == NULL);
   bool created = true;
-  CHECK(hs_frame_cache_fetch(c, 100, HS_FETCH_CREATE, &created) == NULL);
+  CHECK(fetch_frame(c, 100, HS_FETCH_CREATE, &created) == NULL);
   CHECK(!created);
   CHECK_EQ(stats_of(c).refusals, 1);
-  hs_frame *o = hs_frame_cache_fetch(c, 100, HS_FETCH_CREATE_HARD, &created);
+  hs_frame *o = fetch_frame(c, 100, HS_FETCH_CREATE_HARD, &created);
   REQUIRE(o != NULL);
   CHECK(created);
   stamp(o, 100, 0);
@@ -306,7 +323,7 @@ static void test_all_pinned(void) {
   CHECK_EQ(s.pinned, 11);
   CHECK_EQ(s.evictions, 0);
   /* Fetched again while pinned: the same frame, still pinned once. */
-  CHECK(hs_frame_cache_fetch(c, 100, HS_FETCH_LOOKUP, NULL) == o);
+  CHECK(fetch_frame(c, 100, HS_FETCH_LOOKUP, NULL) == o);
   CHECK(hs_frame_key(o) == 100);
   CHECK_EQ(stats_of(c).pinned, 11);
   CHECK_OK(frame_cache_check(c));
@@ -333,8 +350,8 @@ static void test_pinned_refetch(void) {
   hs_frame_cache *c = open_cache(2, "lru", true, 0, 0);
   hs_frame *a = must_fetch(c, 1, HS_FETCH_CREATE_HARD);
   hs_frame_cache_unpin(c, must_fetch(c, 2, HS_FETCH_CREATE_HARD), false);
-  CHECK(hs_frame_cache_fetch(c, 1, HS_FETCH_LOOKUP, NULL) == a);
-  CHECK(hs_frame_cache_fetch(c, 1, HS_FETCH_CREATE, NULL) == a);
+  CHECK(fetch_frame(c, 1, HS_FETCH_LOOKUP, NULL) == a);
+  CHECK(fetch_frame(c, 1, HS_FETCH_CREATE, NULL) == a);
   hs_frame_cache_stats s = stats_of(c);
   CHECK_EQ(s.hits, 2);
   CHECK_EQ(s.pinned, 1);
@@ -368,21 +385,21 @@ static void test_ninety_percent(void) {
   hs_frame_cache *c = open_cache(20, NULL, true, 0, 0);
   hs_frame *f[20];
   for (uint64_t k = 0; k < 18; k++) f[k] = must_fetch(c, k, HS_FETCH_CREATE);
-  CHECK_EQ(hs_frame_cache_count(c), 18);                             /* two slots still free */
-  CHECK(hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE, NULL) == NULL); /* 18 of 20 pinned */
+  CHECK_EQ(hs_frame_cache_count(c), 18);                    /* two slots still free */
+  CHECK(fetch_frame(c, 50, HS_FETCH_CREATE, NULL) == NULL); /* 18 of 20 pinned */
   CHECK_EQ(stats_of(c).refusals, 1);
   hs_frame_cache_unpin(c, f[17], false); /* 17 pinned */
-  hs_frame *g = hs_frame_cache_fetch(c, 50, HS_FETCH_CREATE, NULL);
+  hs_frame *g = fetch_frame(c, 50, HS_FETCH_CREATE, NULL);
   CHECK(g != NULL);
   CHECK_EQ(stats_of(c).evictions, 0); /* a free slot */
   CHECK_EQ(stats_of(c).refusals, 1);
   CHECK_EQ(hs_frame_cache_count(c), 19);
   /* Full, 18 pinned: CREATE_HARD still recycles the one unpinned frame. */
-  g = hs_frame_cache_fetch(c, 51, HS_FETCH_CREATE_HARD, NULL);
+  g = fetch_frame(c, 51, HS_FETCH_CREATE_HARD, NULL);
   CHECK(g != NULL);
   CHECK_EQ(stats_of(c).evictions, 0);
   hs_frame_cache_unpin(c, g, false);
-  g = hs_frame_cache_fetch(c, 52, HS_FETCH_CREATE_HARD, NULL);
+  g = fetch_frame(c, 52, HS_FETCH_CREATE_HARD, NULL);
   CHECK(g != NULL);
   CHECK_EQ(stats_of(c).evictions, 1); /* 17 or 51, the two unpinned */
   CHECK_EQ(hs_frame_cache_count(c), 20);
@@ -394,8 +411,7 @@ static void test_ninety_percent(void) {
     c = open_cache(cap, NULL, true, 0, 0);
     uint32_t made = 0;
     hs_frame *h[10];
-    while (made < 10 && (h[made] = hs_frame_cache_fetch(c, made, HS_FETCH_CREATE, NULL)) != NULL)
-      made++;
+    while (made < 10 && (h[made] = fetch_frame(c, made, HS_FETCH_CREATE, NULL)) != NULL) made++;
     CHECK_EQ(made, cap * 9 / 10);
     CHECK_EQ(stats_of(c).refusals, 1);
     for (uint32_t i = 0; i < made; i++) hs_frame_cache_unpin(c, h[i], false);
@@ -408,13 +424,13 @@ static void test_ninety_percent(void) {
  * "PRAGMA cache_size=0". Capacity 1 keeps one. */
 static void test_capacity_zero(void) {
   hs_frame_cache *c = open_cache(0, NULL, true, 0, 0);
-  CHECK(hs_frame_cache_fetch(c, 1, HS_FETCH_CREATE, NULL) == NULL);
+  CHECK(fetch_frame(c, 1, HS_FETCH_CREATE, NULL) == NULL);
   hs_frame *a = must_fetch(c, 1, HS_FETCH_CREATE_HARD);
   hs_frame *b = must_fetch(c, 2, HS_FETCH_CREATE_HARD);
   stamp(a, 1, 0);
   stamp(b, 2, 0);
   CHECK_EQ(hs_frame_cache_count(c), 2);
-  CHECK(hs_frame_cache_fetch(c, 1, HS_FETCH_LOOKUP, NULL) == a); /* still pinned once */
+  CHECK(fetch_frame(c, 1, HS_FETCH_LOOKUP, NULL) == a); /* still pinned once */
   CHECK(stamped(a, 1, 0));
   hs_frame_cache_unpin(c, a, false);
   hs_frame_cache_unpin(c, b, false);
@@ -449,7 +465,7 @@ static void test_content_and_extra(void) {
   stamp(f, 0x1234, extra);
   hs_frame_cache_unpin(c, f, false);
   bool created = true;
-  hs_frame *g = hs_frame_cache_fetch(c, 7, HS_FETCH_CREATE, &created);
+  hs_frame *g = fetch_frame(c, 7, HS_FETCH_CREATE, &created);
   CHECK(g == f);
   CHECK(!created);
   CHECK(stamped(g, 0x1234, extra));
@@ -498,7 +514,7 @@ static void test_rekey(void) {
   hs_frame *d = must_fetch(c, 3, HS_FETCH_CREATE);
   stamp(d, 0xd, 0);
   hs_frame_cache_rekey(c, d, 1);
-  CHECK(hs_frame_cache_fetch(c, 1, HS_FETCH_LOOKUP, NULL) == d);
+  CHECK(fetch_frame(c, 1, HS_FETCH_LOOKUP, NULL) == d);
   CHECK(stamped(g, 0xb, 0));
   CHECK_EQ(hs_frame_cache_count(c), 2);
   CHECK_OK(frame_cache_check(c));
@@ -522,7 +538,7 @@ static void test_truncate(void) {
   hs_frame_cache_truncate(c, 5); /* 0, 3, 6 and 9 are pinned */
   for (uint64_t k = 0; k < 10; k++)
     if (k % 3 == 0)
-      CHECK(hs_frame_cache_fetch(c, k, HS_FETCH_LOOKUP, NULL) == (k < 5 ? f[k] : NULL));
+      CHECK(fetch_frame(c, k, HS_FETCH_LOOKUP, NULL) == (k < 5 ? f[k] : NULL));
     else
       CHECK(cached(c, k) == (k < 5));
   CHECK(stamped(f[6], 6, 0) && stamped(f[9], 9, 0));
@@ -558,7 +574,7 @@ static void test_set_capacity(void) {
   CHECK_EQ(s.capacity, 4);
   CHECK_OK(frame_cache_check(c));
   for (uint64_t k = 0; k < 6; k++) {
-    CHECK(hs_frame_cache_fetch(c, k, HS_FETCH_LOOKUP, NULL) == f[k]);
+    CHECK(fetch_frame(c, k, HS_FETCH_LOOKUP, NULL) == f[k]);
     CHECK(stamped(f[k], k, 0));
   }
   for (uint64_t k = 0; k < 6; k++) hs_frame_cache_unpin(c, f[k], false);
@@ -631,7 +647,7 @@ static void test_not_purgeable(void) {
   hs_frame_cache_shrink(c);
   CHECK_EQ(hs_frame_cache_count(c), 100);
   for (uint64_t k = 0; k < 100; k++) {
-    hs_frame *f = hs_frame_cache_fetch(c, k * 3, HS_FETCH_LOOKUP, NULL);
+    hs_frame *f = fetch_frame(c, k * 3, HS_FETCH_LOOKUP, NULL);
     CHECK(f && stamped(f, k, 8));
     if (f) hs_frame_cache_unpin(c, f, false);
   }
@@ -703,7 +719,7 @@ static void model_run(const char *policy, uint64_t seed, unsigned steps) {
       if (mode == HS_FETCH_CREATE_HARD && pinned_keys(m) + m->ndetached >= MODEL_PINS)
         mode = HS_FETCH_CREATE;
       bool created = false;
-      hs_frame *f = hs_frame_cache_fetch(c, k, mode, &created);
+      hs_frame *f = fetch_frame(c, k, mode, &created);
       if (!f) {
         /* A pinned frame is never gone; CREATE_HARD never fails here. */
         if (m->pin[k] || mode == HS_FETCH_CREATE_HARD) errors++;
@@ -788,7 +804,7 @@ static void test_model_every_policy(void) {
   unsigned tried = 0;
   for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
     hs_policy *p;
-    REQUIRE(hs_policy_create(n, 8, 8, &p) == HS_OK);
+    REQUIRE(hs_policy_create(n, 8, 8, NULL, &p) == HS_OK);
     bool sim_only = hs_policy_flags(p) &
                     (HS_POLICY_SIM_ONLY | HS_POLICY_NEEDS_FUTURE | HS_POLICY_NEEDS_HINDSIGHT);
     hs_policy_destroy(p);
@@ -818,7 +834,7 @@ static double hot_after_scan(const char *policy, uint32_t scan_run, uint64_t *sc
   unsigned hits = 0;
   for (uint64_t i = 0; i < 30; i++) {
     bool created = true;
-    hs_frame *f = hs_frame_cache_fetch(c, 1000000 + 7 * i, HS_FETCH_CREATE, &created);
+    hs_frame *f = fetch_frame(c, 1000000 + 7 * i, HS_FETCH_CREATE, &created);
     REQUIRE(f != NULL);
     hits += !created;
     hs_frame_cache_unpin(c, f, false);
@@ -854,7 +870,7 @@ static void test_scan_resistance(void) {
 /* Fetches `key` (created if missing) and unpins it; whether it was cached. */
 static bool touch(hs_frame_cache *c, uint64_t key) {
   bool created = false;
-  hs_frame *f = hs_frame_cache_fetch(c, key, HS_FETCH_CREATE, &created);
+  hs_frame *f = fetch_frame(c, key, HS_FETCH_CREATE, &created);
   REQUIRE(f != NULL);
   hs_frame_cache_unpin(c, f, false);
   return !created;
@@ -1036,7 +1052,7 @@ static void *work(void *arg) {
       if (mine) continue;
       hs_fetch_mode mode = (hs_fetch_mode)((r >> 44) % 3);
       bool created;
-      hs_frame *f = hs_frame_cache_fetch(w->c, own, mode, &created);
+      hs_frame *f = fetch_frame(w->c, own, mode, &created);
       if (!f) {
         w->null_hard += mode == HS_FETCH_CREATE_HARD;
         continue;
@@ -1050,7 +1066,7 @@ static void *work(void *arg) {
       uint64_t k = (r >> 20) % SHARED;
       pthread_mutex_lock(&w->shared_locks[k]);
       bool created;
-      hs_frame *f = hs_frame_cache_fetch(w->c, k, HS_FETCH_CREATE_HARD, &created);
+      hs_frame *f = fetch_frame(w->c, k, HS_FETCH_CREATE_HARD, &created);
       if (!f) {
         w->null_hard++;
       } else {
@@ -1111,7 +1127,7 @@ static void test_threads(void) {
   for (unsigned i = 0; i <= NTHREADS; i++)
     for (uint64_t k = 0; k < (i ? OWN_KEYS : SHARED); k++) {
       uint64_t key = i * 1000000 + k;
-      hs_frame *f = hs_frame_cache_fetch(c, key, HS_FETCH_LOOKUP, NULL);
+      hs_frame *f = fetch_frame(c, key, HS_FETCH_LOOKUP, NULL);
       if (!f) continue;
       found++;
       CHECK(hs_frame_key(f) == key);
@@ -1266,7 +1282,7 @@ static void *serial_worker(void *arg) {
   for (int i = 0; i < 20000; i++) {
     s = s * 6364136223846793005u + 1442695040888963407u;
     pthread_mutex_lock(&r->engine_lock);
-    hs_frame *f = hs_frame_cache_fetch(r->c, (s >> 33) % 64, HS_FETCH_CREATE_HARD, NULL);
+    hs_frame *f = fetch_frame(r->c, (s >> 33) % 64, HS_FETCH_CREATE_HARD, NULL);
     if (f) hs_frame_cache_unpin(r->c, f, false);
     pthread_mutex_unlock(&r->engine_lock);
   }

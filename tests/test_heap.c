@@ -177,7 +177,7 @@ static void crash_child(void *ctx, int out) {
     if (put(&e, x, i, &tid[i]) != HS_OK) _exit(4);
   if (hs_xact_commit(e.x, x) != HS_OK) _exit(5);
   memcpy(tid + N, tid, N * sizeof *tid);
-  if (hs_checkpoint(e.pool) != HS_OK) _exit(6);
+  if (hs_pool_checkpoint(e.pool) != HS_OK) _exit(6);
   /* Committed updates of the even rows, after the checkpoint. */
   if (hs_xact_begin(e.x, &x) != HS_OK) _exit(7);
   for (int i = 0; i < N; i += 2)
@@ -200,8 +200,8 @@ static void test_crash(void) {
   REQUIRE(run_killed_child(crash_child, NULL, tid, sizeof tid));
   env e;
   REQUIRE(env_open(&e, 16) == HS_OK);
-  hs_recovery_report rep;
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats rep;
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK(rep.ran && rep.applied + rep.images > 0);
   uint32_t wrong = 0;
   for (int i = 0; i < N; i++)

@@ -696,7 +696,7 @@ static void test_stale_redo(void) {
   REQUIRE(hs_xact_begin(e.x, &x) == HS_OK);
   unsigned char *row = pattern(SMALL, 50);
   hs_tid t1, t2;
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   CHECK_OK(hs_heap_insert(e.h, x, row, SMALL, &t1)); /* the page's image, after the checkpoint */
   seams.pool_decided = move_redo;
   CHECK_OK(hs_heap_insert(e.h, x, row, SMALL, &t2)); /* no image needed ... until the hook */

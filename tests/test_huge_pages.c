@@ -16,6 +16,13 @@
 
 #include <string.h>
 
+/* hs_smgr_exists, which must not fail here. */
+static bool fork_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  bool exists = false;
+  REQUIRE(hs_smgr_exists(smgr, rel, fork, &exists) == HS_OK);
+  return exists;
+}
+
 static const hs_relid REL = 1;
 
 /* Opens a pool of `pages` 8 KiB pages with `mode`; *st is hs_pool_open's. */
@@ -34,7 +41,7 @@ static hs_pool *open_mode(const char *dir, uint32_t pages, hs_huge_pages mode, h
  * each block stamped through the pool, then checked. */
 static void exercise(hs_pool *pool, uint32_t pages) {
   hs_smgr *smgr = hs_pool_smgr(pool);
-  if (hs_smgr_exists(smgr, REL, HS_FORK_MAIN))
+  if (fork_exists(smgr, REL, HS_FORK_MAIN))
     REQUIRE(hs_smgr_unlink(smgr, REL, HS_FORK_MAIN) == HS_OK);
   make_relation(pool, REL, 2 * pages);
   for (hs_blockno b = 0; b < 2 * pages; b++) must_update(pool, REL, b, b + 1, 0);

@@ -58,7 +58,7 @@ check_prefix() {
   for f in include/hotset/pool.h include/hotset/heap.h include/hotset/vacuum.h bin/hotset; do
     [ -e "$prefix/$f" ] || fail "$prefix/$f was not installed"
   done
-  ls "$(dirname "$(dirname "$pc")")"/libhotset.so.0 >/dev/null || fail "libhotset.so.0 is not beside the pkgconfig directory"
+  ls "$(dirname "$(dirname "$pc")")"/libhotset.so.0.2 >/dev/null || fail "libhotset.so.0.2 is not beside the pkgconfig directory"
   local got
   got=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix hotset)
   [ "$got" = "$prefix" ] || fail "hotset.pc says prefix=$got, installed into $prefix"
@@ -78,8 +78,8 @@ check_prefix() {
     # whenever grep's early exit makes ldd die of SIGPIPE.
     local libs
     libs=$(ldd "$tmp/quickstart")
-    grep -q "$prefix/.*libhotset.so.0" <<<"$libs" ||
-      { echo "$libs"; fail "quickstart does not load libhotset.so.0 from $prefix"; }
+    grep -q "$prefix/.*libhotset.so.0.2" <<<"$libs" ||
+      { echo "$libs"; fail "quickstart does not load libhotset.so.0.2 from $prefix"; }
   fi
   rm -rf "$tmp/data" "$tmp/quickstart"
   # The heap example, from the installed heap.h and vacuum.h.
@@ -104,7 +104,7 @@ check_prefix() {
   if [ -e "$build/libhotset-sqlite.so" ]; then
     [ -e "$prefix/include/hotset_sqlite.h" ] || fail "hotset_sqlite.h was not installed"
     ls "$(dirname "$(dirname "$pc")")"/libhotset-sqlite.so "$(dirname "$(dirname "$pc")")"/libhotset-sqlite.a \
-      >/dev/null || fail "libhotset-sqlite.so and .a are not beside libhotset.so.0"
+      >/dev/null || fail "libhotset-sqlite.so and .a are not beside libhotset.so.0.2"
   fi
   echo "ok: installed into $prefix; $cc quickstart.c (and heap_engine.c) \$(pkg-config --cflags --libs hotset) run"
 }

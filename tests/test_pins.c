@@ -141,8 +141,8 @@ int main(void) {
   pthread_barrier_wait(&pinned);
 
   CHECK_EQ(total_pins(pool), MANY_THREADS);
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
   CHECK_EQ(s.pinned, MANY_THREADS / 2);
   hs_buffer_info info;
   REQUIRE(find_buffer(pool, REL, 0, &info) >= 0);
@@ -164,7 +164,7 @@ int main(void) {
   for (int i = 0; i < MANY_THREADS; i++)
     if (h[i].hand_over) CHECK_OK(hs_buf_release(pool, h[i].buf));
   CHECK_EQ(total_pins(pool), 0);
-  hs_pool_stats(pool, &s);
+  hs_pool_stats_get(pool, &s);
   CHECK_EQ(s.pinned, 0);
   test_exit_holding_a_pin(pool);
   CHECK_OK(hs_pool_drop_relation(pool, REL));

@@ -47,7 +47,7 @@ static hs_status set(env *e, hs_xid x, uint64_t key, int64_t value) {
   uint32_t len;
   bool found;
   hs_tid tid, next;
-  hs_status st = hs_pk_lookup(e->ix, e->h, key, s, x, &tid, &r, sizeof r, &len, &found);
+  hs_status st = hs_pk_index_lookup(e->ix, e->h, key, s, x, &tid, &r, sizeof r, &len, &found);
   hs_xact_release_snapshot(e->x, s);
   free(s);
   if (st != HS_OK) return st;
@@ -134,7 +134,7 @@ static void crash_child(void *ctx, int out) {
   if (hs_xact_begin(e.x, &x) != HS_OK) _exit(3);
   for (uint64_t k = 1; k <= N; k++)
     if (add(&e, x, k, (int64_t)k) != HS_OK) _exit(4);
-  if (hs_xact_commit(e.x, x) != HS_OK || hs_checkpoint(e.pool) != HS_OK) _exit(5);
+  if (hs_xact_commit(e.x, x) != HS_OK || hs_pool_checkpoint(e.pool) != HS_OK) _exit(5);
   if (hs_xact_begin(e.x, &x) != HS_OK) _exit(6);
   for (uint64_t k = 1; k <= N; k += 5)
     if (set(&e, x, k, (int64_t)k + 100000) != HS_OK) _exit(7);

@@ -69,7 +69,7 @@ static hs_status update(env *e, hs_xid x, uint64_t key, int64_t value, hs_tid *n
   uint32_t len;
   bool found;
   hs_tid tid;
-  hs_status st = hs_pk_lookup(e->ix, e->h, key, s, x, &tid, &r, sizeof r, &len, &found);
+  hs_status st = hs_pk_index_lookup(e->ix, e->h, key, s, x, &tid, &r, sizeof r, &len, &found);
   hs_xact_release_snapshot(e->x, s);
   free(s);
   if (st != HS_OK) return st;

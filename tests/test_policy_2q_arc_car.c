@@ -598,14 +598,14 @@ static void test_ring_hints(void) {
 
 static void test_specs(void) {
   hs_policy *p = NULL;
-  CHECK_OK(hs_policy_create("2q:in=0.5,out=1", 10, 10, &p));
+  CHECK_OK(hs_policy_create("2q:in=0.5,out=1", 10, 10, NULL, &p));
   CHECK(strcmp(hs_policy_spec(p), "2q:in=0.5,out=1") == 0);
   CHECK(hs_policy_arc_target(p) == -1);
   hs_policy_destroy(p);
-  CHECK_ST(hs_policy_create("2q:in=1.5", 10, 10, &p), HS_ERR_INVALID);
-  CHECK_ST(hs_policy_create("2q:out=-1", 10, 10, &p), HS_ERR_INVALID);
-  CHECK_ST(hs_policy_create("arc:p=1", 10, 10, &p), HS_ERR_INVALID);
-  CHECK_ST(hs_policy_create("car:x=1", 10, 10, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("2q:in=1.5", 10, 10, NULL, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("2q:out=-1", 10, 10, NULL, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("arc:p=1", 10, 10, NULL, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("car:x=1", 10, 10, NULL, &p), HS_ERR_INVALID);
   /* 2q with no A1out at all (out=0): A1in's victims are not remembered. */
   driver d;
   driver_init(&d, "2q:out=0", 4, 4, 32);

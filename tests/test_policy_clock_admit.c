@@ -247,9 +247,9 @@ static void test_limits(void) {
       driver_free(&d);
     }
   hs_policy *p;
-  CHECK(hs_policy_create("clock-admit:adapt=5", 10, 10, &p) != HS_OK);
-  CHECK(hs_policy_create("clock-admit:ring=-1", 10, 10, &p) != HS_OK);
-  CHECK(hs_policy_create("clock-admit:window=0", 10, 10, &p) != HS_OK);
+  CHECK(hs_policy_create("clock-admit:adapt=5", 10, 10, NULL, &p) != HS_OK);
+  CHECK(hs_policy_create("clock-admit:ring=-1", 10, 10, NULL, &p) != HS_OK);
+  CHECK(hs_policy_create("clock-admit:window=0", 10, 10, NULL, &p) != HS_OK);
 }
 
 int main(void) {

@@ -114,12 +114,13 @@ static void test_names(void) {
   CHECK(hs_policy_canonical("") == NULL);
   CHECK(hs_policy_canonical(NULL) == NULL);
   hs_policy *p;
-  CHECK_OK(hs_policy_create("S3-FIFO:small=0.2", 10, 10, &p));
+  CHECK_OK(hs_policy_create("S3-FIFO:small=0.2", 10, 10, NULL, &p));
   if (p) {
     CHECK_STR(hs_policy_spec(p), "s3fifo:small=0.2,ghost=0.9,move=2");
     hs_policy_destroy(p);
   }
-  CHECK(hs_policy_create("Twoq:In=0.2", 10, 10, &p) != HS_OK); /* parameters keep their case */
+  CHECK(hs_policy_create("Twoq:In=0.2", 10, 10, NULL, &p) !=
+        HS_OK); /* parameters keep their case */
 }
 
 int main(void) {
@@ -145,20 +146,20 @@ int main(void) {
 
   /* Bad specs. */
   hs_policy *p = NULL;
-  CHECK_ST(hs_policy_create("no-such", 10, 10, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("no-such", 10, 10, NULL, &p), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "known:");
-  CHECK_ST(hs_policy_create("lru:x=1", 10, 10, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("lru:x=1", 10, 10, NULL, &p), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "unknown parameter");
-  CHECK_ST(hs_policy_create("lru", 0, 10, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("lru", 0, 10, NULL, &p), HS_ERR_INVALID);
   CHECK(p == NULL);
-  CHECK_OK(hs_policy_create("clock-sweep", 10, 10, &p));
+  CHECK_OK(hs_policy_create("clock-sweep", 10, 10, NULL, &p));
   CHECK(strcmp(hs_policy_spec(p), "clock-sweep") == 0);
   hs_access a = {.key = 1, .size = 11};
   CHECK_ST(hs_policy_insert(p, 0, &a), HS_ERR_INVALID); /* larger than the cache */
   a.size = 1;
   CHECK_OK(hs_policy_insert(p, 0, &a));
-  CHECK_ST(hs_policy_insert(p, 0, &a), HS_ERR_INVALID);  /* slot taken */
-  CHECK_ST(hs_policy_insert(p, 10, &a), HS_ERR_INVALID); /* no such slot */
+  CHECK_ST(hs_policy_insert(p, 0, &a), HS_ERR_MISUSE);  /* slot taken */
+  CHECK_ST(hs_policy_insert(p, 10, &a), HS_ERR_MISUSE); /* no such slot */
   hs_policy_destroy(p);
   return check_finish();
 }

@@ -98,7 +98,7 @@ static void test_key_outside_space(void) {
   for (int i = 0; hs_all_policies[i]; i++) {
     hs_policy *p;
     hs_policy_env env = {.key_space = 10};
-    REQUIRE(hs_policy_create_ex(hs_all_policies[i]->name, 4, 4, &env, &p) == HS_OK);
+    REQUIRE(hs_policy_create(hs_all_policies[i]->name, 4, 4, &env, &p) == HS_OK);
     hs_access a = {.key = 10, .size = 1, .kind = HS_ACCESS_READ, .next = HS_NEXT_NEVER};
     CHECK_ST(hs_policy_insert(p, 0, &a), HS_ERR_INVALID);
     CHECK_CONTAINS(hs_last_error(), "key 10 is outside the key space (below 10)");
@@ -140,7 +140,7 @@ static void test_prefetch_without_ghosts(void) {
     for (int dense = 0; dense < 2; dense++) {
       hs_policy *p;
       hs_policy_env env = {.key_space = dense ? 1000 : 0};
-      REQUIRE(hs_policy_create_ex(specs[i], 1, 1, &env, &p) == HS_OK);
+      REQUIRE(hs_policy_create(specs[i], 1, 1, &env, &p) == HS_OK);
       for (uint64_t k = 0; k < 2000; k += 7) hs_policy_prefetch(p, k);
       hs_access a = {.key = 3, .size = 1, .kind = HS_ACCESS_READ, .next = HS_NEXT_NEVER};
       CHECK_OK(hs_policy_insert(p, 0, &a));
@@ -155,10 +155,10 @@ static void test_prefetch_without_ghosts(void) {
 static void test_dense_only_where_it_pays(void) {
   hs_policy *p;
   hs_policy_env big = {.key_space = 10000000}, small = {.key_space = 2000};
-  REQUIRE(hs_policy_create_ex("arc", 10, 10, &big, &p) == HS_OK);
+  REQUIRE(hs_policy_create("arc", 10, 10, &big, &p) == HS_OK);
   size_t hashed = hs_policy_memory(p);
   hs_policy_destroy(p);
-  REQUIRE(hs_policy_create_ex("arc", 10, 10, &small, &p) == HS_OK);
+  REQUIRE(hs_policy_create("arc", 10, 10, &small, &p) == HS_OK);
   size_t dense = hs_policy_memory(p);
   hs_policy_destroy(p);
   CHECK(hashed < 64 * 1024);

@@ -404,12 +404,12 @@ static void test_rings(void) {
 
 static void test_specs(void) {
   hs_policy *p = NULL;
-  CHECK_OK(hs_policy_create("lirs", 100, 100, &p));
+  CHECK_OK(hs_policy_create("lirs", 100, 100, NULL, &p));
   CHECK_STR(hs_policy_spec(p), "lirs:hir=0.01");
   CHECK_EQ(hs_policy_flags(p), 0);
   CHECK_EQ(hs_policy_clockpro_dump(p, NULL, 0), -1);
   hs_policy_destroy(p);
-  CHECK_OK(hs_policy_create("clockpro:cold=0.1", 100, 100, &p));
+  CHECK_OK(hs_policy_create("clockpro:cold=0.1", 100, 100, NULL, &p));
   CHECK_STR(hs_policy_spec(p), "clockpro:cold=0.1");
   CHECK_EQ(hs_policy_flags(p), HS_POLICY_CONCURRENT_HIT);
   CHECK_EQ(hs_policy_lirs_dump(p, NULL, 0), -1);
@@ -418,8 +418,8 @@ static void test_specs(void) {
            28); /* " | hot=- cold=- test=- mc=10" */
   CHECK_STR(small, " | hot=");
   hs_policy_destroy(p);
-  CHECK_ST(hs_policy_create("lirs:hir=2", 10, 10, &p), HS_ERR_INVALID);
-  CHECK_ST(hs_policy_create("clockpro:hir=0.1", 10, 10, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("lirs:hir=2", 10, 10, NULL, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("clockpro:hir=0.1", 10, 10, NULL, &p), HS_ERR_INVALID);
   CHECK_CONTAINS(hs_last_error(), "unknown parameter");
 }
 

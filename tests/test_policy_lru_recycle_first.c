@@ -17,7 +17,7 @@ static bool pinned_in(void *ctx, uint32_t slot) {
 
 static void test_lru_recycle_first(void) {
   hs_policy *p;
-  REQUIRE(hs_policy_create("lru", 4, 4, &p) == HS_OK);
+  REQUIRE(hs_policy_create("lru", 4, 4, NULL, &p) == HS_OK);
   hs_access normal = {.size = 1, .next = HS_NEXT_UNKNOWN, .kind = HS_ACCESS_READ};
   hs_access ring = normal, recycle = normal;
   ring.hint = recycle.hint = HS_HINT_RING;

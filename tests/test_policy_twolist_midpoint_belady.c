@@ -243,9 +243,9 @@ static void test_twolist_caller_facts(void) {
   /* The clock must be one hs_policy_env knows. */
   hs_policy *p = NULL;
   hs_policy_env bad = {.unit_bytes = 1, .clock = (hs_clock_unit)7};
-  CHECK_ST(hs_policy_create_ex("twolist", 4, 4, &bad, &p), HS_ERR_INVALID);
+  CHECK_ST(hs_policy_create("twolist", 4, 4, &bad, &p), HS_ERR_INVALID);
   CHECK(p == NULL);
-  CHECK_OK(hs_policy_create_ex("twolist", 4, 4, &pool, &p));
+  CHECK_OK(hs_policy_create("twolist", 4, 4, &pool, &p));
   hs_policy_destroy(p);
 }
 
@@ -507,7 +507,7 @@ static void test_belady_heap(void) {
   enum { N = 256 };
   for (uint64_t seed = 1; seed <= 20; seed++) {
     hs_policy *p;
-    REQUIRE(hs_policy_create("belady", N, N, &p) == HS_OK);
+    REQUIRE(hs_policy_create("belady", N, N, NULL, &p) == HS_OK);
     uint64_t r = seed;
     int64_t next[N];
     bool removed[N] = {false};

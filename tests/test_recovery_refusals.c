@@ -278,7 +278,7 @@ static void test_damaged_checkpoint(uint64_t segment) {
   REQUIRE(env_open(&e) == HS_OK);
   make_relation(&e);
   bump_all(&e, 3);
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   bump_all(&e, 2);
   env_crash(&e);
   hs_control c = control_of(&e);
@@ -307,7 +307,7 @@ static void test_stale_control(uint64_t segment) {
   REQUIRE(env_open(&e) == HS_OK);
   make_relation(&e);
   bump_all(&e, 2);
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   char control[4400], saved[4400];
   snprintf(control, sizeof control, "%s/%s", e.dir, HS_CONTROL_FILE);
   snprintf(saved, sizeof saved, "%s.saved", e.dir);
@@ -321,7 +321,7 @@ static void test_stale_control(uint64_t segment) {
     while (true) {
       bump_all(&e, 4);
       rounds += 4;
-      CHECK_OK(hs_checkpoint(e.pool));
+      CHECK_OK(hs_pool_checkpoint(e.pool));
       char path[4400];
       snprintf(path, sizeof path, "%s/%016" PRIX64, e.waldir, old.redo - old.redo % segment);
       hs_control now = control_of(&e);
@@ -416,7 +416,7 @@ static void test_page_past_log(uint64_t segment) {
   REQUIRE(env_open(&e) == HS_OK);
   make_relation(&e);
   bump_all(&e, 1);
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   char oldwal[4400], control[4400], saved[4400];
   snprintf(oldwal, sizeof oldwal, "%s.oldwal", e.dir);
   snprintf(control, sizeof control, "%s/%s", e.dir, HS_CONTROL_FILE);
@@ -492,7 +492,7 @@ static void test_mid_log_damage(uint64_t segment) {
   REQUIRE(env_open(&e) == HS_OK);
   make_relation(&e);
   bump_all(&e, 1);
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   unsigned rounds = 1 + bump_segments(&e, 3);
   hs_control c = control_of(&e);
   uint64_t mid = c.redo - c.redo % segment + segment; /* a segment after the redo point's */
@@ -536,9 +536,9 @@ static void test_damage_before_redo(uint64_t segment) {
   snprintf(saved, sizeof saved, "%s.seg0", e.dir);
   copy_file(first, saved); /* the log's first segment, as it is now */
   rounds += bump_segments(&e, 2);
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   rounds += bump_segments(&e, 2);
-  CHECK_OK(hs_checkpoint(e.pool)); /* the first segments are recycled now */
+  CHECK_OK(hs_pool_checkpoint(e.pool)); /* the first segments are recycled now */
   hs_control c = control_of(&e);
   uint64_t redo_seg = c.redo - c.redo % segment;
   uint64_t before_redo = record_in_segment(&e, redo_seg + 48, redo_seg);
@@ -547,7 +547,7 @@ static void test_damage_before_redo(uint64_t segment) {
          before_redo >= c.redo) { /* the redo segment must have a record before it */
     bump_all(&e, 1);
     more++;
-    CHECK_OK(hs_checkpoint(e.pool));
+    CHECK_OK(hs_pool_checkpoint(e.pool));
     c = control_of(&e);
     redo_seg = c.redo - c.redo % segment;
     before_redo = record_in_segment(&e, redo_seg + 48, redo_seg);
@@ -566,7 +566,7 @@ static void test_damage_before_redo(uint64_t segment) {
   check_counters(&e, rounds);
   /* The old segment is before the redo point: the next checkpoint recycles
    * or removes it like any other. */
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   CHECK(stat(first, &sb) != 0);
   env_close(&e);
   REQUIRE(env_open(&e) == HS_OK);
@@ -587,7 +587,7 @@ static void test_two_names(uint64_t segment) {
   REQUIRE(env_open(&e) == HS_OK);
   make_relation(&e);
   unsigned rounds = bump_segments(&e, 3);
-  CHECK_OK(hs_checkpoint(e.pool)); /* old segments become spares */
+  CHECK_OK(hs_pool_checkpoint(e.pool)); /* old segments become spares */
   uint64_t current = hs_wal_insert_lsn(e.wal);
   current -= current % segment;
   env_crash(&e);
@@ -625,7 +625,7 @@ static void test_two_names(uint64_t segment) {
    * old name) and then enough log to pass through every spare. */
   REQUIRE(env_open(&e) == HS_OK);
   check_counters(&e, rounds);
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   rounds += bump_segments(&e, 6);
   env_crash(&e);
   REQUIRE(env_open(&e) == HS_OK);
@@ -654,7 +654,7 @@ static void test_two_future_names(uint64_t segment) {
   REQUIRE(env_open(&e) == HS_OK);
   make_relation(&e);
   unsigned rounds = bump_segments(&e, 3);
-  CHECK_OK(hs_checkpoint(e.pool)); /* old segments become spares */
+  CHECK_OK(hs_pool_checkpoint(e.pool)); /* old segments become spares */
   uint64_t current = hs_wal_insert_lsn(e.wal);
   current -= current % segment;
   env_close(&e); /* a clean end: nothing past it to clear */
@@ -692,7 +692,7 @@ static void test_refused_in_replay(uint64_t segment) {
   REQUIRE(env_open(&e) == HS_OK);
   make_relation(&e);
   bump_all(&e, 1);
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   hs_wal_page page = {.rel = REL, .fork = HS_FORK_MAIN, .block = 0};
   unsigned char payload[8] = {1};
   hs_wal_record rec = {.rmgr = HS_WAL_RMGR_FIRST_USER + 7,
@@ -766,11 +766,11 @@ static void test_redo_disagrees(void) {
   REQUIRE(env_open(&e) == HS_OK);
   make_relation(&e);
   bump_all(&e, 2);
-  CHECK_OK(hs_checkpoint(e.pool)); /* every block clean */
+  CHECK_OK(hs_pool_checkpoint(e.pool)); /* every block clean */
   for (hs_blockno i = 0; i + 1 < BLOCKS; i++) bump(&e, i);
   changed_during_checkpoint = &e;
   seams.pool_collected = change_after_collect;
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   REQUIRE(seams.pool_collected == NULL); /* the last block was changed inside it */
   env_crash(&e);
   hs_control c = control_of(&e);
@@ -914,7 +914,7 @@ static void test_older_copy(void) {
   for (int round = 0; round < 5; round++) { /* marks move on; never a false refusal */
     REQUIRE(env_open(&e) == HS_OK);
     bump_all(&e, 1);
-    if (round % 2) CHECK_OK(hs_checkpoint(e.pool));
+    if (round % 2) CHECK_OK(hs_pool_checkpoint(e.pool));
     env_close(&e);
   }
   REQUIRE(env_open(&e) == HS_OK);

@@ -127,7 +127,7 @@ static uint32_t visible_rows(heap_env *e) {
 static void crashing_child(void *ctx, int out) {
   (void)out;
   heap_env e;
-  if (open_env(&e, ctx) != HS_OK || !fill(&e, 0, ROWS) || hs_checkpoint(e.pool) != HS_OK ||
+  if (open_env(&e, ctx) != HS_OK || !fill(&e, 0, ROWS) || hs_pool_checkpoint(e.pool) != HS_OK ||
       !delete_first(&e, DELETED))
     _exit(3);
 }
@@ -322,7 +322,7 @@ static void drop_then_crash_child(void *ctx, int out) {
     if (hs_pool_extend(e.pool, CUT_REL, HS_FORK_MAIN, NULL, false, &b, NULL) != HS_OK) _exit(6);
     hs_buf_release(e.pool, b);
   }
-  if (hs_checkpoint(e.pool) != HS_OK) _exit(7);
+  if (hs_pool_checkpoint(e.pool) != HS_OK) _exit(7);
   hs_heap_close(other);
   if (hs_pool_drop_relation(e.pool, DROPPED_REL) != HS_OK) _exit(8);
   for (int f = HS_FORK_MAIN; f <= HS_FORK_VM; f++)
@@ -484,14 +484,14 @@ static void test_create_beside_checkpoints(void) {
   }
   unsigned checkpoints = 0;
   while (atomic_load(&running) > 0) {
-    CHECK_OK(hs_checkpoint(e.pool));
+    CHECK_OK(hs_pool_checkpoint(e.pool));
     checkpoints++;
   }
   for (int i = 0; i < CREATORS; i++) {
     REQUIRE(pthread_join(th[i], NULL) == 0);
     CHECK_EQ(cs[i].failures, 0);
   }
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   catalog list;
   REQUIRE(catalog_read(dir, &list) == HS_OK);
   for (int id = 0; id < CREATORS; id++)
@@ -521,8 +521,9 @@ static char cut_dir[4400], cut_journal[4500];
  * checkpoint), another created, the first cut, the second removed. */
 static void list_changes(void) {
   hs_smgr *smgr;
-  if (hs_smgr_open(cut_dir, 4096, &smgr) != HS_OK || hs_smgr_lock_dir(smgr) != HS_OK ||
-      smgr_catalog_adopt(smgr) != HS_OK || hs_smgr_create(smgr, 5, HS_FORK_MAIN) != HS_OK)
+  if (hs_smgr_open(cut_dir, &(hs_smgr_options){.page_size = 4096}, &smgr) != HS_OK ||
+      hs_smgr_lock_dir(smgr) != HS_OK || smgr_catalog_adopt(smgr) != HS_OK ||
+      hs_smgr_create(smgr, 5, HS_FORK_MAIN) != HS_OK)
     _exit(2);
   for (int i = 0; i < 4; i++)
     if (hs_smgr_extend(smgr, 5, HS_FORK_MAIN, NULL, NULL) != HS_OK) _exit(3);

@@ -10,7 +10,7 @@
  *  - one unwritable dirty page making most reads fail under the policies
  *    that do not move a page on a hit (every policy is tried);
  *  - HS_READ_ZERO past the end (a page that could never be written) and
- *    HS_READ_NEW extending the file before it knew it had a buffer;
+ *    hs_pool_extend (0.1: HS_READ_NEW) extending the file before it knew it had a buffer;
  *  - flushing a buffer whose content lock the caller holds (it hung);
  *  - options out of range (partitions > 2^31 hung);
  *  - the WAL callback's failure quoting an older, unrelated message and
@@ -361,7 +361,7 @@ static void test_unwritable_page_every_policy(void) {
   for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
        name = strtok_r(NULL, ",", &save)) {
     hs_policy *probe;
-    REQUIRE(hs_policy_create(name, 1, 1, &probe) == HS_OK);
+    REQUIRE(hs_policy_create(name, 1, 1, NULL, &probe) == HS_OK);
     bool sim_only = hs_policy_flags(probe) & HS_POLICY_SIM_ONLY;
     hs_policy_destroy(probe);
     if (sim_only) continue; /* belady, fixedset: offline bounds, simulator only */
@@ -409,23 +409,25 @@ static void test_read_modes_at_the_end(void) {
   hs_buf b;
   /* A zeroed page past the end could never be written: refused. */
   CHECK_ST(hs_pool_read(pool, REL_A, HS_FORK_MAIN, 2, HS_READ_ZERO, NULL, &b, NULL), HS_ERR_EOF);
-  CHECK_CONTAINS(hs_last_error(), "HS_READ_NEW");
+  CHECK_CONTAINS(hs_last_error(), "hs_pool_extend");
+  /* The value 0.1's HS_READ_NEW had is no mode now: misuse. */
+  CHECK_ST(hs_pool_read(pool, REL_A, HS_FORK_MAIN, 0, (hs_read_mode)1, NULL, &b, NULL),
+           HS_ERR_MISUSE);
   CHECK_ST(hs_pool_read(pool, REL_A, HS_FORK_MAIN, 7, HS_READ_ZERO, NULL, &b, NULL), HS_ERR_EOF);
   CHECK_OK(hs_pool_read(pool, REL_A, HS_FORK_MAIN, 1, HS_READ_ZERO, NULL, &b, NULL));
   hs_buf_release(pool, b);
   CHECK_OK(hs_pool_flush_all(pool));
 
-  /* HS_READ_NEW with every buffer pinned: no buffer, and no new block. */
+  /* hs_pool_extend with every buffer pinned: no buffer, and no new block. */
   hs_buf p0 = must_read(pool, REL_A, 0, NULL), p1 = must_read(pool, REL_A, 1, NULL);
-  CHECK_ST(hs_pool_read(pool, REL_A, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &b, NULL),
-           HS_ERR_NO_BUFFERS);
+  CHECK_ST(hs_pool_extend(pool, REL_A, HS_FORK_MAIN, NULL, false, &b, NULL), HS_ERR_NO_BUFFERS);
   CHECK_EQ(nblocks_of(pool, REL_A), 2);
   hs_buf_release(pool, p1);
   /* A failed extension gives its buffer back: both frames still usable. */
   REQUIRE(hs_smgr_inject_fault(hs_pool_smgr(pool), HS_IO_EXTEND, 1, ENOSPC, 1) == HS_OK);
-  CHECK_ST(hs_pool_read(pool, REL_A, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &b, NULL), HS_ERR_NOSPACE);
+  CHECK_ST(hs_pool_extend(pool, REL_A, HS_FORK_MAIN, NULL, false, &b, NULL), HS_ERR_NOSPACE);
   CHECK_EQ(nblocks_of(pool, REL_A), 2);
-  CHECK_OK(hs_pool_read(pool, REL_A, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &b, NULL));
+  CHECK_OK(hs_pool_extend(pool, REL_A, HS_FORK_MAIN, NULL, false, &b, NULL));
   CHECK_EQ(hs_buf_block(pool, b), 2);
   CHECK_EQ(nblocks_of(pool, REL_A), 3);
   hs_buf_release(pool, b);
@@ -434,7 +436,7 @@ static void test_read_modes_at_the_end(void) {
   must_update(pool, REL_A, 0, 5, 0);
   must_update(pool, REL_A, 1, 6, 0);
   REQUIRE(hs_smgr_inject_fault(hs_pool_smgr(pool), HS_IO_WRITE, 1, EIO, UINT32_MAX) == HS_OK);
-  CHECK_ST(hs_pool_read(pool, REL_A, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &b, NULL), HS_ERR_IO);
+  CHECK_ST(hs_pool_extend(pool, REL_A, HS_FORK_MAIN, NULL, false, &b, NULL), HS_ERR_IO);
   CHECK_EQ(nblocks_of(pool, REL_A), 3);
   hs_smgr_clear_faults(hs_pool_smgr(pool));
   CHECK_OK(hs_pool_close(pool));

@@ -232,8 +232,8 @@ static void test_counter_page(start_from how) {
   /* Two segments of filler: the checkpoint below recycles the segments
    * holding P's first image. */
   while (hs_wal_insert_lsn(e.wal) < 2 * SEGMENT + SEGMENT / 2) change(&e, FILLER, 2000);
-  hs_lsn second = change(&e, P, 8); /* 2: no image (P changed since the redo point, 0) */
-  CHECK_OK(hs_checkpoint(e.pool));  /* writes P at 2 */
+  hs_lsn second = change(&e, P, 8);     /* 2: no image (P changed since the redo point, 0) */
+  CHECK_OK(hs_pool_checkpoint(e.pool)); /* writes P at 2 */
   hs_control c;
   REQUIRE(hs_control_read(dir, &c) == HS_OK && c.has_checkpoint);
   /* The setting the defect needs: the log now starts in the segment of
@@ -252,8 +252,8 @@ static void test_counter_page(start_from how) {
   else
     copy_file(saved, control);
   REQUIRE(pool_env_open(&e, dir) == HS_OK);
-  hs_recovery_report rep;
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats rep;
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK(rep.start < c.redo); /* what this case is about: replay from before the redo point */
   CHECK(rep.skipped > 0);    /* change 2 is on disk already */
   CHECK_EQ(counter(&e, P), 5);
@@ -359,7 +359,7 @@ static void transaction(env *e, uint64_t i) {
     uint32_t len;
     bool found;
     hs_tid at, moved;
-    REQUIRE(hs_pk_lookup(e->ix, e->h, target, &snap, x, &at, old, sizeof old, &len, &found) ==
+    REQUIRE(hs_pk_index_lookup(e->ix, e->h, target, &snap, x, &at, old, sizeof old, &len, &found) ==
                 HS_OK &&
             found);
     hs_xact_release_snapshot(e->x, &snap);
@@ -382,7 +382,7 @@ static unsigned rows_wrong(env *e, const char *what) {
     uint32_t len = 0;
     bool found = false;
     hs_tid at;
-    hs_status st = hs_pk_lookup(e->ix, e->h, k, &snap, 0, &at, out, sizeof out, &len, &found);
+    hs_status st = hs_pk_index_lookup(e->ix, e->h, k, &snap, 0, &at, out, sizeof out, &len, &found);
     uint64_t v = 0;
     if (st == HS_OK && found && len >= 16) memcpy(&v, out + 8, 8);
     if (!acked[k] && st == HS_OK && !found) continue; /* never inserted */
@@ -432,13 +432,13 @@ static void make_heap_state(heap_state *s) {
   uint64_t i = 1;
   for (; i <= PHASE1; i++) transaction(&e, i);
   copy_dir(s->dir, s->wal_before_first, true);
-  CHECK_OK(hs_checkpoint(e.pool));
+  CHECK_OK(hs_pool_checkpoint(e.pool));
   REQUIRE(hs_control_read(s->dir, &s->first) == HS_OK && s->first.has_checkpoint);
   copy_file(control, s->control_after_first);
   for (; i <= PHASE1 + PHASE2; i++) transaction(&e, i);
   if (s->checkpoints == 2) {
     copy_dir(s->dir, s->wal_before_second, true);
-    CHECK_OK(hs_checkpoint(e.pool));
+    CHECK_OK(hs_pool_checkpoint(e.pool));
     for (; i <= KEYS; i++) transaction(&e, i);
   }
   REQUIRE(hs_control_read(s->dir, &s->last) == HS_OK && s->last.has_checkpoint);
@@ -502,8 +502,8 @@ static void test_heap_case(const heap_state *s, heap_case k) {
   hs_status st = env_open(&e, dir);
   CHECK_OK(st);
   if (st != HS_OK) return; /* the stack is left open: the test has failed */
-  hs_recovery_report rep;
-  hs_pool_recovery_report(e.pool, &rep);
+  hs_pool_recovery_stats rep;
+  hs_pool_recovery_stats_get(e.pool, &rep);
   CHECK_EQ(rep.start, want_start);
   char what[256];
   snprintf(what, sizeof what, "%s, %s", s->name, heap_case_names[k]);

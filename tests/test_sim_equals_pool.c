@@ -188,7 +188,7 @@ static void test_every_policy(const char *dir) {
   for (char *save = NULL, *name = strtok_r(names, ",", &save); name;
        name = strtok_r(NULL, ",", &save)) {
     hs_policy *probe;
-    REQUIRE(hs_policy_create(name, POOL_PAGES, POOL_PAGES, &probe) == HS_OK);
+    REQUIRE(hs_policy_create(name, POOL_PAGES, POOL_PAGES, NULL, &probe) == HS_OK);
     unsigned flags = hs_policy_flags(probe);
     hs_policy_destroy(probe);
     if (flags & HS_POLICY_SIM_ONLY) continue; /* belady: the pool refuses it */

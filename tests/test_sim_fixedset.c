@@ -158,7 +158,7 @@ static bool pin_zero(void *ctx, uint32_t slot) {
 
 static void test_interface(void) {
   hs_policy *p = NULL;
-  REQUIRE(hs_policy_create("fixedset", 4, 8, &p) == HS_OK);
+  REQUIRE(hs_policy_create("fixedset", 4, 8, NULL, &p) == HS_OK);
   CHECK_EQ(hs_policy_flags(p), HS_POLICY_NEEDS_HINDSIGHT | HS_POLICY_SIM_ONLY);
   hs_access a = {.size = 1, .next = HS_NEXT_UNKNOWN};
   CHECK(hs_policy_admits(p, &a)); /* no hindsight: everything */
@@ -179,12 +179,12 @@ static void test_interface(void) {
   CHECK_OK(hs_policy_evict(p, 2));
   CHECK_EQ(hs_policy_victim(p, &a, NULL, NULL), 5);
   hs_policy *lru = NULL;
-  REQUIRE(hs_policy_create("lru", 4, 8, &lru) == HS_OK);
+  REQUIRE(hs_policy_create("lru", 4, 8, NULL, &lru) == HS_OK);
   CHECK(hs_policy_memory(p) < hs_policy_memory(lru)); /* nothing of its own */
   hs_policy_destroy(lru);
   hs_policy_destroy(p);
 
-  REQUIRE(hs_policy_create("fixedset", 2, 2, &p) == HS_OK);
+  REQUIRE(hs_policy_create("fixedset", 2, 2, NULL, &p) == HS_OK);
   a.key = 1;
   CHECK_OK(hs_policy_insert(p, 0, &a));
   a.key = 2;

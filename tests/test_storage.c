@@ -25,6 +25,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/* hs_smgr_exists, which must not fail here. */
+static bool fork_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  bool exists = false;
+  REQUIRE(hs_smgr_exists(smgr, rel, fork, &exists) == HS_OK);
+  return exists;
+}
+
 #define REL 16384u
 
 typedef struct fixture {
@@ -34,7 +41,7 @@ typedef struct fixture {
 
 static void fixture_open(fixture *fx, const char *name, uint32_t page_size) {
   testdir_make(fx->dir, sizeof fx->dir, name);
-  hs_status st = hs_smgr_open(fx->dir, page_size, &fx->smgr);
+  hs_status st = test_smgr_open(fx->dir, page_size, &fx->smgr);
   REQUIRE(st == HS_OK);
 }
 
@@ -98,29 +105,33 @@ static void test_open_options(void) {
   hs_smgr *smgr = (hs_smgr *)&smgr; /* must be reset to NULL on failure */
   testdir_make(dir, sizeof dir, "storage-open");
 
-  const uint32_t bad[] = {0, 1, 512, 1000, 3000, 8193, 131072, 0x80000000u};
+  /* Page size 0 is the default (hs_smgr_options_init's), not an error. */
+  CHECK_OK(test_smgr_open(dir, 0, &smgr));
+  CHECK_EQ(hs_smgr_page_size(smgr), HS_PAGE_SIZE_DEFAULT);
+  hs_smgr_close(smgr);
+  const uint32_t bad[] = {1, 512, 1000, 3000, 8193, 131072, 0x80000000u};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    CHECK_ST(hs_smgr_open(dir, bad[i], &smgr), HS_ERR_INVALID);
+    CHECK_ST(test_smgr_open(dir, bad[i], &smgr), HS_ERR_INVALID);
     CHECK(smgr == NULL);
     CHECK_CONTAINS(hs_last_error(), "invalid page size");
   }
-  CHECK_ST(hs_smgr_open(NULL, 8192, &smgr), HS_ERR_INVALID);
-  CHECK_ST(hs_smgr_open("", 8192, &smgr), HS_ERR_INVALID);
+  CHECK_ST(test_smgr_open(NULL, 8192, &smgr), HS_ERR_INVALID);
+  CHECK_ST(test_smgr_open("", 8192, &smgr), HS_ERR_INVALID);
 
   /* The last component is created; a missing parent is an error. */
   snprintf(path, sizeof path, "%s/data/", dir);
-  CHECK_OK(hs_smgr_open(path, 1024, &smgr));
+  CHECK_OK(test_smgr_open(path, 1024, &smgr));
   struct stat sb;
   snprintf(path, sizeof path, "%s/data", dir);
   CHECK(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
   CHECK(strcmp(hs_smgr_dir(smgr), path) == 0); /* trailing slash dropped */
   CHECK_EQ(hs_smgr_page_size(smgr), 1024);
   hs_smgr_close(smgr);
-  CHECK_OK(hs_smgr_open(path, 65536, &smgr)); /* already there: fine */
+  CHECK_OK(test_smgr_open(path, 65536, &smgr)); /* already there: fine */
   hs_smgr_close(smgr);
 
   snprintf(path, sizeof path, "%s/no/such", dir);
-  CHECK_ST(hs_smgr_open(path, 8192, &smgr), HS_ERR_NOENT);
+  CHECK_ST(test_smgr_open(path, 8192, &smgr), HS_ERR_NOENT);
   CHECK_EQ(hs_last_errno(), ENOENT);
   CHECK_CONTAINS(hs_last_error(), path);
 
@@ -129,7 +140,7 @@ static void test_open_options(void) {
   int fd = open(path, O_CREAT | O_WRONLY, 0600);
   REQUIRE(fd >= 0);
   close(fd);
-  CHECK_ST(hs_smgr_open(path, 8192, &smgr), HS_ERR_NOENT);
+  CHECK_ST(test_smgr_open(path, 8192, &smgr), HS_ERR_NOENT);
   CHECK_EQ(hs_last_errno(), ENOTDIR);
   CHECK_CONTAINS(hs_last_error(), path);
   testdir_remove(dir);
@@ -192,9 +203,9 @@ static void test_round_trip(uint32_t ps) {
   for (hs_fork fork = HS_FORK_MAIN; fork < HS_FORK_COUNT; fork++) {
     hs_relid rel = REL + (hs_relid)fork;
     hs_blockno n = 99, b = 99;
-    CHECK(!hs_smgr_exists(fx.smgr, rel, fork));
+    CHECK(!fork_exists(fx.smgr, rel, fork));
     CHECK_OK(hs_smgr_create(fx.smgr, rel, fork));
-    CHECK(hs_smgr_exists(fx.smgr, rel, fork));
+    CHECK(fork_exists(fx.smgr, rel, fork));
     fork_path(&fx, rel, fork, path);
     CHECK_EQ(file_size(path), 0);
     CHECK_OK(hs_smgr_nblocks(fx.smgr, rel, fork, &n));
@@ -227,7 +238,7 @@ static void test_round_trip(uint32_t ps) {
 
   /* A second handle on the same directory sees the data (opened lazily). */
   hs_smgr *other;
-  CHECK_OK(hs_smgr_open(fx.dir, ps, &other));
+  CHECK_OK(test_smgr_open(fx.dir, ps, &other));
   CHECK_OK(hs_smgr_read(other, REL + 1, HS_FORK_FSM, 3, got));
   CHECK(page_is(got, 0, ps, 1001));
   hs_smgr_close(other);
@@ -253,7 +264,7 @@ static void test_many_relations(void) {
     CHECK(page_is(got, 0, sizeof got, r));
   }
   for (hs_relid r = 1; r <= 300; r += 2) CHECK_OK(hs_smgr_unlink(fx.smgr, r, HS_FORK_VM));
-  for (hs_relid r = 1; r <= 300; r++) CHECK(hs_smgr_exists(fx.smgr, r, HS_FORK_VM) == (r % 2 == 0));
+  for (hs_relid r = 1; r <= 300; r++) CHECK(fork_exists(fx.smgr, r, HS_FORK_VM) == (r % 2 == 0));
   fixture_close(&fx);
 }
 
@@ -302,7 +313,7 @@ static void test_create_unlink(void) {
   CHECK_CONTAINS(hs_last_error(), path);
 
   CHECK_OK(hs_smgr_unlink(fx.smgr, REL, HS_FORK_MAIN));
-  CHECK(!hs_smgr_exists(fx.smgr, REL, HS_FORK_MAIN));
+  CHECK(!fork_exists(fx.smgr, REL, HS_FORK_MAIN));
   CHECK_EQ(file_size(path), -1);
   CHECK_ST(hs_smgr_read(fx.smgr, REL, HS_FORK_MAIN, 0, page), HS_ERR_NOENT);
   CHECK_ST(hs_smgr_unlink(fx.smgr, REL, HS_FORK_MAIN), HS_ERR_NOENT);
@@ -326,7 +337,9 @@ static void test_create_unlink(void) {
 
   CHECK_ST(hs_smgr_create(fx.smgr, REL, (hs_fork)7), HS_ERR_INVALID);
   CHECK_ST(hs_smgr_read(fx.smgr, REL, (hs_fork)-1, 0, page), HS_ERR_INVALID);
-  CHECK(!hs_smgr_exists(fx.smgr, REL, (hs_fork)4));
+  bool exists = true;
+  CHECK_ST(hs_smgr_exists(fx.smgr, REL, (hs_fork)4, &exists), HS_ERR_MISUSE);
+  CHECK(!exists);
   fixture_close(&fx);
 }
 
@@ -432,7 +445,7 @@ static void test_real_permission(void) {
   make_rel(&fx, 1);
   fork_path(&fx, REL, HS_FORK_MAIN, path);
   CHECK(chmod(path, 0) == 0);
-  CHECK_OK(hs_smgr_open(fx.dir, 8192, &other)); /* has no descriptor open yet */
+  CHECK_OK(test_smgr_open(fx.dir, 8192, &other)); /* has no descriptor open yet */
   CHECK_ST(hs_smgr_read(other, REL, HS_FORK_MAIN, 0, page), HS_ERR_ACCESS);
   CHECK_EQ(hs_last_errno(), EACCES);
   CHECK_CONTAINS(hs_last_error(), path);
@@ -571,7 +584,7 @@ static void check_earlier_sync_failed(const char *path, const char *why, int err
 
 /* Appends one block to a fork (creating it if needed), so it needs a sync. */
 static void dirty_fork(fixture *fx, hs_relid rel, hs_fork fork) {
-  if (!hs_smgr_exists(fx->smgr, rel, fork)) REQUIRE(hs_smgr_create(fx->smgr, rel, fork) == HS_OK);
+  if (!fork_exists(fx->smgr, rel, fork)) REQUIRE(hs_smgr_create(fx->smgr, rel, fork) == HS_OK);
   REQUIRE(hs_smgr_extend(fx->smgr, rel, fork, NULL, NULL) == HS_OK);
 }
 
@@ -630,7 +643,7 @@ static void test_fault_sync(void) {
 
   /* A new handle on the directory starts with no failure on record. */
   hs_smgr *other;
-  CHECK_OK(hs_smgr_open(fx.dir, 8192, &other));
+  CHECK_OK(test_smgr_open(fx.dir, 8192, &other));
   CHECK_OK(hs_smgr_sync(other, REL, HS_FORK_MAIN));
   CHECK_OK(hs_smgr_sync(other, REL, HS_FORK_FSM));
   CHECK_OK(hs_smgr_sync_all(other));
@@ -700,13 +713,13 @@ static void test_fault_open(void) {
   CHECK_CONTAINS(hs_last_error(), "could not create \"");
   CHECK_CONTAINS(hs_last_error(), path);
   CHECK_CONTAINS(hs_last_error(), "Permission denied");
-  CHECK(!hs_smgr_exists(fx.smgr, REL, HS_FORK_VM));
+  CHECK(!fork_exists(fx.smgr, REL, HS_FORK_VM));
   CHECK_OK(hs_smgr_create(fx.smgr, REL, HS_FORK_VM));
 
   /* Opening an existing file on first use, in a handle that has none open;
    * the failed open is retried by the next call. */
   fork_path(&fx, REL, HS_FORK_MAIN, path);
-  CHECK_OK(hs_smgr_open(fx.dir, 8192, &other));
+  CHECK_OK(test_smgr_open(fx.dir, 8192, &other));
   CHECK_OK(hs_smgr_inject_fault(other, HS_IO_OPEN, 1, EACCES, 1));
   CHECK_ST(hs_smgr_read(other, REL, HS_FORK_MAIN, 1, page), HS_ERR_ACCESS);
   CHECK_EQ(hs_last_errno(), EACCES);
@@ -752,7 +765,7 @@ static void test_fault_times_and_clear(void) {
   CHECK_OK(hs_smgr_read(fx.smgr, REL, HS_FORK_MAIN, 0, page));
 
   /* Nonsense is refused. */
-  CHECK_ST(hs_smgr_inject_fault(fx.smgr, HS_IO_OP_COUNT, 1, EIO, 1), HS_ERR_INVALID);
+  CHECK_ST(hs_smgr_inject_fault(fx.smgr, HS_IO_OP_COUNT, 1, EIO, 1), HS_ERR_MISUSE);
   CHECK_ST(hs_smgr_inject_fault(fx.smgr, HS_IO_READ, 0, EIO, 1), HS_ERR_INVALID);
   CHECK_ST(hs_smgr_inject_fault(fx.smgr, HS_IO_READ, 1, EIO, 0), HS_ERR_INVALID);
   CHECK_ST(hs_smgr_inject_fault(fx.smgr, HS_IO_READ, 1, -5, 1), HS_ERR_INVALID);
@@ -797,7 +810,7 @@ static hs_status lock_in_child(const char *dir, char *msg, size_t len) {
     close(fds[0]);
     hs_smgr *s;
     char out[1024];
-    hs_status st = hs_smgr_open(dir, 1024, &s);
+    hs_status st = test_smgr_open(dir, 1024, &s);
     if (st == HS_OK) st = hs_smgr_lock_dir(s);
     int n = snprintf(out, sizeof out, "%d %s", (int)st, st == HS_OK ? "" : hs_last_error());
     ssize_t w = write(fds[1], out, (size_t)n);
@@ -840,7 +853,7 @@ static void test_lock_dir(void) {
   /* A second handle in this process is refused: the lock belongs to the
    * first handle's open file, not to the process. */
   hs_smgr *other;
-  CHECK_OK(hs_smgr_open(fx.dir, 1024, &other));
+  CHECK_OK(test_smgr_open(fx.dir, 1024, &other));
   CHECK_ST(hs_smgr_lock_dir(other), HS_ERR_BUSY);
   busy_message(&fx, (long)getpid(), want, sizeof want);
   CHECK_CONTAINS(hs_last_error(), want);
@@ -870,19 +883,19 @@ static void test_lock_dir(void) {
   REQUIRE(f != NULL);
   fputs("99999999999999999999 junk that is longer than a pid\n", f);
   fclose(f);
-  CHECK_OK(hs_smgr_open(fx.dir, 1024, &fx.smgr));
+  CHECK_OK(test_smgr_open(fx.dir, 1024, &fx.smgr));
   CHECK_OK(hs_smgr_lock_dir(fx.smgr));
   read_file(lp, content, sizeof content);
   CHECK(strcmp(content, mine) == 0);
   /* A holder whose file shows no pid is "another process". */
   REQUIRE(truncate(lp, 0) == 0);
-  CHECK_OK(hs_smgr_open(fx.dir, 1024, &other));
+  CHECK_OK(test_smgr_open(fx.dir, 1024, &other));
   CHECK_ST(hs_smgr_lock_dir(other), HS_ERR_BUSY);
   snprintf(want, sizeof want, "data directory %s is in use by another process (lock file %s)",
            fx.dir, lp);
   CHECK_CONTAINS(hs_last_error(), want);
   hs_smgr_close(other);
-  CHECK_ST(hs_smgr_lock_dir(NULL), HS_ERR_INVALID);
+  CHECK_ST(hs_smgr_lock_dir(NULL), HS_ERR_MISUSE);
   fixture_close(&fx);
 }
 

@@ -19,6 +19,13 @@
 
 #include <errno.h>
 
+/* hs_smgr_exists, which must not fail here. */
+static bool fork_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
+  bool exists = false;
+  REQUIRE(hs_smgr_exists(smgr, rel, fork, &exists) == HS_OK);
+  return exists;
+}
+
 static const hs_relid HOT = 1, BIG = 2, COLD = 3;
 
 /* Like a real log, a flush makes everything inserted so far durable, not
@@ -99,22 +106,22 @@ static void test_sizes(const char *dir) {
       {"adaptive", HS_STRATEGY_VACUUM, 16},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    hs_ring_config c;
-    CHECK_OK(hs_ring_config_parse(cases[i].spec, &c));
+    hs_strategy_options c;
+    CHECK_OK(hs_strategy_options_parse(cases[i].spec, &c));
     hs_strategy *s;
     CHECK_OK(hs_strategy_create(pool, cases[i].kind, &c, &s));
     if (hs_strategy_ring_size(s) != cases[i].want)
       fprintf(stderr, "ring %s (%s): %u buffers, want %u\n", cases[i].spec,
               hs_strategy_kind_name(cases[i].kind), hs_strategy_ring_size(s), cases[i].want);
     CHECK_EQ(hs_strategy_ring_size(s), cases[i].want);
-    hs_strategy_free(s);
+    hs_strategy_destroy(s);
   }
-  hs_ring_config c;
-  CHECK_ST(hs_ring_config_parse("fixed:lots", &c), HS_ERR_INVALID);
-  CHECK_ST(hs_ring_config_parse("fraction:2", &c), HS_ERR_INVALID);
-  CHECK_ST(hs_ring_config_parse("workers:0", &c), HS_ERR_INVALID);
-  CHECK_ST(hs_ring_config_parse("round", &c), HS_ERR_INVALID);
-  CHECK_OK(hs_ring_config_parse("fixed:4KiB,recycle-first", &c));
+  hs_strategy_options c;
+  CHECK_ST(hs_strategy_options_parse("fixed:lots", &c), HS_ERR_INVALID);
+  CHECK_ST(hs_strategy_options_parse("fraction:2", &c), HS_ERR_INVALID);
+  CHECK_ST(hs_strategy_options_parse("workers:0", &c), HS_ERR_INVALID);
+  CHECK_ST(hs_strategy_options_parse("round", &c), HS_ERR_INVALID);
+  CHECK_OK(hs_strategy_options_parse("fixed:4KiB,recycle-first", &c));
   CHECK(c.recycle_first && c.bytes == 4096);
   /* PostgreSQL's rule: a ring for relations over a quarter of the pool. */
   CHECK(!hs_pool_scan_needs_ring(pool, 256, 0));
@@ -128,7 +135,7 @@ static void test_sizes(const char *dir) {
   hs_strategy *s;
   CHECK_OK(hs_strategy_create(pool, HS_STRATEGY_BULKREAD, NULL, &s));
   CHECK_EQ(hs_strategy_ring_size(s), 2);
-  hs_strategy_free(s);
+  hs_strategy_destroy(s);
   CHECK_OK(hs_pool_close(pool));
 }
 
@@ -142,16 +149,16 @@ static void test_ring_reuse(const char *dir) {
   make_relation(pool, BIG, 40);
   for (hs_blockno b = 0; b < 64; b++) hs_buf_release(pool, must_read(pool, HOT, b, NULL));
   hs_pool_stats_reset(pool);
-  hs_ring_config c;
-  REQUIRE(hs_ring_config_parse("fixed:4KiB", &c) == HS_OK);
+  hs_strategy_options c;
+  REQUIRE(hs_strategy_options_parse("fixed:4KiB", &c) == HS_OK);
   hs_strategy *s;
   REQUIRE(hs_strategy_create(pool, HS_STRATEGY_BULKREAD, &c, &s) == HS_OK);
   CHECK_EQ(hs_strategy_ring_size(s), 4);
   scan(pool, s, 0, 40);
   CHECK_EQ(resident_of(pool, HOT), 60);
   CHECK_EQ(resident_of(pool, BIG), 4); /* the ring never holds more than its size */
-  hs_io_stats st;
-  hs_pool_stats(pool, &st);
+  hs_pool_stats st;
+  hs_pool_stats_get(pool, &st);
   CHECK_EQ(st.count[HS_IOCTX_BULKREAD][HS_STAT_READS], 40);
   CHECK_EQ(st.count[HS_IOCTX_BULKREAD][HS_STAT_EVICTIONS], 4);
   CHECK_EQ(st.count[HS_IOCTX_BULKREAD][HS_STAT_REUSES], 36);
@@ -169,25 +176,25 @@ static void test_ring_reuse(const char *dir) {
   hs_buf_release(pool, must_read(pool, BIG, 37, NULL));
   hs_pool_stats_reset(pool);
   scan(pool, s, 0, 8); /* two laps of the ring */
-  hs_pool_stats(pool, &st);
+  hs_pool_stats_get(pool, &st);
   CHECK_EQ(st.count[HS_IOCTX_BULKREAD][HS_STAT_EVICTIONS], 1); /* one new buffer for that slot */
   CHECK_EQ(st.count[HS_IOCTX_BULKREAD][HS_STAT_REUSES], 7);
   CHECK(find_buffer(pool, BIG, 37, NULL) >= 0); /* still cached */
   /* Every access counted once, in its context. */
-  CHECK_EQ(hs_io_stats_total(&st, HS_STAT_READS) + hs_io_stats_total(&st, HS_STAT_HITS), 8);
-  hs_strategy_free(s);
+  CHECK_EQ(hs_pool_stats_total(&st, HS_STAT_READS) + hs_pool_stats_total(&st, HS_STAT_HITS), 8);
+  hs_strategy_destroy(s);
   CHECK_OK(hs_pool_close(pool));
 }
 
 /* Dirty ring buffers: bulkread rejects them while their WAL is not durable;
  * bulkwrite flushes the WAL and reuses them. */
-static void dirty_ring(const char *dir, hs_strategy_kind kind, fake_wal *w, hs_io_stats *st) {
+static void dirty_ring(const char *dir, hs_strategy_kind kind, fake_wal *w, hs_pool_stats *st) {
   hs_pool *pool = open_wal_pool(dir, 64, NULL, w);
-  if (hs_smgr_exists(hs_pool_smgr(pool), BIG, HS_FORK_MAIN))
+  if (fork_exists(hs_pool_smgr(pool), BIG, HS_FORK_MAIN))
     REQUIRE(hs_smgr_unlink(hs_pool_smgr(pool), BIG, HS_FORK_MAIN) == HS_OK);
   make_relation(pool, BIG, 16);
-  hs_ring_config c;
-  REQUIRE(hs_ring_config_parse("fixed:4KiB", &c) == HS_OK);
+  hs_strategy_options c;
+  REQUIRE(hs_strategy_options_parse("fixed:4KiB", &c) == HS_OK);
   hs_strategy *s;
   REQUIRE(hs_strategy_create(pool, kind, &c, &s) == HS_OK);
   hs_lsn lsn = 100;
@@ -201,14 +208,14 @@ static void dirty_ring(const char *dir, hs_strategy_kind kind, fake_wal *w, hs_i
     hs_buf_unlock(pool, buf);
     hs_buf_release(pool, buf);
   }
-  hs_pool_stats(pool, st);
-  hs_strategy_free(s);
+  hs_pool_stats_get(pool, st);
+  hs_strategy_destroy(s);
   CHECK_OK(hs_pool_close(pool));
 }
 
 static void test_dirty(const char *dir) {
   fake_wal w = {0};
-  hs_io_stats st;
+  hs_pool_stats st;
   dirty_ring(dir, HS_STRATEGY_BULKREAD, &w, &st);
   /* Blocks 4..7 find their slots dirty with WAL not durable: 4 rejects, 4
    * more buffers from the pool, no WAL flush during the scan. */
@@ -232,8 +239,8 @@ static void test_adaptive(const char *dir) {
   fake_wal w = {0};
   hs_pool *pool = open_wal_pool(dir, 512, NULL, &w); /* cap 64 buffers */
   make_relation(pool, BIG, 200);
-  hs_ring_config c;
-  REQUIRE(hs_ring_config_parse("adaptive", &c) == HS_OK);
+  hs_strategy_options c;
+  REQUIRE(hs_strategy_options_parse("adaptive", &c) == HS_OK);
   hs_strategy *s;
   REQUIRE(hs_strategy_create(pool, HS_STRATEGY_VACUUM, &c, &s) == HS_OK);
   CHECK_EQ(hs_strategy_ring_size(s), 16);
@@ -247,8 +254,8 @@ static void test_adaptive(const char *dir) {
     hs_buf_unlock(pool, buf);
     hs_buf_release(pool, buf);
   }
-  hs_io_stats st;
-  hs_pool_stats(pool, &st);
+  hs_pool_stats st;
+  hs_pool_stats_get(pool, &st);
   uint64_t flushes = st.count[HS_IOCTX_VACUUM][HS_STAT_WAL_FLUSHES];
   CHECK(flushes > 0);
   CHECK(hs_strategy_ring_size(s) > 16);
@@ -257,7 +264,7 @@ static void test_adaptive(const char *dir) {
   /* One flush makes a whole lap of the ring durable: far fewer flushes than
    * reuses (the 82 % vs 1.4 % of the 2007 measurements). */
   CHECK(flushes < st.count[HS_IOCTX_VACUUM][HS_STAT_REUSES]);
-  hs_strategy_free(s);
+  hs_strategy_destroy(s);
   CHECK_OK(hs_pool_close(pool));
 }
 
@@ -283,20 +290,20 @@ static void test_adaptive_growth_unpaid(const char *dir) {
   fake_wal w = {0}; /* inserted stays 0: each flush goes exactly to its LSN */
   hs_pool *pool = open_wal_pool(dir, 512, NULL, &w);
   make_relation(pool, BIG, 200);
-  hs_ring_config c;
-  REQUIRE(hs_ring_config_parse("adaptive", &c) == HS_OK);
+  hs_strategy_options c;
+  REQUIRE(hs_strategy_options_parse("adaptive", &c) == HS_OK);
   hs_strategy *s;
   REQUIRE(hs_strategy_create(pool, HS_STRATEGY_VACUUM, &c, &s) == HS_OK);
   for (uint32_t r = 0; r < 200; r++) ring_read(pool, s, r, r + 1);
-  hs_ring_stats rs;
-  hs_strategy_stats(s, &rs);
+  hs_strategy_stats rs;
+  hs_strategy_stats_get(s, &rs);
   CHECK_EQ(rs.size, 16);
   CHECK_EQ(rs.grows, 0);
   CHECK_EQ(rs.reuses, 200 - 16);
   CHECK_EQ(rs.wal_flushes, 200 - 16);
   CHECK_EQ(w.flushes, 200 - 16);
   CHECK_EQ(resident_of(pool, BIG), 16);
-  hs_strategy_free(s);
+  hs_strategy_destroy(s);
   CHECK_OK(hs_pool_close(pool));
 }
 
@@ -325,20 +332,20 @@ static void lab_open(ring_lab *lab, const char *dir, uint32_t pool_pages) {
   hs_smgr *smgr = hs_pool_smgr(lab->pool);
   static const hs_relid rels[] = {HOT, BIG, COLD};
   for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++)
-    if (hs_smgr_exists(smgr, rels[i], HS_FORK_MAIN))
+    if (fork_exists(smgr, rels[i], HS_FORK_MAIN))
       REQUIRE(hs_smgr_unlink(smgr, rels[i], HS_FORK_MAIN) == HS_OK);
   make_relation(lab->pool, HOT, LAB_HOT);
   make_relation(lab->pool, COLD, LAB_COLD);
   make_relation(lab->pool, BIG, LAB_BIG);
   for (hs_blockno b = 0; b < LAB_HOT; b++)
     hs_buf_release(lab->pool, must_read(lab->pool, HOT, b, NULL));
-  hs_ring_config c;
-  REQUIRE(hs_ring_config_parse("adaptive", &c) == HS_OK);
+  hs_strategy_options c;
+  REQUIRE(hs_strategy_options_parse("adaptive", &c) == HS_OK);
   REQUIRE(hs_strategy_create(lab->pool, HS_STRATEGY_VACUUM, &c, &lab->s) == HS_OK);
 }
 
 static void lab_close(ring_lab *lab) {
-  hs_strategy_free(lab->s);
+  hs_strategy_destroy(lab->s);
   CHECK_OK(hs_pool_close(lab->pool));
 }
 
@@ -367,13 +374,13 @@ static void lab_foreground(ring_lab *lab, uint32_t p) {
  * foreground access, until the ring has judged one more foreground window.
  * The smallest size seen goes to *min_size (when not NULL). */
 static void lab_window(ring_lab *lab, uint32_t p, uint32_t *min_size) {
-  hs_ring_stats before, now;
-  hs_strategy_stats(lab->s, &before);
+  hs_strategy_stats before, now;
+  hs_strategy_stats_get(lab->s, &before);
   do {
     lab_foreground(lab, p);
     lab_vacuum(lab);
     lab_vacuum(lab);
-    hs_strategy_stats(lab->s, &now);
+    hs_strategy_stats_get(lab->s, &now);
     if (min_size && now.size < *min_size) *min_size = now.size;
   } while (now.windows == before.windows);
 }
@@ -389,16 +396,16 @@ static void lab_window(ring_lab *lab, uint32_t p, uint32_t *min_size) {
 static void test_adaptive_growth_stops(const char *dir) {
   ring_lab lab;
   lab_open(&lab, dir, 2048);
-  hs_ring_stats early, mid, end;
+  hs_strategy_stats early, mid, end;
   for (int i = 0; i < 2000; i++) lab_vacuum(&lab);
-  hs_strategy_stats(lab.s, &early);
+  hs_strategy_stats_get(lab.s, &early);
   /* Every forced flush but the first (no gap to judge by) grew it. */
   CHECK(early.size > 16 && early.size < 100);
   CHECK_EQ(early.grows, early.wal_flushes - 1);
   for (int i = 2000; i < 20000; i++) lab_vacuum(&lab);
-  hs_strategy_stats(lab.s, &mid);
+  hs_strategy_stats_get(lab.s, &mid);
   for (int i = 0; i < 10000; i++) lab_vacuum(&lab);
-  hs_strategy_stats(lab.s, &end);
+  hs_strategy_stats_get(lab.s, &end);
   if (end.size < 100 || end.size > 110)
     fprintf(stderr, "adaptive ring grew to %u buffers, want 100-110\n", end.size);
   CHECK(end.size >= 100 && end.size <= 110);
@@ -411,8 +418,8 @@ static void test_adaptive_growth_stops(const char *dir) {
   uint64_t flushes = end.wal_flushes - mid.wal_flushes, reuses = end.reuses - mid.reuses;
   CHECK(reuses == 10000);
   CHECK(flushes * 100 < reuses && (flushes + 2) * end.size >= reuses); /* about one a lap */
-  hs_io_stats st;
-  hs_pool_stats(lab.pool, &st);
+  hs_pool_stats st;
+  hs_pool_stats_get(lab.pool, &st);
   CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_REUSES], end.reuses);
   CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_WAL_FLUSHES], end.wal_flushes);
   CHECK_EQ(st.count[HS_IOCTX_VACUUM][HS_STAT_READS], end.allocations); /* every page a miss */
@@ -424,8 +431,8 @@ static void test_adaptive_growth_stops(const char *dir) {
     lab_vacuum(&lab);
     lab.w.flushed = lab.w.inserted;
   }
-  hs_ring_stats quiet;
-  hs_strategy_stats(lab.s, &quiet);
+  hs_strategy_stats quiet;
+  hs_strategy_stats_get(lab.s, &quiet);
   CHECK_EQ(quiet.wal_flushes, end.wal_flushes);
   CHECK_EQ(quiet.size, end.size);
   lab_close(&lab);
@@ -445,15 +452,15 @@ static void test_adaptive_shrink(const char *dir) {
   while (hs_strategy_ring_size(lab.s) < 64) lab_vacuum(&lab);
   uint32_t min_size = 64;
   for (int i = 0; i < 40; i++) lab_window(&lab, 9500, &min_size);
-  hs_ring_stats st;
-  hs_strategy_stats(lab.s, &st);
+  hs_strategy_stats st;
+  hs_strategy_stats_get(lab.s, &st);
   if (min_size != 64) fprintf(stderr, "noise shrank the adaptive ring to %u buffers\n", min_size);
   CHECK_EQ(min_size, 64);
   CHECK_EQ(st.windows, 40);
   CHECK_EQ(st.shrinks, 0);
   /* Each window waited for 1024 foreground accesses, not 64 allocations. */
-  hs_io_stats io;
-  hs_pool_stats(lab.pool, &io);
+  hs_pool_stats io;
+  hs_pool_stats_get(lab.pool, &io);
   CHECK(io.count[HS_IOCTX_NORMAL][HS_STAT_HITS] + io.count[HS_IOCTX_NORMAL][HS_STAT_READS] >=
         40 * 1024);
   CHECK(st.harm_windows <= 1);
@@ -462,14 +469,14 @@ static void test_adaptive_shrink(const char *dir) {
   lab_window(&lab, 8000, &min_size); /* one bad window */
   lab_window(&lab, 9500, &min_size);
   lab_window(&lab, 9500, &min_size);
-  hs_strategy_stats(lab.s, &st);
+  hs_strategy_stats_get(lab.s, &st);
   CHECK_EQ(st.harm_windows, harm_before + 1);
   CHECK_EQ(min_size, 64);
 
   lab_window(&lab, 8000, NULL); /* sustained */
   CHECK_EQ(hs_strategy_ring_size(lab.s), 64);
   lab_window(&lab, 8000, NULL);
-  hs_strategy_stats(lab.s, &st);
+  hs_strategy_stats_get(lab.s, &st);
   CHECK_EQ(st.size, 48);
   CHECK_EQ(st.ceiling, 48);
   CHECK_EQ(st.shrinks, 1);
@@ -478,7 +485,7 @@ static void test_adaptive_shrink(const char *dir) {
    * the ring stays below the size at which harm was seen. */
   uint64_t grows = st.grows, flushes = st.wal_flushes;
   for (int i = 0; i < 10; i++) lab_window(&lab, 9500, NULL);
-  hs_strategy_stats(lab.s, &st);
+  hs_strategy_stats_get(lab.s, &st);
   CHECK_EQ(st.size, 48);
   CHECK_EQ(st.shrinks, 1);
   CHECK_EQ(st.grows, grows);
@@ -500,14 +507,14 @@ static void test_adaptive_wandering(const char *dir) {
   while (hs_strategy_ring_size(lab.s) < 64) lab_vacuum(&lab);
   uint32_t min_size = 64;
   for (int i = 0; i < 60; i++) lab_window(&lab, lab_rand(&lab, 2) ? 9700 : 9100, &min_size);
-  hs_ring_stats st;
-  hs_strategy_stats(lab.s, &st);
+  hs_strategy_stats st;
+  hs_strategy_stats_get(lab.s, &st);
   if (min_size != 64) fprintf(stderr, "wandering foreground shrank the ring to %u\n", min_size);
   CHECK_EQ(min_size, 64);
   CHECK_EQ(st.shrinks, 0);
   lab_window(&lab, 7500, NULL);
   lab_window(&lab, 7500, NULL);
-  hs_strategy_stats(lab.s, &st);
+  hs_strategy_stats_get(lab.s, &st);
   CHECK_EQ(st.size, 48);
   CHECK_EQ(st.shrinks, 1);
   lab_close(&lab);
@@ -535,8 +542,8 @@ static void test_adaptive_settles(const char *dir) {
       if (size > hi) hi = size;
     }
   }
-  hs_ring_stats st;
-  hs_strategy_stats(lab.s, &st);
+  hs_strategy_stats st;
+  hs_strategy_stats_get(lab.s, &st);
   if ((hi - lo) * 10 > hi)
     fprintf(stderr, "adaptive ring: %u to %u buffers over the last quarter (%llu shrinks)\n", lo,
             hi, (unsigned long long)st.shrinks);
@@ -554,17 +561,17 @@ static void test_off(const char *dir) {
   fake_wal w = {0};
   hs_pool *pool = open_wal_pool(dir, 32, "lru", &w);
   make_relation(pool, BIG, 40);
-  hs_ring_config c;
-  REQUIRE(hs_ring_config_parse("off", &c) == HS_OK);
+  hs_strategy_options c;
+  REQUIRE(hs_strategy_options_parse("off", &c) == HS_OK);
   hs_strategy *s;
   REQUIRE(hs_strategy_create(pool, HS_STRATEGY_BULKREAD, &c, &s) == HS_OK);
   scan(pool, s, 0, 40);
   CHECK_EQ(resident_of(pool, BIG), 32);
-  hs_io_stats st;
-  hs_pool_stats(pool, &st);
+  hs_pool_stats st;
+  hs_pool_stats_get(pool, &st);
   CHECK_EQ(st.count[HS_IOCTX_BULKREAD][HS_STAT_READS], 40);
   CHECK_EQ(st.count[HS_IOCTX_BULKREAD][HS_STAT_REUSES], 0);
-  hs_strategy_free(s);
+  hs_strategy_destroy(s);
   CHECK_OK(hs_pool_close(pool));
 }
 
@@ -578,15 +585,15 @@ static void recycle_scan(const char *dir, const char *spec, uint32_t *hot_after_
                          uint32_t *hot_after_read, uint32_t *big_after_read) {
   fake_wal w = {0};
   hs_pool *pool = open_wal_pool(dir, 64, "lru", &w);
-  if (hs_smgr_exists(hs_pool_smgr(pool), HOT, HS_FORK_MAIN))
+  if (fork_exists(hs_pool_smgr(pool), HOT, HS_FORK_MAIN))
     REQUIRE(hs_smgr_unlink(hs_pool_smgr(pool), HOT, HS_FORK_MAIN) == HS_OK);
-  if (hs_smgr_exists(hs_pool_smgr(pool), BIG, HS_FORK_MAIN))
+  if (fork_exists(hs_pool_smgr(pool), BIG, HS_FORK_MAIN))
     REQUIRE(hs_smgr_unlink(hs_pool_smgr(pool), BIG, HS_FORK_MAIN) == HS_OK);
   make_relation(pool, HOT, 65);
   make_relation(pool, BIG, 40);
   for (hs_blockno b = 0; b < 64; b++) hs_buf_release(pool, must_read(pool, HOT, b, NULL));
-  hs_ring_config c;
-  REQUIRE(hs_ring_config_parse(spec, &c) == HS_OK);
+  hs_strategy_options c;
+  REQUIRE(hs_strategy_options_parse(spec, &c) == HS_OK);
   hs_strategy *s;
   REQUIRE(hs_strategy_create(pool, HS_STRATEGY_BULKREAD, &c, &s) == HS_OK);
   REQUIRE(hs_strategy_ring_size(s) == 4);
@@ -595,7 +602,7 @@ static void recycle_scan(const char *dir, const char *spec, uint32_t *hot_after_
   hs_buf_release(pool, must_read(pool, HOT, 64, NULL)); /* a normal read: lru's tail goes */
   *hot_after_read = resident_of(pool, HOT);
   *big_after_read = resident_of(pool, BIG);
-  hs_strategy_free(s);
+  hs_strategy_destroy(s);
   CHECK_OK(hs_pool_close(pool));
 }
 
@@ -615,10 +622,10 @@ static void test_recycle_first(const char *dir) {
 /* Reads `n` blocks of COLD from `from` through the normal policy and
  * returns the foreground's page writes meanwhile. */
 static uint64_t normal_sweep(hs_pool *pool, hs_blockno from, hs_blockno n) {
-  hs_io_stats st;
+  hs_pool_stats st;
   hs_pool_stats_reset(pool);
   for (hs_blockno b = from; b < from + n; b++) hs_buf_release(pool, must_read(pool, COLD, b, NULL));
-  hs_pool_stats(pool, &st);
+  hs_pool_stats_get(pool, &st);
   return st.count[HS_IOCTX_NORMAL][HS_STAT_WRITES];
 }
 
@@ -637,8 +644,8 @@ static void test_own_writes(const char *dir) {
       make_relation(pool, COLD, 300);
     }
     for (hs_blockno b = 0; b < 64; b++) hs_buf_release(pool, must_read(pool, HOT, b, NULL));
-    hs_ring_config c;
-    REQUIRE(hs_ring_config_parse(own ? "fixed:4KiB,own-writes" : "fixed:4KiB", &c) == HS_OK);
+    hs_strategy_options c;
+    REQUIRE(hs_strategy_options_parse(own ? "fixed:4KiB,own-writes" : "fixed:4KiB", &c) == HS_OK);
     CHECK_EQ(c.own_writes, own);
     hs_strategy *s;
     REQUIRE(hs_strategy_create(pool, HS_STRATEGY_VACUUM, &c, &s) == HS_OK);
@@ -649,7 +656,7 @@ static void test_own_writes(const char *dir) {
     if (!own) {
       CHECK_EQ(writes, 4);
       CHECK_EQ(resident_of(pool, BIG), 0);
-      hs_strategy_free(s);
+      hs_strategy_destroy(s);
       CHECK_OK(hs_pool_close(pool));
       continue;
     }
@@ -665,18 +672,18 @@ static void test_own_writes(const char *dir) {
     for (int i = 0; i < 60; i++) hs_buf_release(pool, pins[i]);
 
     /* The ring freed, its other three pages are anyone's to write. */
-    hs_strategy_free(s);
+    hs_strategy_destroy(s);
     CHECK_EQ(normal_sweep(pool, 0, 200), 3);
     CHECK_EQ(resident_of(pool, BIG), 0);
     CHECK_OK(hs_pool_close(pool));
   }
-  hs_ring_config c;
-  CHECK_OK(hs_ring_config_parse("adaptive,own-writes,recycle-first", &c));
+  hs_strategy_options c;
+  CHECK_OK(hs_strategy_options_parse("adaptive,own-writes,recycle-first", &c));
   CHECK(c.rule == HS_RING_ADAPTIVE && c.own_writes && c.recycle_first);
-  CHECK_OK(hs_ring_config_parse("fixed:8KiB,recycle-first,own-writes", &c));
+  CHECK_OK(hs_strategy_options_parse("fixed:8KiB,recycle-first,own-writes", &c));
   CHECK(c.bytes == 8192 && c.own_writes && c.recycle_first);
-  CHECK_ST(hs_ring_config_parse("fixed:8KiB,own-write", &c), HS_ERR_INVALID);
-  CHECK_ST(hs_ring_config_parse("fixed:8KiB,", &c), HS_ERR_INVALID);
+  CHECK_ST(hs_strategy_options_parse("fixed:8KiB,own-write", &c), HS_ERR_INVALID);
+  CHECK_ST(hs_strategy_options_parse("fixed:8KiB,", &c), HS_ERR_INVALID);
 }
 
 int main(void) {

@@ -109,8 +109,8 @@ static void test_stream_basics(const char *dir, uint32_t workers) {
   CHECK_EQ(hs_read_stream_combine(s), 8);
   CHECK_EQ(drain(pool, s, 90, NBIG), NBIG);
   hs_read_stream_close(s);
-  hs_io_stats st;
-  hs_pool_stats(pool, &st);
+  hs_pool_stats st;
+  hs_pool_stats_get(pool, &st);
   CHECK_EQ(st.count[HS_IOCTX_NORMAL][HS_STAT_HITS], 2);
   CHECK_EQ(st.count[HS_IOCTX_NORMAL][HS_STAT_READS], NBIG - 2);
   CHECK_EQ(pinned_buffers(pool), 0);
@@ -161,7 +161,7 @@ static void test_stream_basics(const char *dir, uint32_t workers) {
   hs_read_stream_close(s);
   CHECK_EQ(pinned_buffers(pool), 0);
 
-  CHECK_ST(hs_read_stream_open(pool, BIG, HS_FORK_MAIN, NULL, NULL, &r, 0, &s), HS_ERR_INVALID);
+  CHECK_ST(hs_read_stream_open(pool, BIG, HS_FORK_MAIN, NULL, NULL, &r, 0, &s), HS_ERR_MISUSE);
   CHECK_OK(hs_pool_close(pool));
 }
 
@@ -228,7 +228,7 @@ static void test_stream_ring(const char *dir, uint32_t workers) {
     hs_buf_release(pool, b);
   }
   hs_strategy *ring;
-  hs_ring_config cfg = {.rule = HS_RING_FIXED, .bytes = 6 * PAGE};
+  hs_strategy_options cfg = {.rule = HS_RING_FIXED, .bytes = 6 * PAGE};
   CHECK_OK(hs_strategy_create(pool, HS_STRATEGY_BULKREAD, &cfg, &ring));
   CHECK_EQ(hs_strategy_ring_size(ring), 6);
   for (int pass = 0; pass < 3; pass++) {
@@ -241,8 +241,8 @@ static void test_stream_ring(const char *dir, uint32_t workers) {
     CHECK_EQ(drain(pool, s, 0, NBIG), NBIG);
     hs_read_stream_close(s);
   }
-  hs_io_stats st;
-  hs_pool_stats(pool, &st);
+  hs_pool_stats st;
+  hs_pool_stats_get(pool, &st);
   const uint64_t *br = st.count[HS_IOCTX_BULKREAD];
   CHECK_EQ(br[HS_STAT_READS], 3 * NBIG);
   /* The ring's 6 buffers come from the free list (24 are free), and are
@@ -255,7 +255,7 @@ static void test_stream_ring(const char *dir, uint32_t workers) {
     CHECK(hit);
     hs_buf_release(pool, b);
   }
-  hs_strategy_free(ring);
+  hs_strategy_destroy(ring);
   CHECK_OK(hs_pool_close(pool));
 }
 
@@ -321,7 +321,7 @@ static void test_concurrent(const char *dir, uint32_t workers) {
   make_relation(pool, BIG, NBIG);
   racer rs[5];
   pthread_t th[5];
-  hs_ring_config cfg = {.rule = HS_RING_FIXED, .bytes = 6 * PAGE};
+  hs_strategy_options cfg = {.rule = HS_RING_FIXED, .bytes = 6 * PAGE};
   for (int i = 0; i < 5; i++) {
     rs[i] = (racer){.pool = pool, .id = i};
     if (i < 2) CHECK_OK(hs_strategy_create(pool, HS_STRATEGY_BULKREAD, &cfg, &rs[i].ring));
@@ -330,7 +330,7 @@ static void test_concurrent(const char *dir, uint32_t workers) {
   for (int i = 0; i < 5; i++) {
     pthread_join(th[i], NULL);
     CHECK_EQ(rs[i].errors, 0);
-    hs_strategy_free(rs[i].ring);
+    hs_strategy_destroy(rs[i].ring);
   }
   CHECK_EQ(pinned_buffers(pool), 0);
   CHECK_OK(hs_pool_close(pool));

@@ -139,9 +139,9 @@ static void *work(void *arg) {
  * while the others update: rings and normal accesses share buffers. */
 static void *scan_with_ring(void *arg) {
   worker *w = arg;
-  hs_ring_config c;
+  hs_strategy_options c;
   hs_strategy *ring = NULL;
-  if (hs_ring_config_parse("fixed:4KiB", &c) != HS_OK ||
+  if (hs_strategy_options_parse("fixed:4KiB", &c) != HS_OK ||
       hs_strategy_create(w->pool, HS_STRATEGY_BULKREAD, &c, &ring) != HS_OK) {
     atomic_fetch_add(&errors, 1);
     return NULL;
@@ -163,7 +163,7 @@ static void *scan_with_ring(void *arg) {
       hs_buf_release(w->pool, b);
     }
   }
-  hs_strategy_free(ring);
+  hs_strategy_destroy(ring);
   return NULL;
 }
 
@@ -171,7 +171,7 @@ static void *extend(void *arg) {
   worker *w = arg;
   for (int i = 0; i < EXTEND_BLOCKS; i++) {
     hs_buf b;
-    if (hs_pool_read(w->pool, GROW_REL, HS_FORK_MAIN, 0, HS_READ_NEW, NULL, &b, NULL) != HS_OK) {
+    if (hs_pool_extend(w->pool, GROW_REL, HS_FORK_MAIN, NULL, false, &b, NULL) != HS_OK) {
       fprintf(stderr, "extend failed: %s\n", hs_last_error());
       atomic_fetch_add(&errors, 1);
       continue;
@@ -245,11 +245,11 @@ int main(int argc, char **argv) {
   uint64_t total = 0;
   for (int i = 0; i < NBLOCKS; i++) total += atomic_load(&updates[i]);
   CHECK(total > NTHREADS * OPS_PER_THREAD / 5);
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
-  CHECK(hs_io_stats_total(&s, HS_STAT_EVICTIONS) > 1000);
-  CHECK(hs_io_stats_total(&s, HS_STAT_WRITES) > 100);
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_HITS) + hs_io_stats_total(&s, HS_STAT_READS),
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
+  CHECK(hs_pool_stats_total(&s, HS_STAT_EVICTIONS) > 1000);
+  CHECK(hs_pool_stats_total(&s, HS_STAT_WRITES) > 100);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_HITS) + hs_pool_stats_total(&s, HS_STAT_READS),
            NTHREADS * OPS_PER_THREAD + SCANNERS * SCAN_LAPS * NBLOCKS);
   CHECK(s.count[HS_IOCTX_BULKREAD][HS_STAT_REUSES] > 0);
   CHECK_EQ(s.pinned, 0);

@@ -155,17 +155,19 @@ static void test_same_answers(void) {
   CHECK_EQ(mismatched, 0);
   CHECK_EQ(wrong, 0);
   CHECK(drops > 20);
-  hs_io_stats sh, sd;
-  hs_pool_stats(h.pool, &sh);
-  hs_pool_stats(d.pool, &sd);
-  CHECK_EQ(hs_io_stats_total(&sh, HS_STAT_HITS), hs_io_stats_total(&sd, HS_STAT_HITS));
-  CHECK_EQ(hs_io_stats_total(&sh, HS_STAT_READS), hs_io_stats_total(&sd, HS_STAT_READS));
-  CHECK_EQ(hs_io_stats_total(&sh, HS_STAT_EVICTIONS), hs_io_stats_total(&sd, HS_STAT_EVICTIONS));
+  hs_pool_stats sh, sd;
+  hs_pool_stats_get(h.pool, &sh);
+  hs_pool_stats_get(d.pool, &sd);
+  CHECK_EQ(hs_pool_stats_total(&sh, HS_STAT_HITS), hs_pool_stats_total(&sd, HS_STAT_HITS));
+  CHECK_EQ(hs_pool_stats_total(&sh, HS_STAT_READS), hs_pool_stats_total(&sd, HS_STAT_READS));
+  CHECK_EQ(hs_pool_stats_total(&sh, HS_STAT_EVICTIONS),
+           hs_pool_stats_total(&sd, HS_STAT_EVICTIONS));
   printf("same answers: %llu hits, %llu evictions, %llu drops\n",
-         (unsigned long long)hs_io_stats_total(&sd, HS_STAT_HITS),
-         (unsigned long long)hs_io_stats_total(&sd, HS_STAT_EVICTIONS), (unsigned long long)drops);
-  CHECK(hs_io_stats_total(&sd, HS_STAT_HITS) > OPS / 4);
-  CHECK(hs_io_stats_total(&sd, HS_STAT_EVICTIONS) > OPS / 10);
+         (unsigned long long)hs_pool_stats_total(&sd, HS_STAT_HITS),
+         (unsigned long long)hs_pool_stats_total(&sd, HS_STAT_EVICTIONS),
+         (unsigned long long)drops);
+  CHECK(hs_pool_stats_total(&sd, HS_STAT_HITS) > OPS / 4);
+  CHECK(hs_pool_stats_total(&sd, HS_STAT_EVICTIONS) > OPS / 10);
   /* What a hit touches: the direct pool's translation is its entries, not
    * the buckets and descriptors. */
   hs_pool_memory mh, md;
@@ -320,9 +322,9 @@ static void test_races(void) {
   }
   CHECK_EQ(wrong, 0);
   CHECK(hits > 0);
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
-  CHECK(hs_io_stats_total(&s, HS_STAT_EVICTIONS) > RACE_OPS);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
+  CHECK(hs_pool_stats_total(&s, HS_STAT_EVICTIONS) > RACE_OPS);
   CHECK_EQ(s.pinned, 0);
   CHECK_OK(hs_pool_close(pool));
   testdir_remove(dir);

@@ -247,7 +247,7 @@ static void vacuum_child(void *ctx, int out) {
   heap_env e;
   if (heap_env_open(&e, dir, 32, HEAP_REL, INDEX_REL) != HS_OK) _exit(2);
   load(&e);
-  if (hs_checkpoint(e.pool) != HS_OK) _exit(3);
+  if (hs_pool_checkpoint(e.pool) != HS_OK) _exit(3);
   churn(&e);
   hs_vacuum_stats vs;
   if (hs_vacuum(e.h, e.ix, NULL, &vs) != HS_OK || vs.removed == 0) _exit(4);

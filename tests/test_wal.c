@@ -354,7 +354,7 @@ static void test_refusals(void) {
   CHECK_ST(hs_wal_insert(w, &rec, &end), HS_ERR_INVALID);
   rec.npages = 1; /* and no page array */
   CHECK_ST(hs_wal_insert(w, &rec, &end), HS_ERR_INVALID);
-  CHECK_ST(hs_wal_flush(w, 0, HS_WAL_CAUSE_COUNT, NULL), HS_ERR_INVALID);
+  CHECK_ST(hs_wal_flush(w, 0, HS_WAL_CAUSE_COUNT, NULL), HS_ERR_MISUSE);
   CHECK_EQ(hs_wal_insert_lsn(w), 0u); /* nothing went in */
   CHECK_OK(hs_wal_close(w));
   /* A segment named for another segment size is refused, not misread. */

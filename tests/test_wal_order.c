@@ -109,9 +109,9 @@ int main(void) {
   CHECK_EQ(log.writes_seen, 64);
   CHECK_EQ(log.violations, 0);
   CHECK_EQ(log.flushed, lsn); /* exactly: the newest page asked for its own LSN */
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_WAL_FLUSHES), log.real_flushes);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_WAL_FLUSHES), log.real_flushes);
   CHECK_EQ(log.calls, 64);
   /* Every eviction writes a page newer than the last flush; flush_all's
    * eight may come in any order, so some of them find their WAL flushed. */
@@ -140,8 +140,8 @@ int main(void) {
   CHECK_OK(hs_pool_flush_all(pool));
   CHECK_EQ(log.calls - before_calls, 8);
   CHECK_EQ(log.real_flushes, before_flushes);
-  hs_pool_stats(pool, &s);
-  CHECK_EQ(hs_io_stats_total(&s, HS_STAT_WAL_FLUSHES), log.real_flushes);
+  hs_pool_stats_get(pool, &s);
+  CHECK_EQ(hs_pool_stats_total(&s, HS_STAT_WAL_FLUSHES), log.real_flushes);
 
   /* A failing WAL flush stops the write; the page stays dirty and a later
    * flush writes it. */

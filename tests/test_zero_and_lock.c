@@ -66,7 +66,7 @@ static void *window_reader(void *arg) {
   hs_buf b = HS_INVALID_BUF;
   bool ok =
       hs_pool_read(w->pool, w->rel, HS_FORK_MAIN, block, HS_READ_NORMAL, NULL, &b, NULL) == HS_OK;
-  bool early = ok && hs_buf_trylock(w->pool, b, HS_LOCK_SHARE);
+  bool early = ok && hs_buf_trylock(w->pool, b, HS_LOCK_SHARE) == HS_OK;
   uint64_t seen = UINT64_MAX;
   if (early) seen = stamp_value(hs_buf_page(w->pool, b), w->rel, block);
   pthread_mutex_lock(&w->mu);

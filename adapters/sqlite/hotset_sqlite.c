@@ -215,7 +215,11 @@ _Static_assert(HS_FETCH_LOOKUP == 0 && HS_FETCH_CREATE == 1 && HS_FETCH_CREATE_H
 static sqlite3_pcache_page *pc_fetch(sqlite3_pcache *p, unsigned key, int create_flag) {
   sqlite_cache *c = (sqlite_cache *)p;
   bool created = false;
-  hs_frame *f = hs_frame_cache_fetch(c->fc, key, (hs_fetch_mode)create_flag, &created);
+  hs_frame *f = NULL;
+  /* SQLite's xFetch has no error code: NULL is its "no page" whether the
+   * cache refused or memory ran out, and SQLite reports SQLITE_NOMEM then. */
+  if (hs_frame_cache_fetch(c->fc, key, (hs_fetch_mode)create_flag, &f, &created) != HS_OK)
+    return NULL;
   if (created && c->purgeable) grow(c);
   return (sqlite3_pcache_page *)f;
 }

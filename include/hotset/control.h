@@ -20,6 +20,9 @@
  * of the log — each with a message naming the file, the LSN and what to do
  * (docs/wal.md, "What recovery refuses"). `hotset reset-log` is the
  * explicit way out for an operator who accepts the loss.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_CONTROL_H
 #define HOTSET_CONTROL_H
@@ -48,7 +51,7 @@ typedef enum hs_db_state {
 } hs_db_state;
 
 /* A short name: "shut down", "in production", "in recovery". */
-const char *hs_db_state_name(hs_db_state state);
+const char *hs_control_state_name(hs_db_state state);
 
 typedef struct hs_control {
   uint32_t format;        /* HS_CONTROL_FORMAT */

@@ -12,7 +12,7 @@
  *    instead (PostgreSQL's full_page_writes): a write torn half way by a
  *    crash is then repaired by recovery, which restores the image before
  *    applying anything after it;
- *  - a checkpoint (hs_checkpoint, or the checkpointer thread every
+ *  - a checkpoint (hs_pool_checkpoint, or the checkpointer thread every
  *    checkpoint_timeout_ms or max_wal_size bytes of log) notes the redo
  *    point, writes every dirty page (sorted by relation, fork, block),
  *    fsyncs every file written, logs a checkpoint record, and replaces the
@@ -32,6 +32,9 @@
  * write). Dropping or truncating a relation is not logged yet: take a
  * checkpoint right after, before the relation's id is used again, or
  * recovery from an older redo point re-creates it.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_DURABILITY_H
 #define HOTSET_DURABILITY_H
@@ -70,7 +73,7 @@ hs_status hs_buf_log_record(hs_pool *pool, const hs_wal_record *rec, const hs_bu
                             hs_lsn *end);
 
 /* The pool's log (hs_pool_options.wal), or NULL. */
-struct hs_wal *hs_pool_wal(hs_pool *pool);
+hs_wal *hs_pool_wal(hs_pool *pool);
 
 /* An engine's counter that must never go back, whatever is lost — the
  * transaction manager's id reservation: ids below it may have been given,
@@ -88,11 +91,11 @@ uint64_t hs_pool_id_floor(hs_pool *pool);
 
 /* Runs a checkpoint now, at full speed (waits for a spread one under way
  * to end first). */
-hs_status hs_checkpoint(hs_pool *pool);
+hs_status hs_pool_checkpoint(hs_pool *pool);
 
-typedef struct hs_checkpoint_stats {
+typedef struct hs_pool_checkpoint_stats {
   uint64_t timed;             /* started by checkpoint_timeout_ms */
-  uint64_t requested;         /* by hs_checkpoint, max_wal_size, or recovery's end */
+  uint64_t requested;         /* by hs_pool_checkpoint, max_wal_size, or recovery's end */
   uint64_t buffers_written;   /* pages written by checkpoints */
   uint64_t write_ms, sync_ms; /* time writing (spread) and syncing */
   uint64_t segments_recycled; /* log segments renamed for reuse */
@@ -106,16 +109,16 @@ typedef struct hs_checkpoint_stats {
    * immediate one). progress < due: it runs behind. */
   bool in_progress;
   double progress, due;
-} hs_checkpoint_stats;
-void hs_checkpoint_stats_get(hs_pool *pool, hs_checkpoint_stats *out);
+} hs_pool_checkpoint_stats;
+hs_status hs_pool_checkpoint_stats_get(const hs_pool *pool, hs_pool_checkpoint_stats *out);
 
 /* ---- recovery ---- */
 
-/* Room for hs_recovery_report.why_end: a reason and two paths of up to
+/* Room for hs_pool_recovery_stats.why_end: a reason and two paths of up to
  * PATH_MAX each. */
 #define HS_RECOVERY_WHY_MAX 9000
 
-typedef struct hs_recovery_report {
+typedef struct hs_pool_recovery_stats {
   bool ran;                  /* the pool had a log with records past the redo point
                                 (the checkpoint record a clean close leaves at the
                                 redo point is not one: after it, ran is false) */
@@ -129,9 +132,9 @@ typedef struct hs_recovery_report {
   /* Why replay stopped, e.g. "clean end at 1F40: zeros", with whatever
    * paths it names (a kept-* directory) whole: never cut short. */
   char why_end[HS_RECOVERY_WHY_MAX];
-} hs_recovery_report;
+} hs_pool_recovery_stats;
 /* What hs_pool_open's recovery did (ran = false if there was nothing). */
-void hs_pool_recovery_report(hs_pool *pool, hs_recovery_report *out);
+hs_status hs_pool_recovery_stats_get(const hs_pool *pool, hs_pool_recovery_stats *out);
 
 #pragma GCC visibility pop
 

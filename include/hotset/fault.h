@@ -6,6 +6,9 @@
  * kernel had returned it. An I/O observer sees every block transfer before it
  * happens, so tests can check ordering rules (WAL before data) and count or
  * stall I/O. Both cost one relaxed atomic load per operation when unused.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_FAULT_H
 #define HOTSET_FAULT_H

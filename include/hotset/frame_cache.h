@@ -33,6 +33,9 @@
  * threads may share a cache; distinct caches share nothing. An engine
  * that serializes its calls itself may drop the mutex (caller_serializes);
  * the statistics stay readable from any thread.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_FRAME_CACHE_H
 #define HOTSET_FRAME_CACHE_H
@@ -92,7 +95,7 @@ typedef struct hs_frame_cache_options {
    * (SQLite: sqlite3_malloc64 and sqlite3_free, so sqlite3_memory_used and
    * its heap limits cover the cache). Both or neither; a block need only
    * be 8-byte aligned; alloc_block may return NULL (the fetch that needed
-   * the frame then returns NULL). NULL: the C library's, 64-byte aligned.
+   * the frame then returns HS_ERR_NOMEM). NULL: the C library's, 64-byte aligned.
    * The cache's own tables stay on the C library's heap. */
   void *(*alloc_block)(size_t bytes, void *ctx);
   void (*free_block)(void *block, void *ctx);
@@ -108,33 +111,44 @@ typedef struct hs_frame_cache_options {
  * purgeable, scan_run 32. */
 void hs_frame_cache_options_init(hs_frame_cache_options *o);
 
+/* o NULL: the defaults. */
 hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache **out);
 /* Frees every frame, pinned or not. */
 void hs_frame_cache_destroy(hs_frame_cache *c);
 
 typedef enum hs_fetch_mode {
   HS_FETCH_LOOKUP = 0, /* only if cached */
-  /* create it if that is easy: NULL (no error) when 90 % of capacity
+  /* create it if that is easy: *out NULL (no error) when 90 % of capacity
    * (rounded down) or more is pinned, or the engine is under memory
    * pressure and fewer frames are unpinned than pinned — SQLite's own
    * cache's rule, so the engine can free (spill) some first */
   HS_FETCH_CREATE = 1,
   /* create it whatever it takes: recycle any unpinned frame, else an
-   * overflow frame; NULL only when memory runs out */
+   * overflow frame; HS_ERR_NOMEM only when memory runs out */
   HS_FETCH_CREATE_HARD = 2
 } hs_fetch_mode;
 
-/* The frame for `key`, pinned (fetching a pinned frame again returns it,
- * still pinned once). NULL when it is not cached and `mode` did not create
- * it; *created (if given) says whether it was created now. */
-hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created);
+/* The frame for `key`, pinned, in *out (fetching a pinned frame again
+ * returns it, still pinned once). HS_OK with *out NULL when it is not cached
+ * and `mode` did not create it (a lookup that missed, or HS_FETCH_CREATE
+ * refusing because the cache is full: neither is an error); HS_ERR_NOMEM
+ * (*out NULL) when the frame's memory could not be had — alloc_block
+ * returned NULL, or the cache's own tables could not grow; HS_ERR_MISUSE for
+ * a NULL cache or out or an unknown mode. *created (if given) says whether
+ * the frame was created now. */
+hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
+                               bool *created);
 /* Unpins; `discard` drops the frame (its content is gone). An overflow
- * frame is dropped whatever `discard` says. */
-void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *f, bool discard);
+ * frame is dropped whatever `discard` says. HS_ERR_MISUSE, changing
+ * nothing, for a frame that is not pinned (a debug build stops). */
+hs_status hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *f, bool discard);
 /* The frame's key becomes `new_key`; a frame already cached under
  * `new_key` (which must not be pinned; if it is, it leaves the key table
- * but its memory stays valid until it is unpinned) is dropped. */
-void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *f, uint64_t new_key);
+ * but its memory stays valid until it is unpinned) is dropped.
+ * HS_ERR_NOMEM if the key table or the policy could not take the frame
+ * under its new key: it stays pinned and valid, but a fetch of the new key
+ * may not find it. */
+hs_status hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *f, uint64_t new_key);
 /* Drops every frame with key ≥ limit, pinned ones too: a pinned one leaves
  * the key table at once, and its memory stays valid (and counted) until it
  * is unpinned. */
@@ -155,7 +169,7 @@ typedef struct hs_frame_cache_stats {
   uint64_t hits;         /* found cached */
   uint64_t misses;       /* not cached (created or not) */
   uint64_t creates;      /* frames created for their key */
-  uint64_t refusals;     /* HS_FETCH_CREATE answered NULL: the cache was full */
+  uint64_t refusals;     /* HS_FETCH_CREATE gave no frame: the cache was full */
   uint64_t evictions;    /* unpinned frames the policy gave up */
   uint64_t overflows;    /* frames created outside the policy (all pinned) */
   uint64_t discards;     /* dropped by unpin(discard), rekey or truncate */
@@ -163,7 +177,7 @@ typedef struct hs_frame_cache_stats {
   uint32_t pinned, count, capacity;
 } hs_frame_cache_stats;
 
-void hs_frame_cache_stats_get(hs_frame_cache *c, hs_frame_cache_stats *out);
+hs_status hs_frame_cache_stats_get(const hs_frame_cache *c, hs_frame_cache_stats *out);
 
 #pragma GCC visibility pop
 

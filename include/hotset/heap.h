@@ -25,6 +25,9 @@
  * call on their object finished. The calls lock the pool pages they touch
  * (hs_buf_lock) only while they run, so a caller must not hold a content
  * lock on a heap or index page when it calls them.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_HEAP_H
 #define HOTSET_HEAP_H
@@ -70,7 +73,7 @@ typedef struct hs_xact_mgr hs_xact_mgr;
  * aborted. HS_ERR_INVALID if the pool has no log (hs_pool_options.wal);
  * storage errors as the pool reports them. */
 hs_status hs_xact_open(hs_pool *pool, hs_xact_mgr **out);
-/* Frees the manager; close the heaps that use it first. NULL is a no-op. */
+/* Frees the manager; close the heaps that use it first. */
 void hs_xact_close(hs_xact_mgr *m);
 
 /* A new transaction: its id, running from now. HS_ERR_BUSY if
@@ -101,7 +104,9 @@ typedef struct hs_snapshot {
  * until hs_xact_release_snapshot; release each snapshot taken exactly once.
  * HS_ERR_BUSY when 4096 snapshots are held. */
 hs_status hs_xact_take_snapshot(hs_xact_mgr *m, hs_snapshot *s);
-void hs_xact_release_snapshot(hs_xact_mgr *m, const hs_snapshot *s);
+/* HS_ERR_MISUSE for a snapshot this manager does not hold (released
+ * already, or never taken). */
+hs_status hs_xact_release_snapshot(hs_xact_mgr *m, const hs_snapshot *s);
 /* *visible: whether `xid`'s work is visible to the snapshot (committed,
  * and finished before it was taken). The snapshot's own transaction is the
  * caller's to handle. Errors as hs_xact_status_of's. */
@@ -156,7 +161,7 @@ hs_status hs_heap_register_redo(hs_wal *wal);
  * transaction manager, or when the log's records are too small for the
  * pool's pages (see "Sizes" above); HS_ERR_NOMEM; storage errors. */
 hs_status hs_heap_open(hs_pool *pool, hs_xact_mgr *xact, hs_relid rel, hs_heap **out);
-/* Frees the heap (its pages stay in the pool). NULL is a no-op. */
+/* Frees the heap (its pages stay in the pool). */
 void hs_heap_close(hs_heap *h);
 /* The most data one tuple of this heap can carry (see "Sizes" above);
  * 0 for NULL. */
@@ -209,7 +214,7 @@ typedef struct hs_pk_index hs_pk_index;
 /* The index stored in relation `rel` of `pool` (created if missing).
  * HS_ERR_INVALID if the pool has no log; HS_ERR_NOMEM; storage errors. */
 hs_status hs_pk_index_open(hs_pool *pool, hs_relid rel, hs_pk_index **out);
-/* Frees the index (its pages stay in the pool). NULL is a no-op. */
+/* Frees the index (its pages stay in the pool). */
 void hs_pk_index_close(hs_pk_index *ix);
 
 /* Records `key`'s first version (after hs_heap_insert).
@@ -250,9 +255,9 @@ hs_status hs_pk_index_rebuild(hs_pk_index *ix, hs_heap *h, uint64_t *keys, uint6
  * HS_ERR_CORRUPT naming both relations, with the `hotset reindex` command
  * that rebuilds the index from the heap. Locks the index page, then (after
  * releasing it) each heap page in turn, never two at once. */
-hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
-                       hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
-                       bool *found);
+hs_status hs_pk_index_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
+                             hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
+                             bool *found);
 
 #pragma GCC visibility pop
 

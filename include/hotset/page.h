@@ -30,6 +30,9 @@
  * pg_checksum_page does. hotset uses CRC-32C rather than PostgreSQL's
  * 16-bit FNV-derived sum because the log already computes it with the
  * SSE4.2 instruction: 32 bits catch every burst up to 32 bits long.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_PAGE_H
 #define HOTSET_PAGE_H

@@ -14,7 +14,7 @@
  *
  * What a policy cannot tell from its capacity and slots — how many bytes a
  * unit is, what its clock counts — the caller says in an hs_policy_env
- * (hs_policy_create_ex). No policy guesses it from the numbers.
+ * (hs_policy_create). No policy guesses it from the numbers.
  *
  * The caller drives it:
  *
@@ -44,6 +44,9 @@
  * Policies are named by a spec "name[:key=value,...]", e.g. "s3fifo:small=0.1"
  * or "slru:segments=4"; hs_policy_names lists them. A name matches in any
  * case, and other simulators' names are aliases (hs_policy_canonical).
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_POLICY_H
 #define HOTSET_POLICY_H
@@ -154,16 +157,13 @@ typedef struct hs_policy_env {
 } hs_policy_env;
 
 /* Creates the policy named by `spec` for `capacity` units held in at most
- * `max_slots` slots, with the caller's facts in `env` (NULL: none known).
+ * `max_slots` slots, with the caller's facts in `env` (NULL: none known —
+ * units of unknown size in bytes, so twolist takes its `page` parameter,
+ * 8192 by default, and a clock of unspecified units: enough to check a spec
+ * or to run a policy whose behaviour does not depend on them).
  * Errors: an unknown name or parameter, a bad value, an unknown clock. */
-hs_status hs_policy_create_ex(const char *spec, uint64_t capacity, uint32_t max_slots,
-                              const hs_policy_env *env, hs_policy **out);
-/* hs_policy_create_ex with env NULL: units of unknown size in bytes (twolist
- * takes its `page` parameter, 8192 by default), a clock of unspecified
- * units. Enough to check a spec or to run a policy whose behaviour does not
- * depend on them. */
 hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
-                           hs_policy **out);
+                           const hs_policy_env *env, hs_policy **out);
 void hs_policy_destroy(hs_policy *p);
 
 void hs_policy_hit(hs_policy *p, uint32_t slot, const hs_access *a);

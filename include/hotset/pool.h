@@ -30,6 +30,9 @@
  * Faults: a failed read leaves the buffer invalid (the next read retries); a
  * failed write leaves the page dirty in its buffer and that frame is not
  * reused. hs_pool_close reports a failed write and keeps the pool open.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_POOL_H
 #define HOTSET_POOL_H
@@ -41,6 +44,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+/* No call here takes a stdio stream any more (the library writes to none);
+ * kept for 0.1 programs that got stdio through this header. */
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -78,6 +83,8 @@ typedef uint64_t (*hs_clock_ms_fn)(void *ctx);
 /* A buffer access strategy (a ring for a big scan): hotset/strategy.h. NULL
  * means the normal policy. */
 typedef struct hs_strategy hs_strategy;
+/* hotset's write-ahead log: hotset/wal.h. */
+typedef struct hs_wal hs_wal;
 
 /* Limits of the options (hs_pool_open refuses anything outside them with
  * HS_ERR_INVALID naming the option). */
@@ -89,6 +96,17 @@ typedef struct hs_strategy hs_strategy;
 #define HS_POOL_BGWRITER_MIN_DELAY_MS   10u
 #define HS_POOL_BGWRITER_MAX_DELAY_MS   10000u
 #define HS_POOL_BGWRITER_MAX_MULTIPLIER 10.0
+
+/* Page checksums (hs_pool_options.checksums). OFF and ON are false and
+ * true, so a 0.1 program's `checksums = true` still means on. */
+typedef enum hs_checksums {
+  HS_CHECKSUMS_OFF = 0,
+  HS_CHECKSUMS_ON = 1,
+  /* hs_pool_options_init's: the data directory's setting when it has one
+   * (its control file, with pages or a log stored); for a new directory,
+   * on when the pool has a log (option wal), off without one */
+  HS_CHECKSUMS_DEFAULT = 2
+} hs_checksums;
 
 /* How a hit finds a page's buffer (docs/buffer-pool.md, "Translation"):
  * HASH, a chained hash table of tags, as PostgreSQL's buffer mapping
@@ -139,12 +157,18 @@ typedef struct hs_pool_options {
    * whether a flush would be needed. Excludes flush_wal_up_to, which stays
    * for engines with a log of their own. The pool does not own it: close
    * the pool first, then the log. */
-  struct hs_wal *wal;
+  hs_wal *wal;
   /* Page checksums (hotset/page.h): every page carries a 16-byte header
    * owned by hotset — its LSN and a CRC-32C — filled in on a copy as it is
    * written and verified on every read; a page that fails is HS_ERR_CORRUPT
-   * naming it. The engine's part of a page starts at HS_PAGE_HEADER_SIZE. */
-  bool checksums;
+   * naming it. The engine's part of a page starts at HS_PAGE_HEADER_SIZE.
+   * HS_CHECKSUMS_DEFAULT (hs_pool_options_init's) turns them on for a new
+   * directory opened with a log: recovery then knows each page's LSN, torn
+   * and misplaced writes are caught, and a file of another directory is
+   * refused. They cost one CRC-32C pass per page read from the file and
+   * per page written (about 1.2 us per 8 KiB page on the machine
+   * CHANGELOG.md's 0.2.0 entry names); hits cost nothing. */
+  hs_checksums checksums;
   /* For recovery tools only (`hotset reset-log`), never for an engine: a
    * page whose LSN is past the end of the log is read as it is instead of
    * refused. Such a page proves the log lost records it had; a tool that
@@ -152,7 +176,7 @@ typedef struct hs_pool_options {
    * pages as they are, before it starts a new log past them. */
   bool accept_pages_past_log;
   /* Checkpoints (hotset/durability.h; need `wal`): the checkpointer thread
-   * starts one every checkpoint_timeout_ms (0 = no thread: hs_checkpoint
+   * starts one every checkpoint_timeout_ms (0 = no thread: hs_pool_checkpoint
    * only), or when max_wal_size bytes of log were written since the last
    * (0 = by time only), and spreads its writes over
    * checkpoint_completion_target of that interval (0 < t <= 1; default 0.9). */
@@ -226,16 +250,14 @@ void hs_pool_memory_usage(hs_pool *pool, hs_pool_memory *out);
 const char *hs_pool_policy_name(const hs_pool *pool);
 
 typedef enum hs_read_mode {
-  HS_READ_NORMAL = 0, /* read the block (it must exist) */
-  HS_READ_NEW,        /* kept for compatibility: hs_pool_extend (without
-                         the lock) does this and says which block it
-                         added; the block number passed is ignored */
-  HS_READ_ZERO,       /* an existing block whose old contents don't matter:
-                         the buffer is zero-filled without reading; a block
-                         past the end is refused with HS_ERR_EOF. Another
-                         thread may lock and see the zeroed page before the
-                         caller does: use HS_READ_ZERO_LOCKED to fill it */
-  HS_READ_ZERO_LOCKED /* HS_READ_ZERO, returned with the content lock held
+  HS_READ_NORMAL = 0, /* read the block (it must exist); hs_pool_extend adds one */
+  /* 1 was 0.1's HS_READ_NEW (removed: hs_pool_extend does it) */
+  HS_READ_ZERO = 2,       /* an existing block whose old contents don't matter:
+                             the buffer is zero-filled without reading; a block
+                             past the end is refused with HS_ERR_EOF. Another
+                             thread may lock and see the zeroed page before the
+                             caller does: use HS_READ_ZERO_LOCKED to fill it */
+  HS_READ_ZERO_LOCKED = 3 /* HS_READ_ZERO, returned with the content lock held
                          exclusively by the caller (PostgreSQL's
                          RBM_ZERO_AND_LOCK): the lock is taken before the
                          zeroed page becomes valid, so any other reader of
@@ -252,8 +274,8 @@ typedef enum hs_read_mode {
  * every buffer is pinned (it is not returned while a relation drop is
  * freeing buffers: the read waits for them); a dirty victim's write error
  * when four victims in a row could not be written (each stays dirty).
- * HS_READ_ZERO_LOCKED is refused (misuse) if this thread holds the buffer's
- * content lock already, and with HS_ERR_INVALID if it holds 64 locks. */
+ * HS_READ_ZERO_LOCKED is refused (HS_ERR_MISUSE) if this thread holds the
+ * buffer's content lock already, or 64 locks. */
 hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block,
                        hs_read_mode mode, hs_strategy *strategy, hs_buf *out, bool *hit);
 
@@ -297,19 +319,21 @@ typedef enum hs_lock_mode { HS_LOCK_SHARE = 0, HS_LOCK_EXCLUSIVE = 1 } hs_lock_m
 /* Content locks (readers-writer) of a buffer this thread has pinned. A lock
  * belongs to the thread that took it and is not recursive. Once a thread
  * waits for the exclusive lock, new share requests queue behind it (a
- * stream of readers cannot starve a writer). Refused (HS_ERR_INVALID,
- * counted as misuse — see "Rules and misuse" below): locking a buffer this
+ * stream of readers cannot starve a writer). Refused (HS_ERR_MISUSE —
+ * see "Rules and misuse" below): locking a buffer this
  * thread has not pinned, or whose lock it holds already (it would wait for
  * itself), unlocking one it does not hold. A thread holds at most 64. */
 hs_status hs_buf_lock(hs_pool *pool, hs_buf buf, hs_lock_mode mode);
-/* False if the lock is taken (or the call is refused, as for hs_buf_lock). */
-bool hs_buf_trylock(hs_pool *pool, hs_buf buf, hs_lock_mode mode);
+/* The lock without waiting: HS_OK if taken, HS_ERR_BUSY if another thread
+ * holds it (or, for a share lock, waits for it exclusively), HS_ERR_MISUSE
+ * when refused as hs_buf_lock refuses. */
+hs_status hs_buf_trylock(hs_pool *pool, hs_buf buf, hs_lock_mode mode);
 hs_status hs_buf_unlock(hs_pool *pool, hs_buf buf);
 
 /* Marks a pinned buffer, exclusively locked by this thread, dirty and raises
  * its page LSN to `lsn` (an LSN never goes backwards). *was_clean, if not
  * NULL, tells whether this call changed the page from clean to dirty.
- * HS_ERR_INVALID (misuse) if this thread does not hold the exclusive lock. */
+ * HS_ERR_MISUSE if this thread does not hold the exclusive lock. */
 hs_status hs_buf_mark_dirty(hs_pool *pool, hs_buf buf, hs_lsn lsn, bool *was_clean);
 
 /* Adds a pin for the calling thread to a buffer that is pinned. A pin
@@ -323,9 +347,9 @@ hs_status hs_buf_pin_again(hs_pool *pool, hs_buf buf);
 hs_status hs_buf_release(hs_pool *pool, hs_buf buf);
 
 /* Rules and misuse. A call that breaks one of the rules above is refused
- * without changing anything: it returns HS_ERR_INVALID, hs_last_error() names
+ * without changing anything: it returns HS_ERR_MISUSE, hs_last_error() names
  * the call, the buffer, its page and the rule, and the pool counts it
- * (hs_io_stats.misuse). A library built with -DHOTSET_DEBUG=ON stops the
+ * (hs_pool_stats.misuse). A library built with -DHOTSET_DEBUG=ON stops the
  * program there instead (abort, after one line on stderr), so the first
  * broken rule is found where it happens. Threads beyond the 64 that get
  * private pin counters share their pins through the buffer's state word: a
@@ -347,7 +371,7 @@ hs_status hs_pool_flush_all(hs_pool *pool);
 hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel);
 
 /* A snapshot of the I/O statistics (hotset/stats.h). */
-void hs_pool_stats(hs_pool *pool, hs_io_stats *out);
+hs_status hs_pool_stats_get(const hs_pool *pool, hs_pool_stats *out);
 /* Zeroes the statistics (e.g. after a warm-up). */
 void hs_pool_stats_reset(hs_pool *pool);
 
@@ -360,7 +384,11 @@ void hs_pool_stats_reset(hs_pool *pool);
 hs_status hs_pool_bgwriter_round(hs_pool *pool, uint32_t *written);
 /* The background writer's statistics (hotset/stats.h); zeroed by
  * hs_pool_stats_reset. */
-void hs_pool_bgwriter_stats(hs_pool *pool, hs_bgwriter_stats *out);
+hs_status hs_pool_bgwriter_stats_get(const hs_pool *pool, hs_pool_bgwriter_stats *out);
+
+/* PostgreSQL's rule for when a scan uses a ring (hotset/strategy.h): the
+ * relation is larger than `threshold_pages` (0: a quarter of the pool). */
+bool hs_pool_scan_needs_ring(const hs_pool *pool, hs_blockno rel_blocks, uint32_t threshold_pages);
 
 /* One buffer as pg_buffercache shows it. */
 typedef struct hs_buffer_info {
@@ -379,8 +407,6 @@ typedef struct hs_buffer_info {
 
 /* Fills out[0 .. nbuffers-1]; `cap` must be at least hs_pool_nbuffers. */
 hs_status hs_pool_dump(hs_pool *pool, hs_buffer_info *out, uint32_t cap);
-/* Prints the dump: a table, or one JSON object per buffer per line. */
-hs_status hs_pool_dump_print(hs_pool *pool, FILE *out, bool json);
 
 #pragma GCC visibility pop
 

@@ -1,12 +1,15 @@
 /*
  * hotset/status.h — how every hotset call reports failure.
  *
- * Every fallible function returns an hs_status. HS_OK is zero, so
+ * Every fallible function returns an hs_status (docs/api.md, "Errors"). HS_OK is zero, so
  * `if (st != HS_OK)` and `if (st)` both work. On failure the library also
  * leaves a one-line, human-readable message (what, where, why) in a
  * thread-local buffer, read with hs_last_error(); the operating-system errno
  * behind it, if any, is hs_last_errno(). The library never aborts or exits on
  * bad input or I/O errors.
+ *
+ * docs/api.md ("Errors") draws the line between HS_ERR_INVALID and
+ * HS_ERR_MISUSE and says which calls return something else.
  */
 #ifndef HOTSET_STATUS_H
 #define HOTSET_STATUS_H
@@ -21,7 +24,8 @@ extern "C" {
 
 typedef enum hs_status {
   HS_OK = 0,
-  HS_ERR_INVALID,    /* a bad argument or option */
+  HS_ERR_INVALID,    /* bad input: an argument, option or data a caller may
+                        legitimately pass and the library turns down */
   HS_ERR_NOMEM,      /* out of memory */
   HS_ERR_NOENT,      /* a missing file, directory or relation */
   HS_ERR_EXISTS,     /* the relation or file already exists */
@@ -34,6 +38,10 @@ typedef enum hs_status {
   HS_ERR_WAL,        /* the WAL-before-data callback failed */
   HS_ERR_BUSY,       /* the object is in use (pinned buffers, open handles) */
   HS_ERR_CORRUPT,    /* data that fails a consistency check */
+  HS_ERR_MISUSE,     /* a call that breaks a documented rule of the API: a bad
+                        handle, the wrong state, a double release, an
+                        argument outside the contract. A bug in the caller:
+                        nothing was changed (docs/api.md, "Errors") */
   HS_STATUS_COUNT
 } hs_status;
 

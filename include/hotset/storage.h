@@ -50,6 +50,9 @@
  * truncating or removing a listed fork lowers or removes its entry in the
  * file; creating one lists nothing (the pool lists what it finds when it
  * opens).
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_STORAGE_H
 #define HOTSET_STORAGE_H
@@ -86,14 +89,10 @@ typedef enum hs_fork {
 
 typedef struct hs_smgr hs_smgr;
 
-/* Opens (creating it if missing) the data directory `dir` for pages of
- * `page_size` bytes: a power of two from 1 KiB to 64 KiB. */
-hs_status hs_smgr_open(const char *dir, uint32_t page_size, hs_smgr **out);
-
-/* How a storage manager is opened (hs_smgr_open_ex). Zero-initialize it:
- * every field's zero is its default. */
+/* How a storage manager is opened (hs_smgr_open). */
 typedef struct hs_smgr_options {
-  uint32_t page_size; /* bytes per block; 0 = HS_PAGE_SIZE_DEFAULT */
+  uint32_t page_size; /* bytes per block: a power of two from 1 KiB to 64 KiB;
+                         0 = HS_PAGE_SIZE_DEFAULT */
   /* Direct I/O: every relation file is opened with O_DIRECT, so reads and
    * writes go between the caller's memory and the device, past the
    * kernel's page cache (a miss costs a device read, and the data is not
@@ -110,8 +109,12 @@ typedef struct hs_smgr_options {
   bool direct_io;
 } hs_smgr_options;
 
-/* hs_smgr_open with options; opts->page_size 0 means the default. */
-hs_status hs_smgr_open_ex(const char *dir, const hs_smgr_options *opts, hs_smgr **out);
+/* Fills in the defaults: HS_PAGE_SIZE_DEFAULT, buffered I/O. */
+void hs_smgr_options_init(hs_smgr_options *opts);
+
+/* Opens (creating it if missing) the data directory `dir`; opts NULL means
+ * the defaults (hs_smgr_options_init). */
+hs_status hs_smgr_open(const char *dir, const hs_smgr_options *opts, hs_smgr **out);
 
 /* Whether this handle does direct I/O (hs_smgr_options.direct_io). */
 bool hs_smgr_direct_io(const hs_smgr *smgr);
@@ -152,7 +155,9 @@ hs_status hs_smgr_create(hs_smgr *smgr, hs_relid rel, hs_fork fork);
  * HS_ERR_EXISTS only if the fork's name is taken by something that is not a
  * regular file. */
 hs_status hs_smgr_create_if_missing(hs_smgr *smgr, hs_relid rel, hs_fork fork, bool *created);
-bool hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork);
+/* *exists: whether the fork's file is there. An error other than "no such
+ * file" (a permission problem, EIO) is returned, never taken for absence. */
+hs_status hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork, bool *exists);
 /* Removes the fork's file. */
 hs_status hs_smgr_unlink(hs_smgr *smgr, hs_relid rel, hs_fork fork);
 

@@ -19,7 +19,7 @@
  *     rings flush the WAL up to its LSN and write it (a "WAL flush" in the
  *     strategy's context) — the cost the vacuum ring-size debate is about.
  *
- * Ring sizes (hs_ring_config): a fixed size (defaults 256 KiB bulkread,
+ * Ring sizes (hs_strategy_options): a fixed size (defaults 256 KiB bulkread,
  * 16 MiB bulkwrite, 2 MiB vacuum), min(pool/8/workers, 16 MiB), a fraction
  * of the pool, off (no ring: the access goes through the normal policy), or
  * adaptive, for vacuum: it starts at 16 buffers and grows by one each time
@@ -33,6 +33,9 @@
  * foreground accesses running, it gives back a quarter of its buffers and
  * never grows past that size again. So it settles instead of halving and
  * regrowing. Every ring is capped at 1/8 of the pool.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_STRATEGY_H
 #define HOTSET_STRATEGY_H
@@ -67,7 +70,7 @@ typedef enum hs_ring_rule {
                         the foreground's hits suffer */
 } hs_ring_rule;
 
-typedef struct hs_ring_config {
+typedef struct hs_strategy_options {
   hs_ring_rule rule;
   uint64_t bytes;     /* HS_RING_FIXED: 0 = the kind's default */
   unsigned workers;   /* HS_RING_WORKERS */
@@ -83,7 +86,7 @@ typedef struct hs_ring_config {
    * hand finds the page writes it. Only when nothing else can be evicted
    * does a search take one of them. */
   bool own_writes;
-} hs_ring_config;
+} hs_strategy_options;
 
 /* Parses "fixed", "fixed:256KiB", "workers:4", "fraction:0.03", "off",
  * "adaptive", each optionally followed by ",recycle-first" and
@@ -91,27 +94,30 @@ typedef struct hs_ring_config {
  * a whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB (any
  * case); KB/MB/GB and K/M/G are refused as ambiguous, with a message saying
  * what to write instead. */
-hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out);
+hs_status hs_strategy_options_parse(const char *spec, hs_strategy_options *out);
+/* Fills in the defaults: HS_RING_FIXED at the kind's default size, no
+ * recycle-first, no own writes. */
+void hs_strategy_options_init(hs_strategy_options *opts);
 /* The kind's default size in bytes (256 KiB, 16 MiB, 2 MiB). */
 uint64_t hs_strategy_default_bytes(hs_strategy_kind kind);
 const char *hs_strategy_kind_name(hs_strategy_kind kind);
 
-/* A ring for one scan. config NULL: HS_RING_FIXED with the default size.
+/* A ring for one scan. config NULL: the defaults (hs_strategy_options_init).
  * With HS_RING_OFF the strategy still counts its I/O in its context but
  * reads through the normal policy. */
-hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring_config *config,
-                             hs_strategy **out);
+hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind,
+                             const hs_strategy_options *config, hs_strategy **out);
 /* Frees the ring. An own_writes ring hands the dirty pages it still holds
  * back to everyone's victim searches, so it must be freed before its pool
  * is closed. */
-void hs_strategy_free(hs_strategy *s);
+void hs_strategy_destroy(hs_strategy *s);
 /* Buffers the ring may hold now (0 when off). */
 uint32_t hs_strategy_ring_size(const hs_strategy *s);
 
 /* What one ring did. The pool counts per I/O context (hotset/stats.h), which
  * adds up every strategy of a kind; these are this ring's own. All zero for
  * a strategy that is off (it has no ring). */
-typedef struct hs_ring_stats {
+typedef struct hs_strategy_stats {
   uint32_t size;         /* buffers the ring may hold now */
   uint32_t ceiling;      /* the most it may grow to: its size under the
                             fixed rules; for adaptive, its cap (16 MiB, at
@@ -126,16 +132,12 @@ typedef struct hs_ring_stats {
   uint64_t windows;      /* adaptive: foreground windows judged */
   uint64_t harm_windows; /* adaptive: of which the hit ratio had dropped
                             significantly */
-} hs_ring_stats;
+} hs_strategy_stats;
 
 /* The ring's counts and sizes; the owner's thread reads them, as it uses
  * the strategy (one thread at a time). */
-void hs_strategy_stats(const hs_strategy *s, hs_ring_stats *out);
+hs_status hs_strategy_stats_get(const hs_strategy *s, hs_strategy_stats *out);
 hs_strategy_kind hs_strategy_kind_of(const hs_strategy *s);
-
-/* PostgreSQL's rule for when a scan uses a ring: the relation is larger than
- * `threshold_pages` (0: a quarter of the pool). */
-bool hs_pool_scan_needs_ring(const hs_pool *pool, hs_blockno rel_blocks, uint32_t threshold_pages);
 
 #pragma GCC visibility pop
 

@@ -26,6 +26,9 @@
  * its ring to recycle it in the next combined read. Reads are HS_READ_NORMAL
  * and counted like hs_pool_read's (hits and reads per page, in the
  * strategy's context). A stream belongs to one thread at a time.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_STREAM_H
 #define HOTSET_STREAM_H

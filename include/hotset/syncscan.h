@@ -9,6 +9,9 @@
  * pool keeps a small table of recently reported positions, one per relation
  * (least recently reported forgotten first); scans report their position
  * every HS_SYNCSCAN_REPORT_INTERVAL blocks.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_SYNCSCAN_H
 #define HOTSET_SYNCSCAN_H

@@ -30,6 +30,9 @@
  * page at a time, exclusively while it prunes it, and inside that lock the
  * index page of an entry it moves; the heap and index calls never take
  * those locks the other way round. Run one vacuum of a heap at a time.
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_VACUUM_H
 #define HOTSET_VACUUM_H
@@ -75,8 +78,7 @@ typedef struct hs_throttle hs_throttle;
  * reported since it was created. HS_ERR_INVALID naming an option out of
  * range; HS_ERR_NOMEM. */
 hs_status hs_throttle_create(const hs_throttle_options *o, hs_throttle **out);
-/* Frees the throttle, once no vacuum uses it and no thread reports to it.
- * NULL is a no-op. */
+/* Frees the throttle, once no vacuum uses it and no thread reports to it. */
 void hs_throttle_destroy(hs_throttle *t);
 /* The foreground: one operation took `ns` nanoseconds. Any thread, at any
  * time (before, during and after the vacuum); lock-free, two relaxed atomic

@@ -29,6 +29,9 @@
  * fsync the kernel may have dropped the data, so nothing written since can
  * be called durable (PostgreSQL PANICs and recovers; an engine closes and
  * reopens, which recovers from what is on disk).
+ *
+ * Names, errors, ownership and threads follow docs/api.md; a call says
+ * only where it differs.
  */
 #ifndef HOTSET_WAL_H
 #define HOTSET_WAL_H
@@ -50,7 +53,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 typedef struct hs_wal hs_wal;
-struct hs_wal_read_record; /* a record read back (below) */
+typedef struct hs_wal_read_record hs_wal_read_record; /* a record read back (below) */
 
 /* Limits of the options (hs_wal_open refuses anything outside them). */
 #define HS_WAL_MIN_SEGMENT          (1u << 16)   /* 64 KiB */
@@ -172,7 +175,7 @@ typedef struct hs_wal_stats {
   uint64_t flush_syncs[HS_WAL_CAUSE_COUNT]; /* ... that ran the fdatasync */
   uint64_t flush_waits;                     /* calls that waited for another thread's sync */
 } hs_wal_stats;
-void hs_wal_stats_get(hs_wal *wal, hs_wal_stats *out);
+hs_status hs_wal_stats_get(const hs_wal *wal, hs_wal_stats *out);
 
 /* ---- engine-neutral records (PostgreSQL's generic WAL) ----
  *
@@ -205,8 +208,8 @@ hs_status hs_wal_log_change(hs_wal *wal, const hs_wal_page *page_ref, const void
  * the record says; recovery stamps their LSN. An engine registers its own
  * (ids from HS_WAL_RMGR_FIRST_USER) on the log before recovery runs;
  * HS_WAL_RMGR_GENERIC is registered from the start. */
-typedef hs_status (*hs_wal_redo_fn)(void *ctx, const struct hs_wal_read_record *rec,
-                                    void *const *pages, uint32_t page_size);
+typedef hs_status (*hs_wal_redo_fn)(void *ctx, const hs_wal_read_record *rec, void *const *pages,
+                                    uint32_t page_size);
 hs_status hs_wal_register_rmgr(hs_wal *wal, uint8_t id, const char *name, hs_wal_redo_fn redo,
                                void *ctx);
 /* The name a resource manager was registered under, or NULL. */

@@ -166,7 +166,7 @@ static int run(rec_bench *b, const char *base) {
     st = hs_pool_extend(h.pool, REL, HS_FORK_MAIN, NULL, false, &buf, NULL);
     if (st == HS_OK) hs_buf_release(h.pool, buf);
   }
-  if (st == HS_OK) st = hs_checkpoint(h.pool);
+  if (st == HS_OK) st = hs_pool_checkpoint(h.pool);
   if (st != HS_OK) return fail("making the relation");
   /* The log the changes insert (hs_wal_stats bytes): not the sync points
    * the log adds after its own syncs, which replay reads past. */
@@ -192,8 +192,8 @@ static int run(rec_bench *b, const char *base) {
   uint64_t t1 = bench_now_ns();
   if (open_both(b, base, &h) != HS_OK) return fail("recovering");
   double open_seconds = (double)(bench_now_ns() - t1) / 1e9;
-  hs_recovery_report rep;
-  hs_pool_recovery_report(h.pool, &rep);
+  hs_pool_recovery_stats rep;
+  hs_pool_recovery_stats_get(h.pool, &rep);
   if (hs_pool_close(h.pool) != HS_OK || hs_wal_close(h.wal) != HS_OK)
     return fail("closing after recovery");
 

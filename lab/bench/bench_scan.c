@@ -142,13 +142,13 @@ static bool is_ring_option(const char *word) {
   return strcmp(word, "recycle-first") == 0 || strcmp(word, "own-writes") == 0;
 }
 
-static bool same_ring(const hs_ring_config *x, const hs_ring_config *y) {
+static bool same_ring(const hs_strategy_options *x, const hs_strategy_options *y) {
   return x->rule == y->rule && x->bytes == y->bytes && x->workers == y->workers &&
          x->fraction == y->fraction && x->recycle_first == y->recycle_first &&
          x->own_writes == y->own_writes;
 }
 
-/* One ring of --ring-size: `spec` (hs_ring_config_parse's form) followed by
+/* One ring of --ring-size: `spec` (hs_strategy_options_parse's form) followed by
  * its options (",own-writes" ...). */
 static void add_ring(scan_bench *b, const char *spec, const char *opts) {
   if (b->nrings == MAX_RING_SPECS)
@@ -156,8 +156,8 @@ static void add_ring(scan_bench *b, const char *spec, const char *opts) {
   char *name = b->ring_names[b->nrings];
   if ((size_t)snprintf(name, RING_NAME_LEN, "%s%s", spec, opts) >= RING_NAME_LEN)
     args_usage_error(cmd, "--ring-size: \"%s%s\" is too long", spec, opts);
-  hs_ring_config *cfg = &b->ring_cfgs[b->nrings];
-  if (hs_ring_config_parse(name, cfg) != HS_OK)
+  hs_strategy_options *cfg = &b->ring_cfgs[b->nrings];
+  if (hs_strategy_options_parse(name, cfg) != HS_OK)
     args_usage_error(cmd, "--ring-size: %s", hs_last_error());
   for (int i = 0; i < b->nrings; i++)
     if (same_ring(&b->ring_cfgs[i], cfg)) {
@@ -575,7 +575,7 @@ static int make_relations(scan_bench *b) {
    * minutes of preparation; the relations are still written buffered
    * (quicker) and synced, and every read after that is direct. */
   hs_smgr_options probe = {.page_size = (uint32_t)b->page_size, .direct_io = true};
-  hs_status probed = b->direct ? hs_smgr_open_ex(b->dir, &probe, &smgr) : HS_OK;
+  hs_status probed = b->direct ? hs_smgr_open(b->dir, &probe, &smgr) : HS_OK;
   if (probed != HS_OK) {
     /* auto falls back only where direct I/O is refused (HS_ERR_INVALID:
      * the file system says no, or wants bigger pages); a full disk or a
@@ -586,7 +586,7 @@ static int make_relations(scan_bench *b) {
   } else if (b->direct) {
     hs_smgr_close(smgr);
   }
-  if (hs_smgr_open(b->dir, (uint32_t)b->page_size, &smgr) != HS_OK)
+  if (hs_smgr_open(b->dir, &(hs_smgr_options){.page_size = (uint32_t)b->page_size}, &smgr) != HS_OK)
     return fail(b, "opening the data directory");
   int rc = 0;
   if (bench_make_relation(smgr, HOT_REL, b->hot_pages) != HS_OK)

@@ -220,12 +220,12 @@ static void collect(const worker *w, uint32_t nthreads, uint32_t noltp, hs_pool 
   r->miss_us = r->oltp_misses ? (double)miss_ns / 1e3 / (double)r->oltp_misses : 0;
   r->p50_us = latency_hist_quantile_us(&all, 0.50);
   r->p99_us = latency_hist_quantile_us(&all, 0.99);
-  hs_io_stats s;
-  hs_pool_stats(pool, &s);
-  r->evictions = hs_io_stats_total(&s, HS_STAT_EVICTIONS);
-  r->reuses = hs_io_stats_total(&s, HS_STAT_REUSES);
-  r->wal_flushes = hs_io_stats_total(&s, HS_STAT_WAL_FLUSHES);
-  r->writes = hs_io_stats_total(&s, HS_STAT_WRITES);
+  hs_pool_stats s;
+  hs_pool_stats_get(pool, &s);
+  r->evictions = hs_pool_stats_total(&s, HS_STAT_EVICTIONS);
+  r->reuses = hs_pool_stats_total(&s, HS_STAT_REUSES);
+  r->wal_flushes = hs_pool_stats_total(&s, HS_STAT_WAL_FLUSHES);
+  r->writes = hs_pool_stats_total(&s, HS_STAT_WRITES);
 }
 
 /* Closes the cell's log, keeping its sync figures, and removes it. */

@@ -124,7 +124,7 @@ typedef struct scan_bench {
    * a list, where each ring cell runs once per spec. A list's fixed ring
    * over the cap (1/8 of the pool) for a scan kind is skipped for it,
    * rather than run capped as a copy of the largest ring that fits. */
-  hs_ring_config ring_cfgs[MAX_RING_SPECS];
+  hs_strategy_options ring_cfgs[MAX_RING_SPECS];
   char ring_names[MAX_RING_SPECS][RING_NAME_LEN]; /* as the JSON names them */
   bool ring_over[MAX_RING_SPECS][SCAN_VACUUM + 1];
   int nrings;

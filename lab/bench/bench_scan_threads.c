@@ -352,7 +352,7 @@ static void seq_scans(worker *w) {
   }
   /* The size it ended with: an adaptive ring grows and shrinks. */
   w->ring_buffers = ring ? hs_strategy_ring_size(ring) : 0;
-  hs_strategy_free(ring);
+  hs_strategy_destroy(ring);
 }
 
 /* Random blocks, as an index scan over a big table reads them: no ring. */

@@ -24,7 +24,7 @@ typedef struct cell_shared {
   hs_wal *log;   /* hotset's log (--wal log), or NULL */
   scan_kind scan;
   bool ring;
-  const hs_ring_config *ring_cfg; /* the cell's ring spec */
+  const hs_strategy_options *ring_cfg; /* the cell's ring spec */
   /* The start gate: threads wait until `go` (pthread barriers cannot be
    * released early when creating a thread fails). */
   pthread_mutex_t gate_lock;

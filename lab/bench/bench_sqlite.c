@@ -200,7 +200,7 @@ static void check_policies(sql_bench *b) {
   for (int i = 0; i < b->npolicies; i++) {
     if (strcmp(b->specs[i], "default") == 0) continue;
     hs_policy *p;
-    if (hs_policy_create(b->specs[i], 64, 64, &p) != HS_OK)
+    if (hs_policy_create(b->specs[i], 64, 64, NULL, &p) != HS_OK)
       args_usage_error(cmd, "--policy: \"%s\": %s", b->specs[i], hs_last_error());
     bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;
     hs_policy_destroy(p);

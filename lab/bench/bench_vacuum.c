@@ -256,14 +256,14 @@ typedef struct cell_list {
 } cell_list;
 
 /* A ring as the flag gives it: a bare size is a fixed ring of that size. */
-static void parse_ring(const vac_bench *b, const char *item, hs_ring_config *out) {
+static void parse_ring(const vac_bench *b, const char *item, hs_strategy_options *out) {
   char spec[64];
   uint64_t bytes;
   if (args_parse_size(item, &bytes))
     snprintf(spec, sizeof spec, "fixed:%s", item);
   else
     snprintf(spec, sizeof spec, "%s", item);
-  if (hs_ring_config_parse(spec, out) != HS_OK)
+  if (hs_strategy_options_parse(spec, out) != HS_OK)
     args_usage_error(cmd, "--ring-size: %s", hs_last_error());
   out->recycle_first = b->recycle_first;
 }
@@ -312,7 +312,7 @@ static void build_cells(const vac_bench *b, cell_list *l) {
     else
       args_usage_error(cmd, "--throttle: \"%s\": want off, auto or both", thr[i]);
   }
-  hs_ring_config check;
+  hs_strategy_options check;
   for (size_t i = 0; i < nring; i++) parse_ring(b, rings[i], &check);
   if (b->calibrate_seconds > 0)
     for (size_t f = 0; f < nfg; f++)
@@ -425,7 +425,7 @@ static hs_status make_dead(lab *l, uint64_t count) {
       hs_tid tid, new_tid;
       st = hs_xact_take_snapshot(l->x, snap);
       if (st != HS_OK) break;
-      st = hs_pk_lookup(l->ix, l->h, key, snap, xid, &tid, row, sizeof row, &len, &found);
+      st = hs_pk_index_lookup(l->ix, l->h, key, snap, xid, &tid, row, sizeof row, &len, &found);
       hs_xact_release_snapshot(l->x, snap);
       if (st == HS_OK && !found)
         st = hs_fail(HS_ERR_CORRUPT, 0, "key %" PRIu64 " not found while updating", key);
@@ -487,7 +487,7 @@ static void fg_group_init(fg_group *g, const vac_bench *b, const lab *l, uint64_
 }
 
 /* The pool's normal-context (foreground) hit ratio between two readings. */
-static double normal_hit_ratio(const hs_io_stats *from, const hs_io_stats *to) {
+static double normal_hit_ratio(const hs_pool_stats *from, const hs_pool_stats *to) {
   uint64_t hits =
       to->count[HS_IOCTX_NORMAL][HS_STAT_HITS] - from->count[HS_IOCTX_NORMAL][HS_STAT_HITS];
   uint64_t reads =
@@ -504,8 +504,8 @@ static double measure_alone(const vac_bench *b, lab *l, fg_group *g, hs_throttle
                             double *hit_ratio, double *cpu_idle) {
   bench_sleep(WARMUP_S);
   if (th) atomic_store(&g->throttle, th);
-  hs_io_stats before, after;
-  hs_pool_stats(l->pool, &before);
+  hs_pool_stats before, after;
+  hs_pool_stats_get(l->pool, &before);
   vac_cpu_mark m0 = vac_cpu_now();
   uint64_t t0 = bench_now_ns();
   atomic_store(&g->epoch, FG_BASELINE);
@@ -514,7 +514,7 @@ static double measure_alone(const vac_bench *b, lab *l, fg_group *g, hs_throttle
   uint64_t t1 = bench_now_ns();
   vac_cpu_mark m1 = vac_cpu_now();
   if (cpu_idle) *cpu_idle = vac_cpu_idle_between(&m0, &m1);
-  hs_pool_stats(l->pool, &after);
+  hs_pool_stats_get(l->pool, &after);
   if (hit_ratio) *hit_ratio = normal_hit_ratio(&before, &after);
   return (double)(t1 - t0) / 1e9;
 }
@@ -524,7 +524,7 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   bool vacuum = c->kind == VAC_CELL_VACUUM;
   hs_status st = HS_OK;
   if (vacuum) st = make_dead(l, (uint64_t)(b->dead * (double)l->rows + 0.5));
-  if (vacuum && st == HS_OK) st = hs_checkpoint(l->pool);
+  if (vacuum && st == HS_OK) st = hs_pool_checkpoint(l->pool);
   if (st != HS_OK) return st;
   hs_blockno nblocks;
   if ((st = heap_blocks(l, &nblocks)) != HS_OK) return st;
@@ -558,11 +558,11 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   vo.throttle = c->throttle_auto ? &th : NULL;
   vo.after_page = trace_ring;
   vo.after_page_ctx = &rt;
-  hs_io_stats io0, io1;
+  hs_pool_stats io0, io1;
   hs_wal_stats w0, w1;
-  hs_checkpoint_stats ck0, ck1;
-  hs_pool_stats(l->pool, &io0);
-  hs_checkpoint_stats_get(l->pool, &ck0);
+  hs_pool_checkpoint_stats ck0, ck1;
+  hs_pool_stats_get(l->pool, &io0);
+  hs_pool_checkpoint_stats_get(l->pool, &ck0);
   hs_wal_stats_get(l->wal, &w0);
   hs_vacuum_stats vs = {0};
   uint64_t t2 = bench_now_ns(), t3 = t2;
@@ -582,8 +582,8 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
     atomic_store(&g.epoch, FG_BETWEEN);
     c->cpu_idle_during = vac_cpu_idle_between(&m0, &m1);
   }
-  hs_pool_stats(l->pool, &io1);
-  hs_checkpoint_stats_get(l->pool, &ck1);
+  hs_pool_stats_get(l->pool, &io1);
+  hs_pool_checkpoint_stats_get(l->pool, &ck1);
   hs_wal_stats_get(l->wal, &w1);
   fg_stop(&g);
   if (st == HS_OK && g.err[0]) st = hs_fail(HS_ERR_INVALID, 0, "foreground: %s", g.err);
@@ -632,7 +632,7 @@ static hs_status run_cell(const vac_bench *b, lab *l, double paced_rate, size_t 
   c->fg_runq_us_per_op_during = during.ops ? (double)during.runq_ns / (double)during.ops / 1e3 : 0;
   c->fg_mean_us_baseline = base.ops ? (double)base.sum_ns / (double)base.ops / 1e3 : 0;
   c->fg_mean_us_during = during.ops ? (double)during.sum_ns / (double)during.ops / 1e3 : 0;
-  hs_strategy_free(ring);
+  hs_strategy_destroy(ring);
   free(rt.t_ns);
   free(rt.size);
   return st;
@@ -696,7 +696,7 @@ int bench_vacuum_main(int argc, char **argv) {
   if (st == HS_OK) st = load(&b, &l);
   hs_vacuum_stats first;
   if (st == HS_OK) st = hs_vacuum(l.h, l.ix, NULL, &first);
-  if (st == HS_OK) st = hs_checkpoint(l.pool);
+  if (st == HS_OK) st = hs_pool_checkpoint(l.pool);
   double load_s = (double)(bench_now_ns() - t_load) / 1e9;
   double unpaced = 0;
   if (st == HS_OK) st = measure_unpaced(&b, &l, &unpaced);

@@ -53,8 +53,8 @@ static bool one_select(fg_group *g, bench_rng *rng, hs_snapshot *snap) {
   uint32_t len;
   bool found;
   hs_tid tid;
-  hs_status st =
-      hs_pk_lookup(g->ix, g->h, key, snap, HS_XACT_INVALID, &tid, row, sizeof row, &len, &found);
+  hs_status st = hs_pk_index_lookup(g->ix, g->h, key, snap, HS_XACT_INVALID, &tid, row, sizeof row,
+                                    &len, &found);
   hs_xact_release_snapshot(g->x, snap);
   if (st != HS_OK || !found) {
     char what[96];
@@ -81,7 +81,7 @@ static bool one_update(fg_group *g, bench_rng *rng, hs_snapshot *snap) {
   bool found = false;
   hs_tid tid;
   if (st == HS_OK) {
-    st = hs_pk_lookup(g->ix, g->h, key, snap, xid, &tid, row, sizeof row, &len, &found);
+    st = hs_pk_index_lookup(g->ix, g->h, key, snap, xid, &tid, row, sizeof row, &len, &found);
     hs_xact_release_snapshot(g->x, snap);
   }
   if (st == HS_OK && found) {

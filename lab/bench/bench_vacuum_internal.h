@@ -47,7 +47,7 @@ typedef struct vac_cell {
   vac_cell_kind kind;
   vac_fg_mode fg;
   char ring[48]; /* as given: "256KiB", "adaptive", "off" */
-  hs_ring_config ring_config;
+  hs_strategy_options ring_config;
   double cost_delay_ms;
   bool throttle_auto;
   /* vacuum */

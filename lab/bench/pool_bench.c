@@ -349,9 +349,9 @@ static bool run_one(bench *b, variant var, workload wl, uint32_t nthreads, resul
   res->ops_per_sec = (double)ops / ((double)res->elapsed_ns / 1e9);
   res->ns_per_op = ops ? (double)res->elapsed_ns * nthreads / (double)ops : 0;
   if (var == V_HOTSET) {
-    hs_io_stats s;
-    hs_pool_stats(b->pool, &s);
-    res->hit_ratio = hs_io_stats_hit_ratio(&s);
+    hs_pool_stats s;
+    hs_pool_stats_get(b->pool, &s);
+    res->hit_ratio = hs_pool_stats_hit_ratio(&s);
   } else {
     glru_stats s;
     glru_get_stats(b->glru, &s);
@@ -585,7 +585,7 @@ int pool_bench_main(int argc, char **argv) {
     b.dir = b.tmpdir;
   }
 
-  if (hs_smgr_open(b.dir, (uint32_t)b.page_size, &b.smgr) != HS_OK)
+  if (hs_smgr_open(b.dir, &(hs_smgr_options){.page_size = (uint32_t)b.page_size}, &b.smgr) != HS_OK)
     return fail(&b, "opening the data directory");
   if (bench_make_relation(b.smgr, BENCH_REL, (hs_blockno)b.pages) != HS_OK)
     return fail(&b, "creating the relation");

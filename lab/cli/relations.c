@@ -122,7 +122,7 @@ static void show_problem(void *ctx, const catalog_problem *p) {
 
 /* Takes the directory's lock on a handle of its own (closed by the caller). */
 static hs_status lock_dir(const char *dir, uint32_t page_size, hs_smgr **smgr) {
-  hs_status st = hs_smgr_open(dir, page_size, smgr);
+  hs_status st = hs_smgr_open(dir, &(hs_smgr_options){.page_size = page_size}, smgr);
   if (st == HS_OK) st = hs_smgr_lock_dir(*smgr);
   return st;
 }
@@ -311,7 +311,8 @@ static int replace_damaged(const char *dir, const char *name, bool force) {
     return 1;
   }
   hs_smgr *smgr = NULL;
-  hs_status st = force ? lock_dir(dir, c.page_size, &smgr) : hs_smgr_open(dir, c.page_size, &smgr);
+  hs_status st = force ? lock_dir(dir, c.page_size, &smgr)
+                       : hs_smgr_open(dir, &(hs_smgr_options){.page_size = c.page_size}, &smgr);
   if (st != HS_OK) return fail(force ? "taking the directory's lock" : "opening the directory");
   char path[PATH_MAX + 64];
   snprintf(path, sizeof path, "%s/%s", dir, name);

@@ -390,9 +390,9 @@ static hs_status ring_for(replay_shared *sh, uint64_t i, hs_strategy **out) {
   uint32_t s = (v & ~HS_RUN_START) - 1;
   if (!hs_pg_scan_uses_ring(runs->rel_blocks[s], hs_pool_nbuffers(sh->pool))) return HS_OK;
   if ((v & HS_RUN_START) || !sh->rings[s]) {
-    hs_strategy_free(sh->rings[s]);
+    hs_strategy_destroy(sh->rings[s]);
     sh->rings[s] = NULL;
-    hs_ring_config cfg = {.rule = HS_RING_FIXED, .bytes = sh->ring_bytes};
+    hs_strategy_options cfg = {.rule = HS_RING_FIXED, .bytes = sh->ring_bytes};
     hs_status st = hs_strategy_create(sh->pool, HS_STRATEGY_BULKREAD, &cfg, &sh->rings[s]);
     if (st != HS_OK) return st;
   }
@@ -599,20 +599,20 @@ static hs_status replay_one(replay_run *d, const char *spec, uint32_t page_size,
   if (sh.progress && atomic_load(&sh.printed_ns) != sh.start_ns)
     fputs("\r\033[K", stderr); /* the progress line gives way to the results */
   if (sh.rings) {
-    for (uint32_t s = 0; s < d->trace.runs.nstreams; s++) hs_strategy_free(sh.rings[s]);
+    for (uint32_t s = 0; s < d->trace.runs.nstreams; s++) hs_strategy_destroy(sh.rings[s]);
     free(sh.rings);
   }
   pthread_mutex_destroy(&sh.error_lock);
   if (atomic_load(&sh.failed)) return hs_fail(sh.st, 0, "%s", sh.error);
   res->misses = atomic_load(&sh.misses);
   res->ring_requests = atomic_load(&sh.ring_requests);
-  hs_io_stats stats;
-  hs_pool_stats(d->pool, &stats);
-  res->reads = hs_io_stats_total(&stats, HS_STAT_READS);
+  hs_pool_stats stats;
+  hs_pool_stats_get(d->pool, &stats);
+  res->reads = hs_pool_stats_total(&stats, HS_STAT_READS);
 
   /* The spec with every parameter spelled out, as `hotset sim` prints it. */
   hs_policy *p;
-  if (hs_policy_create(spec, 1, 1, &p) == HS_OK) {
+  if (hs_policy_create(spec, 1, 1, NULL, &p) == HS_OK) {
     snprintf(res->spec, sizeof res->spec, "%s", hs_policy_spec(p));
     hs_policy_destroy(p);
   } else {
@@ -736,7 +736,7 @@ int replay_main(int argc, char **argv) {
   bool reads_time = false;
   for (int i = 0; i < nspecs; i++) {
     hs_policy *p;
-    if (hs_policy_create(specs[i], 1, 1, &p) != HS_OK)
+    if (hs_policy_create(specs[i], 1, 1, NULL, &p) != HS_OK)
       args_usage_error(cmd, "--policy: %s", hs_last_error());
     reads_time |= (hs_policy_flags(p) & HS_POLICY_NEEDS_TIME) != 0;
     hs_policy_destroy(p);
@@ -785,7 +785,7 @@ int replay_main(int argc, char **argv) {
     snprintf(d.datadir, sizeof d.datadir, "%s/data", d.tmpdir);
   }
   hs_smgr *smgr;
-  if (hs_smgr_open(d.datadir, (uint32_t)page_size, &smgr) != HS_OK)
+  if (hs_smgr_open(d.datadir, &(hs_smgr_options){.page_size = (uint32_t)page_size}, &smgr) != HS_OK)
     return replay_fail(&d, "opening the data directory", hs_last_error());
   for (size_t i = 0; i < d.trace.nrels; i++) {
     const replay_rel *rr = &d.trace.rels[i];

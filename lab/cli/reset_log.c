@@ -475,7 +475,7 @@ int reset_log_main(int argc, char **argv) {
   /* The locks first: a directory in use is refused before anything is read
    * or moved (the process holding it writes on). Held to the end. */
   hs_smgr *smgr = NULL;
-  hs_status st = hs_smgr_open(dir, HS_PAGE_SIZE_DEFAULT, &smgr);
+  hs_status st = hs_smgr_open(dir, &(hs_smgr_options){.page_size = HS_PAGE_SIZE_DEFAULT}, &smgr);
   if (st == HS_OK) st = hs_smgr_lock_dir(smgr);
   if (st != HS_OK) {
     hs_smgr_close(smgr);
@@ -525,7 +525,7 @@ int reset_log_main(int argc, char **argv) {
     printf("control file: %s/%s: %u-byte pages, checksums %s, %" PRIu64
            "-byte log segments, system %016" PRIX64 ", state %s, ",
            dir, HS_CONTROL_FILE, c.page_size, c.checksums ? "on" : "off", c.segment_bytes,
-           c.system_id, hs_db_state_name(c.state));
+           c.system_id, hs_control_state_name(c.state));
     if (c.has_checkpoint)
       printf("last checkpoint at %" PRIX64 " (redo %" PRIX64 ")\n", c.checkpoint, c.redo);
     else
@@ -664,7 +664,8 @@ int reset_log_main(int argc, char **argv) {
         rc = fail("replaying the log to its last readable record");
         goto out;
       }
-      if (hs_smgr_open(dir, HS_PAGE_SIZE_DEFAULT, &smgr) != HS_OK ||
+      if (hs_smgr_open(dir, &(hs_smgr_options){.page_size = HS_PAGE_SIZE_DEFAULT}, &smgr) !=
+              HS_OK ||
           hs_smgr_lock_dir(smgr) != HS_OK) {
         rc = fail("taking the data directory's lock again");
         goto out;

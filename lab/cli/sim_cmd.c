@@ -357,7 +357,7 @@ static int check_plot_output(const char *file) {
  * as given if it does not parse, which args_split_policies has ruled out). */
 static char *canonical(const char *spec) {
   hs_policy *p;
-  if (hs_policy_create(spec, 1, 1, &p) != HS_OK) return strdup(spec);
+  if (hs_policy_create(spec, 1, 1, NULL, &p) != HS_OK) return strdup(spec);
   char *c = strdup(hs_policy_spec(p));
   hs_policy_destroy(p);
   return c;
@@ -526,7 +526,7 @@ bool parse_ring_rule(const args_cmd *cmd, const char *arg) {
 static bool any_reads_time(char specs[][ARGS_SPEC_LEN], int nspecs) {
   for (int i = 0; i < nspecs; i++) {
     hs_policy *p;
-    if (hs_policy_create(specs[i], 1, 1, &p) != HS_OK) continue;
+    if (hs_policy_create(specs[i], 1, 1, NULL, &p) != HS_OK) continue;
     bool reads = hs_policy_flags(p) & HS_POLICY_NEEDS_TIME;
     hs_policy_destroy(p);
     if (reads) return true;
@@ -541,7 +541,7 @@ bool policies_run_on_request_clock(char specs[][ARGS_SPEC_LEN], int nspecs) {
   const hs_policy_env env = {.clock = HS_CLOCK_REQUESTS};
   for (int i = 0; i < nspecs; i++) {
     hs_policy *p;
-    if (hs_policy_create_ex(specs[i], 1, 1, &env, &p) != HS_OK) return false;
+    if (hs_policy_create(specs[i], 1, 1, &env, &p) != HS_OK) return false;
     hs_policy_destroy(p);
   }
   return true;
@@ -835,7 +835,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
   }
   for (int i = 0; i < nspecs; i++) {
     hs_policy *p;
-    if (hs_policy_create(specs[i], 1, 1, &p) == HS_OK) {
+    if (hs_policy_create(specs[i], 1, 1, NULL, &p) == HS_OK) {
       unsigned flags = hs_policy_flags(p);
       hs_policy_destroy(p);
       bool future = flags & HS_POLICY_NEEDS_FUTURE, hindsight = flags & HS_POLICY_NEEDS_HINDSIGHT;

@@ -217,7 +217,7 @@ static hs_status verify_on_disk(const char *dir, uint32_t page_size, hs_blockno 
   *updates = 0;
   *max_lsn = 0;
   hs_smgr *smgr;
-  hs_status st = hs_smgr_open(dir, page_size, &smgr);
+  hs_status st = hs_smgr_open(dir, &(hs_smgr_options){.page_size = page_size}, &smgr);
   if (st != HS_OK) return st;
   void *page = aligned_alloc(4096, page_size);
   if (!page) {
@@ -398,7 +398,7 @@ int workload_main(int argc, char **argv) {
   /* Build the relation with a storage manager of our own, before the pool
    * (and its observer) exist. */
   hs_smgr *smgr;
-  if (hs_smgr_open(d.datadir, (uint32_t)page_size, &smgr) != HS_OK)
+  if (hs_smgr_open(d.datadir, &(hs_smgr_options){.page_size = (uint32_t)page_size}, &smgr) != HS_OK)
     return wl_fail(&d, "opening the data directory", hs_last_error());
   hs_status st = bench_make_relation(smgr, WL_REL, (hs_blockno)pages);
   hs_smgr_close(smgr);
@@ -459,12 +459,12 @@ int workload_main(int argc, char **argv) {
     uint64_t tick = begin + ((now - begin) / 1000000000u + 1) * 1000000000u;
     bench_sleep((double)((tick < end ? tick : end) - now) / 1e9);
     if (!progress) continue;
-    hs_io_stats io;
-    hs_pool_stats(d.pool, &io);
+    hs_pool_stats io;
+    hs_pool_stats_get(d.pool, &io);
     fprintf(stderr, "\rworkload: %.0f of %.0f s, %" PRIu64 " reads, hit%% %.2f\033[K",
             (double)(bench_now_ns() - begin) / 1e9, seconds,
-            hs_io_stats_total(&io, HS_STAT_HITS) + hs_io_stats_total(&io, HS_STAT_READS),
-            100.0 * hs_io_stats_hit_ratio(&io));
+            hs_pool_stats_total(&io, HS_STAT_HITS) + hs_pool_stats_total(&io, HS_STAT_READS),
+            100.0 * hs_pool_stats_hit_ratio(&io));
   }
   if (progress) fputs("\r\033[K", stderr);
   atomic_store(&sh.stop, true);
@@ -484,10 +484,10 @@ int workload_main(int argc, char **argv) {
 
   /* Snapshot before closing: the statistics describe the run, and close
    * frees them. */
-  hs_io_stats stats;
-  hs_pool_stats(d.pool, &stats);
-  hs_bgwriter_stats bgw;
-  hs_pool_bgwriter_stats(d.pool, &bgw);
+  hs_pool_stats stats;
+  hs_pool_stats_get(d.pool, &stats);
+  hs_pool_bgwriter_stats bgw;
+  hs_pool_bgwriter_stats_get(d.pool, &bgw);
   /* The policy's name is a constant of its implementation: it outlives the
    * pool. */
   const char *policy_name = hs_pool_policy_name(d.pool);
@@ -541,17 +541,14 @@ int workload_main(int argc, char **argv) {
   uint64_t flushed = wal.log ? log_flushed : atomic_load(&wal.flushed);
   /* Page writes that had to flush the log first (the pool's count). */
   uint64_t wal_flushes =
-      wal.log ? hs_io_stats_total(&stats, HS_STAT_WAL_FLUSHES) : atomic_load(&wal.flushes);
+      wal.log ? hs_pool_stats_total(&stats, HS_STAT_WAL_FLUSHES) : atomic_load(&wal.flushes);
   const char *kept = d.tmpdir[0] && keep ? d.datadir : NULL;
 
   if (json) {
     /* One object: the run's numbers with the pool's statistics inside. */
-    char *stats_json = NULL;
-    size_t stats_len = 0;
-    FILE *mem = open_memstream(&stats_json, &stats_len);
-    if (!mem) return wl_fail(&d, "open_memstream", strerror(errno));
-    hs_io_stats_print_json(&stats, mem);
-    fclose(mem);
+    char stats_json[HS_POOL_STATS_FORMAT_BYTES];
+    if (hs_pool_stats_format(&stats, true, stats_json, sizeof stats_json) != HS_OK)
+      return wl_fail(&d, "hs_pool_stats_format", hs_last_error());
     json_out j;
     json_begin(&j, stdout);
     json_str(&j, "policy", policy_name);
@@ -586,7 +583,6 @@ int workload_main(int argc, char **argv) {
     /* The statistics object as the library writes it. */
     json_raw(&j, "stats", stats_json);
     json_end_line(&j);
-    free(stats_json);
   } else {
     char pool[32], page[32], rel[32];
     args_format_size((uint64_t)nbuffers * page_size, pool, sizeof pool);
@@ -616,7 +612,8 @@ int workload_main(int argc, char **argv) {
     printf("  background writer (%s): %" PRIu64 " pages written by it, %" PRIu64
            " dirty victims written by the misses themselves, %" PRIu64 " buffers allocated\n\n",
            every, bgw.buffers_clean, bgw.buffers_backend, bgw.buffers_alloc);
-    hs_io_stats_print_table(&stats, stdout);
+    char table[HS_POOL_STATS_FORMAT_BYTES];
+    if (hs_pool_stats_format(&stats, false, table, sizeof table) == HS_OK) fputs(table, stdout);
     printf("\nclosed the pool; verified %" PRIu64 " pages on disk: stamps intact, all %" PRIu64
            " updates there\n",
            pages, disk_updates);

@@ -475,7 +475,7 @@ static int split_list(char *buf, bool pool_only, char out[][ARGS_SPEC_LEN], int 
       char *save2 = NULL;
       for (char *name = strtok_r(names, ",", &save2); name; name = strtok_r(NULL, ",", &save2)) {
         hs_policy *p;
-        if (hs_policy_create(name, 1, 1, &p) != HS_OK) continue;
+        if (hs_policy_create(name, 1, 1, NULL, &p) != HS_OK) continue;
         bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;
         hs_policy_destroy(p);
         if (pool_only && sim_only) continue;
@@ -583,7 +583,8 @@ int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN]
       memcpy(out[i], canonical, clen);
     }
     hs_policy *p;
-    if (hs_policy_create(out[i], 1, 1, &p) != HS_OK) return split_fail(why, "%s", hs_last_error());
+    if (hs_policy_create(out[i], 1, 1, NULL, &p) != HS_OK)
+      return split_fail(why, "%s", hs_last_error());
     bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;
     hs_policy_destroy(p);
     if (pool_only && sim_only)

@@ -36,7 +36,7 @@ void json_object_begin(json_out *j, const char *key);
 void json_object_end(json_out *j);
 
 /* A value already written as JSON text by someone else (e.g. the library's
- * hs_io_stats_print_json), placed under `key` as it is; trailing blanks and
+ * hs_pool_stats_format's JSON), placed under `key` as it is; trailing blanks and
  * newlines are dropped. */
 void json_raw(json_out *j, const char *key, const char *json_text);
 void json_str(json_out *j, const char *key, const char *value);

@@ -103,8 +103,10 @@ hs_status bench_make_relation(hs_smgr *smgr, hs_relid rel, hs_blockno npages) {
 }
 
 hs_status bench_make_relation_fork(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno npages) {
-  hs_status st;
-  if (hs_smgr_exists(smgr, rel, fork)) {
+  bool exists = false;
+  hs_status st = hs_smgr_exists(smgr, rel, fork, &exists);
+  if (st != HS_OK) return st;
+  if (exists) {
     st = hs_smgr_truncate(smgr, rel, fork, 0);
   } else {
     st = hs_smgr_create(smgr, rel, fork);

@@ -109,7 +109,7 @@ static hs_status crash_redo(void *ctx, const hs_wal_read_record *rec, void *cons
  * synced; returns the clients CRASH_REL has room for. */
 static hs_status make_relations(const char *dir, uint32_t clients, uint32_t *have) {
   hs_smgr *smgr;
-  hs_status st = hs_smgr_open(dir, crash_page_size, &smgr);
+  hs_status st = hs_smgr_open(dir, &(hs_smgr_options){.page_size = crash_page_size}, &smgr);
   if (st != HS_OK) return st;
   const struct {
     hs_relid rel;
@@ -279,7 +279,7 @@ hs_status crash_check_dir(const char *dir, uint32_t clients, FILE *errs, crash_c
   crash_db db;
   hs_status st = crash_db_open(dir, clients, false, &db);
   if (st != HS_OK) return st;
-  hs_pool_recovery_report(db.pool, &out->report);
+  hs_pool_recovery_stats_get(db.pool, &out->report);
   out->clients = db.clients;
   if (crash_heap)
     st = crash_heap_check(&db, errs, out);
@@ -317,7 +317,7 @@ int crash_verify_run(const char *dir, bool json) {
     }
   }
   fflush(stdout);
-  const hs_recovery_report *r = &c.report;
+  const hs_pool_recovery_stats *r = &c.report;
   if (r->ran)
     fprintf(stderr,
             "recovery: %" PRIu64 " records, %" PRIu64 " bytes, %" PRIu64

@@ -103,7 +103,7 @@ static hs_status lookup(crash_db *db, const hs_snapshot *s, hs_xid self, uint64_
   *version = 0;
   *bad = false;
   hs_status st =
-      hs_pk_lookup(db->ix, db->heap, key, s, self, tid, buf, HS_HEAP_MAX_DATA, &len, &found);
+      hs_pk_index_lookup(db->ix, db->heap, key, s, self, tid, buf, HS_HEAP_MAX_DATA, &len, &found);
   if (st != HS_OK || !found) return st;
   if (!tuple_parse(buf, len, key, client, kind, version)) *bad = true;
   return HS_OK;

@@ -104,7 +104,7 @@ typedef struct crash_check {
   uint32_t partial_clients;          /* whose pages disagree */
   uint32_t heap_bad;                 /* crash_heap: rows wrong, missing or unfound */
   uint32_t vacuum_failed;            /* crash_heap: vacuum of the recovered table failed */
-  hs_recovery_report report;
+  hs_pool_recovery_stats report;
 } crash_check;
 /* Opens (recovers) `dir`, reads every client's pages and closes. Each bad
  * page or partial transaction is one line on `errs`. A failure to open or

@@ -217,9 +217,9 @@ static void observer(void *ctx, hs_io_op op, hs_relid rel, hs_fork fork, hs_bloc
 static _Noreturn void torn_wait_and_kill(workload *w) {
   for (;;) {
     if (torn_started(w)) {
-      hs_io_stats s;
-      hs_pool_stats(w->db.pool, &s);
-      if (hs_io_stats_total(&s, HS_STAT_WRITE_ERRORS) > 0) {
+      hs_pool_stats s;
+      hs_pool_stats_get(w->db.pool, &s);
+      if (hs_pool_stats_total(&s, HS_STAT_WRITE_ERRORS) > 0) {
         fprintf(stderr, "torn write rel %u block %u\n", atomic_load(&w->torn_rel),
                 atomic_load(&w->torn_block));
         fflush(stderr);

@@ -855,7 +855,7 @@ hs_status hs_sim_run_marking(const hs_sim_trace *t, const char *spec, uint64_t c
   hs_policy_env env = {.unit_bytes = ignore_size ? 0 : 1,
                        .clock = t->time_ms ? HS_CLOCK_MILLISECONDS : HS_CLOCK_REQUESTS,
                        .key_space = t->objects};
-  hs_status st = hs_policy_create_ex(spec, capacity, max_slots, &env, &p);
+  hs_status st = hs_policy_create(spec, capacity, max_slots, &env, &p);
   if (st != HS_OK) return st;
   bool future = hs_policy_flags(p) & HS_POLICY_NEEDS_FUTURE;
   if (future && !t->next) {

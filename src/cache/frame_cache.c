@@ -67,6 +67,7 @@
 #include "core/hash.h"
 #include "hotset/policy.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -191,7 +192,7 @@ hs_access fc_make_access(const hs_frame_cache *c, uint64_t key, bool scan) {
 
 hs_status fc_policy_make(const hs_frame_cache *c, uint32_t capacity, hs_policy **out) {
   hs_policy_env env = {.unit_bytes = c->frame_bytes, .clock = HS_CLOCK_MILLISECONDS};
-  hs_status st = hs_policy_create_ex(c->spec, capacity, capacity, &env, out);
+  hs_status st = hs_policy_create(c->spec, capacity, capacity, &env, out);
   if (st != HS_OK) return st;
   if (hs_policy_flags(*out) &
       (HS_POLICY_SIM_ONLY | HS_POLICY_NEEDS_FUTURE | HS_POLICY_NEEDS_HINDSIGHT)) {
@@ -418,6 +419,10 @@ static bool create_refused(hs_frame_cache *c) {
   return unpinned < pinned && memory_short(c);
 }
 
+/* Set when a fetch's frame could not be made for want of memory (not a
+ * refusal): hs_frame_cache_fetch then returns HS_ERR_NOMEM. */
+static _Thread_local bool fc_nomem;
+
 /* Out of line: the hit path that calls it stays short. */
 __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint64_t key,
                                                         hs_fetch_mode mode, bool scan) {
@@ -425,7 +430,10 @@ __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint6
     INC(c->stats.refusals);
     return NULL;
   }
-  if (!table_reserve(c)) return NULL;
+  if (!table_reserve(c)) {
+    fc_nomem = true;
+    return NULL;
+  }
   hs_access a = fc_make_access(c, key, scan);
   int64_t slot = slot_take(c, &a, scan);
   fc_frame *f;
@@ -434,15 +442,22 @@ __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint6
     f->index = (uint32_t)slot;
     if (c->policy && hs_policy_insert(c->policy, (uint32_t)slot, &a) != HS_OK) {
       c->free_list[c->nfree++] = (uint32_t)slot;
+      fc_nomem = true;
       return NULL;
     }
     if (scan) ring_note(c, (uint32_t)slot);
   } else if (slot == TAKE_FULL && mode == HS_FETCH_CREATE_HARD) {
-    if (!fc_overflow_reserve(c, 1) || !(f = frame_alloc(c))) return NULL;
+    if (!fc_overflow_reserve(c, 1) || !(f = frame_alloc(c))) {
+      fc_nomem = true;
+      return NULL;
+    }
     fc_overflow_add(c, f);
     INC(c->stats.overflows);
   } else {
-    if (slot == TAKE_FULL) INC(c->stats.refusals);
+    if (slot == TAKE_FULL)
+      INC(c->stats.refusals);
+    else
+      fc_nomem = true;
     return NULL;
   }
   f->key = key;
@@ -481,8 +496,13 @@ static void cache_free(hs_frame_cache *c) {
 }
 
 hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache **out) {
-  if (!o || !out) return hs_fail(HS_ERR_INVALID, 0, "frame cache: no options or no result pointer");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_create: no result pointer");
   *out = NULL;
+  hs_frame_cache_options defaults;
+  if (!o) {
+    hs_frame_cache_options_init(&defaults);
+    o = &defaults;
+  }
   if (o->frame_bytes < 512 || o->frame_bytes > 65536)
     return hs_fail(HS_ERR_INVALID, 0, "frame cache: frame_bytes %u is outside 512 .. 65536",
                    o->frame_bytes);
@@ -605,11 +625,20 @@ __attribute__((noinline)) static hs_frame *fetch_locked(hs_frame_cache *c, uint6
   return f ? &f->pub : NULL;
 }
 
-hs_frame *hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
+hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
+                               bool *created) {
   if (created) *created = false;
+  if (!c || !out || (unsigned)mode > HS_FETCH_CREATE_HARD)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: bad argument (cache, out or mode)");
+  fc_nomem = false;
   /* No mutex: the path has no call before its last, and nothing to save. */
-  if (c->caller_serializes) return (hs_frame *)fetch(c, key, mode, created);
-  return fetch_locked(c, key, mode, created);
+  *out = c->caller_serializes ? (hs_frame *)fetch(c, key, mode, created)
+                              : fetch_locked(c, key, mode, created);
+  if (!*out && fc_nomem)
+    return hs_fail(HS_ERR_NOMEM, ENOMEM,
+                   "hs_frame_cache_fetch: no memory for the frame of key %llu",
+                   (unsigned long long)key);
+  return HS_OK;
 }
 
 /* An overflow frame unpinned while the cache is within its capacity takes
@@ -629,15 +658,20 @@ static bool overflow_adopt(hs_frame_cache *c, fc_frame *f) {
   return true;
 }
 
+/* Set when an unpin was refused (the frame was not pinned):
+ * hs_frame_cache_unpin then returns HS_ERR_MISUSE. */
+static _Thread_local bool fc_misuse;
+
 /* Every unpin but the common one: a misuse, a discard, a frame over the
  * capacity, an overflow or parked frame. Out of line, as fetch_access. */
 __attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f, bool discard) {
   if (!(f->flags & F_PINNED)) {
+    fc_misuse = true;
     cache_unlock(c);
     if (HS_DEBUG_CHECKS)
       hs_debug_stop(__FILE__, __LINE__, "frame cache: unpin of frame %llu, which is not pinned",
                     (unsigned long long)f->key);
-    (void)hs_fail(HS_ERR_INVALID, 0, "frame cache: unpin of frame %llu, which is not pinned",
+    (void)hs_fail(HS_ERR_MISUSE, 0, "frame cache: unpin of frame %llu, which is not pinned",
                   (unsigned long long)f->key);
     cache_lock(c); /* the caller unlocks */
     return;
@@ -695,12 +729,16 @@ __attribute__((noinline)) static void unpin_locked(hs_frame_cache *c, fc_frame *
 }
 
 /* As hs_frame_cache_fetch: the serialized path without the lock's call. */
-void hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
+hs_status hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard) {
+  if (!c || !frame)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_unpin: a cache and a frame are required");
   fc_frame *f = (fc_frame *)frame;
+  fc_misuse = false;
   if (c->caller_serializes)
     unpin(c, f, discard);
   else
     unpin_locked(c, f, discard);
+  return fc_misuse ? HS_ERR_MISUSE : HS_OK;
 }
 
 /* A frame given up for its key: dropped, or detached while still pinned. */
@@ -712,13 +750,16 @@ static void frame_give_up(hs_frame_cache *c, fc_frame *f) {
     fc_frame_drop(c, f);
 }
 
-void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) {
+hs_status hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) {
+  if (!c || !frame)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_rekey: a cache and a frame are required");
   fc_frame *f = (fc_frame *)frame;
   cache_lock(c);
   if (f->key == new_key && (f->flags & F_HASHED)) {
     cache_unlock(c);
-    return;
+    return HS_OK;
   }
+  bool placed = true;
   fc_frame *g = table_find(c, new_key);
   if (g) frame_give_up(c, g);
   if (f->flags & F_HASHED) fc_table_remove(c, f);
@@ -728,10 +769,20 @@ void hs_frame_cache_rekey(hs_frame_cache *c, hs_frame *frame, uint64_t new_key) 
   if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED))) {
     hs_access a = fc_make_access(c, new_key, false);
     (void)hs_policy_remove(c->policy, f->index);
-    (void)hs_policy_insert(c->policy, f->index, &a);
+    placed = hs_policy_insert(c->policy, f->index, &a) == HS_OK;
   }
-  if (table_reserve(c)) table_put(c, f);
+  if (table_reserve(c))
+    table_put(c, f);
+  else
+    placed = false;
   cache_unlock(c);
+  /* The frame keeps its memory, its content and its pin either way; the
+   * caller learns that a fetch of the new key may not find it. */
+  if (!placed)
+    return hs_fail(HS_ERR_NOMEM, ENOMEM,
+                   "hs_frame_cache_rekey: no memory to file the frame under key %llu",
+                   (unsigned long long)new_key);
+  return HS_OK;
 }
 
 void hs_frame_cache_truncate(hs_frame_cache *c, uint64_t limit) {
@@ -760,9 +811,13 @@ uint64_t hs_frame_key(const hs_frame *f) {
   return ((const fc_frame *)f)->key;
 }
 
-void hs_frame_cache_stats_get(hs_frame_cache *c, hs_frame_cache_stats *out) {
+hs_status hs_frame_cache_stats_get(const hs_frame_cache *cache, hs_frame_cache_stats *out) {
+  if (!cache || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_stats_get: cache and out are required");
   /* Read field by field: with caller_serializes another thread may be
-   * counting meanwhile (each count is a relaxed store, see INC). */
+   * counting meanwhile (each count is a relaxed store, see INC). The mutex
+   * is taken, nothing is changed. */
+  hs_frame_cache *c = (hs_frame_cache *)cache;
   cache_lock(c);
   uint64_t hits = LOAD(c->stats.hits), misses = LOAD(c->stats.misses);
   *out = (hs_frame_cache_stats){.fetches = hits + misses,
@@ -778,6 +833,7 @@ void hs_frame_cache_stats_get(hs_frame_cache *c, hs_frame_cache_stats *out) {
                                 .count = LOAD(c->count),
                                 .capacity = LOAD(c->capacity)};
   cache_unlock(c);
+  return HS_OK;
 }
 
 hs_status frame_cache_check(hs_frame_cache *c) {

@@ -36,7 +36,7 @@
 #include <sys/uio.h>
 
 struct hs_pool;
-struct hs_wal;
+typedef struct hs_wal hs_wal; /* as hotset/wal.h declares it (C11 allows the repeat) */
 struct hs_tid;
 struct dio_info;
 
@@ -107,7 +107,7 @@ struct seams {
   void *wal_before_write_lock_ctx;
   /* wal/wal_checkpoint.c: a checkpoint's recycling, with the first future
    * segment name it will give a spare, before it gives any. */
-  void (*wal_spare_name)(struct hs_wal *w, uint64_t next, void *ctx);
+  void (*wal_spare_name)(hs_wal *w, uint64_t next, void *ctx);
   void *wal_spare_name_ctx;
 
   /* heap/pk_index.c: inside every primary-key lookup, after it read the

@@ -1,6 +1,6 @@
 /*
  * core/size.h — the one grammar for byte sizes, shared by the library's
- * specs (hs_ring_config_parse's "fixed:256KiB") and every size flag of the
+ * specs (hs_strategy_options_parse's "fixed:256KiB") and every size flag of the
  * `hotset` tool (--pool, --page-size, --size ...), so that a size written
  * one way is accepted, or refused, everywhere alike.
  *

@@ -183,10 +183,11 @@ static hs_status damaged_index(hs_pk_index *ix, hs_heap *h) {
   /* The rebuild first: it loses nothing, where the way out the pool's
    * message offers (giving up the file) would leave an index without its
    * entries. */
-  return hs_fail(HS_ERR_CORRUPT, 0,
-                 "hs_pk_lookup: the index in relation %u is damaged; it holds nothing the heap "
-                 "does not, so rebuild it from the heap with %s (reading it: %s)",
-                 ix->pages.rel, hint, why);
+  return hs_fail(
+      HS_ERR_CORRUPT, 0,
+      "hs_pk_index_lookup: the index in relation %u is damaged; it holds nothing the heap "
+      "does not, so rebuild it from the heap with %s (reading it: %s)",
+      ix->pages.rel, hint, why);
 }
 
 /* The refusal when key's entry points where its heap has no version of it,
@@ -199,7 +200,7 @@ static hs_status disagree(hs_pk_index *ix, hs_heap *h, uint64_t key, hs_tid root
     snprintf(where, sizeof where, ", whose update chain leads to block %u slot %u", at.block,
              at.slot);
   return hs_fail(HS_ERR_CORRUPT, 0,
-                 "hs_pk_lookup: the index in relation %u says key %" PRIu64
+                 "hs_pk_index_lookup: the index in relation %u says key %" PRIu64
                  " is at block %u slot %u of heap %u%s, which %s: the index or the heap in %s is "
                  "damaged (or the heap's rows were given up); rebuild the index from the heap "
                  "(a key whose newest version is gone loses its entry) with %s",
@@ -207,12 +208,12 @@ static hs_status disagree(hs_pk_index *ix, hs_heap *h, uint64_t key, hs_tid root
                  hs_smgr_dir(hs_pool_smgr(ix->pool)), hint);
 }
 
-hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
-                       hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
-                       bool *found) {
+hs_status hs_pk_index_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
+                             hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
+                             bool *found) {
   *found = false;
   unsigned char *buf = malloc(HEAP_MAX_TUPLE);
-  if (!buf) return hs_fail(HS_ERR_NOMEM, 0, "hs_pk_lookup: no memory");
+  if (!buf) return hs_fail(HS_ERR_NOMEM, 0, "hs_pk_index_lookup: no memory");
   hs_status st = HS_OK;
   /* Another look at the index after landing on a slot vacuum emptied (or
    * emptied and gave another key): the entry has moved by then — though
@@ -320,7 +321,8 @@ hs_status hs_pk_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snaps
   free(buf);
   if (st == HS_OK && stale)
     return hs_fail(HS_ERR_BUSY, 0,
-                   "hs_pk_lookup: key %" PRIu64 "'s entry moved %d times while it was looked up",
+                   "hs_pk_index_lookup: key %" PRIu64
+                   "'s entry moved %d times while it was looked up",
                    key, PK_LOOKUP_ATTEMPTS);
   return st;
 }
@@ -442,7 +444,7 @@ hs_status hs_pk_index_rebuild(hs_pk_index *ix, hs_heap *h, uint64_t *keys, uint6
   *broken = 0;
   if (keys) *keys = 0;
   if (!ix || !h)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_pk_index_rebuild: an index and a heap needed");
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_rebuild: an index and a heap needed");
   if (heap_pool(h) != ix->pool)
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pk_index_rebuild: the heap and the index are in two pools");

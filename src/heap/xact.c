@@ -310,14 +310,25 @@ hs_status hs_xact_take_snapshot(hs_xact_mgr *m, hs_snapshot *s) {
   return HS_OK;
 }
 
-void hs_xact_release_snapshot(hs_xact_mgr *m, const hs_snapshot *s) {
+hs_status hs_xact_release_snapshot(hs_xact_mgr *m, const hs_snapshot *s) {
+  if (!m || !s)
+    return hs_fail(HS_ERR_MISUSE, 0,
+                   "hs_xact_release_snapshot: a manager and a snapshot are required");
+  bool found = false;
   pthread_mutex_lock(&m->mu);
   for (uint32_t i = 0; i < m->nheld; i++)
     if (m->held[i] == s->xmin) {
       m->held[i] = m->held[--m->nheld];
+      found = true;
       break;
     }
   pthread_mutex_unlock(&m->mu);
+  if (!found)
+    return hs_fail(HS_ERR_MISUSE, 0,
+                   "hs_xact_release_snapshot: no snapshot with xmin %llu is held (released "
+                   "twice, or never taken)",
+                   (unsigned long long)s->xmin);
+  return HS_OK;
 }
 
 hs_status hs_xact_visible(hs_xact_mgr *m, const hs_snapshot *s, hs_xid xid, bool *visible) {

@@ -133,13 +133,8 @@ static void canonical_spec(hs_policy *p) {
 }
 
 hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
-                           hs_policy **out) {
-  return hs_policy_create_ex(spec, capacity, max_slots, NULL, out);
-}
-
-hs_status hs_policy_create_ex(const char *spec, uint64_t capacity, uint32_t max_slots,
-                              const hs_policy_env *env, hs_policy **out) {
-  if (!spec || !out) return hs_fail(HS_ERR_INVALID, 0, "hs_policy_create: spec and out needed");
+                           const hs_policy_env *env, hs_policy **out) {
+  if (!spec || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_policy_create: spec and out needed");
   *out = NULL;
   hs_policy_env facts = env ? *env : (hs_policy_env){0};
   if (facts.clock != HS_CLOCK_UNSPECIFIED && facts.clock != HS_CLOCK_REQUESTS &&
@@ -255,7 +250,7 @@ static hs_status not_resident(const hs_policy *p, const char *call, uint32_t slo
   if (HS_DEBUG_CHECKS)
     hs_debug_stop(__FILE__, __LINE__, "%s: policy %s: slot %u is not resident", call, p->ops->name,
                   slot);
-  return hs_fail(HS_ERR_INVALID, 0, "%s: policy %s: slot %u is not resident (refused)", call,
+  return hs_fail(HS_ERR_MISUSE, 0, "%s: policy %s: slot %u is not resident (refused)", call,
                  p->ops->name, slot);
 }
 
@@ -277,10 +272,10 @@ hs_status hs_policy_remove(hs_policy *p, uint32_t slot) {
 
 hs_status hs_policy_insert(hs_policy *p, uint32_t slot, const hs_access *a) {
   if (slot >= p->max_slots)
-    return hs_fail(HS_ERR_INVALID, 0, "policy %s: slot %u out of range (%u slots)", p->ops->name,
+    return hs_fail(HS_ERR_MISUSE, 0, "policy %s: slot %u out of range (%u slots)", p->ops->name,
                    slot, p->max_slots);
   if (hs_policy_slot_size(p, slot) != 0)
-    return hs_fail(HS_ERR_INVALID, 0, "policy %s: slot %u is already resident", p->ops->name, slot);
+    return hs_fail(HS_ERR_MISUSE, 0, "policy %s: slot %u is already resident", p->ops->name, slot);
   if (p->env.key_space && a->key >= p->env.key_space)
     return hs_fail(HS_ERR_INVALID, 0, "policy %s: key %llu is outside the key space (below %llu)",
                    p->ops->name, (unsigned long long)a->key, (unsigned long long)p->env.key_space);

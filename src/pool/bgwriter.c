@@ -161,7 +161,7 @@ hs_status hs_pool_bgwriter_round(hs_pool *pool, uint32_t *written) {
   uint32_t ignored;
   if (!written) written = &ignored;
   *written = 0;
-  if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_bgwriter_round: no pool");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_bgwriter_round: no pool");
   pthread_mutex_lock(&pool->bgw.round_lock);
   hs_status st = round_locked(pool, written);
   pthread_mutex_unlock(&pool->bgw.round_lock);
@@ -258,9 +258,11 @@ void bgwriter_stats_reset(bgwriter *w) {
     w->base[i] = atomic_load_explicit(&w->count[i], memory_order_relaxed);
 }
 
-void hs_pool_bgwriter_stats(hs_pool *pool, hs_bgwriter_stats *out) {
+hs_status hs_pool_bgwriter_stats_get(const hs_pool *cpool, hs_pool_bgwriter_stats *out) {
+  if (!cpool || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_bgwriter_stats_get: pool and out are required");
+  hs_pool *pool = (hs_pool *)cpool; /* takes the statistics' mutex; changes nothing */
   memset(out, 0, sizeof *out);
-  if (!pool) return;
   bgwriter *w = &pool->bgw;
   uint64_t v[BGW_NSTATS];
   pthread_mutex_lock(&pool->stats_lock);
@@ -272,4 +274,5 @@ void hs_pool_bgwriter_stats(hs_pool *pool, hs_bgwriter_stats *out) {
   out->maxwritten_clean = v[BGW_MAXWRITTEN];
   out->buffers_backend = v[BGW_BACKEND];
   out->buffers_alloc = v[BGW_ALLOC];
+  return HS_OK;
 }

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The counters behind hs_bgwriter_stats, in its field order. */
+/* The counters behind hs_pool_bgwriter_stats, in its field order. */
 enum { BGW_ROUNDS, BGW_CLEAN, BGW_MAXWRITTEN, BGW_BACKEND, BGW_ALLOC, BGW_NSTATS };
 
 typedef struct bgwriter {
@@ -54,7 +54,7 @@ void bgwriter_stop(hs_pool *pool);
  * fails and the pool stays open. */
 void bgwriter_thread_stop(hs_pool *pool);
 hs_status bgwriter_thread_start(hs_pool *pool);
-/* Zeroes hs_bgwriter_stats (the caller holds stats_lock). */
+/* Zeroes hs_pool_bgwriter_stats_get (the caller holds stats_lock). */
 void bgwriter_stats_reset(bgwriter *w);
 
 /* A buffer taken for a new page: the allocations the estimate follows. */

@@ -1,5 +1,5 @@
 /*
- * pool/checkpoint.c — checkpoints: hs_checkpoint and the checkpointer
+ * pool/checkpoint.c — checkpoints: hs_pool_checkpoint and the checkpointer
  * thread (hotset/durability.h).
  *
  * A checkpoint bounds recovery: once every page changed before its redo
@@ -31,7 +31,7 @@
  * redo point is dirty at the collection unless something wrote it since,
  * and then step 4 fsyncs it.
  *
- * One checkpoint runs at a time (checkpoint_lock). hs_checkpoint asked
+ * One checkpoint runs at a time (checkpoint_lock). hs_pool_checkpoint asked
  * while a spread one runs makes that one finish at full speed and then runs
  * its own, so everything changed before the call is on disk when it
  * returns.
@@ -103,7 +103,7 @@ static bool ahead_of_schedule(hs_pool *pool, uint64_t t0_ns, hs_lsn redo, uint32
   return (double)done / total > schedule_due(pool, t0_ns, redo);
 }
 
-/* What hs_checkpoint_stats says of the checkpoint under way (a throttled
+/* What hs_pool_checkpoint_stats says of the checkpoint under way (a throttled
  * vacuum slows its dirtying while it runs behind). */
 static void note_progress(hs_pool *pool, bool running, uint32_t done, uint32_t total, double due) {
   pthread_mutex_lock(&pool->ckpt_stats_lock);
@@ -200,7 +200,7 @@ static hs_status run_checkpoint_steps(hs_pool *pool, bool spread, bool timed) {
   if (st == HS_OK) st = pool_control_note_checkpoint(pool, at, redo);
   if (st == HS_OK) st = wal_recycle(pool->wal, redo, pool->keep_wal_bytes, &recycled, &removed);
   pthread_mutex_lock(&pool->ckpt_stats_lock);
-  hs_checkpoint_stats *cs = &pool->ckpt_stats;
+  hs_pool_checkpoint_stats *cs = &pool->ckpt_stats;
   if (timed)
     cs->timed++;
   else
@@ -218,10 +218,11 @@ static hs_status run_checkpoint_steps(hs_pool *pool, bool spread, bool timed) {
   return st;
 }
 
-hs_status hs_checkpoint(hs_pool *pool) {
-  if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_checkpoint: no pool");
+hs_status hs_pool_checkpoint(hs_pool *pool) {
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_checkpoint: no pool");
   if (!pool->wal)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_checkpoint: the pool has no log (hs_pool_options.wal)");
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_checkpoint: the pool has no log (hs_pool_options.wal)");
   /* A spread checkpoint under way finishes at full speed first. */
   pthread_mutex_lock(&pool->ckpt_mu);
   pool->ckpt_hurry++;
@@ -236,12 +237,16 @@ hs_status hs_checkpoint(hs_pool *pool) {
   return st;
 }
 
-void hs_checkpoint_stats_get(hs_pool *pool, hs_checkpoint_stats *out) {
+hs_status hs_pool_checkpoint_stats_get(const hs_pool *cpool, hs_pool_checkpoint_stats *out) {
+  if (!cpool || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_checkpoint_stats_get: pool and out are required");
+  hs_pool *pool = (hs_pool *)cpool; /* takes the statistics' mutex; changes nothing */
   pthread_mutex_lock(&pool->ckpt_stats_lock);
   *out = pool->ckpt_stats;
   out->failed = pool->ckpt_failures;
   snprintf(out->last_error, sizeof out->last_error, "%s", pool->ckpt_last_error);
   pthread_mutex_unlock(&pool->ckpt_stats_lock);
+  return HS_OK;
 }
 
 /* ---- the checkpointer thread ---------------------------------------------- */

@@ -5,23 +5,24 @@
  */
 #include "pool/direct_map.h"
 
-#include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define RESERVATION_BYTES ((size_t)DIRECT_MAX_BLOCKS * sizeof(uint32_t))
 /* Entries a huge page holds: a fork with fewer stays on small pages. */
 #define HUGE_PAGE_ENTRIES ((2u << 20) / (uint32_t)sizeof(uint32_t))
 
 bool direct_map_never_overcommits(void) {
-  FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
-  int mode = 0;
-  if (f) {
-    if (fscanf(f, "%d", &mode) != 1) mode = 0;
-    fclose(f);
-  }
-  return mode == 2;
+  /* A read(2), not stdio: the library keeps no streams (docs/api.md). */
+  int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[8] = "";
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  return n > 0 && text[0] == '2';
 }
 
 hs_status direct_map_init(direct_map *m, hs_huge_pages huge) {

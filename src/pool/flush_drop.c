@@ -92,12 +92,12 @@ static hs_status flush_buffers(hs_pool *pool, bool one_rel, hs_relid rel) {
 }
 
 hs_status hs_pool_flush_relation(hs_pool *pool, hs_relid rel) {
-  if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_flush_relation: no pool");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_flush_relation: no pool");
   return flush_buffers(pool, true, rel);
 }
 
 hs_status hs_pool_flush_all(hs_pool *pool) {
-  if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_flush_all: no pool");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_flush_all: no pool");
   return flush_buffers(pool, false, 0);
 }
 
@@ -112,7 +112,7 @@ void pool_untag_locked(hs_pool *pool, hs_buf b, uint64_t hash, uint32_t locked_s
 }
 
 hs_status hs_pool_drop_relation(hs_pool *pool, hs_relid rel) {
-  if (!pool) return hs_fail(HS_ERR_INVALID, 0, "hs_pool_drop_relation: no pool");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_drop_relation: no pool");
   hs_page_table *pt = &pool->table;
   bool busy = false;
   hs_buftag busy_tag = {0};

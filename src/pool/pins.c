@@ -118,5 +118,5 @@ hs_status pool_misuse(hs_pool *pool, const char *call, hs_buf b, const char *rul
   describe_buf(pool, b, what, sizeof what);
   atomic_fetch_add_explicit(&pool->misuse, 1, memory_order_relaxed);
   if (HS_DEBUG_CHECKS) hs_debug_stop(__FILE__, __LINE__, "%s: %s: %s", call, what, rule);
-  return hs_fail(HS_ERR_INVALID, 0, "%s: %s: %s (refused)", call, what, rule);
+  return hs_fail(HS_ERR_MISUSE, 0, "%s: %s: %s (refused)", call, what, rule);
 }

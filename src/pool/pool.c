@@ -54,6 +54,7 @@ void hs_pool_options_init(hs_pool_options *opts) {
   opts->checkpoint_completion_target = 0.9;
   opts->bgwriter_lru_maxpages = 100; /* PostgreSQL's defaults; the delay stays 0 (pool.h) */
   opts->bgwriter_lru_multiplier = 2.0;
+  opts->checksums = HS_CHECKSUMS_DEFAULT; /* on for a new directory with a log */
 }
 
 /* ---- opening and closing ---------------------------------------------- */
@@ -161,8 +162,7 @@ static hs_status catalog_start(hs_pool *pool) {
 }
 
 hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
-  if (!opts || !out)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: options and out are required");
+  if (!opts || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_open: options and out are required");
   *out = NULL;
   const char *policy = opts->policy ? opts->policy : "clock-sweep";
   if (!opts->dir || !*opts->dir)
@@ -191,7 +191,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   pool->wal_needs_flush = opts->wal_needs_flush;
   pool->wal = opts->wal;
   pool->wal_ctx = opts->wal_ctx;
-  pool->checksums = opts->checksums;
+  /* pool->checksums: set by pool_control_check (the option, or the directory's) */
   pool->accept_pages_past_log = opts->accept_pages_past_log;
   pool->ckpt_timeout_ms = opts->checkpoint_timeout_ms;
   pool->max_wal_size = opts->max_wal_size;
@@ -216,7 +216,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   stat_shards_init(&pool->stats);
 
   hs_smgr_options smgr_opts = {.page_size = page_size, .direct_io = opts->direct_io};
-  hs_status st = hs_smgr_open_ex(opts->dir, &smgr_opts, &pool->smgr);
+  hs_status st = hs_smgr_open(opts->dir, &smgr_opts, &pool->smgr);
   /* One pool per data directory: two would overwrite each other's pages. */
   if (st == HS_OK) st = hs_smgr_lock_dir(pool->smgr);
   /* Every file the directory must hold is there, as long as it was at the
@@ -286,7 +286,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
    * what its clock counts (milliseconds), rather than guess them. */
   hs_policy_env env = {.unit_bytes = pool->page_size, .clock = HS_CLOCK_MILLISECONDS};
   if (st == HS_OK)
-    st = hs_policy_create_ex(policy, pool->nbuffers, pool->nbuffers, &env, &pool->policy);
+    st = hs_policy_create(policy, pool->nbuffers, pool->nbuffers, &env, &pool->policy);
   if (st == HS_OK && (hs_policy_flags(pool->policy) & HS_POLICY_SIM_ONLY))
     st = hs_fail(HS_ERR_INVALID, 0,
                  "replacement policy \"%s\" needs to know the future: it runs only in the "
@@ -339,7 +339,7 @@ hs_status hs_pool_close(hs_pool *pool) {
    * has nothing to replay. */
   if (st == HS_OK) {
     pool->shutting_down = true; /* the checkpoint's control file says "shut down" */
-    st = pool->wal ? hs_checkpoint(pool) : hs_pool_flush_all(pool);
+    st = pool->wal ? hs_pool_checkpoint(pool) : hs_pool_flush_all(pool);
     /* Without a log no checkpoint records the files' sizes: the close does. */
     if (st == HS_OK && !pool->wal) st = smgr_catalog_record_sizes(pool->smgr);
     if (st == HS_OK && !pool->wal) {
@@ -677,7 +677,7 @@ hs_status pool_claim(hs_pool *pool, const hs_buftag *tag, uint64_t hash, hs_read
   }
 }
 
-/* hs_pool_extend (and HS_READ_NEW): a buffer first, then the block. The
+/* hs_pool_extend: a buffer first, then the block. The
  * relation is extended only once a clean buffer is held for the new page,
  * taken out of the page table and the policy, so a read that could get no
  * buffer (HS_ERR_NO_BUFFERS, a victim's write error) leaves the file as it
@@ -693,7 +693,7 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
   hs_blockno guess = 0;
   if (hs_smgr_nblocks(pool->smgr, rel, fork, &guess) != HS_OK) guess = 0;
   hs_buftag guess_tag = {.rel = rel, .fork = fork, .block = guess};
-  hs_access incoming = make_access(pool, buf_tag_hash(&guess_tag), HS_READ_NEW, ring);
+  hs_access incoming = make_access(pool, buf_tag_hash(&guess_tag), POOL_READ_NEW, ring);
   victim_search vs = {.pool = pool};
   hs_buf v;
   for (;;) {
@@ -757,7 +757,7 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
     page_table_unlock(pt, part);
     unpin_victim(pool, v);
     pool_push_free(pool, v);
-    st = finish_pinned(pool, b, &tag, hash, HS_READ_NEW, lock, ctx, ring, out, hit);
+    st = finish_pinned(pool, b, &tag, hash, POOL_READ_NEW, lock, ctx, ring, out, hit);
     if (st == HS_OK && block_out) *block_out = block;
     return st;
   }
@@ -778,7 +778,7 @@ static hs_status read_new(hs_pool *pool, hs_relid rel, hs_fork fork, hs_io_conte
     pool_unpin(pool, v);
     return st;
   }
-  st = fill_buffer(pool, v, &tag, HS_READ_NEW, lock, ctx, out, hit);
+  st = fill_buffer(pool, v, &tag, POOL_READ_NEW, lock, ctx, out, hit);
   if (st == HS_OK && block_out) *block_out = block;
   return st;
 }
@@ -807,7 +807,7 @@ static hs_status strategy_checks(hs_pool *pool, hs_strategy *strategy, bool lock
   if (strategy && strategy->pool != pool)
     return hs_fail(HS_ERR_INVALID, 0, "%s: the strategy belongs to another pool", call);
   if (lock && held_count == MAX_HELD_LOCKS)
-    return hs_fail(HS_ERR_INVALID, 0, "%s: this thread holds %d content locks already (the most)",
+    return hs_fail(HS_ERR_MISUSE, 0, "%s: this thread holds %d content locks already (the most)",
                    call, MAX_HELD_LOCKS);
   return HS_OK;
 }
@@ -815,7 +815,7 @@ static hs_status strategy_checks(hs_pool *pool, hs_strategy *strategy, bool lock
 hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy *strategy,
                          bool lock, hs_buf *out, hs_blockno *block) {
   if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_extend: bad argument (pool, out or fork)");
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_extend: bad argument (pool, out or fork)");
   hs_io_context ctx;
   hs_strategy *ring;
   hs_status st = strategy_checks(pool, strategy, lock, "hs_pool_extend", &ctx, &ring);
@@ -825,14 +825,14 @@ hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy 
 
 hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block,
                        hs_read_mode mode, hs_strategy *strategy, hs_buf *out, bool *hit) {
-  if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT || (unsigned)mode > HS_READ_ZERO_LOCKED)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: bad argument (pool, out, fork or mode)");
+  if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT || mode == POOL_READ_NEW ||
+      (unsigned)mode > HS_READ_ZERO_LOCKED)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: bad argument (pool, out, fork or mode)");
   bool lock = mode == HS_READ_ZERO_LOCKED;
   hs_io_context ctx;
   hs_strategy *ring;
   hs_status checked = strategy_checks(pool, strategy, lock, "hs_pool_read", &ctx, &ring);
   if (checked != HS_OK) return checked;
-  if (mode == HS_READ_NEW) return read_new(pool, rel, fork, ctx, ring, false, out, hit, NULL);
   if (block == HS_INVALID_BLOCK)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_read: invalid block number");
   if (mode != HS_READ_NORMAL) {
@@ -844,7 +844,7 @@ hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno blo
     if (block >= nblocks)
       return hs_fail(HS_ERR_EOF, 0,
                      "hs_pool_read: %s of block %u of relation %u (fork %d): the relation has "
-                     "%u blocks; use hs_pool_extend (or HS_READ_NEW) to add one",
+                     "%u blocks; use hs_pool_extend to add one",
                      lock ? "HS_READ_ZERO_LOCKED" : "HS_READ_ZERO", block, rel, (int)fork, nblocks);
   }
   hs_buftag tag = {.rel = rel, .fork = fork, .block = block};
@@ -916,7 +916,7 @@ hs_lsn hs_buf_lsn(hs_pool *pool, hs_buf buf) {
  * thread (a lock on an unpinned buffer guards a frame that may be given to
  * another page under it), a real mode, not held already. */
 static hs_status lock_checks(hs_pool *pool, hs_buf buf, hs_lock_mode mode, const char *call) {
-  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_INVALID, 0, "%s: bad buffer %d", call, buf);
+  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_MISUSE, 0, "%s: bad buffer %d", call, buf);
   if ((unsigned)mode > HS_LOCK_EXCLUSIVE)
     return pool_misuse(pool, call, buf, "unknown lock mode %d", (int)mode);
   if (my_pin_count(pool, buf) == 0)
@@ -926,7 +926,7 @@ static hs_status lock_checks(hs_pool *pool, hs_buf buf, hs_lock_mode mode, const
                        "this thread holds its content lock already (locks are not recursive: "
                        "it would wait for itself)");
   if (held_count == MAX_HELD_LOCKS)
-    return hs_fail(HS_ERR_INVALID, 0, "%s: this thread holds %d content locks already (the most)",
+    return hs_fail(HS_ERR_MISUSE, 0, "%s: this thread holds %d content locks already (the most)",
                    call, MAX_HELD_LOCKS);
   return HS_OK;
 }
@@ -939,15 +939,19 @@ hs_status hs_buf_lock(hs_pool *pool, hs_buf buf, hs_lock_mode mode) {
   return HS_OK;
 }
 
-bool hs_buf_trylock(hs_pool *pool, hs_buf buf, hs_lock_mode mode) {
-  if (lock_checks(pool, buf, mode, "hs_buf_trylock") != HS_OK) return false;
-  if (!content_lock_try(&pool_desc(pool, buf)->content_lock, mode)) return false;
+hs_status hs_buf_trylock(hs_pool *pool, hs_buf buf, hs_lock_mode mode) {
+  hs_status st = lock_checks(pool, buf, mode, "hs_buf_trylock");
+  if (st != HS_OK) return st;
+  if (!content_lock_try(&pool_desc(pool, buf)->content_lock, mode))
+    return hs_fail(HS_ERR_BUSY, 0,
+                   "hs_buf_trylock: buffer %d: another thread holds its content lock%s", buf,
+                   mode == HS_LOCK_SHARE ? " exclusively (or waits for it)" : "");
   held_locks[held_count++] = (held_lock){.pool = pool, .buf = buf, .mode = mode};
-  return true;
+  return HS_OK;
 }
 
 hs_status hs_buf_unlock(hs_pool *pool, hs_buf buf) {
-  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_INVALID, 0, "hs_buf_unlock: bad buffer %d", buf);
+  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_MISUSE, 0, "hs_buf_unlock: bad buffer %d", buf);
   int i = held_find(pool, buf);
   if (i < 0)
     return pool_misuse(pool, "hs_buf_unlock", buf,
@@ -961,8 +965,7 @@ hs_status hs_buf_unlock(hs_pool *pool, hs_buf buf) {
 }
 
 hs_status hs_buf_mark_dirty(hs_pool *pool, hs_buf buf, hs_lsn lsn, bool *was_clean) {
-  if (!buf_ok(pool, buf))
-    return hs_fail(HS_ERR_INVALID, 0, "hs_buf_mark_dirty: bad buffer %d", buf);
+  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_MISUSE, 0, "hs_buf_mark_dirty: bad buffer %d", buf);
   hs_bufdesc *d = pool_desc(pool, buf);
   int i = held_find(pool, buf);
   if (i < 0 || held_locks[i].mode != HS_LOCK_EXCLUSIVE)
@@ -984,7 +987,7 @@ hs_status hs_buf_mark_dirty(hs_pool *pool, hs_buf buf, hs_lsn lsn, bool *was_cle
 }
 
 hs_status hs_buf_pin_again(hs_pool *pool, hs_buf buf) {
-  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_INVALID, 0, "hs_buf_pin_again: bad buffer %d", buf);
+  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_MISUSE, 0, "hs_buf_pin_again: bad buffer %d", buf);
   hs_bufstate *d = pool_bstate(pool, buf);
   if (pool_pin_count(pool, buf, atomic_load_explicit(&d->state, memory_order_acquire)) == 0)
     return pool_misuse(pool, "hs_buf_pin_again", buf,
@@ -995,7 +998,7 @@ hs_status hs_buf_pin_again(hs_pool *pool, hs_buf buf) {
 }
 
 hs_status hs_buf_release(hs_pool *pool, hs_buf buf) {
-  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_INVALID, 0, "hs_buf_release: bad buffer %d", buf);
+  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_MISUSE, 0, "hs_buf_release: bad buffer %d", buf);
   if (__builtin_expect(held_count > 0, 0) && held_find(pool, buf) >= 0 &&
       my_pin_count(pool, buf) == 1)
     return pool_misuse(pool, "hs_buf_release", buf,
@@ -1016,7 +1019,10 @@ void pool_counters(hs_pool *pool, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]) {
   pthread_mutex_unlock(&pool->stats_lock);
 }
 
-void hs_pool_stats(hs_pool *pool, hs_io_stats *out) {
+hs_status hs_pool_stats_get(const hs_pool *cpool, hs_pool_stats *out) {
+  if (!cpool || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_stats_get: pool and out are required");
+  hs_pool *pool = (hs_pool *)cpool; /* takes the statistics' mutex; changes nothing */
   memset(out, 0, sizeof *out);
   pool_counters(pool, out->count);
   out->nbuffers = pool->nbuffers;
@@ -1028,6 +1034,7 @@ void hs_pool_stats(hs_pool *pool, hs_io_stats *out) {
     if (s & BM_DIRTY) out->dirty++;
     if (pool_pin_count(pool, (hs_buf)b, s)) out->pinned++;
   }
+  return HS_OK;
 }
 
 void hs_pool_stats_reset(hs_pool *pool) {

@@ -66,16 +66,26 @@ static bool has_relation_files(const char *dir) {
 
 hs_status pool_control_check(hs_pool *pool, const hs_pool_options *opts, uint32_t *page_size) {
   hs_control *c = &pool->control;
+  if ((unsigned)opts->checksums > HS_CHECKSUMS_DEFAULT)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: option checksums: unknown value %d",
+                   (int)opts->checksums);
   hs_status st = hs_control_read(opts->dir, c);
   if (st == HS_ERR_NOENT) {
     memset(c, 0, sizeof *c); /* format 0: a new control file is written at start */
-    if (!opts->page_size && has_relation_files(opts->dir))
+    bool has_files = has_relation_files(opts->dir);
+    if (!opts->page_size && has_files)
       return hs_fail(HS_ERR_INVALID, 0,
                      "hs_pool_open: %s holds relation files but no control file (%s), so its "
                      "page size is unknown: pass option page_size (a new control file is then "
                      "written with it)",
                      opts->dir, HS_CONTROL_FILE);
     *page_size = opts->page_size ? opts->page_size : HS_PAGE_SIZE_DEFAULT;
+    /* The default: on with a log, for a directory with nothing stored (the
+     * pages of one from before control files were written without). */
+    if (opts->checksums == HS_CHECKSUMS_DEFAULT)
+      pool->checksums = opts->wal != NULL && !has_files;
+    else
+      pool->checksums = opts->checksums == HS_CHECKSUMS_ON;
     return HS_OK;
   }
   if (st != HS_OK) return st;
@@ -90,14 +100,19 @@ hs_status pool_control_check(hs_pool *pool, const hs_pool_options *opts, uint32_
                    "hs_pool_open: %s/%s says its pages are %u bytes; option page_size is %u: "
                    "open it with page_size %u or 0 (the directory's)",
                    opts->dir, HS_CONTROL_FILE, c->page_size, opts->page_size, c->page_size);
-  if (opts->checksums != c->checksums && !c->segment_bytes && !has_relation_files(opts->dir))
-    c->checksums = opts->checksums;
-  if (opts->checksums != c->checksums)
+  /* Nothing stored depends on it yet either: the option (the default: on
+   * with a log) decides. Else the directory's setting stands. */
+  bool empty = !c->segment_bytes && !has_relation_files(opts->dir);
+  bool want = opts->checksums == HS_CHECKSUMS_DEFAULT ? (empty ? opts->wal != NULL : c->checksums)
+                                                      : opts->checksums == HS_CHECKSUMS_ON;
+  if (want != c->checksums && empty) c->checksums = want;
+  if (want != c->checksums)
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pool_open: %s/%s says its pages %s checksums; option checksums is %s: "
-                   "open it with checksums %s",
+                   "open it with checksums %s (or HS_CHECKSUMS_DEFAULT, the directory's)",
                    opts->dir, HS_CONTROL_FILE, c->checksums ? "carry" : "carry no",
-                   opts->checksums ? "on" : "off", c->checksums ? "on" : "off");
+                   want ? "on" : "off", c->checksums ? "on" : "off");
+  pool->checksums = c->checksums;
   *page_size = c->page_size;
   return HS_OK;
 }

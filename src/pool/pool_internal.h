@@ -44,7 +44,7 @@ struct hs_pool {
   bool lock_hits;             /* hit needs policy_lock */
   bool lock_others;           /* victim/evict/insert/remove need policy_lock */
   bool needs_time;            /* the policy reads hs_access.now (milliseconds) */
-  struct hs_wal *wal;         /* hotset's own log, or NULL */
+  hs_wal *wal;                /* hotset's own log, or NULL */
   bool checksums;             /* pages carry hotset/page.h's header */
   bool accept_pages_past_log; /* hs_pool_options: a recovery tool's */
   hs_clock_ms_fn clock_ms;    /* NULL: the monotonic clock */
@@ -70,7 +70,7 @@ struct hs_pool {
   pthread_mutex_t stats_lock; /* serializes snapshot against reset */
   hs_stat_shards stats;
 
-  /* Calls refused for breaking a rule of the API (hs_io_stats.misuse). */
+  /* Calls refused for breaking a rule of the API (hs_pool_stats.misuse). */
   _Atomic uint64_t misuse;
   /* Relation drops between taking a buffer's page away and giving the
    * buffer back to the free list: while one runs, "every buffer is pinned"
@@ -91,10 +91,10 @@ struct hs_pool {
   int ckpt_hurry;
   bool ckpt_stop, ckpt_running;
   pthread_t ckpt_thread;
-  hs_checkpoint_stats ckpt_stats; /* in_progress, progress, due: the running one's */
-  uint64_t ckpt_failures;         /* the thread's checkpoints that failed */
-  char ckpt_last_error[256];      /* ... and the last one's message */
-  hs_recovery_report recovery;
+  hs_pool_checkpoint_stats ckpt_stats; /* in_progress, progress, due: the running one's */
+  uint64_t ckpt_failures;              /* the thread's checkpoints that failed */
+  char ckpt_last_error[256];           /* ... and the last one's message */
+  hs_pool_recovery_stats recovery;
   /* The data directory's control file as last written (pool_control.c),
    * under ckpt_run_lock once the pool is open; where recovery starts; and
    * whether the next checkpoint is the shutdown one (its control file
@@ -198,7 +198,7 @@ typedef struct victim_search {
   /* Dirty buffers whose write would first force a WAL flush passed over so
    * far (at most VICTIM_FLUSH_AVOID per search: after that, one is taken). */
   unsigned flush_avoided;
-  /* Dirty pages of rings that write their own (hs_ring_config.own_writes)
+  /* Dirty pages of rings that write their own (hs_strategy_options.own_writes)
    * were passed over; after a search that found nothing else, one is
    * taken. */
   bool ring_dirty_passed, take_ring_dirty;
@@ -220,16 +220,20 @@ hs_status pool_take_clean_victim(hs_pool *pool, const hs_access *incoming, hs_io
 /* Counts a victim's taking and makes it a ring member if a ring took it. */
 void pool_note_victim(hs_pool *pool, hs_io_context ctx, hs_strategy *ring, hs_buf v, bool reused,
                       bool evicted);
+/* Extending a relation by one block (hs_pool_extend): an internal read
+ * mode, the value 0.1's public HS_READ_NEW had, which hs_pool_read now
+ * refuses as misuse. */
+#define POOL_READ_NEW ((hs_read_mode)1)
 /* Takes buffer b's page away: out of the page table (hash is its tag's),
  * tag and LSN cleared, every page flag cleared, and the header unlocked. The
  * caller holds the tag's partition lock and b's header lock (`locked_state`)
  * and tells the policy afterwards. Shared by a relation drop and by
- * HS_READ_NEW, which empties its victim before it extends the file. */
+ * POOL_READ_NEW, which empties its victim before it extends the file. */
 void pool_untag_locked(hs_pool *pool, hs_buf b, uint64_t hash, uint32_t locked_state);
 /* Puts b, holding no page, on the free list (if it is not there already). */
 void pool_push_free(hs_pool *pool, hs_buf b);
 
-/* The statistics counters alone (cheaper than hs_pool_stats). */
+/* The statistics counters alone (cheaper than hs_pool_stats_get). */
 void pool_counters(hs_pool *pool, uint64_t out[HS_IOCTX_COUNT][HS_STAT_COUNT]);
 
 /* ---- for read streams (read_stream.c) ----------------------------------- */

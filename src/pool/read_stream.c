@@ -95,7 +95,7 @@ hs_status hs_read_stream_open(hs_pool *pool, hs_relid rel, hs_fork fork, hs_stra
                               hs_block_source_fn next_block, void *ctx, uint32_t combine_bytes,
                               hs_read_stream **out) {
   if (!pool || !next_block || !out || (unsigned)fork >= HS_FORK_COUNT)
-    return hs_fail(HS_ERR_INVALID, 0,
+    return hs_fail(HS_ERR_MISUSE, 0,
                    "hs_read_stream_open: bad argument (pool, next_block, out or fork)");
   if (strategy && strategy->pool != pool)
     return hs_fail(HS_ERR_INVALID, 0, "hs_read_stream_open: the strategy belongs to another pool");
@@ -288,7 +288,7 @@ static hs_status fill(hs_read_stream *s) {
 }
 
 hs_status hs_read_stream_next(hs_read_stream *s, hs_buf *out, hs_blockno *block) {
-  if (!s || !out) return hs_fail(HS_ERR_INVALID, 0, "hs_read_stream_next: bad argument");
+  if (!s || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_read_stream_next: bad argument");
   *out = HS_INVALID_BUF;
   if (s->failed)
     return hs_fail(HS_ERR_INVALID, 0, "hs_read_stream_next: the stream failed earlier");

@@ -86,7 +86,7 @@ static hs_status ensure_block(hs_pool *pool, replay_state *rs, const hs_wal_page
 }
 
 static hs_status replay_one(hs_pool *pool, replay_state *rs, const hs_wal_read_record *rec,
-                            hs_recovery_report *rep) {
+                            hs_pool_recovery_stats *rep) {
   hs_wal_redo_fn redo = rs->redo[rec->rmgr];
   void *redo_ctx = rs->redo_ctx[rec->rmgr];
   hs_buf bufs[HS_WAL_MAX_PAGES_PER_RECORD];
@@ -171,7 +171,7 @@ static hs_status replay_one(hs_pool *pool, replay_state *rs, const hs_wal_read_r
 }
 
 hs_status pool_recover(hs_pool *pool) {
-  hs_recovery_report *rep = &pool->recovery;
+  hs_pool_recovery_stats *rep = &pool->recovery;
   memset(rep, 0, sizeof *rep);
   uint64_t t0 = pool_now_ns();
   hs_wal *wal = pool->wal;
@@ -247,7 +247,7 @@ hs_status pool_recover(hs_pool *pool) {
    * redo point at the end, so the next crash does not replay this again.
    * Not after a clean shutdown, whose checkpoint record is all there is
    * past the redo point: nothing changed. */
-  if (rep->images + rep->applied > 0) st = hs_checkpoint(pool);
+  if (rep->images + rep->applied > 0) st = hs_pool_checkpoint(pool);
   rep->checkpoint_seconds = (double)(pool_now_ns() - t1) / 1e9;
   /* Out of recovery: the control file says so (the checkpoint above, if
    * one ran, already did). */
@@ -260,6 +260,9 @@ hs_status pool_recover(hs_pool *pool) {
   return st;
 }
 
-void hs_pool_recovery_report(hs_pool *pool, hs_recovery_report *out) {
+hs_status hs_pool_recovery_stats_get(const hs_pool *pool, hs_pool_recovery_stats *out) {
+  if (!pool || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_recovery_stats_get: pool and out are required");
   *out = pool->recovery;
+  return HS_OK;
 }

@@ -119,12 +119,16 @@ uint64_t hs_strategy_default_bytes(hs_strategy_kind kind) {
   }
 }
 
-hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out) {
-  if (!spec || !out) return hs_fail(HS_ERR_INVALID, 0, "hs_ring_config_parse: bad argument");
+void hs_strategy_options_init(hs_strategy_options *opts) {
+  if (opts) *opts = (hs_strategy_options){.rule = HS_RING_FIXED};
+}
+
+hs_status hs_strategy_options_parse(const char *spec, hs_strategy_options *out) {
+  if (!spec || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_options_parse: bad argument");
   char buf[128];
   if (strlen(spec) >= sizeof buf) return hs_fail(HS_ERR_INVALID, 0, "ring spec too long");
   strcpy(buf, spec);
-  hs_ring_config c = {.rule = HS_RING_FIXED};
+  hs_strategy_options c = {.rule = HS_RING_FIXED};
   /* The options trail the size, in either order. */
   for (char *opt; (opt = strrchr(buf, ',')) != NULL; *opt = '\0') {
     if (!strcmp(opt, ",recycle-first"))
@@ -176,8 +180,8 @@ hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out) {
 }
 
 /* The ring's size in buffers under its rule, capped at 1/8 of the pool. */
-static uint32_t ring_buffers(const hs_pool *pool, hs_strategy_kind kind, const hs_ring_config *c,
-                             uint32_t *adaptive_max) {
+static uint32_t ring_buffers(const hs_pool *pool, hs_strategy_kind kind,
+                             const hs_strategy_options *c, uint32_t *adaptive_max) {
   uint32_t nbuffers = hs_pool_nbuffers(pool), page = hs_pool_page_size(pool);
   uint32_t cap = nbuffers / 8 ? nbuffers / 8 : 1;
   uint64_t bytes;
@@ -205,12 +209,12 @@ static uint32_t ring_buffers(const hs_pool *pool, hs_strategy_kind kind, const h
   return n > cap ? cap : (uint32_t)n;
 }
 
-hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind, const hs_ring_config *config,
-                             hs_strategy **out) {
+hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind,
+                             const hs_strategy_options *config, hs_strategy **out) {
   if (!pool || !out || (unsigned)kind >= HS_STRATEGY_KIND_COUNT)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_strategy_create: bad argument");
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_create: bad argument");
   *out = NULL;
-  hs_ring_config c = config ? *config : (hs_ring_config){.rule = HS_RING_FIXED};
+  hs_strategy_options c = config ? *config : (hs_strategy_options){.rule = HS_RING_FIXED};
   hs_strategy *s = calloc(1, sizeof *s);
   if (!s) return hs_fail(HS_ERR_NOMEM, 0, "could not allocate a %s ring", kind_names[kind]);
   s->pool = pool;
@@ -256,7 +260,7 @@ static void release_slot(hs_strategy *s, uint32_t i) {
   s->bufs[i] = HS_INVALID_BUF;
 }
 
-void hs_strategy_free(hs_strategy *s) {
+void hs_strategy_destroy(hs_strategy *s) {
   if (!s) return;
   for (uint32_t i = 0; i < s->max_size; i++) release_slot(s, i);
   free(s->bufs);
@@ -267,21 +271,19 @@ uint32_t hs_strategy_ring_size(const hs_strategy *s) {
   return s ? s->size : 0;
 }
 
-void hs_strategy_stats(const hs_strategy *s, hs_ring_stats *out) {
-  if (!out) return;
-  if (!s) {
-    *out = (hs_ring_stats){0};
-    return;
-  }
-  *out = (hs_ring_stats){.size = s->size,
-                         .ceiling = s->ceiling,
-                         .allocations = s->allocations,
-                         .reuses = s->reuses,
-                         .wal_flushes = s->wal_flushes,
-                         .grows = s->grows,
-                         .shrinks = s->shrinks,
-                         .windows = s->windows,
-                         .harm_windows = s->harm_windows};
+hs_status hs_strategy_stats_get(const hs_strategy *s, hs_strategy_stats *out) {
+  if (!s || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_stats_get: strategy and out are required");
+  *out = (hs_strategy_stats){.size = s->size,
+                             .ceiling = s->ceiling,
+                             .allocations = s->allocations,
+                             .reuses = s->reuses,
+                             .wal_flushes = s->wal_flushes,
+                             .grows = s->grows,
+                             .shrinks = s->shrinks,
+                             .windows = s->windows,
+                             .harm_windows = s->harm_windows};
+  return HS_OK;
 }
 
 hs_strategy_kind hs_strategy_kind_of(const hs_strategy *s) {

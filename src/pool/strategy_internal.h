@@ -15,14 +15,14 @@ struct hs_strategy {
   hs_pool *pool;
   hs_strategy_kind kind;
   hs_io_context ctx;
-  hs_ring_config config;
+  hs_strategy_options config;
   uint32_t size;       /* slots in use now */
   uint32_t max_size;   /* slots allocated (the adaptive ring's cap) */
   uint32_t current;    /* the slot used last */
   hs_buf *bufs;        /* max_size slots; HS_INVALID_BUF = empty */
   uint32_t floor_size; /* the adaptive ring never shrinks below this */
   uint32_t ceiling;    /* nor grows past this: max_size, lowered where harm was seen */
-  /* What the ring did (hs_strategy_stats). */
+  /* What the ring did (hs_strategy_stats_get). */
   uint64_t allocations, reuses, wal_flushes, grows, shrinks, windows, harm_windows;
   /* Growth: the recycles between each of the last few forced WAL flushes. */
   uint64_t flush_gaps[STRATEGY_FLUSH_GAPS];

@@ -57,7 +57,7 @@
 #define FLAG_CHECKPOINT 2u
 #define FLAG_CATALOG    4u
 
-const char *hs_db_state_name(hs_db_state state) {
+const char *hs_control_state_name(hs_db_state state) {
   switch (state) {
   case HS_DB_SHUT_DOWN:
     return "shut down";
@@ -246,7 +246,7 @@ hs_status control_decode(const unsigned char *b, size_t n, const char *dir, hs_c
 }
 
 hs_status hs_control_read(const char *dir, hs_control *out) {
-  if (!dir || !out) return hs_fail(HS_ERR_INVALID, 0, "hs_control_read: dir and out needed");
+  if (!dir || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_control_read: dir and out needed");
   memset(out, 0, sizeof *out);
   char path[4200];
   snprintf(path, sizeof path, "%s/%s", dir, HS_CONTROL_FILE);

@@ -295,7 +295,7 @@ static int fault_transfer(hs_smgr *s, hs_io_op op, size_t *len) {
 
 hs_status hs_smgr_inject_fault(hs_smgr *smgr, hs_io_op op, uint64_t nth, int err, uint32_t times) {
   if ((unsigned)op >= HS_IO_OP_COUNT)
-    return hs_fail(HS_ERR_INVALID, 0, "cannot inject a fault: invalid I/O op %d", (int)op);
+    return hs_fail(HS_ERR_MISUSE, 0, "cannot inject a fault: invalid I/O op %d", (int)op);
   if (nth == 0 || times == 0 || err < 0)
     return hs_fail(HS_ERR_INVALID, 0,
                    "cannot inject a %s fault: nth (%llu) and times (%u) must be >= 1, err (%d) "
@@ -551,16 +551,16 @@ static hs_smgr *smgr_alloc(const char *dir, uint32_t page_size, const dio_info *
   return NULL;
 }
 
-hs_status hs_smgr_open(const char *dir, uint32_t page_size, hs_smgr **out) {
-  if (page_size == 0) page_size = 1; /* not the options' "default": an invalid size */
-  hs_smgr_options opts = {.page_size = page_size, .direct_io = false};
-  return hs_smgr_open_ex(dir, &opts, out);
+void hs_smgr_options_init(hs_smgr_options *opts) {
+  if (opts) *opts = (hs_smgr_options){.page_size = HS_PAGE_SIZE_DEFAULT, .direct_io = false};
 }
 
-hs_status hs_smgr_open_ex(const char *dir, const hs_smgr_options *opts, hs_smgr **out) {
-  if (!out) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_open: out is NULL");
+hs_status hs_smgr_open(const char *dir, const hs_smgr_options *opts, hs_smgr **out) {
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_open: out is NULL");
   *out = NULL;
-  if (!opts) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_open_ex: opts is NULL");
+  hs_smgr_options defaults;
+  hs_smgr_options_init(&defaults);
+  if (!opts) opts = &defaults;
   uint32_t page_size = opts->page_size ? opts->page_size : HS_PAGE_SIZE_DEFAULT;
   if (!dir || !*dir) return hs_fail(HS_ERR_INVALID, 0, "no data directory given");
   if (strlen(dir) > DIR_MAX)
@@ -663,12 +663,19 @@ hs_status hs_smgr_create_if_missing(hs_smgr *smgr, hs_relid rel, hs_fork fork, b
   return st;
 }
 
-bool hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork) {
-  if ((unsigned)fork >= HS_FORK_COUNT) return false;
+hs_status hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork, bool *exists) {
+  if (exists) *exists = false;
+  if (!smgr || !exists || (unsigned)fork >= HS_FORK_COUNT)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_exists: bad argument (smgr, fork or exists)");
   char path[PATH_MAX];
   fork_path(smgr, rel, fork, path);
   struct stat sb;
-  return stat(path, &sb) == 0;
+  if (stat(path, &sb) == 0) {
+    *exists = true;
+    return HS_OK;
+  }
+  if (errno == ENOENT) return HS_OK;
+  return fail_sys(errno, "could not stat %s", path);
 }
 
 /* Removing the file also forgets a failed fsync of it (its entry goes):
@@ -869,7 +876,7 @@ static hs_status io_result(hs_smgr *s, smgr_file *f, hs_io_op op, hs_blockno blo
 }
 
 hs_status hs_smgr_read(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block, void *page) {
-  if (!page) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_read: page is NULL");
+  if (!page) return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_read: page is NULL");
   hs_status st = check_buffer(smgr, "hs_smgr_read", page);
   if (st) return st;
   smgr_file *f;
@@ -926,7 +933,7 @@ hs_status hs_smgr_readv(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno bl
 
 hs_status hs_smgr_write(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno block,
                         const void *page) {
-  if (!page) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_write: page is NULL");
+  if (!page) return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_write: page is NULL");
   hs_status st = check_buffer(smgr, "hs_smgr_write", page);
   if (st) return st;
   smgr_file *f;
@@ -972,7 +979,7 @@ hs_status hs_smgr_extend(hs_smgr *smgr, hs_relid rel, hs_fork fork, const void *
 }
 
 hs_status hs_smgr_nblocks(hs_smgr *smgr, hs_relid rel, hs_fork fork, hs_blockno *nblocks) {
-  if (!nblocks) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_nblocks: nblocks is NULL");
+  if (!nblocks) return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_nblocks: nblocks is NULL");
   smgr_file *f;
   hs_status st = get_file(smgr, rel, fork, HS_IO_OPEN, 0, &f);
   if (st) return st;
@@ -1166,7 +1173,7 @@ hs_status hs_smgr_sync_all(hs_smgr *smgr) {
 /* ---- the data directory's lock ----------------------------------------- */
 
 hs_status hs_smgr_lock_dir(hs_smgr *smgr) {
-  if (!smgr) return hs_fail(HS_ERR_INVALID, 0, "hs_smgr_lock_dir: smgr is NULL");
+  if (!smgr) return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_lock_dir: smgr is NULL");
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/%s", smgr->dir, HS_SMGR_LOCK_FILE);
   hs_status st = HS_OK;

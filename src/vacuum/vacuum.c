@@ -85,8 +85,8 @@ static hs_status move_index_entry(void *ctx, hs_tid tid, const void *data, uint3
 }
 
 static bool checkpoint_behind(void *ctx) {
-  hs_checkpoint_stats cs;
-  hs_checkpoint_stats_get(ctx, &cs);
+  hs_pool_checkpoint_stats cs;
+  hs_pool_checkpoint_stats_get(ctx, &cs);
   return cs.in_progress && cs.progress < cs.due;
 }
 

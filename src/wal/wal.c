@@ -307,7 +307,7 @@ hs_status wal_insert_at(hs_wal *w, const hs_wal_record *rec, const void *const *
                         hs_lsn *end) {
   if (stale) *stale = false;
   if (!w || !rec || !end)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_wal_insert: wal, rec and end needed");
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_wal_insert: wal, rec and end needed");
   if (rec->npages > HS_WAL_MAX_PAGES_PER_RECORD || (rec->npages && !rec->pages))
     return hs_fail(HS_ERR_INVALID, 0, "hs_wal_insert: %u pages (at most %u, with a page array)",
                    rec->npages, HS_WAL_MAX_PAGES_PER_RECORD);
@@ -495,7 +495,7 @@ hs_lsn hs_wal_flushed_lsn(const hs_wal *w) {
 hs_status hs_wal_flush(hs_wal *w, hs_lsn upto, hs_wal_cause cause, bool *synced) {
   if (synced) *synced = false;
   if (!w || (unsigned)cause >= HS_WAL_CAUSE_COUNT)
-    return hs_fail(HS_ERR_INVALID, 0, "hs_wal_flush: no log, or an unknown cause %d", (int)cause);
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_wal_flush: no log, or an unknown cause %d", (int)cause);
   atomic_fetch_add_explicit(&w->st_calls[cause], 1, memory_order_relaxed);
   uint64_t reserved = atomic_load(&w->reserved_pub);
   if (upto > reserved) upto = reserved;
@@ -720,7 +720,7 @@ static hs_status find_end(const char *dir, uint64_t segment_bytes, uint64_t *end
 }
 
 hs_status hs_wal_find_end(const char *dir, uint64_t segment_bytes, hs_lsn *end) {
-  if (!dir || !end) return hs_fail(HS_ERR_INVALID, 0, "hs_wal_find_end: dir and end needed");
+  if (!dir || !end) return hs_fail(HS_ERR_MISUSE, 0, "hs_wal_find_end: dir and end needed");
   *end = 0;
   uint64_t id, last, fail_at;
   hs_wal_end_kind kind;
@@ -927,7 +927,7 @@ hs_status wal_set_end_from(hs_wal *w, hs_lsn start, bool *settled) {
 }
 
 hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
-  if (!opts || !out) return hs_fail(HS_ERR_INVALID, 0, "hs_wal_open: options and out needed");
+  if (!opts || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_wal_open: options and out needed");
   *out = NULL;
   if (!opts->dir || !opts->dir[0])
     return hs_fail(HS_ERR_INVALID, 0, "hs_wal_open: option dir (the log's directory) is required");
@@ -1048,7 +1048,10 @@ hs_status hs_wal_close(hs_wal *w) {
   return st == HS_OK ? HS_OK : hs_fail(st, err, "%s", why);
 }
 
-void hs_wal_stats_get(hs_wal *w, hs_wal_stats *out) {
+hs_status hs_wal_stats_get(const hs_wal *wal, hs_wal_stats *out) {
+  if (!wal || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_wal_stats_get: log and out are required");
+  /* The counters are atomics the log's threads add to: read, not changed. */
+  hs_wal *w = (hs_wal *)wal;
   memset(out, 0, sizeof *out);
   out->records = atomic_load(&w->st_records);
   out->bytes = atomic_load(&w->st_bytes);
@@ -1064,6 +1067,7 @@ void hs_wal_stats_get(hs_wal *w, hs_wal_stats *out) {
     out->flush_calls[c] = atomic_load(&w->st_calls[c]);
     out->flush_syncs[c] = atomic_load(&w->st_own_syncs[c]);
   }
+  return HS_OK;
 }
 
 bool wal_end_damaged(const hs_wal *w, const char **msg) {

@@ -79,7 +79,7 @@ void wal_accept_damage(hs_wal *w);
 /* Why the log ended where hs_wal_open found its end (the reader's
  * classification: a clean end, a torn last record, or corruption followed
  * by more records, with where those bytes were kept), and whether it was
- * corruption. The text is fit for hs_recovery_report.why_end. */
+ * corruption. The text is fit for hs_pool_recovery_stats.why_end. */
 const char *wal_open_why_end(const hs_wal *w);
 bool wal_open_end_corrupt(const hs_wal *w);
 
@@ -105,7 +105,7 @@ void wal_segment_path(const char *dir, uint64_t segment_start, char *out, size_t
 
 /* The segment size the log was opened with. */
 uint64_t wal_segment_bytes(const hs_wal *w);
-/* Room for the text wal_open_why_end returns: hs_recovery_report.why_end
+/* Room for the text wal_open_why_end returns: hs_pool_recovery_stats.why_end
  * holds it whole. */
 #define WAL_WHY_END_MAX 5200
 

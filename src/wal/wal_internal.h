@@ -121,7 +121,8 @@ struct hs_wal {
   uint64_t log_start;            /* where the first record goes in an empty log */
   bool empty_at_open;            /* no segment with a valid header at open */
   int end_kind;                  /* hs_wal_end_kind */
-  char why_end[WAL_WHY_END_MAX]; /* fits hs_recovery_report.why_end (HS_RECOVERY_WHY_MAX) whole */
+  char why_end[WAL_WHY_END_MAX]; /* fits hs_pool_recovery_stats.why_end (HS_RECOVERY_WHY_MAX) whole
+                                  */
   /* What must be cleared past the end before the first write (under
    * write_lock): hs_wal_open itself changes nothing on disk. */
   bool clear_pending;

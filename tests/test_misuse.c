@@ -338,6 +338,8 @@ static void test_misuse_or_invalid(void) {
   CHECK_ST(hs_smgr_open("/tmp", NULL, NULL), HS_ERR_MISUSE);
   bool exists;
   CHECK_ST(hs_smgr_exists(hs_pool_smgr(pool), REL, HS_FORK_COUNT, &exists), HS_ERR_MISUSE);
+  CHECK_ST(hs_smgr_create(hs_pool_smgr(pool), REL, HS_FORK_COUNT), HS_ERR_MISUSE);
+  CHECK_ST(hs_pool_flush_buffer(pool, 1u << 20), HS_ERR_MISUSE);
   hs_policy *p = NULL;
   CHECK_OK(hs_policy_create("lru", 4, 4, NULL, &p));
   hs_access a = {.key = 1, .size = 1};

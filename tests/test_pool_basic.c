@@ -234,7 +234,7 @@ static void test_create_if_missing(const char *dir) {
   REQUIRE(mkdir(path, 0700) == 0);
   CHECK_ST(hs_smgr_create_if_missing(smgr, REL + 103, HS_FORK_MAIN, &created), HS_ERR_EXISTS);
   CHECK_CONTAINS(hs_last_error(), "not a regular file");
-  CHECK_ST(hs_smgr_create_if_missing(smgr, REL + 102, HS_FORK_COUNT, NULL), HS_ERR_INVALID);
+  CHECK_ST(hs_smgr_create_if_missing(smgr, REL + 102, HS_FORK_COUNT, NULL), HS_ERR_MISUSE);
   REQUIRE(rmdir(path) == 0);
   CHECK_OK(hs_pool_close(pool));
 }

@@ -335,8 +335,8 @@ static void test_create_unlink(void) {
   CHECK_EQ(b, 0);
   CHECK_EQ(file_size(path), 8192);
 
-  CHECK_ST(hs_smgr_create(fx.smgr, REL, (hs_fork)7), HS_ERR_INVALID);
-  CHECK_ST(hs_smgr_read(fx.smgr, REL, (hs_fork)-1, 0, page), HS_ERR_INVALID);
+  CHECK_ST(hs_smgr_create(fx.smgr, REL, (hs_fork)7), HS_ERR_MISUSE);
+  CHECK_ST(hs_smgr_read(fx.smgr, REL, (hs_fork)-1, 0, page), HS_ERR_MISUSE);
   bool exists = true;
   CHECK_ST(hs_smgr_exists(fx.smgr, REL, (hs_fork)4, &exists), HS_ERR_MISUSE);
   CHECK(!exists);

@@ -49,7 +49,7 @@ hs_status pool_flush_pinned(hs_pool *pool, hs_buf b, bool *wrote) {
 
 hs_status hs_pool_flush_buffer(hs_pool *pool, hs_buf buf) {
   if (!buf_ok(pool, buf))
-    return hs_fail(HS_ERR_INVALID, 0, "hs_pool_flush_buffer: bad buffer %d", buf);
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_flush_buffer: bad buffer %d", buf);
   if (my_pin_count(pool, buf) == 0)
     return pool_misuse(pool, "hs_pool_flush_buffer", buf,
                        "the buffer is not pinned by this thread");

@@ -44,7 +44,7 @@
 
 /* The buffer is pinned and exclusively locked by this thread? */
 static hs_status check_locked(hs_pool *pool, hs_buf buf, const char *call) {
-  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_INVALID, 0, "%s: bad buffer %d", call, buf);
+  if (!buf_ok(pool, buf)) return hs_fail(HS_ERR_MISUSE, 0, "%s: bad buffer %d", call, buf);
   int i = held_find(pool, buf);
   if (i < 0 || held_locks[i].mode != HS_LOCK_EXCLUSIVE)
     return pool_misuse(pool, call, buf,

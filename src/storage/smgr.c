@@ -253,7 +253,7 @@ static void fork_path(const hs_smgr *s, hs_relid rel, hs_fork fork, char *buf) {
 
 static hs_status check_fork(hs_fork fork) {
   if ((unsigned)fork < HS_FORK_COUNT) return HS_OK;
-  return hs_fail(HS_ERR_INVALID, 0, "invalid fork number %d", (int)fork);
+  return hs_fail(HS_ERR_MISUSE, 0, "invalid fork number %d", (int)fork);
 }
 
 /* ---- fault injection and the observer ---------------------------------- */

@@ -1,5 +1,5 @@
 /*
- * bench/pool_bench.c — `hotset pool-bench`: how fast is a buffer access, and
+ * bench/pool_bench.c — `hotset bench pool`: how fast is a buffer access, and
  * how does that change with threads?
  *
  * Two workloads, each run for --seconds at every thread count of --threads:
@@ -52,7 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROG          "hotset pool-bench"
+#define PROG          "hotset bench pool"
 #define BENCH_REL     16384u /* PostgreSQL's first user relation OID, for familiarity */
 #define STOP_INTERVAL 256
 #define MAX_THREADS   1024

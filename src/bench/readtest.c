@@ -1,5 +1,5 @@
 /*
- * bench/readtest.c — `hotset readtest`: --io-sized reads of a file cycling
+ * bench/readtest.c — `hotset bench readtest`: --io-sized reads of a file cycling
  * through a working-set buffer of --size bytes (piece i lands at offset
  * (i * io) % size), for each size and each way of reading.
  *
@@ -53,7 +53,7 @@
 #define READTEST_HAVE_SSE2 1
 #endif
 
-#define PROG      "hotset readtest"
+#define PROG      "hotset bench readtest"
 #define MAX_SIZES ARGS_LIST_MAX
 #define NMODES    4
 #define MAX_CACHE 8

@@ -7,7 +7,7 @@
  * (`--name value` and `--name=value`), the same size grammar, and the same
  * behaviour on mistakes — ONE line on stderr naming the flag and what is
  * wrong with it, then one line saying where the flags are described ("run
- * 'hotset pool-bench --help' for the flags"), then exit status 2 — so
+ * 'hotset bench pool --help' for the flags"), then exit status 2 — so
  * scripts and tests can rely on it, and the error is not buried under a
  * screenful of usage. `--help` (or `-h`) prints the usage on stdout and
  * exits 0.
@@ -96,7 +96,7 @@ typedef struct args_opt {
  * the flag table, and then the args_cmd must be the `cmd` of an
  * args_command, which holds the rest of the text. */
 typedef struct args_cmd {
-  const char *prog;  /* e.g. "hotset pool-bench" */
+  const char *prog;  /* e.g. "hotset bench pool" */
   const char *usage; /* full usage text, ending in a newline; or NULL */
 } args_cmd;
 

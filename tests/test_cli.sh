@@ -445,6 +445,27 @@ for cmd in workload "bench pool" "bench scan"; do
   expect_usage_error "--dir: a path of 4005 characters" "$cmd --dir of 4005 characters"
 done
 
+# ---- a run that works writes nothing to stderr ----
+# (Scripts and CI read anything on stderr as trouble; notes such as how a
+# trace's format was guessed belong under --verbose.)
+quiet_trace=$scratch/quiet.oracleGeneral.bin
+run gen-trace -o "$quiet_trace" --zipf 0.8 --objects 100 --requests 2000 --seed 1
+expect_status 0 "gen-trace"
+if [[ ! -s $err ]] && grep -q "^wrote 2000 requests" "$out"; then ok; else bad "gen-trace: stderr not empty, or no summary on stdout: $(head -1 "$err")"; fi
+for c in "sim $quiet_trace --policy lru,arc --size 50 --ignore-size" \
+  "sim $quiet_trace oracleGeneral lru 50 --ignore-obj-size 1" \
+  "sim $quiet_trace --policy lru --mrc 4 --json" \
+  "trace-stats $quiet_trace" \
+  "replay $quiet_trace --pool 64KiB --page-size 8KiB --dir $scratch/quiet-replay" \
+  "bench pool --seconds 0.05 --repeat 1 --pages 64 --pool 256KiB --threads 1"; do
+  # shellcheck disable=SC2086
+  run $c
+  expect_status 0 "$c"
+  if [[ ! -s $err ]]; then ok; else bad "$c wrote to stderr on success: $(head -1 "$err")"; fi
+done
+run sim "$quiet_trace" --policy lru --size 50 --ignore-size --verbose
+if grep -q "from the name" "$err"; then ok; else bad "sim --verbose does not say how the format was chosen"; fi
+
 # ---- one grammar: --trace or the one argument, --no-X for every boolean ----
 
 gtrace="$scratch/grammar.txt"

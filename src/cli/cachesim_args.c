@@ -210,8 +210,8 @@ char **cachesim_translate(const args_cmd *cmd, int argc, char **argv, int *out_a
       out[n++] = "--csv";
       out[n++] = keep(store, &used, csv);
       i++;
-    } else if (!strcmp(a, "--json") || !strcmp(a, "--help") || !strcmp(a, "--from") ||
-               !strcmp(a, "--max-requests") || !strcmp(a, "--skip-bad")) {
+    } else if (!strcmp(a, "--json") || !strcmp(a, "--help") || !strcmp(a, "--verbose") ||
+               !strcmp(a, "--from") || !strcmp(a, "--max-requests") || !strcmp(a, "--skip-bad")) {
       out[n++] = argv[i]; /* hotset's own flags go through as they are */
       if ((!strcmp(a, "--from") || !strcmp(a, "--max-requests")) && val) out[n++] = argv[++i];
     } else {

@@ -145,6 +145,7 @@ static const char usage[] =
     "  --json             one JSON object per simulation per line; \"seconds\" is\n"
     "                     the simulation's, \"load_seconds\" reading and mapping\n"
     "                     the trace (and next-access times, if needed)\n"
+    "  --verbose          say on stderr how the trace's format was chosen\n"
     "  --help             show this help\n"
     "\n"
     "policies: ";
@@ -645,7 +646,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
              *time_unit = NULL, *ring_rule_arg = "none", *from_arg = NULL;
   double ms_per_request = 0;
   bool ignore_size = false, skip_bad = false, json = false, csv_out = false, compare_found = false,
-       cachesim_lines = false;
+       cachesim_lines = false, verbose = false;
   uint64_t mrc_points = 0, max_requests = 0, sample_floor = HS_SHARDS_DEFAULT_FLOOR;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t threads = ncpu > 0 ? (uint64_t)ncpu : 1;
@@ -671,6 +672,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       {.name = "ring-rule", .kind = ARGS_STRING, .dest = &ring_rule_arg},
       {.name = "from", .kind = ARGS_STRING, .dest = &from_arg},
       {.name = "cachesim-lines", .kind = ARGS_FLAG, .dest = &cachesim_lines},
+      {.name = "verbose", .kind = ARGS_FLAG, .dest = &verbose},
       {.name = "ms-per-request",
        .kind = ARGS_DOUBLE,
        .dest = &ms_per_request,
@@ -777,7 +779,9 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
                      "tools/pg-trace has one: seq,pid,rel,fork,block,found)",
                      trace_path);
   }
-  if (topts.format == HS_TRACE_AUTO && !json && !csv_out)
+  /* A run that worked says nothing on stderr (scripts treat stderr output
+   * as trouble); how the format was chosen is there for who asks. */
+  if (verbose && topts.format == HS_TRACE_AUTO)
     fprintf(stderr, PROG ": %s: %s\n", trace_path, t->format_reason);
   if (from_arg) {
     if (from_percent >= 0) from_request = (uint64_t)((double)t->requests * from_percent / 100);

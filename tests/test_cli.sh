@@ -466,6 +466,37 @@ done
 run sim "$quiet_trace" --policy lru --size 50 --ignore-size --verbose
 if grep -q "from the name" "$err"; then ok; else bad "sim --verbose does not say how the format was chosen"; fi
 
+# ---- --flag=value wherever --flag value is taken ----
+# Every flag whose --help shows a default, given it as --flag=DEFAULT, in
+# every command and lab (a default in words is skipped: it is no value).
+for c in workload sim gen-trace trace-stats replay crash-test verify reset-log relations reindex \
+  "bench pool" "bench readtest" "bench scan" "bench wal" "bench wal-sync" "bench recovery" \
+  "bench vacuum" "bench sqlite"; do
+  # shellcheck disable=SC2086
+  "$HOTSET" $c --help 2>/dev/null | sed -nE 's/^  --([a-z0-9-]+) [A-Z][A-Za-z|_.]* .*\(default ([^) /]+)\)$/\1 \2/p' >"$scratch/defaults"
+  while read -r f d; do
+    # shellcheck disable=SC2086
+    run $c "--$f=$d" --help
+    expect_status 0 "$c --$f=$d"
+  done <"$scratch/defaults"
+done
+# cachesim's form has flags of its own: the same in both spellings.
+eq_trace=$scratch/eq.csv
+printf '1,1,100\n2,2,100\n3,1,100\n4,3,100\n5,1,100\n' >"$eq_trace"
+run sim "$eq_trace" csv lru 2 -t "time-col=1, obj-id-col=2, obj-size-col=3" --ignore-obj-size 1 --num-thread 1 --json
+expect_status 0 "cachesim form, --flag value"
+spaced=$(cat "$out")
+run sim "$eq_trace" csv lru 2 "--trace-type-params=time-col=1, obj-id-col=2, obj-size-col=3" \
+  --ignore-obj-size=1 --num-thread=1 --max-requests=5 --json
+expect_status 0 "cachesim form, --flag=value"
+# Object mode (--ignore-obj-size 1 taken) and the same misses.
+if [[ $spaced == *'"size_unit":"objects"'*'"misses":3,'* ]] &&
+  grep -q '"size_unit":"objects".*"misses":3,' "$out"; then ok; else
+  bad "cachesim form: --flag=value ran otherwise than --flag value: $(cat "$out")"
+fi
+run sim "$eq_trace" csv lru 2 -t "time-col=1, obj-id-col=2, obj-size-col=3" --ignore-obj-size=2
+expect_usage_error "--ignore-obj-size" "cachesim form, --ignore-obj-size=2"
+
 # ---- one grammar: --trace or the one argument, --no-X for every boolean ----
 
 gtrace="$scratch/grammar.txt"

@@ -188,18 +188,33 @@ char **cachesim_translate(const args_cmd *cmd, int argc, char **argv, int *out_a
   out[n++] = keep(store, &used, sizes);
   out[n++] = "--cachesim-lines";
   for (int i = 5; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    /* Each flag as `--name value` or `--name=value`, as everywhere else. */
+    char name[64];
+    const char *a = argv[i], *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+    const char *val = NULL;
+    bool inline_val = false;
+    if (eq && (size_t)(eq - a) < sizeof name) {
+      memcpy(name, a, (size_t)(eq - a));
+      name[eq - a] = 0;
+      a = name;
+      val = eq + 1;
+      inline_val = true;
+    } else if (i + 1 < argc) {
+      val = argv[i + 1];
+    }
+    /* The value's argument is consumed only when it was a separate one. */
+    int step = inline_val ? 0 : 1;
     if (!strcmp(a, "--ignore-obj-size")) {
       if (!val || (strcmp(val, "0") && strcmp(val, "1") && strcasecmp(val, "true") &&
                    strcasecmp(val, "false")))
         args_usage_error(cmd, "--ignore-obj-size takes 0 or 1 (cachesim's form)");
       if (!strcmp(val, "1") || !strcasecmp(val, "true")) out[n++] = "--ignore-size";
-      i++;
+      i += step;
     } else if (!strcmp(a, "--num-thread")) {
-      if (!val) args_usage_error(cmd, "--num-thread needs a count");
+      if (!val || !*val) args_usage_error(cmd, "--num-thread needs a count");
       out[n++] = "--threads";
-      out[n++] = argv[++i];
+      out[n++] = (char *)val;
+      i += step;
     } else if (!strcmp(a, "-t") || !strcmp(a, "--trace-type-params")) {
       char csv[512];
       if (!val || !translate_csv(val, csv, sizeof csv))
@@ -209,11 +224,12 @@ char **cachesim_translate(const args_cmd *cmd, int argc, char **argv, int *out_a
                          a);
       out[n++] = "--csv";
       out[n++] = keep(store, &used, csv);
-      i++;
+      i += step;
     } else if (!strcmp(a, "--json") || !strcmp(a, "--help") || !strcmp(a, "--verbose") ||
                !strcmp(a, "--from") || !strcmp(a, "--max-requests") || !strcmp(a, "--skip-bad")) {
-      out[n++] = argv[i]; /* hotset's own flags go through as they are */
-      if ((!strcmp(a, "--from") || !strcmp(a, "--max-requests")) && val) out[n++] = argv[++i];
+      out[n++] = argv[i]; /* hotset's own flags go through as they are, "=" and all */
+      if (!inline_val && (!strcmp(a, "--from") || !strcmp(a, "--max-requests")) && val)
+        out[n++] = argv[++i];
     } else {
       args_usage_error(cmd,
                        "%s: a cachesim flag hotset sim does not take in cachesim's form "

@@ -28,8 +28,8 @@ run bench readtest --size 4KiB
 expect_usage_error --size "readtest --size 4KiB (below --io)" "hotset bench readtest"
 run bench readtest --size 24KiB --io 16KiB
 expect_usage_error --size "readtest --size 24KiB --io 16KiB" "hotset bench readtest"
-run bench readtest --size 1MB
-expect_usage_error --size "readtest --size 1MB" "hotset bench readtest"
+run bench readtest --size 1XB
+expect_usage_error --size "readtest --size 1XB" "hotset bench readtest"
 run bench readtest --size 16KiB,,32KiB
 expect_usage_error --size "readtest --size with an empty item" "hotset bench readtest"
 run bench readtest --mode read,sendfile

@@ -88,9 +88,8 @@ typedef struct hs_ring_config {
 /* Parses "fixed", "fixed:256KiB", "workers:4", "fraction:0.03", "off",
  * "adaptive", each optionally followed by ",recycle-first" and
  * ",own-writes" (either order). A fixed size is
- * a whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB (any
- * case); KB/MB/GB and K/M/G are refused as ambiguous, with a message saying
- * what to write instead. */
+ * a whole number of bytes with an optional unit B, K, M, G or T (also
+ * written KB or KiB, MB or MiB, ...; any case), each a power of 1024. */
 hs_status hs_ring_config_parse(const char *spec, hs_ring_config *out);
 /* The kind's default size in bytes (256 KiB, 16 MiB, 2 MiB). */
 uint64_t hs_strategy_default_bytes(hs_strategy_kind kind);

@@ -34,9 +34,10 @@ static const char *format_of(const char *type) {
   return NULL;
 }
 
-/* cachesim's sizes ("1gb", "16MB", "0.01", "1000"), as hotset's: the
- * units are binary in both (cachesim's MB is a MiB). */
-static bool translate_sizes(const char *in, char *out, size_t cap) {
+/* cachesim's sizes ("1gb", "16MB", "0.01", "1000") with the spaces around
+ * items dropped. The sizes themselves are read by `--size`, with the one
+ * size grammar (core/size.h), whose units are cachesim's: a MB is a MiB. */
+static bool trim_sizes(const char *in, char *out, size_t cap) {
   size_t o = 0;
   const char *p = in;
   while (*p) {
@@ -44,26 +45,8 @@ static bool translate_sizes(const char *in, char *out, size_t cap) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     while (len && p[len - 1] == ' ') len--;
-    char item[64];
-    if (len == 0 || len >= sizeof item) return false;
-    memcpy(item, p, len);
-    item[len] = 0;
-    size_t digits = strspn(item, "0123456789.");
-    const char *unit = item + digits, *hs_unit = NULL;
-    if (!*unit)
-      hs_unit = "";
-    else if (!strcasecmp(unit, "b"))
-      hs_unit = "";
-    else if (!strcasecmp(unit, "kb") || !strcasecmp(unit, "kib"))
-      hs_unit = "KiB";
-    else if (!strcasecmp(unit, "mb") || !strcasecmp(unit, "mib"))
-      hs_unit = "MiB";
-    else if (!strcasecmp(unit, "gb") || !strcasecmp(unit, "gib"))
-      hs_unit = "GiB";
-    else if (!strcasecmp(unit, "tb") || !strcasecmp(unit, "tib"))
-      hs_unit = "TiB";
-    if (!hs_unit || digits == 0) return false;
-    int n = snprintf(out + o, cap - o, "%s%.*s%s", o ? "," : "", (int)digits, item, hs_unit);
+    if (len == 0) return false;
+    int n = snprintf(out + o, cap - o, "%s%.*s", o ? "," : "", (int)len, p);
     if (n < 0 || (size_t)n >= cap - o) return false;
     o += (size_t)n;
     p = end ? end + 1 : p + strlen(p);
@@ -181,7 +164,7 @@ char **cachesim_translate(const args_cmd *cmd, int argc, char **argv, int *out_a
   out[n++] = "--policy";
   out[n++] = argv[3];
   char sizes[512];
-  if (!translate_sizes(argv[4], sizes, sizeof sizes))
+  if (!trim_sizes(argv[4], sizes, sizeof sizes))
     args_usage_error(cmd, "cache size \"%s\": want sizes such as 1gb, 16MiB, 0.01 or 1000",
                      argv[4]);
   out[n++] = "--size";

@@ -8,6 +8,7 @@
  * 1 a run-time failure, 2 a usage error.
  */
 #include "bench/bench_cmd.h"
+#include "cli/args.h"
 #include "cli/crash_test.h"
 #include "cli/reindex.h"
 #include "cli/relations.h"
@@ -79,7 +80,8 @@ static void print_usage(FILE *out) {
     snprintf(lab, sizeof lab, "hotset bench %s", aliases[i].lab);
     fprintf(out, "  %-12s %s\n", aliases[i].name, lab);
   }
-  fputs("\n`hotset <subcommand> --help` describes a subcommand's flags.\n", out);
+  fputs("\n`hotset <subcommand> --help` describes a subcommand's flags.\n\n", out);
+  fputs(ARGS_SIZE_GRAMMAR, out);
 }
 
 /* Runs `hotset bench LAB ARGS...` for an alias's argv (argv[0] the alias):

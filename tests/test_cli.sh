@@ -464,6 +464,21 @@ done
 run sim "$quiet_trace" --policy lru --size 50 --ignore-size --verbose
 if grep -q "from the name" "$err"; then ok; else bad "sim --verbose does not say how the format was chosen"; fi
 
+# ---- --dir creates its missing parents, in every command that makes one ----
+for c in "workload --seconds 0.1 --pages 64 --pool 256KiB --threads 1" \
+  "bench pool --seconds 0.05 --repeat 1 --pages 64 --pool 256KiB --threads 1" \
+  "replay $quiet_trace --pool 64KiB --page-size 8KiB" \
+  "bench wal --seconds 0.1 --clients 1 --mode group"; do
+  nested=$scratch/parents-$RANDOM/a/b
+  # shellcheck disable=SC2086
+  run $c --dir "$nested"
+  expect_status 0 "$c --dir with missing parents"
+  if [[ -d $nested ]]; then ok; else bad "$c --dir: $nested was not created"; fi
+done
+# Where a parent cannot be made: one line naming the path.
+run workload --seconds 0.1 --pages 64 --pool 256KiB --threads 1 --dir "$quiet_trace/a/b"
+expect_one_line_error "$quiet_trace" "workload --dir under a file"
+
 # ---- --flag=value wherever --flag value is taken ----
 # Every flag whose --help shows a default, given it as --flag=DEFAULT, in
 # every command and lab (a default in words is skipped: it is no value).

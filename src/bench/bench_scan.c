@@ -67,6 +67,7 @@
 #include "bench/bench_scan_internal.h"
 #include "cli/gnuplot.h"
 #include "core/error.h"
+#include "core/mkdirs.h"
 #include "hotset/stream.h"
 
 #include <inttypes.h>
@@ -696,6 +697,9 @@ static int bench_scan_run(scan_bench *b) {
   progress_show(&b->prog);
 
   if (b->dir_flag) {
+    /* --dir is created with its missing parents (mkdir -p), as by every
+     * command that makes a directory. */
+    if (make_dirs(b->dir_flag, 0700, "the directory") != HS_OK) return fail(b, "--dir");
     b->dir = b->dir_flag;
   } else {
     if (bench_tempdir_make("bench-scan", b->tmpdir, sizeof b->tmpdir) != HS_OK)

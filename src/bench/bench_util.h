@@ -95,7 +95,8 @@ hs_status bench_check_space(const char *dir, uint64_t need, const char *what);
 #define BENCH_OPT_DIR(dest_)                                                                       \
   {                                                                                                \
     .name = "dir", .kind = ARGS_PATH, .dest = (dest_), .max = BENCH_DIR_MAX, .arg = "DIR",         \
-    .help = "data directory to use (created if missing, never removed) instead of a temporary one" \
+    .help = "data directory to use (created with its parents if missing, never removed) instead "  \
+            "of a temporary one"                                                                   \
   }
 /* `need` bytes of memory for `what` (pools): at most half the machine's
  * physical memory (sysconf(_SC_PHYS_PAGES)). */

@@ -43,6 +43,7 @@
 #include "cli/args.h"
 #include "cli/json.h"
 #include "core/error.h"
+#include "core/mkdirs.h"
 #include "hotset/pool.h"
 
 #include <inttypes.h>
@@ -572,6 +573,9 @@ int pool_bench_main(int argc, char **argv) {
   bench_signals_install();
 
   if (b.dir_flag) {
+    /* --dir is created with its missing parents (mkdir -p), as by every
+     * command that makes a directory. */
+    if (make_dirs(b.dir_flag, 0700, "the directory") != HS_OK) return fail(&b, "--dir");
     b.dir = b.dir_flag;
   } else {
     if (bench_tempdir_make("bench", b.tmpdir, sizeof b.tmpdir) != HS_OK)

@@ -27,6 +27,7 @@
 #include "cli/args.h"
 #include "cli/json.h"
 #include "core/error.h"
+#include "core/mkdirs.h"
 #include "hotset/fault.h"
 #include "hotset/pool.h"
 #include "hotset/wal.h"
@@ -382,6 +383,10 @@ int workload_main(int argc, char **argv) {
 
   wl_run d = {.keep = keep};
   if (dir_flag) {
+    /* --dir is created with its missing parents (mkdir -p), as by every
+     * command that makes a directory. */
+    if (make_dirs(dir_flag, 0700, "the directory") != HS_OK)
+      return wl_fail(&d, "--dir", hs_last_error());
     snprintf(d.datadir, sizeof d.datadir, "%s", dir_flag);
   } else {
     if (bench_tempdir_make("workload", d.tmpdir, sizeof d.tmpdir) != HS_OK)

@@ -406,6 +406,23 @@ refused "physical memory" "workload --pool 1TiB" workload --pool 1TiB
 refused "free" "bench pool --dir, --pages 4294967294" bench pool --pages 4294967294 \
   --dir "$tmp/not-yet/data"
 
+# --plot into a directory that is not there: refused at once, in one line,
+# before anything runs (nothing on stdout) and leaving nothing behind.
+printf '1\n2\n1\n' >"$scratch/plot.txt"
+if command -v gnuplot >/dev/null 2>&1; then
+  for c in "bench scan" "bench readtest --size 16KiB --iterations 1" "bench vacuum" \
+    "sim $scratch/plot.txt --policy lru --size 10,20"; do
+    # shellcheck disable=SC2086
+    refused "--plot: cannot write $scratch/missing/dir/x.png: No such file or directory" \
+      "$c --plot missing/dir/x.png" $c --plot "$scratch/missing/dir/x.png"
+    if [[ ! -s $out ]]; then ok; else bad "$c --plot missing/dir/x.png: ran before refusing"; fi
+  done
+  run bench scan --plot "$scratch/x.jpg"
+  expect_usage_error "must end in .png or .svg" "bench scan --plot x.jpg"
+else
+  echo "SKIPPED: test_cli: --plot's early check: gnuplot is not installed (that error comes first)"
+fi
+
 # ---- SIGTERM / SIGINT: the workload stops, removes its directory, dies by it ----
 
 # The workload runs in the background (with job control, so that SIGINT is not

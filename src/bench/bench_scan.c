@@ -480,6 +480,11 @@ static void check_flags(scan_bench *b) {
   const char *why = NULL;
   b->npolicies = args_split_policies(b->policy_flag, true, b->specs, ARGS_LIST_MAX, &why);
   if (b->npolicies < 0) args_usage_error(cmd, "--policy: \"%s\": %s", b->policy_flag, why);
+  if (b->plot_file) {
+    const char *dot = strrchr(b->plot_file, '.');
+    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+      args_usage_error(cmd, "--plot: \"%s\" must end in .png or .svg", b->plot_file);
+  }
   parse_list(b, "ring", b->ring_flag, take_ring);
   parse_list(b, "scan", b->scan_flag, take_scan);
   if (strcmp(b->wal_flag, "log") != 0 && strcmp(b->wal_flag, "counter") != 0)
@@ -673,10 +678,7 @@ static int run_cells(scan_bench *b) {
 static int bench_scan_run(scan_bench *b) {
   /* Find out now, not after a minute of measuring, that no chart can be
    * drawn. */
-  if (b->plot_file && !gnuplot_installed()) {
-    fprintf(stderr, PROG ": --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n");
-    return 1;
-  }
+  if (b->plot_file && gnuplot_check_output(PROG, b->plot_file) != 0) return 1;
 
   /* Refuse now what could only end in ENOSPC or an out-of-memory kill
    * after minutes of writing. */

@@ -31,6 +31,7 @@
 
 #include "bench/bench_util.h"
 #include "cli/args.h"
+#include "cli/gnuplot.h"
 #include "cli/human_size.h"
 #include "cli/json.h"
 #include "core/big_alloc.h"
@@ -673,6 +674,9 @@ int readtest_main(int argc, char **argv) {
   static results res;
   memset(&t, 0, sizeof t);
   parse_flags(&t, argc, argv);
+  /* The plot is drawn after every cell has run: what would stop it (no
+   * gnuplot, a directory that is not there) must show before. */
+  if (t.plot_file && gnuplot_check_output(PROG, t.plot_file) != 0) return 1;
   read_caches(&t);
   uint64_t file_bytes = 0;
   for (int s = 0; s < t.nsizes; s++)

@@ -333,27 +333,6 @@ static void csv_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-/* The plot is drawn after every simulation has run: a directory that does
- * not exist or cannot be written must show before that, not after. The
- * file is created (and removed again if it was not there), which is the
- * one test that answers for permissions, read-only mounts and the like.
- * 0, or -1 after printing one line. */
-static int check_plot_output(const char *file) {
-  int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd >= 0) {
-    close(fd);
-    unlink(file);
-    return 0;
-  }
-  if (errno == EEXIST) fd = open(file, O_WRONLY | O_CLOEXEC); /* kept as it is until drawn */
-  if (fd >= 0) {
-    close(fd);
-    return 0;
-  }
-  fprintf(stderr, PROG ": --plot: cannot write %s: %s\n", file, strerror(errno));
-  return -1;
-}
-
 /* The policy's spec with every parameter spelled out (malloc'ed; the spec
  * as given if it does not parse, which args_split_policies has ruled out). */
 static char *canonical(const char *spec) {
@@ -745,12 +724,9 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
    * the minutes a big trace takes to load. */
   size_item *size_items = NULL;
   size_t nsizes = sizes_arg ? parse_sizes(&cmd, sizes_arg, ignore_size, &size_items) : 0;
-  if (plot && !gnuplot_installed()) {
-    fprintf(stderr, PROG ": --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n");
-    free(size_items);
-    return 1;
-  }
-  if (plot && check_plot_output(plot) != 0) {
+  /* The plot is drawn after every simulation has run: what would stop it
+   * must show before. */
+  if (plot && gnuplot_check_output(PROG, plot) != 0) {
     free(size_items);
     return 1;
   }

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROG       "hotset bench vacuum"
 #define HEAP_REL   1u
@@ -720,7 +721,9 @@ int bench_vacuum_main(int argc, char **argv) {
     if (st != HS_OK) break;
     if (b.json)
       vac_print_json(&b, &cells.c[done]);
-    else {
+    else if (isatty(STDERR_FILENO)) {
+      /* Progress for who watches; a run that works writes nothing to a
+       * stderr that is a file or a pipe (scripts read that as trouble). */
       if (cells.c[done].kind != VAC_CELL_VACUUM)
         fprintf(stderr, "  cell %zu/%zu done: %s fg, calibration: %s\n", done + 1, cells.n,
                 vac_fg_name(cells.c[done].fg), vac_cell_kind_name(cells.c[done].kind));

@@ -460,6 +460,23 @@ for cmd in workload "bench pool" "bench scan"; do
   expect_usage_error "--dir: a path of 4005 characters" "$cmd --dir of 4005 characters"
 done
 
+# ---- an unknown policy is answered with the policies the command runs ----
+printf '1\n2\n' >"$scratch/policy.txt"
+for c in "bench pool" workload "bench scan" "bench vacuum" "bench sqlite" \
+  "replay $scratch/policy.txt --pool 1MiB"; do
+  # shellcheck disable=SC2086
+  run $c --policy nosuch
+  expect_usage_error '--policy: "nosuch": unknown replacement policy "nosuch" (the pool runs lru, ' "$c --policy nosuch"
+  if grep -q "clock-sweep" "$err" && ! grep -q "belady\|fixedset" "$err"; then ok; else
+    bad "$c --policy nosuch lists a policy the pool does not run: $(head -1 "$err")"
+  fi
+done
+run sim "$scratch/policy.txt" --size 1 --policy nosuch
+expect_usage_error '(the simulator runs lru, ' "sim --policy nosuch"
+if grep -q "belady, fixedset" "$err"; then ok; else bad "sim --policy nosuch does not list belady and fixedset"; fi
+run workload --policy belady
+expect_usage_error "runs only in the simulator" "workload --policy belady"
+
 # ---- a run that works writes nothing to stderr ----
 # (Scripts and CI read anything on stderr as trouble; notes such as how a
 # trace's format was guessed belong under --verbose.)

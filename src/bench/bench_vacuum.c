@@ -664,6 +664,12 @@ static const char *table_origin(const vac_bench *b) {
 int bench_vacuum_main(int argc, char **argv) {
   vac_bench b = {0};
   parse_flags(&b, argc, argv);
+  /* One policy the pool runs; an unknown one is answered with the pool's. */
+  static char spec[1][ARGS_SPEC_LEN];
+  const char *why = NULL;
+  if (args_split_policies(b.policy, true, spec, 1, &why) < 0)
+    args_usage_error(cmd, "--policy: \"%s\": %s", b.policy, why);
+  b.policy = spec[0];
   static cell_list cells;
   build_cells(&b, &cells);
   if (!cells.n) args_usage_error(cmd, "no cells to run");

@@ -186,6 +186,10 @@ char *args_format_size(uint64_t bytes, char *buf, size_t len);
  * so, never a cut. Returns the number of specs, or -1 with *why set (valid
  * until the next call). */
 #define ARGS_SPEC_LEN 160
+/* The policies a command runs, from the policy registry: every one the
+ * buffer pool accepts (pool_only), or every one the simulator does; as
+ * "lru, fifo, ...". A static buffer. */
+const char *args_policy_list(bool pool_only);
 int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN], int max,
                         const char **why);
 

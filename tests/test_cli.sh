@@ -460,6 +460,22 @@ for cmd in workload "bench pool" "bench scan"; do
   expect_usage_error "--dir: a path of 4005 characters" "$cmd --dir of 4005 characters"
 done
 
+# ---- the sample traces: one rule (cli_lib.sh's traces_dir, tests/traces_dir.h) ----
+repo=$scratch/rule/repo
+mkdir -p "$repo" "$scratch/rule/traces" "$scratch/own-traces"
+(unset HOTSET_TRACES; traces_dir "$repo"; [[ $TRACES == "$repo/../traces" ]]) && ok ||
+  bad "traces_dir: REPO/../traces is not taken when REPO/../shared/traces is missing"
+mkdir -p "$scratch/rule/shared/traces"
+(unset HOTSET_TRACES; traces_dir "$repo"; [[ $TRACES == "$repo/../shared/traces" ]]) && ok ||
+  bad "traces_dir: REPO/../shared/traces does not come first"
+(HOTSET_TRACES=$scratch/own-traces; traces_dir "$repo"; [[ $TRACES == "$scratch/own-traces" ]]) && ok ||
+  bad "traces_dir: \$HOTSET_TRACES does not come first"
+(HOTSET_TRACES=$scratch/none; traces_dir "$repo"; [[ -z $TRACES && $TRACES_LOOKED == "$scratch/none" ]]) && ok ||
+  bad "traces_dir: a missing \$HOTSET_TRACES is not the only place looked in"
+rm -r "$scratch/rule/shared" "$scratch/rule/traces"
+(unset HOTSET_TRACES; traces_dir "$repo"; [[ -z $TRACES && $TRACES_LOOKED == "$repo/../shared/traces, $repo/../traces" ]]) && ok ||
+  bad "traces_dir: with no traces, TRACES_LOOKED does not list both places"
+
 # ---- an unknown policy is answered with the policies the command runs ----
 printf '1\n2\n' >"$scratch/policy.txt"
 for c in "bench pool" workload "bench scan" "bench vacuum" "bench sqlite" \

@@ -16,14 +16,15 @@
 # 2 GiB address-space limit, so that it cannot take the machine down.
 #
 # Usage: test_sim_cli.sh PATH/TO/hotset REPO_ROOT
-# The sample traces are read from the traces directory beside REPO_ROOT; the
-# checks that need them are skipped, with one line saying so, if it is missing.
+# The sample traces are read from $HOTSET_TRACES, else the traces directory
+# beside REPO_ROOT (cli_lib.sh's traces_dir); the checks that need them are
+# skipped, with one line saying where it looked, if there is none.
 
 set -u
 HOTSET=${1:?usage: test_sim_cli.sh PATH/TO/hotset REPO_ROOT}
 ROOT=${2:?usage: test_sim_cli.sh PATH/TO/hotset REPO_ROOT}
-TRACES=$ROOT/../shared/traces
 source "$(dirname "$0")/cli_lib.sh"
+traces_dir "$ROOT"
 cli_setup sim
 # json_field FILE LINE FIELD: a field of the LINE-th JSON object of FILE.
 json_field() { python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[int(sys.argv[2])-1])[sys.argv[3]])" "$@"; }
@@ -336,8 +337,8 @@ if [[ $(python3 -c 'import csv,sys; print(list(csv.reader(open(sys.argv[1])))[1]
   bad "sim --csv: a path with a quote is not quoted"
 fi
 
-if [[ ! -d $TRACES ]]; then
-  echo "SKIPPED: test_sim_cli: the checks on the CloudPhysics trace: $TRACES is missing"
+if [[ -z $TRACES ]]; then
+  echo "SKIPPED: test_sim_cli: the checks on the CloudPhysics trace (looked in: $TRACES_LOOKED; set HOTSET_TRACES=DIR)"
   cli_finish
   exit
 fi

@@ -84,15 +84,13 @@ static void print_usage(FILE *out) {
   fputs(ARGS_SIZE_GRAMMAR, out);
 }
 
-/* Runs `hotset bench LAB ARGS...` for an alias's argv (argv[0] the alias):
- * the lab sees the argv it would have under its new name. */
+/* Runs `hotset bench LAB ARGS...` for `hotset ALIAS ARGS...` (argv[1] the
+ * alias), rewriting argv in place: the lab sees the argv it would have
+ * under its new name, so it runs the same code and says the same things. */
 static int run_alias(const alias *a, int argc, char **argv) {
-  char *bench_argv[argc + 2];
-  bench_argv[0] = "bench";
-  bench_argv[1] = (char *)a->lab;
-  for (int i = 1; i < argc; i++) bench_argv[i + 1] = argv[i];
-  bench_argv[argc + 1] = NULL;
-  return bench_main(argc + 1, bench_argv);
+  argv[0] = "bench";
+  argv[1] = (char *)a->lab;
+  return bench_main(argc, argv);
 }
 
 static const alias *find_alias(const char *name) {
@@ -128,8 +126,8 @@ int main(int argc, char **argv) {
       const subcommand *sc = find_subcommand(argv[2]);
       const alias *a = sc ? NULL : find_alias(argv[2]);
       if (a) {
-        char *alias_argv[] = {argv[2], "--help", NULL};
-        return run_alias(a, 2, alias_argv);
+        char *alias_argv[] = {"hotset", argv[2], "--help", NULL};
+        return run_alias(a, 3, alias_argv);
       }
       if (!sc) return usage_error("unknown subcommand \"%s\"", argv[2]);
       char *help_argv[] = {argv[2], "--help", NULL};
@@ -140,7 +138,7 @@ int main(int argc, char **argv) {
   }
   const subcommand *sc = find_subcommand(name);
   const alias *a = sc ? NULL : find_alias(name);
-  if (a) return run_alias(a, argc - 1, argv + 1);
+  if (a) return run_alias(a, argc, argv);
   if (!sc) {
     if (name[0] == '-') return usage_error("unknown flag %s (flags go after the subcommand)", name);
     return usage_error("unknown subcommand \"%s\"", name);

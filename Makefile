@@ -49,8 +49,9 @@ demo:
 	fi
 
 # A passing test's output is not shown, so its SKIPPED: lines (a check that
-# could not run here, e.g. without the traces directory beside the
-# repository) are repeated after the summary.
+# could not run here, e.g. without the sample traces: $$HOTSET_TRACES, else
+# ../shared/traces or ../traces beside the repository) are repeated after
+# the summary.
 # Its build is quiet too (tools/quiet-build: one line, the log shown if it
 # fails).
 test:

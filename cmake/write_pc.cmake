@@ -1,5 +1,6 @@
-# Writes hotset.pc at install time, not configure time, so that it names the
-# prefix the files actually go to, also under `cmake --install --prefix DIR`.
+# Writes hotset.pc (or hotset-sqlite.pc: HOTSET_PC_TEMPLATE says which) at
+# install time, not configure time, so that it names the prefix the files
+# actually go to, also under `cmake --install --prefix DIR`.
 # Included by the install script; reads CMAKE_INSTALL_PREFIX (the install-time
 # prefix) and the HOTSET_PC_* variables set just before it.
 #

@@ -13,6 +13,11 @@
 #                           status 1 and exactly one stderr line naming NEEDLE
 #   cli_finish              prints "N passed, N failed"; its status is the
 #                           script's
+#   traces_dir REPO_ROOT    sets TRACES to the sample traces' directory by
+#                           the one rule (tests/traces_dir.h): $HOTSET_TRACES,
+#                           else REPO/../shared/traces, else REPO/../traces;
+#                           empty if none exists, and TRACES_LOOKED to the
+#                           paths looked at, for the SKIPPED line
 #   json_line_field FILE LINE KEY
 #                           one numeric or string field of a flat JSON line
 #                           (quotes removed; empty if absent)
@@ -68,6 +73,24 @@ expect_one_line_error() { # needle description
 cli_finish() {
   echo "$passed passed, $failed failed"
   [[ $failed -eq 0 ]]
+}
+
+traces_dir() { # repo_root
+  local candidates=() c
+  if [[ -n ${HOTSET_TRACES:-} ]]; then
+    candidates=("$HOTSET_TRACES")
+  else
+    candidates=("$1/../shared/traces" "$1/../traces")
+  fi
+  TRACES=
+  TRACES_LOOKED=
+  for c in "${candidates[@]}"; do
+    if [[ -d $c ]]; then
+      TRACES=$c
+      return
+    fi
+    TRACES_LOOKED+=${TRACES_LOOKED:+, }$c
+  done
 }
 
 json_line_field() { # file line key

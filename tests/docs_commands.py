@@ -2,9 +2,11 @@
 """tests/docs_commands.py — the docs cannot name what does not exist.
 
 For every `hotset SUBCOMMAND [LAB] ...` the README and docs/*.md quote (in a
-code span or a fenced block), the subcommand (and bench's lab) must be one
-the tool has, and every --flag after it must be one that subcommand's --help
-lists (or the --no- form of one, or the flag a --no- flag undoes). And every
+code span or a fenced block), the subcommand (and bench's lab, as `hotset
+bench --help` lists them) must be one the tool has, under its current name
+(not an alias `hotset --help` says is going away), and every --flag after
+it must be one that subcommand's --help (`hotset bench LAB --help` for a
+lab) lists (or the --no- form of one, or the flag a --no- flag undoes). And every
 file of the repository they name (src/..., tests/..., tools/...,
 examples/..., include/..., docs/...) must exist. And each library
 subsystem's contract page has its caller rules, internal invariants and a
@@ -30,9 +32,17 @@ def main():
         print("FAIL: " + msg)
 
     top_help = subprocess.run([hotset, "--help"], capture_output=True, text=True).stdout
-    subcommands = set(re.findall(r"^  ([a-z-]+)  ", top_help, re.M))
-    labs_line = re.search(r"^  bench +the labs: (.*)$", top_help, re.M)
-    labs = set(re.sub(r" \([^)]*\)", "", labs_line.group(1)).replace(",", "").split()) if labs_line else set()
+    # The subcommands, and apart from them the old names kept for a release
+    # (listed after "aliases"): the docs must use the new ones.
+    main_part, _, alias_part = top_help.partition("\naliases")
+    subcommands = set(re.findall(r"^  ([a-z-]+)  ", main_part, re.M))
+    aliases = dict(re.findall(r"^  ([a-z-]+) +hotset (.*)$", alias_part, re.M))
+    # The labs as `hotset bench --help` lists them: each one's flags are
+    # checked against its own `hotset bench LAB --help`.
+    bench_help = subprocess.run([hotset, "bench", "--help"], capture_output=True, text=True).stdout
+    labs = set(re.findall(r"^  ([a-z-]+)  ", bench_help.partition("experiments:")[2], re.M))
+    if not labs:
+        bad("hotset bench --help lists no labs")
 
     helps = {}
 
@@ -73,6 +83,9 @@ def main():
                 cmd = cut.sub("", m.group(3))
                 words = cmd.split()
                 sub = words[0]
+                if sub in aliases:
+                    bad(f"{rel}:{n}: hotset {sub} is an alias to be removed in 0.3; write hotset {aliases[sub]}")
+                    continue
                 if sub not in subcommands:
                     continue  # prose: "hotset does not..."
                 args = [sub]

@@ -26,8 +26,8 @@ run bench vacuum --fg sometimes
 expect_usage_error --fg "bench vacuum --fg sometimes" "hotset bench vacuum"
 run bench vacuum --throttle manual
 expect_usage_error --throttle "bench vacuum --throttle manual" "hotset bench vacuum"
-run bench vacuum --ring-size 256KB
-expect_usage_error --ring-size "bench vacuum --ring-size 256KB" "hotset bench vacuum"
+run bench vacuum --ring-size 256XB
+expect_usage_error --ring-size "bench vacuum --ring-size 256XB" "hotset bench vacuum"
 run bench vacuum --cost-delay 2,x
 expect_usage_error --cost-delay "bench vacuum --cost-delay 2,x" "hotset bench vacuum"
 run bench vacuum --fg-ops delete
@@ -183,5 +183,6 @@ if grep -q '^calibration: ' "$out" && grep -q '^unpaced idle-spin' "$out"; then 
   bad "no calibration table"
 fi
 if grep -q '^table: .* rows' "$out"; then ok; else bad "no table line"; fi
+if [[ ! -s $err ]]; then ok; else bad "bench vacuum (table) wrote to stderr, which is not a terminal: $(head -1 "$err")"; fi
 
 cli_finish

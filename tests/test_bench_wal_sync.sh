@@ -37,8 +37,8 @@ run bench wal-sync --sizes 8KiB,6000
 expect_usage_error --sizes "bench wal-sync --sizes 8KiB,6000 (no multiple of 4 KiB)" "$P"
 run bench wal-sync --sizes 8KiB,,16KiB
 expect_usage_error --sizes "bench wal-sync --sizes with an empty item" "$P"
-run bench wal-sync --sizes 8KB
-expect_usage_error --sizes "bench wal-sync --sizes 8KB" "$P"
+run bench wal-sync --sizes 8XB
+expect_usage_error --sizes "bench wal-sync --sizes 8XB" "$P"
 run bench wal-sync --sizes 2MiB --file-size 1MiB
 expect_usage_error --sizes "bench wal-sync --sizes larger than --file-size" "$P"
 run bench wal-sync --file-size 100000

@@ -4,7 +4,9 @@
 # with nothing but `pkg-config --cflags --libs hotset` and runs without
 # LD_LIBRARY_PATH (the .pc carries the rpath), so does the heap example
 # (examples/heap_engine.c: hotset/heap.h and hotset/vacuum.h), the SQLite
-# adapter's libraries and header are there when it was built, and
+# adapter's libraries, header and hotset-sqlite.pc are there when it was
+# built (a program using it builds with `pkg-config --cflags --libs
+# hotset-sqlite` and runs), and
 # uninstalling leaves no file behind.
 #
 #   test_install.sh cmake <build dir> <source dir> <cc> [extra cflags]
@@ -100,11 +102,49 @@ check_prefix() {
     "$tmp/$prog" "$tmp/data" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; fail "static $prog does not run"; }
     rm -rf "$tmp/data" "$tmp/$prog"
   done
-  # The SQLite adapter, when this build has it: its library and header.
+  # The SQLite adapter, when this build has it: its library and header, and
+  # hotset-sqlite.pc beside hotset.pc, with which a program of its own
+  # builds and runs on hotset's cache (without LD_LIBRARY_PATH).
   if [ -e "$build/libhotset-sqlite.so" ]; then
     [ -e "$prefix/include/hotset_sqlite.h" ] || fail "hotset_sqlite.h was not installed"
     ls "$(dirname "$(dirname "$pc")")"/libhotset-sqlite.so "$(dirname "$(dirname "$pc")")"/libhotset-sqlite.a \
       >/dev/null || fail "libhotset-sqlite.so and .a are not beside libhotset.so.0.2"
+    [ -e "$(dirname "$pc")/hotset-sqlite.pc" ] || fail "no hotset-sqlite.pc beside $pc"
+    local sflags
+    sflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs hotset-sqlite) ||
+      fail "pkg-config --cflags --libs hotset-sqlite fails"
+    cat >"$tmp/sq.c" <<'C'
+#include <hotset_sqlite.h>
+#include <sqlite3.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+  (void)argc;
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  hotset_sqlite_stats s;
+  if (hotset_sqlite_install("LRU") != SQLITE_OK) return 1;
+  if (sqlite3_open(argv[1], &db) != SQLITE_OK) return 2;
+  if (sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (42);", NULL, NULL, NULL) != SQLITE_OK)
+    return 3;
+  if (sqlite3_prepare_v2(db, "SELECT x FROM t", -1, &st, NULL) != SQLITE_OK) return 4;
+  if (sqlite3_step(st) != SQLITE_ROW) return 5;
+  printf("x %d\n", sqlite3_column_int(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  hotset_sqlite_stats_get(&s);
+  printf("caches %llu\n", (unsigned long long)s.caches);
+  return 0;
+}
+C
+    # shellcheck disable=SC2086
+    "$cc" $extra_cflags "$tmp/sq.c" $sflags -o "$tmp/sq" ||
+      fail "a program on libhotset-sqlite does not build with: $cc $sflags"
+    (unset LD_LIBRARY_PATH; "$tmp/sq" "$tmp/sq.db" >"$tmp/run.log" 2>&1) ||
+      { cat "$tmp/run.log"; fail "the program built with pkg-config hotset-sqlite does not run"; }
+    grep -qx 'x 42' "$tmp/run.log" && ! grep -qx 'caches 0' "$tmp/run.log" ||
+      { cat "$tmp/run.log"; fail "the program on libhotset-sqlite did not run on hotset's cache"; }
+    rm -f "$tmp/sq" "$tmp/sq.c" "$tmp/sq.db"
   fi
   echo "ok: installed into $prefix; $cc quickstart.c (and heap_engine.c) \$(pkg-config --cflags --libs hotset) run"
 }

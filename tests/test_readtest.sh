@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# tests/test_readtest.sh — `hotset readtest` end to end on a tiny run: one
+# tests/test_readtest.sh — `hotset bench readtest` end to end on a tiny run: one
 # JSON line per size × mode with every field present and positive, the
 # human table with a row per size and a column per mode under the CPU's
 # caches, direct mode either measured or refused in one line naming the
@@ -22,34 +22,35 @@ source "$(dirname "$0")/cli_lib.sh"
 cli_setup readtest
 
 run --help
-if grep -q '^  readtest ' "$out"; then ok; else bad "hotset --help does not list readtest"; fi
-run readtest --size 4KiB
-expect_usage_error --size "readtest --size 4KiB (below --io)" "hotset readtest"
-run readtest --size 24KiB --io 16KiB
-expect_usage_error --size "readtest --size 24KiB --io 16KiB" "hotset readtest"
-run readtest --size 1MB
-expect_usage_error --size "readtest --size 1MB" "hotset readtest"
-run readtest --size 16KiB,,32KiB
-expect_usage_error --size "readtest --size with an empty item" "hotset readtest"
-run readtest --mode read,sendfile
-expect_usage_error --mode "readtest --mode read,sendfile" "hotset readtest"
-run readtest --huge-pages off,maybe
-expect_usage_error --huge-pages "readtest --huge-pages off,maybe" "hotset readtest"
-run readtest --io 100
-expect_usage_error --io "readtest --io 100" "hotset readtest"
-run readtest --iterations 0
-expect_usage_error --iterations "readtest --iterations 0" "hotset readtest"
-run readtest --plot curve.jpg
-expect_usage_error --plot "readtest --plot curve.jpg" "hotset readtest"
-run readtest --file x --dir y
-expect_usage_error --file "readtest --file with --dir" "hotset readtest"
-run readtest --file "$scratch/none" --size 16KiB
+run bench --help
+if grep -q '^  readtest ' "$out"; then ok; else bad "hotset bench --help does not list readtest"; fi
+run bench readtest --size 4KiB
+expect_usage_error --size "readtest --size 4KiB (below --io)" "hotset bench readtest"
+run bench readtest --size 24KiB --io 16KiB
+expect_usage_error --size "readtest --size 24KiB --io 16KiB" "hotset bench readtest"
+run bench readtest --size 1XB
+expect_usage_error --size "readtest --size 1XB" "hotset bench readtest"
+run bench readtest --size 16KiB,,32KiB
+expect_usage_error --size "readtest --size with an empty item" "hotset bench readtest"
+run bench readtest --mode read,sendfile
+expect_usage_error --mode "readtest --mode read,sendfile" "hotset bench readtest"
+run bench readtest --huge-pages off,maybe
+expect_usage_error --huge-pages "readtest --huge-pages off,maybe" "hotset bench readtest"
+run bench readtest --io 100
+expect_usage_error --io "readtest --io 100" "hotset bench readtest"
+run bench readtest --iterations 0
+expect_usage_error --iterations "readtest --iterations 0" "hotset bench readtest"
+run bench readtest --plot curve.jpg
+expect_usage_error --plot "readtest --plot curve.jpg" "hotset bench readtest"
+run bench readtest --file x --dir y
+expect_usage_error --file "readtest --file with --dir" "hotset bench readtest"
+run bench readtest --file "$scratch/none" --size 16KiB
 expect_one_line_error "$scratch/none" "readtest --file missing"
 
 tmp=$scratch/tmp
 mkdir "$tmp"
 json=$scratch/run.json
-TMPDIR=$tmp "$HOTSET" readtest --size 16KiB,64KiB --iterations 2 --mode read,mmap,nt --json \
+TMPDIR=$tmp "$HOTSET" bench readtest --size 16KiB,64KiB --iterations 2 --mode read,mmap,nt --json \
   >"$json" 2>"$err"
 status=$?
 expect_status 0 "readtest --json"
@@ -81,7 +82,7 @@ then ok; else bad "default cells are not all huge_pages off with 0 bytes on huge
 # 2 MiB region gets one when first touched, so the 2 MiB working set must be
 # on one whole. "off" never is.
 thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
-TMPDIR=$tmp "$HOTSET" readtest --size 16KiB,2MiB --iterations 1 --mode read,mmap --huge-pages off,on \
+TMPDIR=$tmp "$HOTSET" bench readtest --size 16KiB,2MiB --iterations 1 --mode read,mmap --huge-pages off,on \
   --json >"$json" 2>"$err"
 status=$?
 expect_status 0 "readtest --huge-pages off,on --json"
@@ -104,7 +105,7 @@ for m in read mmap; do
 done
 
 # The table: the caches above it, one row per size, one MB/s column per mode.
-TMPDIR=$tmp "$HOTSET" readtest --size 16KiB,32KiB,64KiB --iterations 1 --mode read,nt \
+TMPDIR=$tmp "$HOTSET" bench readtest --size 16KiB,32KiB,64KiB --iterations 1 --mode read,nt \
   >"$out" 2>"$err"
 status=$?
 expect_status 0 "readtest (table)"
@@ -120,7 +121,7 @@ if ! grep -q 'huge' "$out"; then ok; else bad "the default table speaks of huge 
 
 # With --huge-pages off,on: a table per setting, each with its title and a
 # column of the share on huge pages.
-TMPDIR=$tmp "$HOTSET" readtest --size 16KiB,32KiB --iterations 1 --mode read --huge-pages off,on \
+TMPDIR=$tmp "$HOTSET" bench readtest --size 16KiB,32KiB --iterations 1 --mode read --huge-pages off,on \
   >"$out" 2>"$err"
 status=$?
 expect_status 0 "readtest --huge-pages off,on (table)"
@@ -136,7 +137,7 @@ if [[ $(grep -c '^16 KiB .* 0%$' "$out") -ge 1 && $(grep -c '^16 KiB ' "$out") -
 fi
 
 # direct: measured, or refused in one line naming the file system.
-TMPDIR=$tmp "$HOTSET" readtest --size 16KiB --iterations 1 --mode direct,read --json \
+TMPDIR=$tmp "$HOTSET" bench readtest --size 16KiB --iterations 1 --mode direct,read --json \
   >"$out" 2>"$err"
 status=$?
 expect_status 0 "readtest --mode direct,read"
@@ -147,10 +148,10 @@ then ok; else bad "direct neither measured nor refused in one line"; fi
 
 # A file of our own, kept; one smaller than the largest size is refused.
 head -c 65536 /dev/zero >"$scratch/data"
-run readtest --file "$scratch/data" --size 16KiB,32KiB --iterations 1 --mode read,mmap --json
+run bench readtest --file "$scratch/data" --size 16KiB,32KiB --iterations 1 --mode read,mmap --json
 expect_status 0 "readtest --file"
 if [[ $(wc -l <"$out") -eq 4 && -f $scratch/data ]]; then ok; else bad "readtest --file: $(wc -l <"$out") lines"; fi
-run readtest --file "$scratch/data" --size 128KiB --iterations 1
+run bench readtest --file "$scratch/data" --size 128KiB --iterations 1
 expect_one_line_error "smaller than the largest --size" "readtest --file too small"
 
 cli_finish

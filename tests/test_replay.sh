@@ -213,8 +213,8 @@ run replay --trace "$trace" --pool 1MiB --threads 2 --ring-rule pg
 expect_usage_error "--ring-rule" "replay --threads 2 --ring-rule pg"
 run replay --trace "$trace" --pool 1MiB --ring-rule postgres
 expect_usage_error "--ring-rule" "replay --ring-rule postgres"
-run replay --trace "$trace" --pool 1MB
-expect_usage_error "--pool" "replay --pool 1MB"
+run replay --trace "$trace" --pool 1XB
+expect_usage_error "--pool" "replay --pool 1XB"
 
 run replay --help
 expect_status 0 "replay --help"

@@ -16,7 +16,8 @@
 #   - reset-log refuses a directory another process has open, moving nothing;
 #   - a damaged control file's hint runs as printed: reset-log rebuilds it
 #     from the log and the data files, and the directory opens with it;
-#   - a healthy directory: nothing to reset;
+#   - a healthy directory: nothing to reset; one shut down cleanly says
+#     so in one line (status 0), with its log or run without one;
 #   - verify names the segment of an odd size, still checks every page, and
 #     is bad for a missing middle segment; it lists kept evidence, which
 #     `reset-log --remove-kept` removes.
@@ -116,11 +117,35 @@ expect_status 0 "the directory, after its process died, recovers as it is"
 
 # ---- a healthy directory: nothing to do ------------------------------------
 before_h=$(find "$h" -type f ! -name '*.lock' -print0 | sort -z | xargs -0 sha1sum)
+# Shut down cleanly (the recovery above closed it), its log intact: said in
+# one line, status 0, with or without --force.
+run reset-log --dir "$h"
+expect_status 0 "reset-log on a cleanly shut-down directory"
+if grep -qx "nothing to reset: $h is healthy (clean shutdown, log intact)" "$out" &&
+  ! grep -q "^given up\|nothing changed: run again" "$out"; then ok; else
+  bad "reset-log on a cleanly shut-down directory: $(tail -1 "$out")"
+fi
+if [[ ! -s $err ]]; then ok; else bad "reset-log on a healthy directory wrote to stderr"; fi
 run reset-log --dir "$h" --force
 expect_status 0 "reset-log --force on a healthy directory"
 if grep -q "^nothing to reset" "$out"; then ok; else bad "reset-log on a healthy directory does not say nothing needs doing"; fi
 if [[ $(find "$h" -type f ! -name '*.lock' -print0 | sort -z | xargs -0 sha1sum) == "$before_h" ]]; then ok; else
   bad "reset-log on a healthy directory changed files"
+fi
+
+# A directory run without a log (workload's stand-in for one), shut down
+# cleanly: healthy too; nothing is offered, nothing changes.
+n=$scratch/n
+run workload --seconds 0.1 --pages 64 --pool 256KiB --threads 1 --dir "$n" --wal counter
+expect_status 0 "workload --dir (no log)"
+before_n=$(find "$n" -type f ! -name '*.lock' -print0 | sort -z | xargs -0 sha1sum)
+run reset-log --dir "$n"
+expect_status 0 "reset-log on a cleanly shut-down directory without a log"
+if grep -q "^nothing to reset: $n is healthy (clean shutdown" "$out" && ! grep -q "^given up" "$out"; then ok; else
+  bad "reset-log on a clean directory without a log: $(tail -1 "$out")"
+fi
+if [[ $(find "$n" -type f ! -name '*.lock' -print0 | sort -z | xargs -0 sha1sum) == "$before_n" && ! -e $n/wal ]]; then ok; else
+  bad "reset-log on a clean directory without a log changed it"
 fi
 
 # ---- a damaged control file: the hint runs as printed --------------------

@@ -2,9 +2,9 @@
  * tests/test_shards.c — spatially hashed sampling (sim/shards.h): the
  * sampled lru miss-ratio curve's mean absolute error against the exact one,
  * over 20 sizes log-spaced from 0.1% to 100% of the objects, on a 2 M-request
- * Zipf trace built here and on the shared CloudPhysics trace (in the traces
- * directory beside the repository given as argv[1]; skipped, with one line,
- * when it is missing), within the bounds MAX_MAE* below. A policy other
+ * Zipf trace built here and on the shared CloudPhysics trace (found by the
+ * rule of tests/traces_dir.h from the repository given as argv[1];
+ * skipped, with one line, when it is missing), within the bounds MAX_MAE* below. A policy other
  * than lru (sieve, simulated at every size) is held to the same bound on
  * the Zipf trace, with and without the floor on small miniatures. Rate 1 keeps everything and
  * equals the exact curve; the sample shares no memory with the trace; bad rates are refused.
@@ -14,6 +14,7 @@
 #include "sim/shards.h"
 #include "sim/sim.h"
 #include "sim_trace_util.h"
+#include "traces_dir.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -173,10 +174,16 @@ int main(int argc, char **argv) {
   hs_sim_trace_free(z);
 
   const char *root = argc > 1 ? argv[1] : ".";
-  char path[4096];
-  snprintf(path, sizeof path, "%s/../shared/traces/cloudPhysicsIO.oracleGeneral.bin", root);
-  if (access(path, R_OK) != 0) {
-    printf("SKIPPED: test_shards: %s is missing (the CloudPhysics check)\n", path);
+  char tdir[4096], looked[3 * 4096], path[4200];
+  bool have = traces_dir(root, tdir, sizeof tdir, looked, sizeof looked);
+  snprintf(path, sizeof path, "%s/cloudPhysicsIO.oracleGeneral.bin", have ? tdir : looked);
+  if (!have) {
+    printf("SKIPPED: test_shards: the CloudPhysics check (looked in: %s; set HOTSET_TRACES=DIR)\n",
+           looked);
+  } else if (access(path, R_OK) != 0) {
+    printf("SKIPPED: test_shards: the CloudPhysics check (%s is missing from %s; set "
+           "HOTSET_TRACES=DIR)\n",
+           "cloudPhysicsIO.oracleGeneral.bin", tdir);
   } else {
     hs_trace_options opts = {.format = HS_TRACE_AUTO};
     hs_sim_trace *cp;

@@ -16,9 +16,9 @@
  * The writer writes the format a file's name says, which reads back as
  * that format.
  *
- * Last, the CloudPhysics sample trace shipped in four encodings
- * (in the traces directory beside the repository given as argv[1]) must read
- * as the same 113,872 ids in all four, and oraclegeneral's next-access
+ * Last, the CloudPhysics sample trace shipped in four encodings (found
+ * by tests/traces_dir.h's rule from the repository given as argv[1]) must
+ * read as the same 113,872 ids in all four, and oraclegeneral's next-access
  * times must agree with that id sequence. Files big enough to cross the
  * reader's 1 MiB window (with records straddling it) are used throughout,
  * since that boundary is where a buffered reader goes wrong; and then
@@ -30,6 +30,7 @@
 #include "sim/trace.h"
 #include "sim/trace_internal.h" /* trace_window_size */
 #include "testdir.h"
+#include "traces_dir.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -1375,12 +1376,11 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 static void test_cloudphysics(const char *repo) {
-  char tdir[PATH_MAX];
-  snprintf(tdir, sizeof tdir, "%s/../shared/traces", repo);
-  struct stat st;
-  if (stat(tdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    check_skip("test_trace", "the CloudPhysics checks: the traces directory beside the repository "
-                             "is missing");
+  char tdir[PATH_MAX], looked[3 * PATH_MAX], skip_why[4 * PATH_MAX];
+  if (!traces_dir(repo, tdir, sizeof tdir, looked, sizeof looked)) {
+    snprintf(skip_why, sizeof skip_why,
+             "the CloudPhysics checks (looked in: %s; set HOTSET_TRACES=DIR)", looked);
+    check_skip("test_trace", skip_why);
     return;
   }
   static const struct {
@@ -1482,17 +1482,21 @@ static void test_small_windows(const char *repo) {
       {"long.csv", "id=1,size=2", true},
       {"many.csv", "id=1,size=2", true},
       {"max.txt", NULL, false},
-      {"../shared/traces/cloudPhysicsIO.oracleGeneral.bin", NULL, false},
-      {"../shared/traces/cloudPhysicsIO.vscsi", NULL, false},
-      {"../shared/traces/cloudPhysicsIO.csv", NULL, false},
-      {"../shared/traces/cloudPhysicsIO.txt", NULL, false},
+      /* "traces/": in the sample traces' directory (tests/traces_dir.h). */
+      {"traces/cloudPhysicsIO.oracleGeneral.bin", NULL, false},
+      {"traces/cloudPhysicsIO.vscsi", NULL, false},
+      {"traces/cloudPhysicsIO.csv", NULL, false},
+      {"traces/cloudPhysicsIO.txt", NULL, false},
   };
   static const size_t windows[] = {5, 1000, 4099};
+  char tdir[PATH_MAX], looked[3 * PATH_MAX];
+  bool have_traces = traces_dir(repo, tdir, sizeof tdir, looked, sizeof looked);
   for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
-    char path[PATH_MAX + 64];
-    if (strncmp(files[f].name, "../", 3) == 0)
-      snprintf(path, sizeof path, "%s/%s", repo, files[f].name);
-    else
+    char path[2 * PATH_MAX];
+    if (strncmp(files[f].name, "traces/", 7) == 0) {
+      if (!have_traces) continue; /* reported by test_cloudphysics */
+      snprintf(path, sizeof path, "%s/%s", tdir, files[f].name + 7);
+    } else
       snprintf(path, sizeof path, "%s", path_of(files[f].name));
     struct stat sb;
     if (stat(path, &sb) != 0) continue; /* reported by test_cloudphysics */

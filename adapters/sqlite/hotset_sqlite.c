@@ -10,6 +10,7 @@
 #include "hotset_sqlite.h"
 
 #include "hotset/frame_cache.h"
+#include "hotset/policy.h"
 #include "hotset_sqlite_internal.h"
 
 #include <pthread.h>
@@ -366,6 +367,25 @@ static bool policy_usable(const char *spec, uint32_t scan_run, const char *what_
   return true;
 }
 
+/* The spec with the policy's own name (the registry's: "lru" for "LRU",
+ * "2q" for "TwoQ"), so that the statistics name it as every other hotset
+ * output does; the parameters stay as given. */
+static void canonical_spec(const char *spec, char *out, size_t len) {
+  const char *colon = strchr(spec, ':');
+  size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+  char name[64];
+  const char *canonical = NULL;
+  if (n < sizeof name) {
+    memcpy(name, spec, n);
+    name[n] = 0;
+    canonical = hs_policy_canonical(name);
+  }
+  if (canonical)
+    snprintf(out, len, "%s%s", canonical, spec + n);
+  else
+    snprintf(out, len, "%s", spec);
+}
+
 int hotset_sqlite_install_ex(const hotset_sqlite_options *o) {
   hotset_sqlite_options defaults;
   if (!o) {
@@ -389,7 +409,7 @@ int hotset_sqlite_install_ex(const hotset_sqlite_options *o) {
   if (rc == SQLITE_OK) rc = sqlite3_config(SQLITE_CONFIG_PCACHE2, &methods);
   if (rc == SQLITE_OK) {
     installed = true;
-    snprintf(cfg_policy, sizeof cfg_policy, "%s", spec);
+    canonical_spec(spec, cfg_policy, sizeof cfg_policy);
     cfg_scan_run = o->scan_run;
     if (o->stats_at_exit && !atexit_done) atexit_done = atexit(print_stats_at_exit) == 0;
   }

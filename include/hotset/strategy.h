@@ -91,9 +91,8 @@ typedef struct hs_strategy_options {
 /* Parses "fixed", "fixed:256KiB", "workers:4", "fraction:0.03", "off",
  * "adaptive", each optionally followed by ",recycle-first" and
  * ",own-writes" (either order). A fixed size is
- * a whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB (any
- * case); KB/MB/GB and K/M/G are refused as ambiguous, with a message saying
- * what to write instead. */
+ * a whole number of bytes with an optional unit B, K, M, G or T (also
+ * written KB or KiB, MB or MiB, ...; any case), each a power of 1024. */
 hs_status hs_strategy_options_parse(const char *spec, hs_strategy_options *out);
 /* Fills in the defaults: HS_RING_FIXED at the kind's default size, no
  * recycle-first, no own writes. */

@@ -16,6 +16,8 @@
 #include "bench/bench_vacuum.h"
 #include "bench/bench_wal.h"
 #include "bench/bench_wal_sync.h"
+#include "bench/pool_bench.h"
+#include "bench/readtest.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +29,9 @@ typedef struct experiment {
 } experiment;
 
 static const experiment experiments[] = {
+    {"pool", "buffer reads per second: hotset against a global-mutex LRU pool", pool_bench_main},
+    {"readtest", "reads cycling through a working set of each size: the 2007 L2 experiment",
+     readtest_main},
     {"scan", "OLTP hit ratio and latency beside big scans, per policy, with and without rings",
      bench_scan_main},
     {"wal", "commit throughput of the write-ahead log, with and without group commit",
@@ -48,7 +53,7 @@ static void print_usage(FILE *out) {
         "experiments:\n",
         out);
   for (size_t i = 0; i < NEXPERIMENTS; i++)
-    fprintf(out, "  %-8s %s\n", experiments[i].name, experiments[i].summary);
+    fprintf(out, "  %-9s %s\n", experiments[i].name, experiments[i].summary);
   fputs("\n`hotset bench <experiment> --help` describes an experiment's flags.\n", out);
 }
 

@@ -46,7 +46,8 @@ static const args_command command = {
              "on the log (full-page writes on: each page's first change after the checkpoint\n"
              "logs its image) until --log bytes of log follow the checkpoint, abandons the pool\n"
              "(a crash: its dirty pages are lost), then reopens it, which replays the log.\n",
-    .notes = ARGS_SIZE_NOTE "replay_mb_per_sec is log bytes replayed over replay seconds (reading\n"
+    .notes = ARGS_SIZE_NOTE "\n"
+                            "replay_mb_per_sec is log bytes replayed over replay seconds (reading\n"
                             "records, restoring images, applying changes); checkpoint_seconds is\n"
                             "the end-of-recovery checkpoint after it (writing and fsyncing the\n"
                             "replayed pages); open_seconds is the whole reopening.\n",

@@ -67,6 +67,7 @@
 #include "bench/bench_scan_internal.h"
 #include "common/gnuplot.h"
 #include "core/error.h"
+#include "core/mkdirs.h"
 #include "hotset/stream.h"
 
 #include <inttypes.h>
@@ -479,6 +480,11 @@ static void check_flags(scan_bench *b) {
   const char *why = NULL;
   b->npolicies = args_split_policies(b->policy_flag, true, b->specs, ARGS_LIST_MAX, &why);
   if (b->npolicies < 0) args_usage_error(cmd, "--policy: \"%s\": %s", b->policy_flag, why);
+  if (b->plot_file) {
+    const char *dot = strrchr(b->plot_file, '.');
+    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+      args_usage_error(cmd, "--plot: \"%s\" must end in .png or .svg", b->plot_file);
+  }
   parse_list(b, "ring", b->ring_flag, take_ring);
   parse_list(b, "scan", b->scan_flag, take_scan);
   if (strcmp(b->wal_flag, "log") != 0 && strcmp(b->wal_flag, "counter") != 0)
@@ -672,10 +678,7 @@ static int run_cells(scan_bench *b) {
 static int bench_scan_run(scan_bench *b) {
   /* Find out now, not after a minute of measuring, that no chart can be
    * drawn. */
-  if (b->plot_file && !gnuplot_installed()) {
-    fprintf(stderr, PROG ": --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n");
-    return 1;
-  }
+  if (b->plot_file && gnuplot_check_output(PROG, b->plot_file) != 0) return 1;
 
   /* Refuse now what could only end in ENOSPC or an out-of-memory kill
    * after minutes of writing. */
@@ -696,6 +699,9 @@ static int bench_scan_run(scan_bench *b) {
   progress_show(&b->prog);
 
   if (b->dir_flag) {
+    /* --dir is created with its missing parents (mkdir -p), as by every
+     * command that makes a directory. */
+    if (make_dirs(b->dir_flag, 0700, "the directory") != HS_OK) return fail(b, "--dir");
     b->dir = b->dir_flag;
   } else {
     if (bench_tempdir_make("bench-scan", b->tmpdir, sizeof b->tmpdir) != HS_OK)

@@ -1,5 +1,5 @@
 /*
- * bench/global_lru_pool.c — the baseline pool-bench compares hotset against.
+ * bench/global_lru_pool.c — the baseline bench pool compares hotset against.
  *
  * What it models. Until 8.1, PostgreSQL's buffer manager kept everything
  * shared behind one lock, BufMgrLock: the buffer lookup table (tag ->
@@ -18,7 +18,7 @@
  * partition the mapping lock. hotset follows that later design (one CAS per
  * pin, partitioned page table); this file is the design it replaced.
  *
- * Why it is here. A benchmark number means little alone: pool-bench runs the
+ * Why it is here. A benchmark number means little alone: bench pool runs the
  * same workloads against this pool in the same process, on the same relation
  * and with the same number of frames, so "hotset vs global-mutex-lru at 8
  * threads" shows what the lock-free hit path buys, and the 1-thread rows show
@@ -31,7 +31,7 @@
  * more serialized than they were, which matters for the `mixed` workload but
  * not for `hit`, where the model is faithful. The page cache usually serves
  * those reads anyway, so the difference is a syscall, not a disk seek. There
- * are no content locks either: pool-bench's baseline workloads only read.
+ * are no content locks either: bench pool's baseline workloads only read.
  */
 #include "bench/global_lru_pool.h"
 

@@ -3,7 +3,7 @@
  * global mutex with LRU replacement, as PostgreSQL had before 8.1 (see the
  * comment at the top of global_lru_pool.c for what it models and why).
  *
- * Only what pool-bench needs: read a block into a pinned frame, look at its
+ * Only what bench pool needs: read a block into a pinned frame, look at its
  * page, mark it dirty, release it. Every function is thread-safe; every
  * failure is an hs_status with hs_last_error() set, never an abort.
  */

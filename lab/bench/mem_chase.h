@@ -4,7 +4,7 @@
  *
  * A hit on a big pool is a few dependent loads at random places in the
  * pool's metadata; its cost cannot fall below what this machine's caches
- * and memory give for such loads over that much memory. So pool-bench
+ * and memory give for such loads over that much memory. So bench pool
  * measures, in the same run and with the same huge-page setting, a pointer
  * chase — each load's address comes from the previous load — around a
  * random cycle through every cache line of a region of the hit's metadata

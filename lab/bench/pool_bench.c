@@ -1,5 +1,5 @@
 /*
- * bench/pool_bench.c — `hotset pool-bench`: how fast is a buffer access, and
+ * bench/pool_bench.c — `hotset bench pool`: how fast is a buffer access, and
  * how does that change with threads?
  *
  * Two workloads, each run for --seconds at every thread count of --threads:
@@ -49,6 +49,7 @@
 #include "common/scratch.h"
 #include "common/stamped.h"
 #include "core/error.h"
+#include "core/mkdirs.h"
 #include "hotset/pool.h"
 
 #include <inttypes.h>
@@ -58,7 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROG          "hotset pool-bench"
+#define PROG          "hotset bench pool"
 #define BENCH_REL     16384u /* PostgreSQL's first user relation OID, for familiarity */
 #define STOP_INTERVAL 256
 #define MAX_THREADS   1024
@@ -578,6 +579,9 @@ int pool_bench_main(int argc, char **argv) {
   bench_signals_install();
 
   if (b.dir_flag) {
+    /* --dir is created with its missing parents (mkdir -p), as by every
+     * command that makes a directory. */
+    if (make_dirs(b.dir_flag, 0700, "the directory") != HS_OK) return fail(&b, "--dir");
     b.dir = b.dir_flag;
   } else {
     if (bench_tempdir_make("bench", b.tmpdir, sizeof b.tmpdir) != HS_OK)

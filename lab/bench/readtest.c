@@ -1,5 +1,5 @@
 /*
- * bench/readtest.c — `hotset readtest`: --io-sized reads of a file cycling
+ * bench/readtest.c — `hotset bench readtest`: --io-sized reads of a file cycling
  * through a working-set buffer of --size bytes (piece i lands at offset
  * (i * io) % size), for each size and each way of reading.
  *
@@ -33,6 +33,7 @@
 #include "common/args.h"
 #include "common/clock.h"
 #include "common/flags.h"
+#include "common/gnuplot.h"
 #include "common/human_size.h"
 #include "common/interrupt.h"
 #include "common/json.h"
@@ -58,7 +59,7 @@
 #define READTEST_HAVE_SSE2 1
 #endif
 
-#define PROG      "hotset readtest"
+#define PROG      "hotset bench readtest"
 #define MAX_SIZES ARGS_LIST_MAX
 #define NMODES    4
 #define MAX_CACHE 8
@@ -678,6 +679,9 @@ int readtest_main(int argc, char **argv) {
   static results res;
   memset(&t, 0, sizeof t);
   parse_flags(&t, argc, argv);
+  /* The plot is drawn after every cell has run: what would stop it (no
+   * gnuplot, a directory that is not there) must show before. */
+  if (t.plot_file && gnuplot_check_output(PROG, t.plot_file) != 0) return 1;
   read_caches(&t);
   uint64_t file_bytes = 0;
   for (int s = 0; s < t.nsizes; s++)

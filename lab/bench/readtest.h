@@ -1,5 +1,5 @@
 /*
- * bench/readtest.h — `hotset readtest`: 8 KiB reads cycling through a working
+ * bench/readtest.h — `hotset bench readtest`: 8 KiB reads cycling through a working
  * set of a given size (the 2007 L2 experiment), and its plot.
  */
 #ifndef HOTSET_BENCH_READTEST_H

@@ -1,5 +1,5 @@
 /*
- * bench/readtest_plot.c — `hotset readtest --plot`: MB/s against the
+ * bench/readtest_plot.c — `hotset bench readtest --plot`: MB/s against the
  * working-set size through gnuplot.
  *
  * One data file (a row per size, a column per curve — a mode, with or
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PLOT_PROG  "hotset readtest: --plot"
+#define PLOT_PROG  "hotset bench readtest: --plot"
 #define MAX_SERIES 8
 
 /* The data file: size in bytes, then one MB/s column per series in use. */

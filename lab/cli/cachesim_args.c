@@ -34,9 +34,10 @@ static const char *format_of(const char *type) {
   return NULL;
 }
 
-/* cachesim's sizes ("1gb", "16MB", "0.01", "1000"), as hotset's: the
- * units are binary in both (cachesim's MB is a MiB). */
-static bool translate_sizes(const char *in, char *out, size_t cap) {
+/* cachesim's sizes ("1gb", "16MB", "0.01", "1000") with the spaces around
+ * items dropped. The sizes themselves are read by `--size`, with the one
+ * size grammar (core/size.h), whose units are cachesim's: a MB is a MiB. */
+static bool trim_sizes(const char *in, char *out, size_t cap) {
   size_t o = 0;
   const char *p = in;
   while (*p) {
@@ -44,26 +45,8 @@ static bool translate_sizes(const char *in, char *out, size_t cap) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     while (len && p[len - 1] == ' ') len--;
-    char item[64];
-    if (len == 0 || len >= sizeof item) return false;
-    memcpy(item, p, len);
-    item[len] = 0;
-    size_t digits = strspn(item, "0123456789.");
-    const char *unit = item + digits, *hs_unit = NULL;
-    if (!*unit)
-      hs_unit = "";
-    else if (!strcasecmp(unit, "b"))
-      hs_unit = "";
-    else if (!strcasecmp(unit, "kb") || !strcasecmp(unit, "kib"))
-      hs_unit = "KiB";
-    else if (!strcasecmp(unit, "mb") || !strcasecmp(unit, "mib"))
-      hs_unit = "MiB";
-    else if (!strcasecmp(unit, "gb") || !strcasecmp(unit, "gib"))
-      hs_unit = "GiB";
-    else if (!strcasecmp(unit, "tb") || !strcasecmp(unit, "tib"))
-      hs_unit = "TiB";
-    if (!hs_unit || digits == 0) return false;
-    int n = snprintf(out + o, cap - o, "%s%.*s%s", o ? "," : "", (int)digits, item, hs_unit);
+    if (len == 0) return false;
+    int n = snprintf(out + o, cap - o, "%s%.*s", o ? "," : "", (int)len, p);
     if (n < 0 || (size_t)n >= cap - o) return false;
     o += (size_t)n;
     p = end ? end + 1 : p + strlen(p);
@@ -181,25 +164,40 @@ char **cachesim_translate(const args_cmd *cmd, int argc, char **argv, int *out_a
   out[n++] = "--policy";
   out[n++] = argv[3];
   char sizes[512];
-  if (!translate_sizes(argv[4], sizes, sizeof sizes))
+  if (!trim_sizes(argv[4], sizes, sizeof sizes))
     args_usage_error(cmd, "cache size \"%s\": want sizes such as 1gb, 16MiB, 0.01 or 1000",
                      argv[4]);
   out[n++] = "--size";
   out[n++] = keep(store, &used, sizes);
   out[n++] = "--cachesim-lines";
   for (int i = 5; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    /* Each flag as `--name value` or `--name=value`, as everywhere else. */
+    char name[64];
+    const char *a = argv[i], *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+    const char *val = NULL;
+    bool inline_val = false;
+    if (eq && (size_t)(eq - a) < sizeof name) {
+      memcpy(name, a, (size_t)(eq - a));
+      name[eq - a] = 0;
+      a = name;
+      val = eq + 1;
+      inline_val = true;
+    } else if (i + 1 < argc) {
+      val = argv[i + 1];
+    }
+    /* The value's argument is consumed only when it was a separate one. */
+    int step = inline_val ? 0 : 1;
     if (!strcmp(a, "--ignore-obj-size")) {
       if (!val || (strcmp(val, "0") && strcmp(val, "1") && strcasecmp(val, "true") &&
                    strcasecmp(val, "false")))
         args_usage_error(cmd, "--ignore-obj-size takes 0 or 1 (cachesim's form)");
       if (!strcmp(val, "1") || !strcasecmp(val, "true")) out[n++] = "--ignore-size";
-      i++;
+      i += step;
     } else if (!strcmp(a, "--num-thread")) {
-      if (!val) args_usage_error(cmd, "--num-thread needs a count");
+      if (!val || !*val) args_usage_error(cmd, "--num-thread needs a count");
       out[n++] = "--threads";
-      out[n++] = argv[++i];
+      out[n++] = (char *)val;
+      i += step;
     } else if (!strcmp(a, "-t") || !strcmp(a, "--trace-type-params")) {
       char csv[512];
       if (!val || !translate_csv(val, csv, sizeof csv))
@@ -209,11 +207,12 @@ char **cachesim_translate(const args_cmd *cmd, int argc, char **argv, int *out_a
                          a);
       out[n++] = "--csv";
       out[n++] = keep(store, &used, csv);
-      i++;
-    } else if (!strcmp(a, "--json") || !strcmp(a, "--help") || !strcmp(a, "--from") ||
-               !strcmp(a, "--max-requests") || !strcmp(a, "--skip-bad")) {
-      out[n++] = argv[i]; /* hotset's own flags go through as they are */
-      if ((!strcmp(a, "--from") || !strcmp(a, "--max-requests")) && val) out[n++] = argv[++i];
+      i += step;
+    } else if (!strcmp(a, "--json") || !strcmp(a, "--help") || !strcmp(a, "--verbose") ||
+               !strcmp(a, "--from") || !strcmp(a, "--max-requests") || !strcmp(a, "--skip-bad")) {
+      out[n++] = argv[i]; /* hotset's own flags go through as they are, "=" and all */
+      if (!inline_val && (!strcmp(a, "--from") || !strcmp(a, "--max-requests")) && val)
+        out[n++] = argv[++i];
     } else {
       args_usage_error(cmd,
                        "%s: a cachesim flag hotset sim does not take in cachesim's form "

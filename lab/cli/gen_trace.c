@@ -201,7 +201,8 @@ int gen_trace_main(int argc, char **argv) {
     fprintf(stderr, PROG ": %s\n", hs_last_error());
     return 1;
   }
-  fprintf(stderr, PROG ": wrote %" PRIu64 " requests to %s (%s)\n", n, out,
-          hs_trace_format_name(format));
+  /* What was written is the command's result: stdout, so that stderr
+   * stays empty when nothing went wrong. */
+  printf("wrote %" PRIu64 " requests to %s (%s)\n", n, out, hs_trace_format_name(format));
   return 0;
 }

@@ -39,6 +39,7 @@
 #include "common/scratch.h"
 #include "common/stamped.h"
 #include "core/error.h"
+#include "core/mkdirs.h"
 #include "hotset/policy.h"
 #include "hotset/pool.h"
 #include "hotset/stats.h"
@@ -778,6 +779,10 @@ int replay_main(int argc, char **argv) {
     return replay_fail(&d, NULL, hs_last_error());
 
   if (dir_flag) {
+    /* --dir is created with its missing parents (mkdir -p), as by every
+     * command that makes a directory. */
+    if (make_dirs(dir_flag, 0700, "the directory") != HS_OK)
+      return replay_fail(&d, "--dir", hs_last_error());
     snprintf(d.datadir, sizeof d.datadir, "%s", dir_flag);
   } else {
     if (bench_tempdir_make("replay", d.tmpdir, sizeof d.tmpdir) != HS_OK)

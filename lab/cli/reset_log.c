@@ -33,7 +33,8 @@
  *       every record from the redo point on is given up.
  *
  * Without --force it prints all of this and changes nothing (exit 1, or 0
- * when there is nothing to do). --remove-kept removes the evidence
+ * when there is nothing to do: a directory shut down cleanly, its log
+ * intact or never used, is healthy and says so). --remove-kept removes the evidence
  * directories (kept-*, reset-*) of the log directory, saying what each
  * held.
  */
@@ -569,7 +570,24 @@ int reset_log_main(int argc, char **argv) {
   bool provable = log.readable && log.end >= from && log.kept_records > 0;
   bool can_keep = provable && max_page <= log.end;
   bool replay_first = provable && max_page > log.end && log.foreign_rmgr < 0;
+  /* Closed cleanly, with no log at all (run with a stand-in for one, as
+   * workload and bench scan do by default): every page is on disk and
+   * nothing waits to be replayed, so there is nothing to reset. --force
+   * still starts a log, for who wants to open it with one. */
+  bool clean_without_log = !rebuilt && c.state == HS_DB_SHUT_DOWN && log.segments == 0 &&
+                           stat(waldir, &sb) != 0 && errno == ENOENT && bad == 0 &&
+                           (!c.has_checkpoint || max_page <= c.checkpoint);
+  if (clean_without_log && !force) {
+    printf("nothing to reset: %s is healthy (clean shutdown, and no log: it was run without "
+           "one); --force would start a log for it\n",
+           dir);
+    goto out;
+  }
   if (healthy) {
+    if (!rebuilt && c.state == HS_DB_SHUT_DOWN) {
+      printf("nothing to reset: %s is healthy (clean shutdown, log intact)\n", dir);
+      goto out;
+    }
     if (!rebuilt) {
       printf("nothing to reset: the log reads from the redo point to its end and proves "
              "everything the data pages carry; %s opens as it is\n",

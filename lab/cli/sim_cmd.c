@@ -145,6 +145,7 @@ static const char usage[] =
     "  --json             one JSON object per simulation per line; \"seconds\" is\n"
     "                     the simulation's, \"load_seconds\" reading and mapping\n"
     "                     the trace (and next-access times, if needed)\n"
+    "  --verbose          say on stderr how the trace's format was chosen\n"
     "  --help             show this help\n"
     "\n"
     "policies: ";
@@ -330,27 +331,6 @@ static void csv_string(FILE *f, const char *s) {
     fputc(*s, f);
   }
   fputc('"', f);
-}
-
-/* The plot is drawn after every simulation has run: a directory that does
- * not exist or cannot be written must show before that, not after. The
- * file is created (and removed again if it was not there), which is the
- * one test that answers for permissions, read-only mounts and the like.
- * 0, or -1 after printing one line. */
-static int check_plot_output(const char *file) {
-  int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd >= 0) {
-    close(fd);
-    unlink(file);
-    return 0;
-  }
-  if (errno == EEXIST) fd = open(file, O_WRONLY | O_CLOEXEC); /* kept as it is until drawn */
-  if (fd >= 0) {
-    close(fd);
-    return 0;
-  }
-  fprintf(stderr, PROG ": --plot: cannot write %s: %s\n", file, strerror(errno));
-  return -1;
 }
 
 /* The policy's spec with every parameter spelled out (malloc'ed; the spec
@@ -645,7 +625,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
              *time_unit = NULL, *ring_rule_arg = "none", *from_arg = NULL;
   double ms_per_request = 0;
   bool ignore_size = false, skip_bad = false, json = false, csv_out = false, compare_found = false,
-       cachesim_lines = false;
+       cachesim_lines = false, verbose = false;
   uint64_t mrc_points = 0, max_requests = 0, sample_floor = HS_SHARDS_DEFAULT_FLOOR;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t threads = ncpu > 0 ? (uint64_t)ncpu : 1;
@@ -671,6 +651,7 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       {.name = "ring-rule", .kind = ARGS_STRING, .dest = &ring_rule_arg},
       {.name = "from", .kind = ARGS_STRING, .dest = &from_arg},
       {.name = "cachesim-lines", .kind = ARGS_FLAG, .dest = &cachesim_lines},
+      {.name = "verbose", .kind = ARGS_FLAG, .dest = &verbose},
       {.name = "ms-per-request",
        .kind = ARGS_DOUBLE,
        .dest = &ms_per_request,
@@ -743,12 +724,9 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
    * the minutes a big trace takes to load. */
   size_item *size_items = NULL;
   size_t nsizes = sizes_arg ? parse_sizes(&cmd, sizes_arg, ignore_size, &size_items) : 0;
-  if (plot && !gnuplot_installed()) {
-    fprintf(stderr, PROG ": --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n");
-    free(size_items);
-    return 1;
-  }
-  if (plot && check_plot_output(plot) != 0) {
+  /* The plot is drawn after every simulation has run: what would stop it
+   * must show before. */
+  if (plot && gnuplot_check_output(PROG, plot) != 0) {
     free(size_items);
     return 1;
   }
@@ -777,7 +755,9 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
                      "tools/pg-trace has one: seq,pid,rel,fork,block,found)",
                      trace_path);
   }
-  if (topts.format == HS_TRACE_AUTO && !json && !csv_out)
+  /* A run that worked says nothing on stderr (scripts treat stderr output
+   * as trouble); how the format was chosen is there for who asks. */
+  if (verbose && topts.format == HS_TRACE_AUTO)
     fprintf(stderr, PROG ": %s: %s\n", trace_path, t->format_reason);
   if (from_arg) {
     if (from_percent >= 0) from_request = (uint64_t)((double)t->requests * from_percent / 100);

@@ -33,6 +33,7 @@
 #include "common/scratch.h"
 #include "common/stamped.h"
 #include "core/error.h"
+#include "core/mkdirs.h"
 #include "hotset/fault.h"
 #include "hotset/pool.h"
 #include "hotset/wal.h"
@@ -364,6 +365,13 @@ int workload_main(int argc, char **argv) {
                      bgwriter_delay, HS_POOL_BGWRITER_MIN_DELAY_MS);
   if (strcmp(wal_flag, "log") != 0 && strcmp(wal_flag, "counter") != 0)
     args_usage_error(cmd, "--wal: \"%s\" is not log or counter", wal_flag);
+  /* One policy the pool runs, checked as the other pool commands check
+   * theirs: an unknown one is answered with the pool's policies. */
+  static char spec[1][ARGS_SPEC_LEN];
+  const char *why = NULL;
+  if (args_split_policies(policy, true, spec, 1, &why) < 0)
+    args_usage_error(cmd, "--policy: \"%s\": %s", policy, why);
+  policy = spec[0];
   /* An existing --dir says its page size (its control file). */
   if (bench_dir_page_size(dir_flag, &page_size) != HS_OK) {
     fprintf(stderr, PROG ": %s\n", hs_last_error());
@@ -388,6 +396,10 @@ int workload_main(int argc, char **argv) {
 
   wl_run d = {.keep = keep};
   if (dir_flag) {
+    /* --dir is created with its missing parents (mkdir -p), as by every
+     * command that makes a directory. */
+    if (make_dirs(dir_flag, 0700, "the directory") != HS_OK)
+      return wl_fail(&d, "--dir", hs_last_error());
     snprintf(d.datadir, sizeof d.datadir, "%s", dir_flag);
   } else {
     if (bench_tempdir_make("workload", d.tmpdir, sizeof d.tmpdir) != HS_OK)

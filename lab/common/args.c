@@ -461,6 +461,34 @@ static int split_fail(const char **why, const char *fmt, ...) {
   return -1;
 }
 
+/* Whether the registry's policy `name` runs in the buffer pool (not only
+ * in the simulator, as those needing the future do). */
+static bool pool_runs(const char *name) {
+  hs_policy *p;
+  if (hs_policy_create(name, 1, 1, NULL, &p) != HS_OK) return false;
+  bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;
+  hs_policy_destroy(p);
+  return !sim_only;
+}
+
+const char *args_policy_list(bool pool_only) {
+  /* From the registry, so that a new policy is listed where it runs
+   * without anyone editing a list here. */
+  static char list[1024];
+  char names[1024];
+  snprintf(names, sizeof names, "%s", hs_policy_names());
+  size_t used = 0;
+  list[0] = 0;
+  char *save = NULL;
+  for (char *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+    if (pool_only && !pool_runs(name)) continue;
+    int n = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", name);
+    if (n < 0 || (size_t)n >= sizeof list - used) break;
+    used += (size_t)n;
+  }
+  return list;
+}
+
 /* Splits `buf` (a writable copy of the list) into out; the count, or -1
  * with *why set. */
 static int split_list(char *buf, bool pool_only, char out[][ARGS_SPEC_LEN], int max,
@@ -474,14 +502,11 @@ static int split_list(char *buf, bool pool_only, char out[][ARGS_SPEC_LEN], int 
       if (!names) return split_fail(why, "out of memory");
       char *save2 = NULL;
       for (char *name = strtok_r(names, ",", &save2); name; name = strtok_r(NULL, ",", &save2)) {
-        hs_policy *p;
-        if (hs_policy_create(name, 1, 1, NULL, &p) != HS_OK) continue;
-        bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;
-        hs_policy_destroy(p);
-        if (pool_only && sim_only) continue;
+        if (pool_only && !pool_runs(name)) continue;
         if (n == max) {
           free(names);
-          return split_fail(why, "more than %d policies", max);
+          return split_fail(why, max == 1 ? "one policy, not a list" : "more than %d policies",
+                            max);
         }
         snprintf(out[n++], ARGS_SPEC_LEN, "%s", name);
       }
@@ -498,7 +523,8 @@ static int split_list(char *buf, bool pool_only, char out[][ARGS_SPEC_LEN], int 
                item);
       continue;
     }
-    if (n == max) return split_fail(why, "more than %d policies", max);
+    if (n == max)
+      return split_fail(why, max == 1 ? "one policy, not a list" : "more than %d policies", max);
     if (strlen(item) >= ARGS_SPEC_LEN)
       return split_fail(why, "the spec \"%.64s...\" is longer than %d characters", item,
                         ARGS_SPEC_LEN - 1);
@@ -574,7 +600,12 @@ int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN]
     memcpy(name, out[i], len);
     name[len] = 0;
     const char *canonical = hs_policy_canonical(name);
-    if (canonical && strcmp(canonical, name) != 0) {
+    /* An unknown name is answered with what this command runs: the pool's
+     * policies for the pool's commands (never belady, which they refuse). */
+    if (!canonical)
+      return split_fail(why, "unknown replacement policy \"%s\" (%s runs %s)", name,
+                        pool_only ? "the pool" : "the simulator", args_policy_list(pool_only));
+    if (strcmp(canonical, name) != 0) {
       size_t clen = strlen(canonical), rest = strlen(out[i] + len);
       if (clen + rest >= ARGS_SPEC_LEN)
         return split_fail(why, "the spec \"%s\" is longer than %d characters", out[i],

@@ -7,7 +7,7 @@
  * (`--name value` and `--name=value`), the same size grammar, and the same
  * behaviour on mistakes — ONE line on stderr naming the flag and what is
  * wrong with it, then one line saying where the flags are described ("run
- * 'hotset pool-bench --help' for the flags"), then exit status 2 — so
+ * 'hotset bench pool --help' for the flags"), then exit status 2 — so
  * scripts and tests can rely on it, and the error is not buried under a
  * screenful of usage. `--help` (or `-h`) prints the usage on stdout and
  * exits 0.
@@ -27,10 +27,9 @@
  *   ARGS_UINT       a decimal integer, 0 .. UINT64_MAX, no sign.
  *   ARGS_DOUBLE     a finite decimal number (strtod syntax).
  *   ARGS_SIZE       a byte count in the one size grammar (core/size.h): a
- *                   whole number with an optional unit B, KiB, MiB, GiB or
- *                   TiB, in any case (64KiB, 1mib). KB/MB/GB/TB and K/M/G/T
- *                   are refused with a hint saying what to write (is "1GB"
- *                   10^9 or 2^30 bytes?), never guessed.
+ *                   whole number with an optional unit B, K, M, G or T,
+ *                   each also written KB/KiB, MB/MiB ..., in any case, and
+ *                   each a power of 1024 (64KiB = 64KB = 64k = 65536).
  *   ARGS_UINT_LIST  a comma-separated list of integers, e.g. `--threads 1,2,4`
  *                   (no empty items, at most ARGS_LIST_MAX of them).
  *   ARGS_SIZE_LIST  the same of sizes, e.g. `--sizes 8KiB,64KiB`.
@@ -96,7 +95,7 @@ typedef struct args_opt {
  * the flag table, and then the args_cmd must be the `cmd` of an
  * args_command, which holds the rest of the text. */
 typedef struct args_cmd {
-  const char *prog;  /* e.g. "hotset pool-bench" */
+  const char *prog;  /* e.g. "hotset bench pool" */
   const char *usage; /* full usage text, ending in a newline; or NULL */
 } args_cmd;
 
@@ -118,10 +117,15 @@ typedef struct args_command {
   const char *notes;    /* the same, after the flags */
 } args_command;
 
-/* The size grammar in two lines, for the notes of a command with SIZE flags. */
-#define ARGS_SIZE_NOTE                                                                             \
-  "A SIZE is a whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB,\n"             \
-  "in any case (64KiB, 1mib); KB/MB/GB and K/M/G are refused as ambiguous.\n"
+/* The size grammar, stated once: the footer of `hotset --help` (and the
+ * README's paragraph on sizes) say it whole; a command with SIZE flags
+ * points there with ARGS_SIZE_NOTE. */
+#define ARGS_SIZE_GRAMMAR                                                                          \
+  "A SIZE is a whole number of bytes with an optional unit B, K, M, G or T (any\n"                 \
+  "case), each a power of 1024. KB and KiB spell K too, MB and MiB spell M, and so\n"              \
+  "on: 64KiB = 64KB = 64k = 65536 bytes, and 1GB is 2^30 bytes, as cachesim and\n"                 \
+  "PostgreSQL read it. A size in powers of 1000 is written in bytes.\n"
+#define ARGS_SIZE_NOTE "A SIZE is bytes, or 64KiB, 64KB, 64k (all 65536): see 'hotset --help'.\n"
 
 /* Stores every flag's default (`def`), then parses argv[1 .. argc) (argv[0]
  * is the subcommand's own name) against `opts`. Arguments that are not
@@ -150,8 +154,7 @@ _Noreturn void args_usage_error(const args_cmd *cmd, const char *fmt, ...)
  * nothing (returning false, *out untouched). */
 bool args_parse_uint(const char *s, uint64_t *out);
 bool args_parse_double(const char *s, double *out);
-/* After a false return hs_last_error() says why (for KB/MB/GB: what to
- * write instead). */
+/* After a false return hs_last_error() says why. */
 bool args_parse_size(const char *s, uint64_t *out);
 /* Items are checked against [min, max] (max 0: unlimited) as well. */
 bool args_parse_uint_list(const char *s, uint64_t min, uint64_t max, args_uint_list *out);
@@ -183,6 +186,10 @@ char *args_format_size(uint64_t bytes, char *buf, size_t len);
  * so, never a cut. Returns the number of specs, or -1 with *why set (valid
  * until the next call). */
 #define ARGS_SPEC_LEN 160
+/* The policies a command runs, from the policy registry: every one the
+ * buffer pool accepts (pool_only), or every one the simulator does; as
+ * "lru, fifo, ...". A static buffer. */
+const char *args_policy_list(bool pool_only);
 int args_split_policies(const char *s, bool pool_only, char out[][ARGS_SPEC_LEN], int max,
                         const char **why);
 

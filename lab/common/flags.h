@@ -31,7 +31,8 @@
 #define BENCH_OPT_DIR(dest_)                                                                       \
   {                                                                                                \
     .name = "dir", .kind = ARGS_PATH, .dest = (dest_), .max = BENCH_DIR_MAX, .arg = "DIR",         \
-    .help = "data directory to use (created if missing, never removed) instead of a temporary one" \
+    .help = "data directory to use (created with its parents if missing, never removed) instead "  \
+            "of a temporary one"                                                                   \
   }
 
 /* The --segment flag of the benchmarks that open a log (an args_opt

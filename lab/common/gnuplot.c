@@ -4,6 +4,7 @@
 #include "common/gnuplot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -23,6 +24,29 @@ bool gnuplot_installed(void) {
     if (*path == ':') path++;
   }
   return false;
+}
+
+int gnuplot_check_output(const char *prog, const char *output) {
+  if (!gnuplot_installed()) {
+    fprintf(stderr, "%s: --plot: gnuplot is not installed (apt-get install gnuplot-nox)\n", prog);
+    return -1;
+  }
+  /* Creating the file (and removing it again if it was not there) is the
+   * one test that answers for a missing directory, permissions, read-only
+   * mounts and the like; an existing file is kept as it is until drawn. */
+  int fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd >= 0) {
+    close(fd);
+    unlink(output);
+    return 0;
+  }
+  if (errno == EEXIST) fd = open(output, O_WRONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    close(fd);
+    return 0;
+  }
+  fprintf(stderr, "%s: --plot: cannot write %s: %s\n", prog, output, strerror(errno));
+  return -1;
 }
 
 void gnuplot_quote(FILE *f, const char *s) {

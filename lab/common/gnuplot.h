@@ -15,6 +15,11 @@
 
 /* Whether a gnuplot executable is on $PATH. */
 bool gnuplot_installed(void);
+/* Before a run whose plot is drawn at its end: that gnuplot is installed
+ * and that `output` can be written (its directory exists and takes a new
+ * file), so that a typo fails at once, not after the run, and leaves
+ * nothing behind. 0, or -1 after printing one line "<prog>: --plot: ...". */
+int gnuplot_check_output(const char *prog, const char *output);
 /* Writes s as a gnuplot string literal (single quotes, a quote doubled). */
 void gnuplot_quote(FILE *f, const char *s);
 /* Writes the terminal line for `output` (svg when it ends in .svg, else

@@ -31,6 +31,7 @@
 #include "common/rng.h"
 #include "common/scratch.h"
 #include "core/error.h"
+#include "core/mkdirs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -920,7 +921,8 @@ int crash_test_main(int argc, char **argv) {
        .dest = &dir,
        .max = BENCH_DIR_MAX,
        .arg = "DIR",
-       .help = "data directory (kept); the parent's default is a temporary one, removed"},
+       .help = "data directory (kept; created with its parents if missing); the parent's default "
+               "is a temporary one, removed"},
       {.name = "json", .kind = ARGS_FLAG, .dest = &json, .help = "print JSON lines"},
       {.name = "workload",
        .kind = ARGS_FLAG,
@@ -1056,6 +1058,13 @@ int crash_test_main(int argc, char **argv) {
                      cut_dir_kinds);
   power_strict = strict;
   if (only_run > runs) runs = only_run;
+  /* A --dir to write into is created with its missing parents (mkdir -p),
+   * as by every command that makes a directory; --verify reads one that
+   * must exist. */
+  if (dir && !verify && make_dirs(dir, 0700, "the directory") != HS_OK) {
+    fprintf(stderr, CRASH_PROG ": --dir: %s\n", hs_last_error());
+    return 1;
+  }
   if (segment_bytes) crash_segment_bytes = segment_bytes;
   if (crash_segment_bytes < CRASH_SEGMENT_BYTES) crash_page_size = 1024u;
   if (workload) {

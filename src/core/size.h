@@ -4,18 +4,20 @@
  * `hotset` tool (--pool, --page-size, --size ...), so that a size written
  * one way is accepted, or refused, everywhere alike.
  *
- * A size is a decimal integer with an optional binary unit, matched without
+ * A size is a decimal integer with an optional unit, matched without
  * regard to case:
  *
- *   (none), B   bytes
- *   KiB         2^10 bytes      MiB  2^20      GiB  2^30      TiB  2^40
+ *   (none), B        bytes
+ *   K, KB, KiB       2^10 bytes
+ *   M, MB, MiB       2^20            G, GB, GiB  2^30       T, TB, TiB  2^40
  *
- * KB, MB, GB, TB and the bare K, M, G, T are refused, never guessed: some
- * read "1GB" as 10^9 bytes, others (PostgreSQL's settings among them) as
- * 2^30, and a pool off by 7 % is a surprise nobody should find in a
- * measurement. The refusal says what to write instead. No sign, no
- * fraction, no space between the number and the unit; a value beyond 64
- * bits is refused too.
+ * Every unit is a power of 1024, however it is spelled: "1GB" is 2^30
+ * bytes, as libCacheSim's cachesim (whose command lines `hotset sim` takes
+ * unchanged) and PostgreSQL's settings read it. One meaning per spelling,
+ * the same in every flag and spec, stated once in `hotset --help`; a
+ * decimal size is written in bytes (1000000000). No sign, no fraction, no
+ * space between the number and the unit; a value beyond 64 bits is
+ * refused.
  */
 #ifndef HOTSET_CORE_SIZE_H
 #define HOTSET_CORE_SIZE_H
@@ -25,11 +27,8 @@
 #include <stdint.h>
 
 /* Parses `s` whole into *out. On failure returns HS_ERR_INVALID through
- * hs_fail with a message that quotes `s` and, for an ambiguous unit, names
- * the spellings that would be accepted, e.g.
- *   "1GB": GB is ambiguous (10^9 or 2^30 bytes?); write 1GiB, or 1000000000
- *   for the decimal size
- * fit to follow "--pool: " or "ring \"fixed:1GB\": "; *out is untouched. */
+ * hs_fail with a message that quotes `s` and says what a size is, fit to
+ * follow "--pool: " or "ring \"fixed:1XB\": "; *out is untouched. */
 hs_status hs_size_parse(const char *s, uint64_t *out);
 
 #endif

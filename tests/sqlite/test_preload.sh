@@ -69,6 +69,19 @@ else
   expect_stats_line lru 0 "sqlite3 shell, lru, scan detection off"
   if [[ $(stats_field scan_fetches) == 0 ]]; then ok; else bad "scan detection off: scan_fetches=$(stats_field scan_fetches)"; fi
 
+  # Another simulator's name for a policy is accepted, and the statistics
+  # give the policy's own name, as every hotset output does.
+  for pair in LRU:lru TwoQ:2q S3-FIFO:s3fifo; do
+    rm -f "$scratch/a.db"
+    HOTSET_SQLITE_STATS=1 HOTSET_SQLITE_POLICY=${pair%%:*} LD_PRELOAD=$so \
+      "$shell" "$scratch/a.db" "$query" >"$out" 2>"$err"
+    status=$?
+    expect_output "sqlite3 shell, policy ${pair%%:*}"
+    if [[ $(stats_field policy) == "${pair#*:}" ]]; then ok; else
+      bad "policy ${pair%%:*}: the statistics say policy=$(stats_field policy), want ${pair#*:}"
+    fi
+  done
+
   # Without HOTSET_SQLITE_STATS: nothing on stderr.
   rm -f "$scratch/a.db"
   LD_PRELOAD=$so "$shell" "$scratch/a.db" "$query" >"$out" 2>"$err"

@@ -19,6 +19,7 @@
 #include "cli/workload.h"
 #include "common/args.h"
 #include "crash/crash_test.h"
+#include "hotset/version.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -62,10 +63,6 @@ static const alias aliases[] = {
 };
 
 #define NALIASES (sizeof aliases / sizeof aliases[0])
-
-#ifndef HOTSET_VERSION
-#define HOTSET_VERSION "unknown"
-#endif
 
 static void print_usage(FILE *out) {
   fputs("usage: hotset <subcommand> [flags]\n"
@@ -119,7 +116,7 @@ int main(int argc, char **argv) {
   if (argc < 2) return usage_error("%s", "missing subcommand");
   const char *name = argv[1];
   if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
-    printf("hotset %s\n", HOTSET_VERSION);
+    printf("hotset %s\n", hs_version()); /* the library it is built on: one version */
     return 0;
   }
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {

@@ -617,337 +617,505 @@ int sim_main(int argc, char **argv) {
   return rc;
 }
 
-static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
-  const args_cmd cmd = *cmdp;
+/* The flags of one run: as given on the command line, then what checking
+ * them derives. All of it is known before the trace is opened. */
+typedef struct sim_flags {
+  const char *trace_path, *format_name, *csv_spec, *policy, *sizes_arg, *plot, *shard_arg,
+      *sample_arg, *time_unit, *ring_rule_arg, *from_arg;
+  double ms_per_request;
+  bool ignore_size, skip_bad, json, csv_out, compare_found, cachesim_lines, verbose;
+  uint64_t mrc_points, max_requests, sample_floor, threads;
+  /* derived by check_flags */
+  uint64_t shard_index, shard_count;
+  uint64_t threshold;    /* --sample's; 0: the whole trace */
+  uint64_t from_request; /* --from as a request number, */
+  double from_percent;   /* or as a share of the trace (>= 0), resolved once it is loaded */
+  hs_trace_options topts;
+  bool ring_rule;
+  char (*specs)[ARGS_SPEC_LEN];
+  int nspecs;
+  size_item *size_items; /* --size's items (malloc'ed; NULL with --mrc) */
+  size_t nitems;
+} sim_flags;
 
-  const char *trace_path = NULL, *format_name = "auto", *csv_spec = NULL, *policy = NULL,
-             *sizes_arg = NULL, *plot = NULL, *shard_arg = NULL, *sample_arg = NULL,
-             *time_unit = NULL, *ring_rule_arg = "none", *from_arg = NULL;
-  double ms_per_request = 0;
-  bool ignore_size = false, skip_bad = false, json = false, csv_out = false, compare_found = false,
-       cachesim_lines = false, verbose = false;
-  uint64_t mrc_points = 0, max_requests = 0, sample_floor = HS_SHARDS_DEFAULT_FLOOR;
+/* What a run builds once the trace is read, released by release_run. */
+typedef struct sim_run {
+  hs_sim_trace *t;
+  double load_start, load_seconds;
+  uint64_t *sizes; /* resolved: the trace's units */
+  size_t nsizes;
+  sample_set samples; /* with --sample */
+  job *jobs;          /* every (policy, size) pair, policy-major */
+  size_t njobs;
+  size_t lo, hi; /* this shard's slice of jobs */
+} sim_run;
+
+/* Reads the command line into *f, defaults first; a usage error exits. */
+static void parse_flags(const args_cmd *cmd, int nargc, char **nargv, sim_flags *f) {
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  uint64_t threads = ncpu > 0 ? (uint64_t)ncpu : 1;
+  *f = (sim_flags){.format_name = "auto",
+                   .ring_rule_arg = "none",
+                   .sample_floor = HS_SHARDS_DEFAULT_FLOOR,
+                   .threads = ncpu > 0 ? (uint64_t)ncpu : 1,
+                   .shard_index = 1,
+                   .shard_count = 1,
+                   .from_percent = -1};
   const args_opt opts[] = {
-      {.name = "trace", .kind = ARGS_STRING, .dest = &trace_path},
-      {.name = "format", .kind = ARGS_STRING, .dest = &format_name},
-      {.name = "csv-spec", .kind = ARGS_STRING, .dest = &csv_spec},
-      {.name = "csv-out", .kind = ARGS_FLAG, .dest = &csv_out},
-      {.name = "policy", .kind = ARGS_STRING, .dest = &policy},
-      {.name = "size", .kind = ARGS_STRING, .dest = &sizes_arg},
-      {.name = "ignore-size", .kind = ARGS_FLAG, .dest = &ignore_size},
-      {.name = "mrc", .kind = ARGS_UINT, .dest = &mrc_points, .min = 1, .max = MAX_MRC_POINTS},
-      {.name = "plot", .kind = ARGS_STRING, .dest = &plot},
-      {.name = "threads", .kind = ARGS_UINT, .dest = &threads, .min = 1, .max = 1024},
-      {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &skip_bad},
-      {.name = "json", .kind = ARGS_FLAG, .dest = &json},
-      {.name = "compare-found", .kind = ARGS_FLAG, .dest = &compare_found},
-      {.name = "shard", .kind = ARGS_STRING, .dest = &shard_arg},
-      {.name = "sample", .kind = ARGS_STRING, .dest = &sample_arg},
-      {.name = "sample-floor", .kind = ARGS_UINT, .dest = &sample_floor, .max = 1u << 20},
-      {.name = "max-requests", .kind = ARGS_UINT, .dest = &max_requests, .min = 1},
-      {.name = "time-unit", .kind = ARGS_STRING, .dest = &time_unit},
-      {.name = "ring-rule", .kind = ARGS_STRING, .dest = &ring_rule_arg},
-      {.name = "from", .kind = ARGS_STRING, .dest = &from_arg},
-      {.name = "cachesim-lines", .kind = ARGS_FLAG, .dest = &cachesim_lines},
-      {.name = "verbose", .kind = ARGS_FLAG, .dest = &verbose},
+      {.name = "trace", .kind = ARGS_STRING, .dest = &f->trace_path},
+      {.name = "format", .kind = ARGS_STRING, .dest = &f->format_name},
+      {.name = "csv-spec", .kind = ARGS_STRING, .dest = &f->csv_spec},
+      {.name = "csv-out", .kind = ARGS_FLAG, .dest = &f->csv_out},
+      {.name = "policy", .kind = ARGS_STRING, .dest = &f->policy},
+      {.name = "size", .kind = ARGS_STRING, .dest = &f->sizes_arg},
+      {.name = "ignore-size", .kind = ARGS_FLAG, .dest = &f->ignore_size},
+      {.name = "mrc", .kind = ARGS_UINT, .dest = &f->mrc_points, .min = 1, .max = MAX_MRC_POINTS},
+      {.name = "plot", .kind = ARGS_STRING, .dest = &f->plot},
+      {.name = "threads", .kind = ARGS_UINT, .dest = &f->threads, .min = 1, .max = 1024},
+      {.name = "skip-bad", .kind = ARGS_FLAG, .dest = &f->skip_bad},
+      {.name = "json", .kind = ARGS_FLAG, .dest = &f->json},
+      {.name = "compare-found", .kind = ARGS_FLAG, .dest = &f->compare_found},
+      {.name = "shard", .kind = ARGS_STRING, .dest = &f->shard_arg},
+      {.name = "sample", .kind = ARGS_STRING, .dest = &f->sample_arg},
+      {.name = "sample-floor", .kind = ARGS_UINT, .dest = &f->sample_floor, .max = 1u << 20},
+      {.name = "max-requests", .kind = ARGS_UINT, .dest = &f->max_requests, .min = 1},
+      {.name = "time-unit", .kind = ARGS_STRING, .dest = &f->time_unit},
+      {.name = "ring-rule", .kind = ARGS_STRING, .dest = &f->ring_rule_arg},
+      {.name = "from", .kind = ARGS_STRING, .dest = &f->from_arg},
+      {.name = "cachesim-lines", .kind = ARGS_FLAG, .dest = &f->cachesim_lines},
+      {.name = "verbose", .kind = ARGS_FLAG, .dest = &f->verbose},
       {.name = "ms-per-request",
        .kind = ARGS_DOUBLE,
-       .dest = &ms_per_request,
+       .dest = &f->ms_per_request,
        .dmin = 1e-9,
        .dmax = 1e9},
   };
-  int npos = args_parse(&cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 1);
-  trace_path = trace_path_from_args(&cmd, trace_path, npos, nargv);
-  if (!policy) args_usage_error(&cmd, "--policy: at least one policy is required");
-  if (!sizes_arg && !mrc_points) args_usage_error(&cmd, "--size or --mrc is required");
-  if (sizes_arg && mrc_points) args_usage_error(&cmd, "--size and --mrc exclude each other");
-  if (json && csv_out) args_usage_error(&cmd, "--json and --csv (output) exclude each other");
-  if (plot && !mrc_points && !sizes_arg) args_usage_error(&cmd, "--plot needs --mrc or --size");
-  if (plot) {
-    const char *dot = strrchr(plot, '.');
+  int npos = args_parse(cmd, opts, sizeof opts / sizeof opts[0], nargc, nargv, 1);
+  f->trace_path = trace_path_from_args(cmd, f->trace_path, npos, nargv);
+}
+
+/* What to simulate and how to print it: the flags that need or exclude
+ * one another, --plot's file name, --shard and --sample. */
+static void check_combinations(const args_cmd *cmd, sim_flags *f) {
+  if (!f->policy) args_usage_error(cmd, "--policy: at least one policy is required");
+  if (!f->sizes_arg && !f->mrc_points) args_usage_error(cmd, "--size or --mrc is required");
+  if (f->sizes_arg && f->mrc_points) args_usage_error(cmd, "--size and --mrc exclude each other");
+  if (f->json && f->csv_out) args_usage_error(cmd, "--json and --csv (output) exclude each other");
+  if (f->plot && !f->mrc_points && !f->sizes_arg)
+    args_usage_error(cmd, "--plot needs --mrc or --size");
+  if (f->plot) {
+    const char *dot = strrchr(f->plot, '.');
     if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
-      args_usage_error(&cmd, "--plot: \"%s\" must end in .png or .svg", plot);
+      args_usage_error(cmd, "--plot: \"%s\" must end in .png or .svg", f->plot);
   }
-  uint64_t shard_index = 1, shard_count = 1;
-  if (shard_arg) parse_shard(&cmd, shard_arg, &shard_index, &shard_count);
-  if (shard_arg && plot)
-    args_usage_error(&cmd, "--plot and --shard exclude each other (a shard draws part of a sweep)");
-  uint64_t threshold = 0; /* --sample's; 0: the whole trace */
-  if (sample_arg) {
+  if (f->shard_arg) parse_shard(cmd, f->shard_arg, &f->shard_index, &f->shard_count);
+  if (f->shard_arg && f->plot)
+    args_usage_error(cmd, "--plot and --shard exclude each other (a shard draws part of a sweep)");
+  if (f->sample_arg) {
     double rate;
-    if (args_parse_double(sample_arg, &rate)) threshold = hs_shards_threshold(rate);
-    if (threshold == 0)
-      args_usage_error(&cmd, "--sample: \"%s\" is not a rate R with 2^-24 <= R <= 1 (e.g. 0.01)",
-                       sample_arg);
+    if (args_parse_double(f->sample_arg, &rate)) f->threshold = hs_shards_threshold(rate);
+    if (f->threshold == 0)
+      args_usage_error(cmd, "--sample: \"%s\" is not a rate R with 2^-24 <= R <= 1 (e.g. 0.01)",
+                       f->sample_arg);
   }
-  if (compare_found && sample_arg)
-    args_usage_error(&cmd, "--compare-found and --sample exclude each other (a sample's misses "
-                           "are not the trace's requests)");
-  /* --from: a request number, or a share of the trace (resolved once it is
-   * loaded). */
-  uint64_t from_request = 0;
-  double from_percent = -1;
-  if (from_arg) {
-    size_t len = strlen(from_arg);
-    bool ok;
-    if (len > 1 && from_arg[len - 1] == '%') {
-      char num[64];
-      ok = len < sizeof num;
-      if (ok) {
-        memcpy(num, from_arg, len - 1);
-        num[len - 1] = 0;
-        ok = args_parse_double(num, &from_percent) && from_percent >= 0 && from_percent < 100;
-      }
-    } else {
-      ok = args_parse_uint(from_arg, &from_request);
+  if (f->compare_found && f->sample_arg)
+    args_usage_error(cmd, "--compare-found and --sample exclude each other (a sample's misses "
+                          "are not the trace's requests)");
+}
+
+/* --from: a request number, or a share of the trace (resolved once it is
+ * loaded). */
+static void parse_from(const args_cmd *cmd, sim_flags *f) {
+  const char *arg = f->from_arg;
+  size_t len = strlen(arg);
+  bool ok;
+  if (len > 1 && arg[len - 1] == '%') {
+    char num[64];
+    ok = len < sizeof num;
+    if (ok) {
+      memcpy(num, arg, len - 1);
+      num[len - 1] = 0;
+      ok =
+          args_parse_double(num, &f->from_percent) && f->from_percent >= 0 && f->from_percent < 100;
     }
-    if (!ok)
-      args_usage_error(&cmd, "--from: \"%s\" is not a request number or a share below 100%%",
-                       from_arg);
-    if (mrc_points || sample_arg || compare_found)
-      args_usage_error(&cmd, "--from excludes --mrc, --sample and --compare-found (they count "
-                             "every request)");
+  } else {
+    ok = args_parse_uint(arg, &f->from_request);
   }
-  hs_trace_options topts =
-      trace_options_from_flags(&cmd, format_name, csv_spec, skip_bad, time_unit);
-  bool ring_rule = parse_ring_rule(&cmd, ring_rule_arg);
-  if (ring_rule && sample_arg)
-    args_usage_error(&cmd, "--ring-rule pg and --sample exclude each other (a sample breaks the "
-                           "scans the rule looks for)");
+  if (!ok)
+    args_usage_error(cmd, "--from: \"%s\" is not a request number or a share below 100%%", arg);
+  if (f->mrc_points || f->sample_arg || f->compare_found)
+    args_usage_error(cmd, "--from excludes --mrc, --sample and --compare-found (they count "
+                          "every request)");
+}
+
+/* Every flag, checked before the trace is read: a typo must not cost the
+ * minutes a big trace takes to load. A usage error exits; 1 after a
+ * message when the plot could not be drawn, else 0. */
+static int check_flags(const args_cmd *cmd, sim_flags *f) {
+  check_combinations(cmd, f);
+  if (f->from_arg) parse_from(cmd, f);
+  f->topts = trace_options_from_flags(cmd, f->format_name, f->csv_spec, f->skip_bad, f->time_unit);
+  f->ring_rule = parse_ring_rule(cmd, f->ring_rule_arg);
+  if (f->ring_rule && f->sample_arg)
+    args_usage_error(cmd, "--ring-rule pg and --sample exclude each other (a sample breaks the "
+                          "scans the rule looks for)");
   static char specs[ARGS_LIST_MAX][ARGS_SPEC_LEN];
   const char *why = NULL;
-  int nspecs = args_split_policies(policy, false, specs, ARGS_LIST_MAX, &why);
-  if (nspecs < 0) args_usage_error(&cmd, "--policy: \"%s\": %s", policy, why);
-  /* Every flag is checked before the trace is read: a typo must not cost
-   * the minutes a big trace takes to load. */
-  size_item *size_items = NULL;
-  size_t nsizes = sizes_arg ? parse_sizes(&cmd, sizes_arg, ignore_size, &size_items) : 0;
+  f->specs = specs;
+  f->nspecs = args_split_policies(f->policy, false, specs, ARGS_LIST_MAX, &why);
+  if (f->nspecs < 0) args_usage_error(cmd, "--policy: \"%s\": %s", f->policy, why);
+  if (f->sizes_arg) f->nitems = parse_sizes(cmd, f->sizes_arg, f->ignore_size, &f->size_items);
   /* The plot is drawn after every simulation has run: what would stop it
    * must show before. */
-  if (plot && gnuplot_check_output(PROG, plot) != 0) {
-    free(size_items);
-    return 1;
-  }
+  if (f->plot && gnuplot_check_output(PROG, f->plot) != 0) return 1;
+  return 0;
+}
 
+/* Frees what a run built, whichever step it stopped at. */
+static void release_run(sim_flags *f, sim_run *r) {
+  free(r->jobs);
+  r->jobs = NULL;
+  if (r->t) sample_set_free(&r->samples, r->t);
+  free(r->sizes);
+  r->sizes = NULL;
+  hs_sim_trace_free(r->t);
+  r->t = NULL;
+  free(f->size_items);
+  f->size_items = NULL;
+}
+
+/* Loads the trace (stopping at --max-requests), then checks what only the
+ * trace can tell: a found column for --compare-found, --from within it,
+ * --ms-per-request only without time stamps, and durations in the
+ * policies' parameters only with a clock in milliseconds. 0, or 1 after a
+ * message. */
+static int load_trace(const args_cmd *cmd, sim_flags *f, sim_run *r) {
   progress prog = {.on = isatty(2), .start = now_s(), .what = "sim"};
-  double load_start = now_s();
-  hs_sim_trace *t;
-  const hs_sim_load_options load = {.max_requests = max_requests,
+  r->load_start = now_s();
+  const hs_sim_load_options load = {.max_requests = f->max_requests,
                                     .flag = "--max-requests",
-                                    .keep_time = any_reads_time(specs, nspecs),
-                                    .ms_per_request = ms_per_request,
-                                    .find_scans = ring_rule};
-  if (hs_sim_load(trace_path, &topts, &load, load_progress, &prog, &t) != HS_OK) {
-    if (prog.printed) fputs("\r\033[K", stderr);
-    fprintf(stderr, PROG ": %s\n", hs_last_error());
-    free(size_items);
-    return 1;
-  }
+                                    .keep_time = any_reads_time(f->specs, f->nspecs),
+                                    .ms_per_request = f->ms_per_request,
+                                    .find_scans = f->ring_rule};
+  hs_sim_trace *t;
+  hs_status st = hs_sim_load(f->trace_path, &f->topts, &load, load_progress, &prog, &t);
   if (prog.printed) fputs("\r\033[K", stderr);
-  prog.printed = false;
-  if (compare_found && !t->found) {
-    hs_sim_trace_free(t);
-    free(size_items);
-    args_usage_error(&cmd,
+  if (st != HS_OK) return fprintf(stderr, PROG ": %s\n", hs_last_error()), 1;
+  r->t = t;
+  if (f->compare_found && !t->found) {
+    release_run(f, r); /* the usage error exits */
+    args_usage_error(cmd,
                      "--compare-found: %s has no found column (a PostgreSQL trace csv from "
                      "tools/pg-trace has one: seq,pid,rel,fork,block,found)",
-                     trace_path);
+                     f->trace_path);
   }
   /* A run that worked says nothing on stderr (scripts treat stderr output
    * as trouble); how the format was chosen is there for who asks. */
-  if (verbose && topts.format == HS_TRACE_AUTO)
-    fprintf(stderr, PROG ": %s: %s\n", trace_path, t->format_reason);
-  if (from_arg) {
-    if (from_percent >= 0) from_request = (uint64_t)((double)t->requests * from_percent / 100);
-    if (from_request >= t->requests) {
+  if (f->verbose && f->topts.format == HS_TRACE_AUTO)
+    fprintf(stderr, PROG ": %s: %s\n", f->trace_path, t->format_reason);
+  if (f->from_arg) {
+    uint64_t from = f->from_request;
+    if (f->from_percent >= 0) from = (uint64_t)((double)t->requests * f->from_percent / 100);
+    if (from >= t->requests) {
       fprintf(stderr, PROG ": --from %s: %s has %" PRIu64 " requests; nothing would be judged\n",
-              from_arg, trace_path, t->requests);
-      free(size_items);
-      hs_sim_trace_free(t);
+              f->from_arg, f->trace_path, t->requests);
       return 1;
     }
-    t->judge_from = from_request;
-    if (!json && !csv_out)
+    t->judge_from = from;
+    if (!f->json && !f->csv_out)
       fprintf(stderr,
               PROG ": judged from request %" PRIu64 " (the %" PRIu64
                    " before warm the cache; fixedset keeps the objects read most in them)\n",
-              from_request, from_request);
+              from, from);
   }
-  if (ms_per_request > 0 && t->timed) {
+  if (f->ms_per_request > 0 && t->timed) {
     fprintf(stderr,
             PROG ": --ms-per-request: %s has time stamps of its own; the flag is for traces "
                  "without them\n",
-            trace_path);
-    free(size_items);
-    hs_sim_trace_free(t);
+            f->trace_path);
     return 1;
   }
-  if (!t->time_ms && check_durations(t, specs, nspecs) != 0) {
-    free(size_items);
-    hs_sim_trace_free(t);
-    return 1;
-  }
+  if (!t->time_ms && check_durations(t, f->specs, f->nspecs) != 0) return 1;
+  return 0;
+}
 
-  uint64_t *sizes = calloc(mrc_points ? mrc_points : nsizes, sizeof *sizes);
-  if (!sizes) {
-    fprintf(stderr, PROG ": out of memory\n");
-    free(size_items);
-    hs_sim_trace_free(t);
-    return 1;
+/* What the policies need of the traces they run on (next-access times,
+ * the hindsight ranking), built now: not thread-safe, so before any
+ * simulation starts. A sampled run's policies run on the samples only. */
+static int build_policy_needs(const sim_flags *f, sim_run *r) {
+  for (int i = 0; i < f->nspecs; i++) {
+    hs_policy *p;
+    if (hs_policy_create(f->specs[i], 1, 1, NULL, &p) != HS_OK) continue;
+    unsigned flags = hs_policy_flags(p);
+    hs_policy_destroy(p);
+    bool future = flags & HS_POLICY_NEEDS_FUTURE, hindsight = flags & HS_POLICY_NEEDS_HINDSIGHT;
+    bool ok = true;
+    if (future && !f->threshold) ok = hs_sim_need_future(r->t) == HS_OK;
+    if (hindsight && !f->threshold && ok) ok = hs_sim_need_hindsight(r->t) == HS_OK;
+    for (size_t k = 0; ok && k < r->samples.n; k++) {
+      if (future) ok = hs_sim_need_future(r->samples.trace[k]) == HS_OK;
+      if (hindsight && ok) ok = hs_sim_need_hindsight(r->samples.trace[k]) == HS_OK;
+    }
+    if (!ok) return fprintf(stderr, PROG ": %s\n", hs_last_error()), 1;
   }
-  if (mrc_points)
-    mrc_sizes(t, ignore_size, (int)mrc_points, sizes, &nsizes);
-  else
-    resolve_sizes(size_items, nsizes, t, ignore_size, sizes);
-  free(size_items);
+  return 0;
+}
+
+/* The sizes, resolved against the trace (--mrc's sweep, or --size's
+ * items), the samples they need, and what the policies need; the load's
+ * time ends here. 0, or 1 after a message. */
+static int prepare_sims(const sim_flags *f, sim_run *r) {
+  r->sizes = calloc(f->mrc_points ? f->mrc_points : f->nitems, sizeof *r->sizes);
+  if (!r->sizes) return fprintf(stderr, PROG ": out of memory\n"), 1;
+  if (f->mrc_points) {
+    mrc_sizes(r->t, f->ignore_size, (int)f->mrc_points, r->sizes, &r->nsizes);
+  } else {
+    resolve_sizes(f->size_items, f->nitems, r->t, f->ignore_size, r->sizes);
+    r->nsizes = f->nitems;
+  }
   /* Sizes are the whole trace's (resolved above); what is simulated is a
    * sample per rate the sizes need, each built once and shared read-only. */
-  sample_set samples = {0};
-  if (threshold && sample_set_build(&samples, t, threshold, (unsigned)sample_floor, ignore_size,
-                                    sizes, nsizes) != HS_OK) {
-    fprintf(stderr, PROG ": --sample: %s\n", hs_last_error());
-    sample_set_free(&samples, t);
-    free(sizes);
-    hs_sim_trace_free(t);
-    return 1;
-  }
-  for (int i = 0; i < nspecs; i++) {
-    hs_policy *p;
-    if (hs_policy_create(specs[i], 1, 1, NULL, &p) == HS_OK) {
-      unsigned flags = hs_policy_flags(p);
-      hs_policy_destroy(p);
-      bool future = flags & HS_POLICY_NEEDS_FUTURE, hindsight = flags & HS_POLICY_NEEDS_HINDSIGHT;
-      bool ok = true;
-      if (future && !threshold) ok = hs_sim_need_future(t) == HS_OK;
-      if (hindsight && !threshold && ok) ok = hs_sim_need_hindsight(t) == HS_OK;
-      for (size_t k = 0; ok && k < samples.n; k++) {
-        if (future) ok = hs_sim_need_future(samples.trace[k]) == HS_OK;
-        if (hindsight && ok) ok = hs_sim_need_hindsight(samples.trace[k]) == HS_OK;
-      }
-      if (!ok) {
-        fprintf(stderr, PROG ": %s\n", hs_last_error());
-        free(sizes);
-        sample_set_free(&samples, t);
-        hs_sim_trace_free(t);
-        return 1;
-      }
-    }
-  }
+  if (f->threshold && sample_set_build(&r->samples, r->t, f->threshold, (unsigned)f->sample_floor,
+                                       f->ignore_size, r->sizes, r->nsizes) != HS_OK)
+    return fprintf(stderr, PROG ": --sample: %s\n", hs_last_error()), 1;
+  if (build_policy_needs(f, r) != 0) return 1;
+  r->load_seconds = now_s() - r->load_start;
+  return 0;
+}
 
-  double load_seconds = now_s() - load_start;
-
-  size_t njobs = (size_t)nspecs * (size_t)nsizes;
-  job *jobs = calloc(njobs, sizeof *jobs);
-  if (!jobs) {
-    fprintf(stderr, PROG ": out of memory for %zu simulations\n", njobs);
-    free(sizes);
-    sample_set_free(&samples, t);
-    hs_sim_trace_free(t);
-    return 1;
-  }
-  for (int i = 0; i < nspecs; i++)
-    for (size_t k = 0; k < nsizes; k++) {
-      job *j = &jobs[(size_t)i * nsizes + k];
-      j->spec = specs[i];
-      j->size = sizes[k];
-      j->trace = threshold ? samples.trace[samples.of_size[k]] : t;
-      j->threshold = threshold ? samples.threshold[samples.of_size[k]] : 0;
+/* One job per (policy, size), policy-major, each on the trace or the
+ * sample its size is simulated on, and this shard's slice of them. */
+static int build_jobs(const sim_flags *f, sim_run *r) {
+  r->njobs = (size_t)f->nspecs * r->nsizes;
+  r->jobs = calloc(r->njobs, sizeof *r->jobs);
+  if (!r->jobs) return fprintf(stderr, PROG ": out of memory for %zu simulations\n", r->njobs), 1;
+  const sample_set *ss = &r->samples;
+  for (int i = 0; i < f->nspecs; i++)
+    for (size_t k = 0; k < r->nsizes; k++) {
+      job *j = &r->jobs[(size_t)i * r->nsizes + k];
+      j->spec = f->specs[i];
+      j->size = r->sizes[k];
+      j->trace = f->threshold ? ss->trace[ss->of_size[k]] : r->t;
+      j->threshold = f->threshold ? ss->threshold[ss->of_size[k]] : 0;
     }
-  free(sizes);
   /* This shard's slice: [lo, hi), contiguous so that the shards' outputs
    * concatenate in order; the whole list when not sharded. */
-  size_t lo = (size_t)((shard_index - 1) * njobs / shard_count);
-  size_t hi = (size_t)(shard_index * njobs / shard_count);
-  pool_ctx c = {.full = t,
-                .jobs = jobs + lo,
-                .njobs = hi - lo,
-                .ignore_size = ignore_size,
-                .compare_found = compare_found};
+  r->lo = (size_t)((f->shard_index - 1) * r->njobs / f->shard_count);
+  r->hi = (size_t)(f->shard_index * r->njobs / f->shard_count);
+  return 0;
+}
+
+/* Runs the slice's jobs: plain lru's in one pass of stack distances where
+ * that is exact, the others on --threads workers, with the progress line.
+ * 0, or 1 after a message (a job's own failure is in the job). */
+static int run_sims(const sim_flags *f, sim_run *r) {
+  pool_ctx c = {.full = r->t,
+                .jobs = r->jobs + r->lo,
+                .njobs = r->hi - r->lo,
+                .ignore_size = f->ignore_size,
+                .compare_found = f->compare_found};
   atomic_init(&c.next, 0);
   atomic_init(&c.done, 0);
   /* The one pass of stack distances marks no misses: --compare-found
    * simulates every size. */
-  bool one_pass = mrc_points && (ignore_size || !t->sized) && !ring_rule && !compare_found;
-  for (size_t k = 0; one_pass && k < (threshold ? samples.n : 1); k++) {
-    if (run_one_pass(threshold ? samples.trace[k] : t, t, threshold ? samples.threshold[k] : 0,
-                     jobs, lo, hi, &c.done) != 0) {
-      free(jobs);
-      sample_set_free(&samples, t);
-      hs_sim_trace_free(t);
+  bool one_pass =
+      f->mrc_points && (f->ignore_size || !r->t->sized) && !f->ring_rule && !f->compare_found;
+  const sample_set *ss = &r->samples;
+  for (size_t k = 0; one_pass && k < (f->threshold ? ss->n : 1); k++)
+    if (run_one_pass(f->threshold ? ss->trace[k] : r->t, r->t, f->threshold ? ss->threshold[k] : 0,
+                     r->jobs, r->lo, r->hi, &c.done) != 0)
       return 1;
-    }
-  }
-  if (threads > hi - lo) threads = hi - lo;
+  uint64_t threads = f->threads;
+  if (threads > r->hi - r->lo) threads = r->hi - r->lo;
   if (threads == 0) threads = 1; /* an empty slice: the one thread finds no job */
-  prog.done = &c.done;
-  prog.total = 0;
-  for (size_t i = lo; i < hi; i++) prog.total += jobs[i].trace->requests;
+  progress prog = {.on = isatty(2), .what = "sim", .done = &c.done};
+  for (size_t i = r->lo; i < r->hi; i++) prog.total += r->jobs[i].trace->requests;
   prog.start = now_s();
   atomic_init(&prog.stop, false);
   pthread_t prog_thread, *tids = calloc(threads, sizeof *tids);
-  if (!tids) {
-    fprintf(stderr, PROG ": out of memory\n");
-    free(jobs);
-    sample_set_free(&samples, t);
-    hs_sim_trace_free(t);
-    return 1;
-  }
+  if (!tids) return fprintf(stderr, PROG ": out of memory\n"), 1;
   if (prog.on) pthread_create(&prog_thread, NULL, progress_main, &prog);
   for (uint64_t i = 0; i < threads; i++) pthread_create(&tids[i], NULL, worker, &c);
   for (uint64_t i = 0; i < threads; i++) pthread_join(tids[i], NULL);
   atomic_store(&prog.stop, true);
   if (prog.on) pthread_join(prog_thread, NULL);
   free(tids);
+  return 0;
+}
 
-  int rc = 0;
-  const char *unit = ignore_size ? "objects" : "bytes";
-  /* With every request of one size (or sizes ignored) the byte miss ratio
-   * is the miss ratio: the table does not repeat it. */
-  bool byte_column = !ignore_size && t->min_size != t->max_size;
-  bool header = shard_index == 1;
-  bool sampled = threshold != 0;
-  if (!json && !csv_out && header && sampled) {
-    double rate = hs_shards_rate(threshold);
-    const hs_sim_trace *base = NULL;
-    size_t raised = 0;
-    for (size_t k = 0; k < nsizes; k++) {
-      if (samples.threshold[samples.of_size[k]] == threshold)
-        base = samples.trace[samples.of_size[k]];
-      else
-        raised++;
-    }
-    printf("# sampled (SHARDS) at rate %.4g", rate);
-    if (base)
-      printf(": %" PRIu64 " of %" PRIu64 " requests, %" PRIu64 " of %" PRIu64 " objects",
-             base->requests, t->requests, base->objects, t->objects);
-    printf(", each size simulated at rate x size; misses are estimates, the sample's / rate");
-    if (raised)
-      printf("; %zu of %zu sizes at higher rates, so that their caches hold %u entries "
-             "(--sample-floor)",
-             raised, nsizes, (unsigned)sample_floor);
-    printf("\n");
+/* With every request of one size (or sizes ignored) the byte miss ratio
+ * is the miss ratio: the table does not repeat it. */
+static bool byte_column(const sim_flags *f, const hs_sim_trace *t) {
+  return !f->ignore_size && t->min_size != t->max_size;
+}
+
+/* The table's note on a sampled run: the sample against the trace, and
+ * how many sizes --sample-floor raised to a higher rate. */
+static void print_sample_note(const sim_flags *f, const sim_run *r) {
+  const sample_set *ss = &r->samples;
+  const hs_sim_trace *base = NULL;
+  size_t raised = 0;
+  for (size_t k = 0; k < r->nsizes; k++) {
+    if (ss->threshold[ss->of_size[k]] == f->threshold)
+      base = ss->trace[ss->of_size[k]];
+    else
+      raised++;
   }
-  if (!json && !csv_out && header && compare_found)
+  printf("# sampled (SHARDS) at rate %.4g", hs_shards_rate(f->threshold));
+  if (base)
+    printf(": %" PRIu64 " of %" PRIu64 " requests, %" PRIu64 " of %" PRIu64 " objects",
+           base->requests, r->t->requests, base->objects, r->t->objects);
+  printf(", each size simulated at rate x size; misses are estimates, the sample's / rate");
+  if (raised)
+    printf("; %zu of %zu sizes at higher rates, so that their caches hold %u entries "
+           "(--sample-floor)",
+           raised, r->nsizes, (unsigned)f->sample_floor);
+  printf("\n");
+}
+
+/* What comes before the lines: notes and the column names for the table,
+ * the header row for CSV, nothing for JSON. Only shard 1 prints it, so
+ * that the shards' outputs concatenate into the unsharded one. */
+static void print_header(const sim_flags *f, const sim_run *r) {
+  const hs_sim_trace *t = r->t;
+  bool table = !f->json && !f->csv_out;
+  if (f->shard_index != 1) return;
+  if (table && f->threshold) print_sample_note(f, r);
+  if (table && f->compare_found)
     printf("# the server missed %" PRIu64 " of %" PRIu64 " requests (%.4f%%); agree: missed in "
            "both, sim-only: simulated misses the server found, server-only: server misses the "
            "simulation found\n",
            t->found_misses, t->requests,
            t->requests ? 100.0 * (double)t->found_misses / (double)t->requests : 0.0);
-  if (!json && !csv_out && header && !cachesim_lines) {
+  if (table && !f->cachesim_lines) {
     printf("%-40s %14s %12s %12s %10s", "policy", "size", "requests", "misses", "miss%");
-    if (byte_column) printf(" %10s", "bytemiss%");
-    if (compare_found) printf(" %12s %12s %12s", "agree", "sim-only", "server-only");
+    if (byte_column(f, t)) printf(" %10s", "bytemiss%");
+    if (f->compare_found) printf(" %12s %12s %12s", "agree", "sim-only", "server-only");
     printf(" %8s %8s\n", "seconds", "MQPS");
   }
-  if (csv_out && header)
+  if (f->csv_out)
     printf("trace,policy,size,size_unit,requests,misses,miss_ratio,byte_misses,byte_miss_ratio,"
            "seconds,mqps%s%s\n",
-           sampled ? ",sample" : "",
-           compare_found ? ",server_misses,agree_misses,sim_only_misses,server_only_misses" : "");
-  for (size_t i = lo; i < hi; i++) {
-    job *j = &jobs[i];
+           f->threshold ? ",sample" : "",
+           f->compare_found ? ",server_misses,agree_misses,sim_only_misses,server_only_misses"
+                            : "");
+}
+
+/* One job's figures, as every output form prints them. */
+typedef struct sim_figures {
+  double mr, bmr; /* miss ratio, byte miss ratio */
+  double rate;    /* the sample's (1 when not sampled) */
+  double mqps;
+} sim_figures;
+
+static sim_figures figures_of(const job *j) {
+  const hs_sim_result *r = &j->res;
+  sim_figures fig;
+  fig.mr = r->requests ? (double)r->misses / (double)r->requests : 0;
+  fig.bmr = r->bytes ? (double)r->byte_misses / (double)r->bytes : 0;
+  /* A sampled run's speed is over the requests it simulated. */
+  uint64_t simulated = j->threshold ? j->trace->requests : r->requests;
+  fig.rate = hs_shards_rate(j->threshold);
+  fig.mqps = r->seconds > 0 ? (double)simulated / r->seconds / 1e6 : 0;
+  return fig;
+}
+
+static const char *size_unit(const sim_flags *f) {
+  return f->ignore_size ? "objects" : "bytes";
+}
+
+static void print_json_line(const sim_flags *f, const sim_run *run, const job *j, const char *spec,
+                            const sim_figures *fig) {
+  const hs_sim_result *r = &j->res;
+  const hs_sim_trace *t = run->t;
+  json_out jo;
+  json_begin(&jo, stdout);
+  json_str(&jo, "trace", f->trace_path);
+  json_str(&jo, "policy", spec);
+  json_u64(&jo, "size", j->size);
+  json_str(&jo, "size_unit", size_unit(f));
+  json_u64(&jo, "requests", r->requests);
+  if (t->judge_from) json_u64(&jo, "judged_from", t->judge_from);
+  json_u64(&jo, "misses", r->misses);
+  json_double(&jo, "miss_ratio", "%.6f", fig->mr);
+  json_u64(&jo, "byte_misses", r->byte_misses);
+  json_double(&jo, "byte_miss_ratio", "%.6f", fig->bmr);
+  json_double(&jo, "seconds", "%.3f", r->seconds);
+  json_double(&jo, "load_seconds", "%.3f", run->load_seconds);
+  json_str(&jo, "method", j->one_pass ? "stack-distance" : "simulation");
+  json_str(&jo, "ring_rule", f->ring_rule ? "pg" : "none");
+  if (f->ring_rule) json_u64(&jo, "ring_requests", r->ring_requests);
+  if (f->threshold) {
+    json_double(&jo, "sample", "%.4g", fig->rate);
+    json_u64(&jo, "sampled_requests", j->trace->requests);
+    json_u64(&jo, "sampled_size", hs_shards_scale_size(j->size, j->threshold));
+  }
+  json_double(&jo, "mqps", "%.2f", fig->mqps);
+  json_u64(&jo, "objects", t->objects);
+  json_u64(&jo, "policy_bytes", r->policy_bytes);
+  json_u64(&jo, "peak_ghosts", r->peak_ghosts);
+  if (f->compare_found) {
+    json_u64(&jo, "server_misses", t->found_misses);
+    json_u64(&jo, "agree_misses", j->cmp.agree);
+    json_u64(&jo, "sim_only_misses", j->cmp.sim_only);
+    json_u64(&jo, "server_only_misses", j->cmp.server_only);
+  }
+  json_end_line(&jo);
+}
+
+static void print_csv_row(const sim_flags *f, const sim_run *run, const job *j, const char *spec,
+                          const sim_figures *fig) {
+  const hs_sim_result *r = &j->res;
+  csv_string(stdout, f->trace_path);
+  fputc(',', stdout);
+  csv_string(stdout, spec);
+  printf(",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%.3f,%.2f", j->size,
+         size_unit(f), r->requests, r->misses, fig->mr, r->byte_misses, fig->bmr, r->seconds,
+         fig->mqps);
+  if (f->threshold) printf(",%.4g", fig->rate);
+  if (f->compare_found)
+    printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, run->t->found_misses, j->cmp.agree,
+           j->cmp.sim_only, j->cmp.server_only);
+  putchar('\n');
+}
+
+/* A line of the table, or with --cachesim-lines cachesim's result line
+ * followed by hotset's own figures. */
+static void print_table_line(const sim_flags *f, const sim_run *run, const job *j, const char *spec,
+                             const sim_figures *fig) {
+  const hs_sim_result *r = &j->res;
+  /* A size as the table writes it ("1000 objects", "1 MiB"), or as
+   * cachesim does ("1000", "1MiB"). Without sizes every object is 1
+   * "byte". */
+  char sz[40];
+  if (f->ignore_size || !run->t->sized)
+    snprintf(sz, sizeof sz, "%" PRIu64 "%s", j->size, f->cachesim_lines ? "" : " objects");
+  else
+    human_size(j->size, sz, sizeof sz);
+  char *space = f->cachesim_lines ? strchr(sz, ' ') : NULL;
+  if (space) memmove(space, space + 1, strlen(space));
+  if (f->cachesim_lines) {
+    printf("%s %s cache size %s, %" PRIu64 " req, miss ratio %.4f, byte miss ratio %.4f, "
+           "throughput %.2f MQPS, misses %" PRIu64 "\n",
+           f->trace_path, spec, sz, r->requests, fig->mr, fig->bmr, fig->mqps, r->misses);
+    return;
+  }
+  printf("%-40s %14s %12" PRIu64 " %12" PRIu64 " %9.4f%%", spec, sz, r->requests, r->misses,
+         100 * fig->mr);
+  if (byte_column(f, run->t)) printf(" %9.4f%%", 100 * fig->bmr);
+  if (f->compare_found)
+    printf(" %12" PRIu64 " %12" PRIu64 " %12" PRIu64, j->cmp.agree, j->cmp.sim_only,
+           j->cmp.server_only);
+  printf(" %8.2f %8.2f\n", r->seconds, fig->mqps);
+}
+
+/* The slice's results in the order the pairs were given, a failed job
+ * reported on stderr in its place; then the bad records skipped. 0, or 1
+ * when a job failed. */
+static int print_results(const sim_flags *f, const sim_run *r) {
+  int rc = 0;
+  print_header(f, r);
+  for (size_t i = r->lo; i < r->hi; i++) {
+    const job *j = &r->jobs[i];
     if (j->st != HS_OK) {
       fprintf(stderr, PROG ": %s at size %" PRIu64 ": %s\n", j->spec, j->size, j->err);
       rc = 1;
@@ -959,101 +1127,49 @@ static int sim_with_args(const args_cmd *cmdp, int nargc, char **nargv) {
       rc = 1;
       break;
     }
-    const hs_sim_result *r = &j->res;
-    double mr = r->requests ? (double)r->misses / (double)r->requests : 0;
-    double bmr = r->bytes ? (double)r->byte_misses / (double)r->bytes : 0;
-    /* A sampled run's speed is over the requests it simulated. */
-    uint64_t simulated = j->threshold ? j->trace->requests : r->requests;
-    double rate = hs_shards_rate(j->threshold);
-    double mqps = r->seconds > 0 ? (double)simulated / r->seconds / 1e6 : 0;
-    if (json) {
-      json_out jo;
-      json_begin(&jo, stdout);
-      json_str(&jo, "trace", trace_path);
-      json_str(&jo, "policy", spec);
-      json_u64(&jo, "size", j->size);
-      json_str(&jo, "size_unit", unit);
-      json_u64(&jo, "requests", r->requests);
-      if (t->judge_from) json_u64(&jo, "judged_from", t->judge_from);
-      json_u64(&jo, "misses", r->misses);
-      json_double(&jo, "miss_ratio", "%.6f", mr);
-      json_u64(&jo, "byte_misses", r->byte_misses);
-      json_double(&jo, "byte_miss_ratio", "%.6f", bmr);
-      json_double(&jo, "seconds", "%.3f", r->seconds);
-      json_double(&jo, "load_seconds", "%.3f", load_seconds);
-      json_str(&jo, "method", j->one_pass ? "stack-distance" : "simulation");
-      json_str(&jo, "ring_rule", ring_rule ? "pg" : "none");
-      if (ring_rule) json_u64(&jo, "ring_requests", r->ring_requests);
-      if (sampled) {
-        json_double(&jo, "sample", "%.4g", rate);
-        json_u64(&jo, "sampled_requests", j->trace->requests);
-        json_u64(&jo, "sampled_size", hs_shards_scale_size(j->size, j->threshold));
-      }
-      json_double(&jo, "mqps", "%.2f", mqps);
-      json_u64(&jo, "objects", t->objects);
-      json_u64(&jo, "policy_bytes", r->policy_bytes);
-      json_u64(&jo, "peak_ghosts", r->peak_ghosts);
-      if (compare_found) {
-        json_u64(&jo, "server_misses", t->found_misses);
-        json_u64(&jo, "agree_misses", j->cmp.agree);
-        json_u64(&jo, "sim_only_misses", j->cmp.sim_only);
-        json_u64(&jo, "server_only_misses", j->cmp.server_only);
-      }
-      json_end_line(&jo);
-    } else if (csv_out) {
-      csv_string(stdout, trace_path);
-      fputc(',', stdout);
-      csv_string(stdout, spec);
-      printf(",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%.6f,%.3f,%.2f", j->size,
-             unit, r->requests, r->misses, mr, r->byte_misses, bmr, r->seconds, mqps);
-      if (sampled) printf(",%.4g", rate);
-      if (compare_found)
-        printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, t->found_misses, j->cmp.agree,
-               j->cmp.sim_only, j->cmp.server_only);
-      putchar('\n');
-    } else {
-      /* A size as the table writes it ("1000 objects", "1 MiB"), or as
-       * cachesim does ("1000", "1MiB"). Without sizes every object is 1
-       * "byte". */
-      char sz[40];
-      if (ignore_size || !t->sized)
-        snprintf(sz, sizeof sz, "%" PRIu64 "%s", j->size, cachesim_lines ? "" : " objects");
-      else
-        human_size(j->size, sz, sizeof sz);
-      char *space = cachesim_lines ? strchr(sz, ' ') : NULL;
-      if (space) memmove(space, space + 1, strlen(space));
-      if (cachesim_lines) {
-        /* cachesim's result line, then hotset's own figures */
-        printf("%s %s cache size %s, %" PRIu64 " req, miss ratio %.4f, byte miss ratio %.4f, "
-               "throughput %.2f MQPS, misses %" PRIu64 "\n",
-               trace_path, spec, sz, r->requests, mr, bmr, mqps, r->misses);
-      } else {
-        printf("%-40s %14s %12" PRIu64 " %12" PRIu64 " %9.4f%%", spec, sz, r->requests, r->misses,
-               100 * mr);
-        if (byte_column) printf(" %9.4f%%", 100 * bmr);
-        if (compare_found)
-          printf(" %12" PRIu64 " %12" PRIu64 " %12" PRIu64, j->cmp.agree, j->cmp.sim_only,
-                 j->cmp.server_only);
-        printf(" %8.2f %8.2f\n", r->seconds, mqps);
-      }
-    }
+    sim_figures fig = figures_of(j);
+    if (f->json)
+      print_json_line(f, r, j, spec, &fig);
+    else if (f->csv_out)
+      print_csv_row(f, r, j, spec, &fig);
+    else
+      print_table_line(f, r, j, spec, &fig);
     free(spec);
   }
-  if (t->bad_records)
-    fprintf(stderr, PROG ": %s: skipped %" PRIu64 " bad records\n", trace_path, t->bad_records);
-  if (plot && rc == 0) {
-    sim_point *pts = calloc(njobs, sizeof *pts);
-    for (size_t i = 0; i < njobs; i++) {
-      pts[i].policy = jobs[i].spec;
-      pts[i].size = jobs[i].size;
-      pts[i].miss_ratio =
-          jobs[i].res.requests ? (double)jobs[i].res.misses / (double)jobs[i].res.requests : 0;
-    }
-    if (sim_plot_write(plot, trace_path, ignore_size, pts, njobs) != 0) rc = 1;
-    free(pts);
+  if (r->t->bad_records)
+    fprintf(stderr, PROG ": %s: skipped %" PRIu64 " bad records\n", f->trace_path,
+            r->t->bad_records);
+  return rc;
+}
+
+/* --plot: miss ratio against size, every job (a plot is never sharded). */
+static int draw_plot(const sim_flags *f, const sim_run *r) {
+  sim_point *pts = calloc(r->njobs, sizeof *pts);
+  if (!pts) return fprintf(stderr, PROG ": out of memory\n"), 1;
+  for (size_t i = 0; i < r->njobs; i++) {
+    const job *j = &r->jobs[i];
+    pts[i].policy = j->spec;
+    pts[i].size = j->size;
+    pts[i].miss_ratio = j->res.requests ? (double)j->res.misses / (double)j->res.requests : 0;
   }
-  free(jobs);
-  sample_set_free(&samples, t);
-  hs_sim_trace_free(t);
+  int rc = sim_plot_write(f->plot, f->trace_path, f->ignore_size, pts, r->njobs) != 0;
+  free(pts);
+  return rc;
+}
+
+/* The steps in order, each 0 or 1 after its message; whatever a step
+ * stopped at, the one release below frees what was built. */
+static int sim_with_args(const args_cmd *cmd, int nargc, char **nargv) {
+  sim_flags f;
+  sim_run r = {0};
+  parse_flags(cmd, nargc, nargv, &f);
+  int rc = check_flags(cmd, &f);
+  if (rc == 0) rc = load_trace(cmd, &f, &r);
+  if (rc == 0) rc = prepare_sims(&f, &r);
+  if (rc == 0) rc = build_jobs(&f, &r);
+  if (rc == 0) rc = run_sims(&f, &r);
+  if (rc == 0) rc = print_results(&f, &r);
+  if (rc == 0 && f.plot) rc = draw_plot(&f, &r);
+  release_run(&f, &r);
   return rc;
 }

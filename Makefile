@@ -2,14 +2,14 @@
 #   make demo   build, then run the main job on its defaults
 #   make test   build, then run every test
 # Other targets: build, install (PREFIX=/usr/local), uninstall, clean, format,
-# asan, tsan.
+# asan, tsan, report.
 
 BUILD ?= build
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build demo test install uninstall clean format format-check asan tsan deps
+.PHONY: all build demo test install uninstall clean format format-check asan tsan deps report
 
 all: build
 
@@ -59,6 +59,12 @@ test:
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS); status=$$?; \
 	  grep -h '^SKIPPED:' $(BUILD)/Testing/Temporary/LastTest.log 2>/dev/null | sort -u; \
 	  exit $$status
+
+# Every table and plot of docs/results.md again, from this build, into
+# $(BUILD)/report (about an hour on a 2-vCPU machine; not run by CI). Steps
+# needing what this machine lacks are skipped with a line saying so.
+report: build
+	tools/report/regenerate --build $(BUILD) --out $(BUILD)/report
 
 # PREFIX always wins: when it differs from the prefix $(BUILD) was configured
 # with, reconfigure first (the install paths and hotset.pc depend on it).

@@ -352,7 +352,7 @@ static void test_misuse_or_invalid(void) {
   hs_policy_destroy(p);
   CHECK_ST(hs_policy_create("no-such-policy", 4, 4, NULL, &p), HS_ERR_INVALID);
   hs_strategy_options so;
-  CHECK_ST(hs_strategy_options_parse("fixed:3KB", &so), HS_ERR_INVALID);
+  CHECK_ST(hs_strategy_options_parse("fixed:3XB", &so), HS_ERR_INVALID); /* no such unit */
   hs_pool_options po;
   hs_pool_options_init(&po);
   po.dir = f.dir;

@@ -174,9 +174,9 @@ int main(int argc, char **argv) {
   hs_sim_trace_free(z);
 
   const char *root = argc > 1 ? argv[1] : ".";
-  char tdir[4096], looked[3 * 4096], path[4200];
+  char tdir[4096], looked[3 * 4096], path[4200] = "";
   bool have = traces_dir(root, tdir, sizeof tdir, looked, sizeof looked);
-  snprintf(path, sizeof path, "%s/cloudPhysicsIO.oracleGeneral.bin", have ? tdir : looked);
+  if (have) snprintf(path, sizeof path, "%s/cloudPhysicsIO.oracleGeneral.bin", tdir);
   if (!have) {
     printf("SKIPPED: test_shards: the CloudPhysics check (looked in: %s; set HOTSET_TRACES=DIR)\n",
            looked);

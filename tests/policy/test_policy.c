@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-unsigned check_passed, check_failed, check_skipped;
+atomic_uint check_passed, check_failed, check_skipped;
 
 static const policy_section *const tables[] = {
     invariants_sections,

@@ -18,18 +18,19 @@
 #include "hotset/status.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A program built from several files counts in one place: it defines
- * CHECK_COUNTERS_EXTERN and one of its files defines the counters
- * (tests/policy/test_policy.c). */
+/* Atomic: a test's threads may check too. A program built from several
+ * files counts in one place: it defines CHECK_COUNTERS_EXTERN and one of its
+ * files defines the counters (tests/policy/test_policy.c). */
 #ifdef CHECK_COUNTERS_EXTERN
-extern unsigned check_passed, check_failed, check_skipped;
+extern atomic_uint check_passed, check_failed, check_skipped;
 #else
-static unsigned check_passed, check_failed, check_skipped;
+static atomic_uint check_passed, check_failed, check_skipped;
 #endif
 
 /* The exit status of a test that skipped itself entirely (automake's). */
@@ -120,11 +121,13 @@ static inline uint64_t check_max_segment(const char *test, uint64_t all) {
 }
 
 static inline int check_finish(void) {
-  if (check_skipped)
-    printf("%u passed, %u failed, %u skipped\n", check_passed, check_failed, check_skipped);
+  unsigned passed = atomic_load(&check_passed), failed = atomic_load(&check_failed),
+           skipped = atomic_load(&check_skipped);
+  if (skipped)
+    printf("%u passed, %u failed, %u skipped\n", passed, failed, skipped);
   else
-    printf("%u passed, %u failed\n", check_passed, check_failed);
-  return check_failed ? 1 : 0;
+    printf("%u passed, %u failed\n", passed, failed);
+  return failed ? 1 : 0;
 }
 
 #endif

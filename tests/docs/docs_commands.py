@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/docs_commands.py — the docs cannot name what does not exist.
+"""tests/docs/docs_commands.py — the docs cannot name what does not exist.
 
 For every `hotset SUBCOMMAND [LAB] ...` the README and docs/*.md quote (in a
 code span or a fenced block), the subcommand (and bench's lab, as `hotset

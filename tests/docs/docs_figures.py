@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/docs_figures.py — every measured figure the docs quote is in the report.
+"""tests/docs/docs_figures.py — every measured figure the docs quote is in the report.
 
 The rule. README.md and docs/*.md (all but docs/results.md, the report) are cut
 into blocks: a paragraph (lines up to a blank line), each item of a list (a

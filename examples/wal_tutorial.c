@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
     hs_buf_release(pool, buf);
     /* The commit: the change is durable once the log is, up to its end. */
     if (hs_wal_flush(wal, end, HS_WAL_CAUSE_COMMIT, NULL) != HS_OK) return fail("commit");
-    printf("committed block %u at LSN %llu; crashing\n", block, (unsigned long long)end);
+    printf("committed block %u at LSN %llX; crashing\n", block, (unsigned long long)end);
     fflush(stdout);
     raise(SIGKILL); /* no close, no checkpoint: the page is only in memory */
   }

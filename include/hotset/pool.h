@@ -350,7 +350,7 @@ hs_status hs_buf_release(hs_pool *pool, hs_buf buf);
  * without changing anything: it returns HS_ERR_MISUSE, hs_last_error() names
  * the call, the buffer, its page and the rule, and the pool counts it
  * (hs_pool_stats.misuse). A library built with -DHOTSET_DEBUG=ON stops the
- * program there instead (abort, after one line on stderr), so the first
+ * program there instead (abort, after one line on descriptor 2), so the first
  * broken rule is found where it happens. Threads beyond the 64 that get
  * private pin counters share their pins through the buffer's state word: a
  * double release among those threads can go unnoticed. */

@@ -84,9 +84,10 @@ static const args_command command = {
              "damaged control file from the log and the data files, reads the log from the\n"
              "checkpoint's redo point, and prints exactly what is kept and what is given up;\n"
              "changes nothing without --force. With it, the log ends at its last readable\n"
-             "record (the bytes past it moved into WALDIR/kept-<LSN>, not deleted) under a\n"
+             "record (the bytes past it moved into the log directory's kept-<LSN>, not deleted)\n"
+             "under a "
              "new checkpoint, or — when the log cannot go on under the data pages — a new\n"
-             "log starts past every LSN seen (the old one kept in WALDIR/reset-<LSN>).\n"
+             "log starts past every LSN seen (the old one kept in its reset-<LSN>).\n"
              "--remove-kept removes that evidence once it is no longer wanted.\n",
     .notes = "--page-size, --checksums and --segment-size are used only when the control file is\n"
              "missing or damaged and the directory itself does not prove them. Exit status 0\n"
@@ -537,12 +538,13 @@ int reset_log_main(int argc, char **argv) {
   look_at_log(waldir, &c, &log);
   hs_lsn from = c.has_checkpoint ? c.redo : 0;
   if (log.readable)
-    printf("log: %s: %zu segments; read from %" PRIX64 ": %" PRIu64 " records (%" PRIu64
+    printf("log: %s: %zu segment%s; read from %" PRIX64 ": %" PRIu64 " records (%" PRIu64
            " bytes) to %" PRIX64 " (%s: %s)\n",
-           waldir, log.segments, from, log.kept_records, log.kept_bytes, log.end,
-           hs_wal_end_kind_name(log.kind), log.why);
+           waldir, log.segments, log.segments == 1 ? "" : "s", from, log.kept_records,
+           log.kept_bytes, log.end, hs_wal_end_kind_name(log.kind), log.why);
   else
-    printf("log: %s: %zu segments, %s\n", waldir, log.segments, log.why);
+    printf("log: %s: %zu segment%s, %s\n", waldir, log.segments, log.segments == 1 ? "" : "s",
+           log.why);
 
   hs_lsn max_page = 0;
   uint64_t pages = 0, bad = 0;

@@ -14,7 +14,7 @@ fail() {
 out=$("$bin" "$d/data" write)
 status=$?
 [ "$status" -eq 137 ] || fail "the write run should die by SIGKILL (status 137), not $status"
-echo "$out" | grep -q '^committed block 0 at LSN [0-9]*; crashing' || fail "the write run did not commit"
+echo "$out" | grep -q '^committed block 0 at LSN [0-9A-F]*; crashing' || fail "the write run did not commit"
 out=$("$bin" "$d/data" check) || fail "the check run failed"
 echo "$out"
 echo "$out" | grep -qx 'block 0 after recovery: balance=100' || fail "the change was not recovered"

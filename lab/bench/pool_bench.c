@@ -69,7 +69,10 @@ static const args_command command = {
     .cmd = {.prog = PROG},
     .about = "Measures buffer reads per second: the hit path alone (\"hit\") and random reads\n"
              "over a relation larger than the pool (\"mixed\"), for hotset and for a baseline\n"
-             "pool behind one global mutex with LRU replacement (\"global-mutex-lru\").\n",
+             "pool behind one global mutex with LRU replacement (\"global-mutex-lru\").\n"
+             "A run lasts about 2 x seconds x repeat x (the thread counts) x 2 workloads\n"
+             "x (the policies) x (the translations) x (the huge-pages modes), plus setup:\n"
+             "the defaults take about 40 s.\n",
     .notes = ARGS_SIZE_NOTE
     "The mixed comparison is of designs, not of equal work: the baseline does a\n"
     "miss's pread while holding its one mutex (threads' misses queue behind each\n"

@@ -134,8 +134,9 @@ static void canonical_spec(hs_policy *p) {
 
 hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
                            const hs_policy_env *env, hs_policy **out) {
-  if (!spec || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_policy_create: spec and out needed");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_policy_create: out is NULL");
   *out = NULL;
+  if (!spec) return hs_fail(HS_ERR_MISUSE, 0, "hs_policy_create: spec is NULL");
   hs_policy_env facts = env ? *env : (hs_policy_env){0};
   if (facts.clock != HS_CLOCK_UNSPECIFIED && facts.clock != HS_CLOCK_REQUESTS &&
       facts.clock != HS_CLOCK_MILLISECONDS)

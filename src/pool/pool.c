@@ -162,8 +162,9 @@ static hs_status catalog_start(hs_pool *pool) {
 }
 
 hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
-  if (!opts || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_open: options and out are required");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_open: out is NULL");
   *out = NULL;
+  if (!opts) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_open: the options are NULL");
   const char *policy = opts->policy ? opts->policy : "clock-sweep";
   if (!opts->dir || !*opts->dir)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: option dir: a data directory is required");
@@ -814,8 +815,11 @@ static hs_status strategy_checks(hs_pool *pool, hs_strategy *strategy, bool lock
 
 hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy *strategy,
                          bool lock, hs_buf *out, hs_blockno *block) {
-  if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT)
-    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_extend: bad argument (pool, out or fork)");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_extend: the pool is NULL");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_extend: out is NULL");
+  if ((unsigned)fork >= HS_FORK_COUNT)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_extend: fork %u is not a fork (0 to %u)",
+                   (unsigned)fork, HS_FORK_COUNT - 1);
   hs_io_context ctx;
   hs_strategy *ring;
   hs_status st = strategy_checks(pool, strategy, lock, "hs_pool_extend", &ctx, &ring);
@@ -825,9 +829,13 @@ hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy 
 
 hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block,
                        hs_read_mode mode, hs_strategy *strategy, hs_buf *out, bool *hit) {
-  if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT || mode == POOL_READ_NEW ||
-      (unsigned)mode > HS_READ_ZERO_LOCKED)
-    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: bad argument (pool, out, fork or mode)");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: the pool is NULL");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: out is NULL");
+  if ((unsigned)fork >= HS_FORK_COUNT)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: fork %u is not a fork (0 to %u)",
+                   (unsigned)fork, HS_FORK_COUNT - 1);
+  if (mode == POOL_READ_NEW || (unsigned)mode > HS_READ_ZERO_LOCKED)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: mode %u is not a read mode", (unsigned)mode);
   bool lock = mode == HS_READ_ZERO_LOCKED;
   hs_io_context ctx;
   hs_strategy *ring;

@@ -14,6 +14,7 @@
 #include "hotset/heap.h"
 #include "hotset/policy.h"
 #include "hotset/strategy.h"
+#include "hotset/stream.h"
 #include "hotset/vacuum.h"
 #include "hotset/wal.h"
 #include "pool_util.h"
@@ -570,6 +571,77 @@ static void test_null_heap_and_vacuum(void) {
   testdir_remove(dir);
 }
 
+static hs_blockno no_blocks(void *ctx) {
+  (void)ctx;
+  return HS_INVALID_BLOCK;
+}
+
+/* A failed open or create leaves *out NULL, the misuse paths too; the
+ * messages name the argument at fault and its value. */
+static void test_failed_open_clears_out(void) {
+  fixture f;
+  fixture_open(&f);
+  hs_pool *pool = f.pool;
+  hs_pool *p = (hs_pool *)&p;
+  null_refused(hs_pool_open(NULL, &p), "hs_pool_open", "the options are NULL");
+  CHECK(p == NULL);
+  null_refused(hs_pool_open(NULL, NULL), "hs_pool_open", "out is NULL");
+  hs_wal *w = (hs_wal *)&w;
+  null_refused(hs_wal_open(NULL, &w), "hs_wal_open", "the options are NULL");
+  CHECK(w == NULL);
+  null_refused(hs_wal_open(NULL, NULL), "hs_wal_open", "out is NULL");
+  hs_strategy *s = (hs_strategy *)&s;
+  null_refused(hs_strategy_create(NULL, HS_STRATEGY_BULKREAD, NULL, &s), "hs_strategy_create",
+               "the pool is NULL");
+  CHECK(s == NULL);
+  s = (hs_strategy *)&s;
+  null_refused(hs_strategy_create(pool, HS_STRATEGY_KIND_COUNT, NULL, &s), "hs_strategy_create",
+               "kind 3");
+  CHECK(s == NULL);
+  null_refused(hs_strategy_create(pool, HS_STRATEGY_BULKREAD, NULL, NULL), "hs_strategy_create",
+               "out is NULL");
+  hs_policy *pol = (hs_policy *)&pol;
+  null_refused(hs_policy_create(NULL, 4, 4, NULL, &pol), "hs_policy_create", "spec is NULL");
+  CHECK(pol == NULL);
+  hs_read_stream *rs = (hs_read_stream *)&rs;
+  null_refused(hs_read_stream_open(NULL, REL, HS_FORK_MAIN, NULL, no_blocks, NULL, 0, &rs),
+               "hs_read_stream_open", "the pool is NULL");
+  CHECK(rs == NULL);
+  rs = (hs_read_stream *)&rs;
+  null_refused(hs_read_stream_open(pool, REL, HS_FORK_MAIN, NULL, NULL, NULL, 0, &rs),
+               "hs_read_stream_open", "next_block is NULL");
+  CHECK(rs == NULL);
+  rs = (hs_read_stream *)&rs;
+  null_refused(hs_read_stream_open(pool, REL, (hs_fork)9, NULL, no_blocks, NULL, 0, &rs),
+               "hs_read_stream_open", "fork 9");
+  CHECK(rs == NULL);
+  null_refused(hs_wal_reader_open(f.dir, 1u << 20, 0, NULL), "hs_wal_reader_open", "out is NULL");
+  hs_wal_reader *r = (hs_wal_reader *)&r;
+  CHECK_ST(hs_wal_reader_open(NULL, 1u << 20, 0, &r), HS_ERR_INVALID);
+  CHECK(r == NULL);
+  /* The pool's own calls name the argument and its value. */
+  hs_buf b;
+  null_refused(hs_pool_read(NULL, REL, HS_FORK_MAIN, 0, HS_READ_NORMAL, NULL, &b, NULL),
+               "hs_pool_read", "the pool is NULL");
+  null_refused(hs_pool_read(pool, REL, HS_FORK_MAIN, 0, HS_READ_NORMAL, NULL, NULL, NULL),
+               "hs_pool_read", "out is NULL");
+  null_refused(hs_pool_read(pool, REL, (hs_fork)7, 0, HS_READ_NORMAL, NULL, &b, NULL),
+               "hs_pool_read", "fork 7");
+  null_refused(hs_pool_read(pool, REL, HS_FORK_MAIN, 0, (hs_read_mode)9, NULL, &b, NULL),
+               "hs_pool_read", "mode 9");
+  null_refused(hs_pool_extend(NULL, REL, HS_FORK_MAIN, NULL, false, &b, NULL), "hs_pool_extend",
+               "the pool is NULL");
+  null_refused(hs_pool_extend(pool, REL, HS_FORK_MAIN, NULL, false, NULL, NULL), "hs_pool_extend",
+               "out is NULL");
+  null_refused(hs_pool_extend(pool, REL, (hs_fork)8, NULL, false, &b, NULL), "hs_pool_extend",
+               "fork 8");
+  bool exists;
+  null_refused(hs_smgr_exists(hs_pool_smgr(pool), REL, (hs_fork)6, &exists), "hs_smgr_exists",
+               "fork 6");
+  CHECK_OK(hs_pool_close(pool));
+  testdir_remove(f.dir);
+}
+
 int main(void) {
   printf("debug checks: %s\n",
          HS_DEBUG_CHECKS ? "on (misuse stops the program)" : "off (misuse is refused and counted)");
@@ -578,5 +650,6 @@ int main(void) {
   test_misuse_or_invalid();
   test_double_release_of_snapshot_and_frame();
   test_null_heap_and_vacuum();
+  test_failed_open_clears_out();
   return check_finish();
 }

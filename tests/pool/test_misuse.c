@@ -642,6 +642,38 @@ static void test_failed_open_clears_out(void) {
   testdir_remove(f.dir);
 }
 
+/* An unknown policy is answered with the policies the pool runs, from the
+ * registry: never the simulator's own (belady, fixedset). */
+static void test_unknown_policy_lists_the_pools(void) {
+  char dir[256];
+  testdir_make(dir, sizeof dir, "misuse-policy");
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = dir;
+  po.pool_pages = 16;
+  po.policy = "no-such-policy:k=2";
+  hs_pool *p = (hs_pool *)&p;
+  CHECK_ST(hs_pool_open(&po, &p), HS_ERR_INVALID);
+  CHECK(p == NULL);
+  const char *e = hs_last_error();
+  CHECK_CONTAINS(e, "\"no-such-policy\"");
+  CHECK_CONTAINS(e, "clock-sweep");
+  CHECK_CONTAINS(e, "lru");
+  CHECK(!strstr(e, "belady"));
+  CHECK(!strstr(e, "fixedset"));
+  po.policy = "Belady";
+  CHECK_ST(hs_pool_open(&po, &p), HS_ERR_INVALID);
+  CHECK(p == NULL);
+  e = hs_last_error();
+  CHECK_CONTAINS(e, "runs only in the simulator");
+  CHECK_CONTAINS(e, "clock-sweep");
+  CHECK(!strstr(e, "fixedset"));
+  po.policy = "LRU";
+  CHECK_OK(hs_pool_open(&po, &p));
+  CHECK_OK(hs_pool_close(p));
+  testdir_remove(dir);
+}
+
 int main(void) {
   printf("debug checks: %s\n",
          HS_DEBUG_CHECKS ? "on (misuse stops the program)" : "off (misuse is refused and counted)");
@@ -651,5 +683,6 @@ int main(void) {
   test_double_release_of_snapshot_and_frame();
   test_null_heap_and_vacuum();
   test_failed_open_clears_out();
+  test_unknown_policy_lists_the_pools();
   return check_finish();
 }

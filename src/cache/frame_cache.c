@@ -628,8 +628,11 @@ __attribute__((noinline)) static hs_frame *fetch_locked(hs_frame_cache *c, uint6
 hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
                                bool *created) {
   if (created) *created = false;
-  if (!c || !out || (unsigned)mode > HS_FETCH_CREATE_HARD)
-    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: bad argument (cache, out or mode)");
+  if (!c) return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: the cache is NULL");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: out is NULL");
+  if ((unsigned)mode > HS_FETCH_CREATE_HARD)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: mode %u is not a fetch mode",
+                   (unsigned)mode);
   fc_nomem = false;
   /* No mutex: the path has no call before its last, and nothing to save. */
   *out = c->caller_serializes ? (hs_frame *)fetch(c, key, mode, created)

@@ -202,6 +202,7 @@ static hs_status heap_redo(void *ctx, const hs_wal_read_record *rec, void *const
 }
 
 hs_status hs_heap_register_redo(hs_wal *wal) {
+  if (!wal) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_register_redo: the log is NULL");
   return wal_register_builtin_rmgr(wal, HS_WAL_RMGR_HEAP, "heap", heap_redo, NULL);
 }
 
@@ -227,9 +228,12 @@ static uint64_t largest_record(uint32_t page_size) {
 }
 
 hs_status hs_heap_open(hs_pool *pool, hs_xact_mgr *xact, hs_relid rel, hs_heap **out) {
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_open: out is NULL");
   *out = NULL;
-  if (!pool || !xact || !hs_pool_wal(pool))
-    return hs_fail(HS_ERR_INVALID, 0, "hs_heap_open: a pool with a log and a transaction manager");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_open: the pool is NULL");
+  if (!xact) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_open: the transaction manager is NULL");
+  if (!hs_pool_wal(pool))
+    return hs_fail(HS_ERR_INVALID, 0, "hs_heap_open: the pool needs a log (hs_pool_options.wal)");
   /* Refused here rather than at the first update that moves a big tuple:
    * whether a record is too large must not depend on the data or on when a
    * checkpoint ran (hotset/heap.h, "Sizes"). */
@@ -501,6 +505,8 @@ static hs_status record_with_tuple(const hs_heap *h, const char *call, uint32_t 
 
 hs_status hs_heap_insert(hs_heap *h, hs_xid xid, const void *data, uint32_t len, hs_tid *tid) {
   static const char call[] = "hs_heap_insert";
+  if (!h) return hs_fail(HS_ERR_MISUSE, 0, "%s: the heap is NULL", call);
+  if (!tid) return hs_fail(HS_ERR_MISUSE, 0, "%s: tid is NULL", call);
   unsigned char *rec;
   hs_status st = record_with_tuple(h, call, INSERT_HEAD, 1, xid, data, len, &rec);
   if (st != HS_OK) return st;
@@ -563,7 +569,12 @@ static hs_status visible_to(hs_heap *h, const hs_snapshot *snap, hs_xid self, hs
 
 hs_status hs_heap_fetch(hs_heap *h, hs_tid tid, const hs_snapshot *snap, hs_xid self, void *out,
                         uint32_t cap, uint32_t *len, bool *visible) {
+  if (!visible) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_fetch: visible is NULL");
   *visible = false;
+  if (!h) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_fetch: the heap is NULL");
+  if (!snap) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_fetch: the snapshot is NULL");
+  if (!len) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_fetch: len is NULL");
+  if (!out && cap) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_fetch: out is NULL (cap %u)", cap);
   hs_buf b;
   hs_status st = read_locked(h, tid.block, HS_LOCK_SHARE, &b);
   if (st != HS_OK) return st;
@@ -605,6 +616,7 @@ static hs_status may_delete(hs_heap *h, const unsigned char *t, hs_xid xid, hs_t
 
 hs_status hs_heap_delete(hs_heap *h, hs_xid xid, hs_tid tid) {
   static const char call[] = "hs_heap_delete";
+  if (!h) return hs_fail(HS_ERR_MISUSE, 0, "%s: the heap is NULL", call);
   hs_status st = record_fits(h, call, 0, 1, DELETE_LEN);
   page_undo u;
   if (st == HS_OK) st = undo_reserve(h, call, 1, &u);
@@ -636,6 +648,8 @@ hs_status hs_heap_delete(hs_heap *h, hs_xid xid, hs_tid tid) {
 hs_status hs_heap_update(hs_heap *h, hs_xid xid, hs_tid tid, const void *data, uint32_t len,
                          hs_tid *new_tid) {
   static const char call[] = "hs_heap_update";
+  if (!h) return hs_fail(HS_ERR_MISUSE, 0, "%s: the heap is NULL", call);
+  if (!new_tid) return hs_fail(HS_ERR_MISUSE, 0, "%s: new_tid is NULL", call);
   unsigned char *rec;
   /* Two pages counted whether or not the tuple moves: which it does depends
    * on the page's room, and the same call must not fail on a fuller page. */
@@ -705,6 +719,8 @@ hs_status hs_heap_update(hs_heap *h, hs_xid xid, hs_tid tid, const void *data, u
 }
 
 hs_status hs_heap_tuple_info_get(hs_heap *h, hs_tid tid, hs_heap_tuple_info *out) {
+  if (!h) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_tuple_info_get: the heap is NULL");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_heap_tuple_info_get: out is NULL");
   hs_buf b;
   hs_status st = read_locked(h, tid.block, HS_LOCK_SHARE, &b);
   if (st != HS_OK) return st;

@@ -49,9 +49,12 @@ struct hs_pk_index {
 };
 
 hs_status hs_pk_index_open(hs_pool *pool, hs_relid rel, hs_pk_index **out) {
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_open: out is NULL");
   *out = NULL;
-  if (!pool || !hs_pool_wal(pool))
-    return hs_fail(HS_ERR_INVALID, 0, "hs_pk_index_open: a pool with a log is needed");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_open: the pool is NULL");
+  if (!hs_pool_wal(pool))
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pk_index_open: the pool needs a log (hs_pool_options.wal)");
   hs_status st = hs_smgr_create_if_missing(hs_pool_smgr(pool), rel, HS_FORK_MAIN, NULL);
   if (st != HS_OK) return st;
   hs_pk_index *ix = calloc(1, sizeof *ix);
@@ -114,6 +117,7 @@ static void unlock_release(hs_pk_index *ix, hs_buf b) {
 }
 
 hs_status hs_pk_index_insert(hs_pk_index *ix, uint64_t key, hs_tid tid) {
+  if (!ix) return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_insert: the index is NULL");
   hs_buf b;
   uint32_t at;
   hs_status st = entry_page(ix, key, HS_LOCK_EXCLUSIVE, true, &b, &at);
@@ -131,7 +135,10 @@ hs_status hs_pk_index_insert(hs_pk_index *ix, uint64_t key, hs_tid tid) {
 }
 
 hs_status hs_pk_index_get(hs_pk_index *ix, uint64_t key, hs_tid *tid, bool *found) {
+  if (!found) return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_get: found is NULL");
   *found = false;
+  if (!ix) return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_get: the index is NULL");
+  if (!tid) return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_get: tid is NULL");
   hs_buf b;
   uint32_t at;
   hs_status st = entry_page(ix, key, HS_LOCK_SHARE, false, &b, &at);
@@ -142,6 +149,7 @@ hs_status hs_pk_index_get(hs_pk_index *ix, uint64_t key, hs_tid *tid, bool *foun
 }
 
 hs_status hs_pk_index_move(hs_pk_index *ix, uint64_t key, hs_tid from, hs_tid to) {
+  if (!ix) return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_move: the index is NULL");
   hs_buf b;
   uint32_t at;
   hs_status st = entry_page(ix, key, HS_LOCK_EXCLUSIVE, false, &b, &at);
@@ -211,7 +219,15 @@ static hs_status disagree(hs_pk_index *ix, hs_heap *h, uint64_t key, hs_tid root
 hs_status hs_pk_index_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs_snapshot *snap,
                              hs_xid self, hs_tid *tid, void *out, uint32_t cap, uint32_t *len,
                              bool *found) {
+  static const char call[] = "hs_pk_index_lookup";
+  if (!found) return hs_fail(HS_ERR_MISUSE, 0, "%s: found is NULL", call);
   *found = false;
+  if (!ix) return hs_fail(HS_ERR_MISUSE, 0, "%s: the index is NULL", call);
+  if (!h) return hs_fail(HS_ERR_MISUSE, 0, "%s: the heap is NULL", call);
+  if (!snap) return hs_fail(HS_ERR_MISUSE, 0, "%s: the snapshot is NULL", call);
+  if (!tid) return hs_fail(HS_ERR_MISUSE, 0, "%s: tid is NULL", call);
+  if (!len) return hs_fail(HS_ERR_MISUSE, 0, "%s: len is NULL", call);
+  if (!out && cap) return hs_fail(HS_ERR_MISUSE, 0, "%s: out is NULL (cap %u)", call, cap);
   unsigned char *buf = malloc(HEAP_MAX_TUPLE);
   if (!buf) return hs_fail(HS_ERR_NOMEM, 0, "hs_pk_index_lookup: no memory");
   hs_status st = HS_OK;
@@ -443,8 +459,8 @@ hs_status hs_pk_index_rebuild(hs_pk_index *ix, hs_heap *h, uint64_t *keys, uint6
   uint64_t lost_here = 0, *broken = lost ? lost : &lost_here;
   *broken = 0;
   if (keys) *keys = 0;
-  if (!ix || !h)
-    return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_rebuild: an index and a heap needed");
+  if (!ix) return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_rebuild: the index is NULL");
+  if (!h) return hs_fail(HS_ERR_MISUSE, 0, "hs_pk_index_rebuild: the heap is NULL");
   if (heap_pool(h) != ix->pool)
     return hs_fail(HS_ERR_INVALID, 0,
                    "hs_pk_index_rebuild: the heap and the index are in two pools");

@@ -165,8 +165,10 @@ static hs_status reservation_floor(hs_xact_mgr *m, hs_xid *floor) {
 }
 
 hs_status hs_xact_open(hs_pool *pool, hs_xact_mgr **out) {
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_open: out is NULL");
   *out = NULL;
-  if (!pool || !hs_pool_wal(pool))
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_open: the pool is NULL");
+  if (!hs_pool_wal(pool))
     return hs_fail(HS_ERR_INVALID, 0, "hs_xact_open: the pool needs a log (hs_pool_options.wal)");
   hs_xact_mgr *m = calloc(1, sizeof *m);
   if (!m) return hs_fail(HS_ERR_NOMEM, 0, "no memory for the transaction manager");
@@ -205,6 +207,8 @@ void hs_xact_close(hs_xact_mgr *m) {
 }
 
 hs_status hs_xact_begin(hs_xact_mgr *m, hs_xid *xid) {
+  if (!m) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_begin: the manager is NULL");
+  if (!xid) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_begin: xid is NULL");
   pthread_mutex_lock(&m->mu);
   hs_status st = HS_OK;
   if (m->nrunning == HS_XACT_MAX_RUNNING)
@@ -248,6 +252,7 @@ static bool is_running(hs_xact_mgr *m, hs_xid xid) {
 }
 
 static hs_status finish(hs_xact_mgr *m, hs_xid xid, hs_xact_status status, const char *call) {
+  if (!m) return hs_fail(HS_ERR_MISUSE, 0, "%s: the manager is NULL", call);
   if (!is_running(m, xid))
     return hs_fail(HS_ERR_INVALID, 0, "%s: transaction %" PRIu64 " is not running", call, xid);
   hs_lsn lsn = 0;
@@ -269,6 +274,8 @@ hs_status hs_xact_abort(hs_xact_mgr *m, hs_xid xid) {
 }
 
 hs_status hs_xact_status_of(hs_xact_mgr *m, hs_xid xid, hs_xact_status *out) {
+  if (!m) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_status_of: the manager is NULL");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_status_of: out is NULL");
   if (xid == HS_XACT_FROZEN) {
     *out = HS_XACT_COMMITTED;
     return HS_OK;
@@ -292,6 +299,8 @@ hs_status hs_xact_status_of(hs_xact_mgr *m, hs_xid xid, hs_xact_status *out) {
 }
 
 hs_status hs_xact_take_snapshot(hs_xact_mgr *m, hs_snapshot *s) {
+  if (!m) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_take_snapshot: the manager is NULL");
+  if (!s) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_take_snapshot: the snapshot is NULL");
   pthread_mutex_lock(&m->mu);
   if (m->nheld == MAX_SNAPSHOTS) {
     pthread_mutex_unlock(&m->mu);
@@ -311,9 +320,8 @@ hs_status hs_xact_take_snapshot(hs_xact_mgr *m, hs_snapshot *s) {
 }
 
 hs_status hs_xact_release_snapshot(hs_xact_mgr *m, const hs_snapshot *s) {
-  if (!m || !s)
-    return hs_fail(HS_ERR_MISUSE, 0,
-                   "hs_xact_release_snapshot: a manager and a snapshot are required");
+  if (!m) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_release_snapshot: the manager is NULL");
+  if (!s) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_release_snapshot: the snapshot is NULL");
   bool found = false;
   pthread_mutex_lock(&m->mu);
   for (uint32_t i = 0; i < m->nheld; i++)
@@ -332,7 +340,10 @@ hs_status hs_xact_release_snapshot(hs_xact_mgr *m, const hs_snapshot *s) {
 }
 
 hs_status hs_xact_visible(hs_xact_mgr *m, const hs_snapshot *s, hs_xid xid, bool *visible) {
+  if (!visible) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_visible: visible is NULL");
   *visible = false;
+  if (!m) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_visible: the manager is NULL");
+  if (!s) return hs_fail(HS_ERR_MISUSE, 0, "hs_xact_visible: the snapshot is NULL");
   if (xid == HS_XACT_FROZEN) {
     *visible = true;
     return HS_OK;
@@ -347,6 +358,7 @@ hs_status hs_xact_visible(hs_xact_mgr *m, const hs_snapshot *s, hs_xid xid, bool
 }
 
 hs_xid hs_xact_horizon(hs_xact_mgr *m) {
+  if (!m) return HS_XACT_INVALID;
   pthread_mutex_lock(&m->mu);
   hs_xid h = m->next;
   for (uint32_t i = 0; i < m->nrunning; i++)
@@ -358,6 +370,7 @@ hs_xid hs_xact_horizon(hs_xact_mgr *m) {
 }
 
 hs_xid hs_xact_next(hs_xact_mgr *m) {
+  if (!m) return HS_XACT_INVALID;
   pthread_mutex_lock(&m->mu);
   hs_xid n = m->next;
   pthread_mutex_unlock(&m->mu);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,22 @@ const char *hs_policy_names(void) {
                               hs_all_policies[i]->name);
   }
   return names;
+}
+
+static char pool_names[512];
+
+static void fill_pool_names(void) {
+  size_t off = 0;
+  for (int i = 0; hs_all_policies[i] && off < sizeof pool_names; i++)
+    if (!(hs_all_policies[i]->flags & HS_POLICY_SIM_ONLY))
+      off += (size_t)snprintf(pool_names + off, sizeof pool_names - off, "%s%s", off ? ", " : "",
+                              hs_all_policies[i]->name);
+}
+
+const char *policy_pool_names(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, fill_pool_names);
+  return pool_names;
 }
 
 static int param_count(const hs_policy_ops *ops) {
@@ -134,8 +151,9 @@ static void canonical_spec(hs_policy *p) {
 
 hs_status hs_policy_create(const char *spec, uint64_t capacity, uint32_t max_slots,
                            const hs_policy_env *env, hs_policy **out) {
-  if (!spec || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_policy_create: spec and out needed");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_policy_create: out is NULL");
   *out = NULL;
+  if (!spec) return hs_fail(HS_ERR_MISUSE, 0, "hs_policy_create: spec is NULL");
   hs_policy_env facts = env ? *env : (hs_policy_env){0};
   if (facts.clock != HS_CLOCK_UNSPECIFIED && facts.clock != HS_CLOCK_REQUESTS &&
       facts.clock != HS_CLOCK_MILLISECONDS)

@@ -81,6 +81,9 @@ struct hs_policy {
 /* Every registered policy (policy.c), and lookup by name. */
 extern const hs_policy_ops *const hs_all_policies[];
 const hs_policy_ops *hs_policy_find(const char *name);
+/* The registered policies the pool runs (those not HS_POLICY_SIM_ONLY),
+ * ", " between them, for messages. */
+const char *policy_pool_names(void);
 
 /* A slot's size as the generic layer recorded it (0 if not resident). */
 static inline uint32_t hs_policy_slot_size(const hs_policy *p, uint32_t slot) {

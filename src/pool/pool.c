@@ -34,6 +34,7 @@
 #include "core/seams.h"
 #include "hotset/fault.h"
 #include "hotset/page.h"
+#include "policy/policy_impl.h"
 #include "pool/pins.h"
 #include "pool/strategy_internal.h"
 #include "storage/control_file.h"
@@ -161,12 +162,38 @@ static hs_status catalog_start(hs_pool *pool) {
   return st;
 }
 
+/* The policy's name (a spec's part before ':') is one the pool runs: an
+ * unknown one is answered with those, from the registry, leaving out the
+ * simulator's own (HS_POLICY_SIM_ONLY). */
+static hs_status check_policy(const char *spec) {
+  size_t len = strcspn(spec, ":");
+  char name[64];
+  if (len >= sizeof name) len = sizeof name - 1;
+  memcpy(name, spec, len);
+  name[len] = '\0';
+  const hs_policy_ops *ops = hs_policy_find(name);
+  if (!ops)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_open: option policy: unknown replacement policy \"%s\" (the pool "
+                   "runs %s)",
+                   name, policy_pool_names());
+  if (ops->flags & HS_POLICY_SIM_ONLY)
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "hs_pool_open: option policy: replacement policy \"%s\" runs only in the "
+                   "simulator (the pool runs %s)",
+                   ops->name, policy_pool_names());
+  return HS_OK;
+}
+
 hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
-  if (!opts || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_open: options and out are required");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_open: out is NULL");
   *out = NULL;
+  if (!opts) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_open: the options are NULL");
   const char *policy = opts->policy ? opts->policy : "clock-sweep";
   if (!opts->dir || !*opts->dir)
     return hs_fail(HS_ERR_INVALID, 0, "hs_pool_open: option dir: a data directory is required");
+  hs_status valid = check_policy(policy);
+  if (valid != HS_OK) return valid;
   hs_pool *pool = aligned_alloc(64, sizeof *pool);
   if (!pool) return hs_fail(HS_ERR_NOMEM, 0, "could not allocate the pool");
   memset(pool, 0, sizeof *pool);
@@ -174,7 +201,7 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
    * pages are (a page_size of 0 takes its), before anything is sized. */
   uint32_t page_size = opts->page_size ? opts->page_size : HS_PAGE_SIZE_DEFAULT;
   uint64_t npages = opts->pool_pages ? opts->pool_pages : opts->pool_bytes / page_size;
-  hs_status valid = check_options(opts, page_size, npages);
+  valid = check_options(opts, page_size, npages);
   if (valid == HS_OK) valid = bgwriter_check_options(opts);
   if (valid == HS_OK) valid = pool_control_check(pool, opts, &page_size);
   if (valid == HS_OK && !opts->page_size) {
@@ -814,8 +841,11 @@ static hs_status strategy_checks(hs_pool *pool, hs_strategy *strategy, bool lock
 
 hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy *strategy,
                          bool lock, hs_buf *out, hs_blockno *block) {
-  if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT)
-    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_extend: bad argument (pool, out or fork)");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_extend: the pool is NULL");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_extend: out is NULL");
+  if ((unsigned)fork >= HS_FORK_COUNT)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_extend: fork %u is not a fork (0 to %u)",
+                   (unsigned)fork, HS_FORK_COUNT - 1);
   hs_io_context ctx;
   hs_strategy *ring;
   hs_status st = strategy_checks(pool, strategy, lock, "hs_pool_extend", &ctx, &ring);
@@ -825,9 +855,13 @@ hs_status hs_pool_extend(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy 
 
 hs_status hs_pool_read(hs_pool *pool, hs_relid rel, hs_fork fork, hs_blockno block,
                        hs_read_mode mode, hs_strategy *strategy, hs_buf *out, bool *hit) {
-  if (!pool || !out || (unsigned)fork >= HS_FORK_COUNT || mode == POOL_READ_NEW ||
-      (unsigned)mode > HS_READ_ZERO_LOCKED)
-    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: bad argument (pool, out, fork or mode)");
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: the pool is NULL");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: out is NULL");
+  if ((unsigned)fork >= HS_FORK_COUNT)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: fork %u is not a fork (0 to %u)",
+                   (unsigned)fork, HS_FORK_COUNT - 1);
+  if (mode == POOL_READ_NEW || (unsigned)mode > HS_READ_ZERO_LOCKED)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_pool_read: mode %u is not a read mode", (unsigned)mode);
   bool lock = mode == HS_READ_ZERO_LOCKED;
   hs_io_context ctx;
   hs_strategy *ring;

@@ -94,9 +94,13 @@ static queued *at(hs_read_stream *s, uint32_t i) {
 hs_status hs_read_stream_open(hs_pool *pool, hs_relid rel, hs_fork fork, hs_strategy *strategy,
                               hs_block_source_fn next_block, void *ctx, uint32_t combine_bytes,
                               hs_read_stream **out) {
-  if (!pool || !next_block || !out || (unsigned)fork >= HS_FORK_COUNT)
-    return hs_fail(HS_ERR_MISUSE, 0,
-                   "hs_read_stream_open: bad argument (pool, next_block, out or fork)");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_read_stream_open: out is NULL");
+  *out = NULL;
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_read_stream_open: the pool is NULL");
+  if (!next_block) return hs_fail(HS_ERR_MISUSE, 0, "hs_read_stream_open: next_block is NULL");
+  if ((unsigned)fork >= HS_FORK_COUNT)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_read_stream_open: fork %u is not a fork (0 to %u)",
+                   (unsigned)fork, HS_FORK_COUNT - 1);
   if (strategy && strategy->pool != pool)
     return hs_fail(HS_ERR_INVALID, 0, "hs_read_stream_open: the strategy belongs to another pool");
   if (combine_bytes == 0) combine_bytes = HS_STREAM_COMBINE_DEFAULT;
@@ -288,7 +292,8 @@ static hs_status fill(hs_read_stream *s) {
 }
 
 hs_status hs_read_stream_next(hs_read_stream *s, hs_buf *out, hs_blockno *block) {
-  if (!s || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_read_stream_next: bad argument");
+  if (!s) return hs_fail(HS_ERR_MISUSE, 0, "hs_read_stream_next: the stream is NULL");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_read_stream_next: out is NULL");
   *out = HS_INVALID_BUF;
   if (s->failed)
     return hs_fail(HS_ERR_INVALID, 0, "hs_read_stream_next: the stream failed earlier");

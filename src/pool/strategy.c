@@ -124,7 +124,8 @@ void hs_strategy_options_init(hs_strategy_options *opts) {
 }
 
 hs_status hs_strategy_options_parse(const char *spec, hs_strategy_options *out) {
-  if (!spec || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_options_parse: bad argument");
+  if (!spec) return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_options_parse: spec is NULL");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_options_parse: out is NULL");
   char buf[128];
   if (strlen(spec) >= sizeof buf) return hs_fail(HS_ERR_INVALID, 0, "ring spec too long");
   strcpy(buf, spec);
@@ -211,9 +212,12 @@ static uint32_t ring_buffers(const hs_pool *pool, hs_strategy_kind kind,
 
 hs_status hs_strategy_create(hs_pool *pool, hs_strategy_kind kind,
                              const hs_strategy_options *config, hs_strategy **out) {
-  if (!pool || !out || (unsigned)kind >= HS_STRATEGY_KIND_COUNT)
-    return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_create: bad argument");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_create: out is NULL");
   *out = NULL;
+  if (!pool) return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_create: the pool is NULL");
+  if ((unsigned)kind >= HS_STRATEGY_KIND_COUNT)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_strategy_create: kind %u is not a strategy kind (0 to %u)",
+                   (unsigned)kind, HS_STRATEGY_KIND_COUNT - 1);
   hs_strategy_options c = config ? *config : (hs_strategy_options){.rule = HS_RING_FIXED};
   hs_strategy *s = calloc(1, sizeof *s);
   if (!s) return hs_fail(HS_ERR_NOMEM, 0, "could not allocate a %s ring", kind_names[kind]);

@@ -665,8 +665,11 @@ hs_status hs_smgr_create_if_missing(hs_smgr *smgr, hs_relid rel, hs_fork fork, b
 
 hs_status hs_smgr_exists(hs_smgr *smgr, hs_relid rel, hs_fork fork, bool *exists) {
   if (exists) *exists = false;
-  if (!smgr || !exists || (unsigned)fork >= HS_FORK_COUNT)
-    return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_exists: bad argument (smgr, fork or exists)");
+  if (!smgr) return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_exists: the storage manager is NULL");
+  if (!exists) return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_exists: exists is NULL");
+  if ((unsigned)fork >= HS_FORK_COUNT)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_smgr_exists: fork %u is not a fork (0 to %u)",
+                   (unsigned)fork, HS_FORK_COUNT - 1);
   char path[PATH_MAX];
   fork_path(smgr, rel, fork, path);
   struct stat sb;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 void hs_throttle_options_init(hs_throttle_options *o) {
+  if (!o) return;
   memset(o, 0, sizeof *o);
   o->budget = 0.05;
   o->window_ms = 25;
@@ -205,6 +206,7 @@ hs_status throttle_init(hs_throttle *t, const hs_throttle_options *o) {
 }
 
 hs_status hs_throttle_create(const hs_throttle_options *o, hs_throttle **out) {
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_throttle_create: out is NULL");
   *out = NULL;
   hs_throttle *t = malloc(sizeof *t);
   if (!t) return hs_fail(HS_ERR_NOMEM, 0, "no memory for a throttle");
@@ -222,6 +224,7 @@ void hs_throttle_destroy(hs_throttle *t) {
 }
 
 void hs_throttle_observe(hs_throttle *t, uint64_t ns) {
+  if (!t) return;
   atomic_fetch_add_explicit(&t->fg_ns, ns, memory_order_relaxed);
   atomic_fetch_add_explicit(&t->fg_ops, 1, memory_order_relaxed);
 }

@@ -29,6 +29,7 @@
 #include <time.h>
 
 void hs_vacuum_options_init(hs_vacuum_options *o) {
+  if (!o) return;
   memset(o, 0, sizeof *o);
   o->cost_page_hit = 1;
   o->cost_page_miss = 2;
@@ -110,7 +111,9 @@ static void delay_point(const hs_vacuum_options *o, uint64_t *balance, hs_vacuum
 }
 
 hs_status hs_vacuum(hs_heap *h, hs_pk_index *ix, const hs_vacuum_options *o, hs_vacuum_stats *out) {
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_vacuum: out is NULL");
   memset(out, 0, sizeof *out);
+  if (!h) return hs_fail(HS_ERR_MISUSE, 0, "hs_vacuum: the heap is NULL");
   hs_vacuum_options defaults;
   if (!o) {
     hs_vacuum_options_init(&defaults);

@@ -927,8 +927,9 @@ hs_status wal_set_end_from(hs_wal *w, hs_lsn start, bool *settled) {
 }
 
 hs_status hs_wal_open(const hs_wal_options *opts, hs_wal **out) {
-  if (!opts || !out) return hs_fail(HS_ERR_MISUSE, 0, "hs_wal_open: options and out needed");
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_wal_open: out is NULL");
   *out = NULL;
+  if (!opts) return hs_fail(HS_ERR_MISUSE, 0, "hs_wal_open: the options are NULL");
   if (!opts->dir || !opts->dir[0])
     return hs_fail(HS_ERR_INVALID, 0, "hs_wal_open: option dir (the log's directory) is required");
   if (!power_of_two(opts->segment_bytes) || opts->segment_bytes < HS_WAL_MIN_SEGMENT ||

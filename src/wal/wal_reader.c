@@ -90,6 +90,7 @@ struct hs_wal_reader {
 
 hs_status hs_wal_reader_open(const char *dir, uint64_t segment_bytes, hs_lsn start,
                              hs_wal_reader **out) {
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_wal_reader_open: out is NULL");
   *out = NULL;
   if (!dir || segment_bytes < HS_WAL_MIN_SEGMENT || segment_bytes > HS_WAL_MAX_SEGMENT ||
       (segment_bytes & (segment_bytes - 1)) || start % WAL_ALIGN)

@@ -14,6 +14,8 @@
 #include "hotset/heap.h"
 #include "hotset/policy.h"
 #include "hotset/strategy.h"
+#include "hotset/stream.h"
+#include "hotset/vacuum.h"
 #include "hotset/wal.h"
 #include "pool_util.h"
 
@@ -417,6 +419,261 @@ static void test_double_release_of_snapshot_and_frame(void) {
   hs_frame_cache_destroy(c);
 }
 
+/* Refused as misuse, with the call and the argument named. */
+static void null_refused(hs_status st, const char *call, const char *arg) {
+  CHECK_EQ(st, HS_ERR_MISUSE);
+  CHECK_CONTAINS(hs_last_error(), call);
+  CHECK_CONTAINS(hs_last_error(), arg);
+}
+
+/* Every call of hotset/heap.h and hotset/vacuum.h that takes an object (or
+ * a required out-pointer) refuses NULL as misuse instead of crashing; the
+ * void ones do nothing, and the getters say 0. */
+static void test_null_heap_and_vacuum(void) {
+  char dir[256], wal_dir[300], data_dir[300];
+  testdir_make(dir, sizeof dir, "misuse-null");
+  snprintf(wal_dir, sizeof wal_dir, "%s/wal", dir);
+  snprintf(data_dir, sizeof data_dir, "%s/data", dir);
+  hs_wal_options wo;
+  hs_wal_options_init(&wo);
+  wo.dir = wal_dir;
+  hs_wal *wal;
+  REQUIRE(hs_wal_open(&wo, &wal) == HS_OK);
+  null_refused(hs_heap_register_redo(NULL), "hs_heap_register_redo", "the log is NULL");
+  CHECK_OK(hs_heap_register_redo(wal));
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = data_dir;
+  po.pool_pages = 16;
+  po.wal = wal;
+  hs_pool *pool;
+  REQUIRE(hs_pool_open(&po, &pool) == HS_OK);
+
+  /* Opens: a NULL pool or manager is misuse, *out set to NULL. */
+  hs_xact_mgr *x = (hs_xact_mgr *)&x;
+  null_refused(hs_xact_open(NULL, &x), "hs_xact_open", "the pool is NULL");
+  CHECK(x == NULL);
+  null_refused(hs_xact_open(pool, NULL), "hs_xact_open", "out is NULL");
+  REQUIRE(hs_xact_open(pool, &x) == HS_OK);
+  hs_heap *h = (hs_heap *)&h;
+  null_refused(hs_heap_open(NULL, x, 20, &h), "hs_heap_open", "the pool is NULL");
+  CHECK(h == NULL);
+  null_refused(hs_heap_open(pool, NULL, 20, &h), "hs_heap_open", "the transaction manager");
+  null_refused(hs_heap_open(pool, x, 20, NULL), "hs_heap_open", "out is NULL");
+  REQUIRE(hs_heap_open(pool, x, 20, &h) == HS_OK);
+  hs_pk_index *ix = (hs_pk_index *)&ix;
+  null_refused(hs_pk_index_open(NULL, 21, &ix), "hs_pk_index_open", "the pool is NULL");
+  CHECK(ix == NULL);
+  null_refused(hs_pk_index_open(pool, 21, NULL), "hs_pk_index_open", "out is NULL");
+  REQUIRE(hs_pk_index_open(pool, 21, &ix) == HS_OK);
+
+  /* Transactions. */
+  hs_xid xid = 0;
+  null_refused(hs_xact_begin(NULL, &xid), "hs_xact_begin", "the manager is NULL");
+  null_refused(hs_xact_begin(x, NULL), "hs_xact_begin", "xid is NULL");
+  REQUIRE(hs_xact_begin(x, &xid) == HS_OK);
+  null_refused(hs_xact_commit(NULL, xid), "hs_xact_commit", "the manager is NULL");
+  null_refused(hs_xact_abort(NULL, xid), "hs_xact_abort", "the manager is NULL");
+  hs_xact_status xs;
+  null_refused(hs_xact_status_of(NULL, xid, &xs), "hs_xact_status_of", "the manager is NULL");
+  null_refused(hs_xact_status_of(x, xid, NULL), "hs_xact_status_of", "out is NULL");
+  static hs_snapshot snap;
+  null_refused(hs_xact_take_snapshot(NULL, &snap), "hs_xact_take_snapshot", "the manager");
+  null_refused(hs_xact_take_snapshot(x, NULL), "hs_xact_take_snapshot", "the snapshot is NULL");
+  null_refused(hs_xact_release_snapshot(NULL, &snap), "hs_xact_release_snapshot", "the manager");
+  null_refused(hs_xact_release_snapshot(x, NULL), "hs_xact_release_snapshot", "the snapshot");
+  REQUIRE(hs_xact_take_snapshot(x, &snap) == HS_OK);
+  bool vis = true;
+  null_refused(hs_xact_visible(NULL, &snap, xid, &vis), "hs_xact_visible", "the manager is NULL");
+  null_refused(hs_xact_visible(x, NULL, xid, &vis), "hs_xact_visible", "the snapshot is NULL");
+  null_refused(hs_xact_visible(x, &snap, xid, NULL), "hs_xact_visible", "visible is NULL");
+  CHECK_EQ(hs_xact_horizon(NULL), HS_XACT_INVALID);
+  CHECK_EQ(hs_xact_next(NULL), HS_XACT_INVALID);
+
+  /* The heap. */
+  uint64_t row[2] = {1, 42};
+  hs_tid tid = {0, 0};
+  null_refused(hs_heap_insert(NULL, xid, row, sizeof row, &tid), "hs_heap_insert", "the heap");
+  null_refused(hs_heap_insert(h, xid, row, sizeof row, NULL), "hs_heap_insert", "tid is NULL");
+  REQUIRE(hs_heap_insert(h, xid, row, sizeof row, &tid) == HS_OK);
+  char buf[64];
+  uint32_t len = 0;
+  null_refused(hs_heap_fetch(NULL, tid, &snap, xid, buf, sizeof buf, &len, &vis), "hs_heap_fetch",
+               "the heap is NULL");
+  null_refused(hs_heap_fetch(h, tid, NULL, xid, buf, sizeof buf, &len, &vis), "hs_heap_fetch",
+               "the snapshot is NULL");
+  null_refused(hs_heap_fetch(h, tid, &snap, xid, NULL, sizeof buf, &len, &vis), "hs_heap_fetch",
+               "out is NULL");
+  null_refused(hs_heap_fetch(h, tid, &snap, xid, buf, sizeof buf, NULL, &vis), "hs_heap_fetch",
+               "len is NULL");
+  null_refused(hs_heap_fetch(h, tid, &snap, xid, buf, sizeof buf, &len, NULL), "hs_heap_fetch",
+               "visible is NULL");
+  CHECK_OK(hs_heap_fetch(h, tid, &snap, xid, NULL, 0, &len, &vis)); /* no room asked: fine */
+  CHECK(vis);
+  CHECK_EQ(len, sizeof row);
+  hs_tid new_tid;
+  null_refused(hs_heap_update(NULL, xid, tid, row, sizeof row, &new_tid), "hs_heap_update",
+               "the heap is NULL");
+  null_refused(hs_heap_update(h, xid, tid, row, sizeof row, NULL), "hs_heap_update",
+               "new_tid is NULL");
+  null_refused(hs_heap_delete(NULL, xid, tid), "hs_heap_delete", "the heap is NULL");
+  hs_heap_tuple_info ti;
+  null_refused(hs_heap_tuple_info_get(NULL, tid, &ti), "hs_heap_tuple_info_get", "the heap");
+  null_refused(hs_heap_tuple_info_get(h, tid, NULL), "hs_heap_tuple_info_get", "out is NULL");
+  CHECK_EQ(hs_heap_max_data(NULL), 0);
+
+  /* The index. */
+  null_refused(hs_pk_index_insert(NULL, 1, tid), "hs_pk_index_insert", "the index is NULL");
+  REQUIRE(hs_pk_index_insert(ix, 1, tid) == HS_OK);
+  bool found = true;
+  hs_tid got;
+  null_refused(hs_pk_index_get(NULL, 1, &got, &found), "hs_pk_index_get", "the index is NULL");
+  null_refused(hs_pk_index_get(ix, 1, NULL, &found), "hs_pk_index_get", "tid is NULL");
+  null_refused(hs_pk_index_get(ix, 1, &got, NULL), "hs_pk_index_get", "found is NULL");
+  null_refused(hs_pk_index_move(NULL, 1, tid, tid), "hs_pk_index_move", "the index is NULL");
+  null_refused(hs_pk_index_lookup(NULL, h, 1, &snap, xid, &got, buf, sizeof buf, &len, &found),
+               "hs_pk_index_lookup", "the index is NULL");
+  null_refused(hs_pk_index_lookup(ix, NULL, 1, &snap, xid, &got, buf, sizeof buf, &len, &found),
+               "hs_pk_index_lookup", "the heap is NULL");
+  null_refused(hs_pk_index_lookup(ix, h, 1, NULL, xid, &got, buf, sizeof buf, &len, &found),
+               "hs_pk_index_lookup", "the snapshot is NULL");
+  null_refused(hs_pk_index_lookup(ix, h, 1, &snap, xid, NULL, buf, sizeof buf, &len, &found),
+               "hs_pk_index_lookup", "tid is NULL");
+  null_refused(hs_pk_index_lookup(ix, h, 1, &snap, xid, &got, NULL, sizeof buf, &len, &found),
+               "hs_pk_index_lookup", "out is NULL");
+  null_refused(hs_pk_index_lookup(ix, h, 1, &snap, xid, &got, buf, sizeof buf, NULL, &found),
+               "hs_pk_index_lookup", "len is NULL");
+  null_refused(hs_pk_index_lookup(ix, h, 1, &snap, xid, &got, buf, sizeof buf, &len, NULL),
+               "hs_pk_index_lookup", "found is NULL");
+  CHECK_OK(hs_pk_index_lookup(ix, h, 1, &snap, xid, &got, buf, sizeof buf, &len, &found));
+  CHECK(found);
+  null_refused(hs_pk_index_rebuild(NULL, h, NULL, NULL), "hs_pk_index_rebuild", "the index");
+  null_refused(hs_pk_index_rebuild(ix, NULL, NULL, NULL), "hs_pk_index_rebuild", "the heap");
+
+  /* Vacuum and its throttle. */
+  hs_vacuum_stats vs;
+  null_refused(hs_vacuum(NULL, ix, NULL, &vs), "hs_vacuum", "the heap is NULL");
+  null_refused(hs_vacuum(h, ix, NULL, NULL), "hs_vacuum", "out is NULL");
+  null_refused(hs_throttle_create(NULL, NULL), "hs_throttle_create", "out is NULL");
+  hs_throttle_options_init(NULL);
+  hs_vacuum_options_init(NULL);
+  hs_throttle_observe(NULL, 1000);
+  hs_throttle_destroy(NULL);
+
+  CHECK_OK(hs_xact_release_snapshot(x, &snap));
+  CHECK_OK(hs_xact_commit(x, xid));
+  CHECK_OK(hs_vacuum(h, ix, NULL, &vs));
+  hs_pk_index_close(ix);
+  hs_heap_close(h);
+  hs_xact_close(x);
+  CHECK_OK(hs_pool_close(pool));
+  CHECK_OK(hs_wal_close(wal));
+  testdir_remove(dir);
+}
+
+static hs_blockno no_blocks(void *ctx) {
+  (void)ctx;
+  return HS_INVALID_BLOCK;
+}
+
+/* A failed open or create leaves *out NULL, the misuse paths too; the
+ * messages name the argument at fault and its value. */
+static void test_failed_open_clears_out(void) {
+  fixture f;
+  fixture_open(&f);
+  hs_pool *pool = f.pool;
+  hs_pool *p = (hs_pool *)&p;
+  null_refused(hs_pool_open(NULL, &p), "hs_pool_open", "the options are NULL");
+  CHECK(p == NULL);
+  null_refused(hs_pool_open(NULL, NULL), "hs_pool_open", "out is NULL");
+  hs_wal *w = (hs_wal *)&w;
+  null_refused(hs_wal_open(NULL, &w), "hs_wal_open", "the options are NULL");
+  CHECK(w == NULL);
+  null_refused(hs_wal_open(NULL, NULL), "hs_wal_open", "out is NULL");
+  hs_strategy *s = (hs_strategy *)&s;
+  null_refused(hs_strategy_create(NULL, HS_STRATEGY_BULKREAD, NULL, &s), "hs_strategy_create",
+               "the pool is NULL");
+  CHECK(s == NULL);
+  s = (hs_strategy *)&s;
+  null_refused(hs_strategy_create(pool, HS_STRATEGY_KIND_COUNT, NULL, &s), "hs_strategy_create",
+               "kind 3");
+  CHECK(s == NULL);
+  null_refused(hs_strategy_create(pool, HS_STRATEGY_BULKREAD, NULL, NULL), "hs_strategy_create",
+               "out is NULL");
+  hs_policy *pol = (hs_policy *)&pol;
+  null_refused(hs_policy_create(NULL, 4, 4, NULL, &pol), "hs_policy_create", "spec is NULL");
+  CHECK(pol == NULL);
+  hs_read_stream *rs = (hs_read_stream *)&rs;
+  null_refused(hs_read_stream_open(NULL, REL, HS_FORK_MAIN, NULL, no_blocks, NULL, 0, &rs),
+               "hs_read_stream_open", "the pool is NULL");
+  CHECK(rs == NULL);
+  rs = (hs_read_stream *)&rs;
+  null_refused(hs_read_stream_open(pool, REL, HS_FORK_MAIN, NULL, NULL, NULL, 0, &rs),
+               "hs_read_stream_open", "next_block is NULL");
+  CHECK(rs == NULL);
+  rs = (hs_read_stream *)&rs;
+  null_refused(hs_read_stream_open(pool, REL, (hs_fork)9, NULL, no_blocks, NULL, 0, &rs),
+               "hs_read_stream_open", "fork 9");
+  CHECK(rs == NULL);
+  null_refused(hs_wal_reader_open(f.dir, 1u << 20, 0, NULL), "hs_wal_reader_open", "out is NULL");
+  hs_wal_reader *r = (hs_wal_reader *)&r;
+  CHECK_ST(hs_wal_reader_open(NULL, 1u << 20, 0, &r), HS_ERR_INVALID);
+  CHECK(r == NULL);
+  /* The pool's own calls name the argument and its value. */
+  hs_buf b;
+  null_refused(hs_pool_read(NULL, REL, HS_FORK_MAIN, 0, HS_READ_NORMAL, NULL, &b, NULL),
+               "hs_pool_read", "the pool is NULL");
+  null_refused(hs_pool_read(pool, REL, HS_FORK_MAIN, 0, HS_READ_NORMAL, NULL, NULL, NULL),
+               "hs_pool_read", "out is NULL");
+  null_refused(hs_pool_read(pool, REL, (hs_fork)7, 0, HS_READ_NORMAL, NULL, &b, NULL),
+               "hs_pool_read", "fork 7");
+  null_refused(hs_pool_read(pool, REL, HS_FORK_MAIN, 0, (hs_read_mode)9, NULL, &b, NULL),
+               "hs_pool_read", "mode 9");
+  null_refused(hs_pool_extend(NULL, REL, HS_FORK_MAIN, NULL, false, &b, NULL), "hs_pool_extend",
+               "the pool is NULL");
+  null_refused(hs_pool_extend(pool, REL, HS_FORK_MAIN, NULL, false, NULL, NULL), "hs_pool_extend",
+               "out is NULL");
+  null_refused(hs_pool_extend(pool, REL, (hs_fork)8, NULL, false, &b, NULL), "hs_pool_extend",
+               "fork 8");
+  bool exists;
+  null_refused(hs_smgr_exists(hs_pool_smgr(pool), REL, (hs_fork)6, &exists), "hs_smgr_exists",
+               "fork 6");
+  CHECK_OK(hs_pool_close(pool));
+  testdir_remove(f.dir);
+}
+
+/* An unknown policy is answered with the policies the pool runs, from the
+ * registry: never the simulator's own (belady, fixedset). */
+static void test_unknown_policy_lists_the_pools(void) {
+  char dir[256];
+  testdir_make(dir, sizeof dir, "misuse-policy");
+  hs_pool_options po;
+  hs_pool_options_init(&po);
+  po.dir = dir;
+  po.pool_pages = 16;
+  po.policy = "no-such-policy:k=2";
+  hs_pool *p = (hs_pool *)&p;
+  CHECK_ST(hs_pool_open(&po, &p), HS_ERR_INVALID);
+  CHECK(p == NULL);
+  const char *e = hs_last_error();
+  CHECK_CONTAINS(e, "\"no-such-policy\"");
+  CHECK_CONTAINS(e, "clock-sweep");
+  CHECK_CONTAINS(e, "lru");
+  CHECK(!strstr(e, "belady"));
+  CHECK(!strstr(e, "fixedset"));
+  po.policy = "Belady";
+  CHECK_ST(hs_pool_open(&po, &p), HS_ERR_INVALID);
+  CHECK(p == NULL);
+  e = hs_last_error();
+  CHECK_CONTAINS(e, "runs only in the simulator");
+  CHECK_CONTAINS(e, "clock-sweep");
+  CHECK(!strstr(e, "fixedset"));
+  po.policy = "LRU";
+  CHECK_OK(hs_pool_open(&po, &p));
+  CHECK_OK(hs_pool_close(p));
+  testdir_remove(dir);
+}
+
 int main(void) {
   printf("debug checks: %s\n",
          HS_DEBUG_CHECKS ? "on (misuse stops the program)" : "off (misuse is refused and counted)");
@@ -424,5 +681,8 @@ int main(void) {
   test_close_names_the_pinner();
   test_misuse_or_invalid();
   test_double_release_of_snapshot_and_frame();
+  test_null_heap_and_vacuum();
+  test_failed_open_clears_out();
+  test_unknown_policy_lists_the_pools();
   return check_finish();
 }

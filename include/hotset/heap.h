@@ -71,7 +71,8 @@ typedef struct hs_xact_mgr hs_xact_mgr;
  * every id given before (a restart skips at most a few thousand unused
  * ids). A transaction that was running when the process died reads as
  * aborted. HS_ERR_INVALID if the pool has no log (hs_pool_options.wal);
- * storage errors as the pool reports them. */
+ * HS_ERR_MISUSE for a NULL pool or out; storage errors as the pool reports
+ * them. */
 hs_status hs_xact_open(hs_pool *pool, hs_xact_mgr **out);
 /* Frees the manager; close the heaps that use it first. */
 void hs_xact_close(hs_xact_mgr *m);
@@ -153,13 +154,14 @@ typedef struct hs_heap hs_heap;
 
 /* Registers the heap's redo on the log, so recovery can replay heap
  * records: call it before opening the pool with that log (registering
- * again is harmless). HS_ERR_INVALID for a NULL log. */
+ * again is harmless). HS_ERR_MISUSE for a NULL log. */
 hs_status hs_heap_register_redo(hs_wal *wal);
 
 /* The heap stored in relation `rel` of `pool` (created if missing), whose
- * versions `xact` judges. HS_ERR_INVALID without a pool with a log or a
- * transaction manager, or when the log's records are too small for the
- * pool's pages (see "Sizes" above); HS_ERR_NOMEM; storage errors. */
+ * versions `xact` judges. HS_ERR_MISUSE for a NULL pool, manager or out;
+ * HS_ERR_INVALID when the pool has no log, or the log's records are too
+ * small for the pool's pages (see "Sizes" above); HS_ERR_NOMEM; storage
+ * errors. */
 hs_status hs_heap_open(hs_pool *pool, hs_xact_mgr *xact, hs_relid rel, hs_heap **out);
 /* Frees the heap (its pages stay in the pool). */
 void hs_heap_close(hs_heap *h);
@@ -212,7 +214,8 @@ hs_status hs_heap_tuple_info_get(hs_heap *h, hs_tid tid, hs_heap_tuple_info *out
 typedef struct hs_pk_index hs_pk_index;
 
 /* The index stored in relation `rel` of `pool` (created if missing).
- * HS_ERR_INVALID if the pool has no log; HS_ERR_NOMEM; storage errors. */
+ * HS_ERR_MISUSE for a NULL pool or out; HS_ERR_INVALID if the pool has no
+ * log; HS_ERR_NOMEM; storage errors. */
 hs_status hs_pk_index_open(hs_pool *pool, hs_relid rel, hs_pk_index **out);
 /* Frees the index (its pages stay in the pool). */
 void hs_pk_index_close(hs_pk_index *ix);

@@ -588,7 +588,7 @@ hs_status hs_heap_fetch(hs_heap *h, hs_tid tid, const hs_snapshot *snap, hs_xid 
   if (st == HS_OK && created && !deleted) {
     *visible = true;
     *len = tlen - HEAP_TUPLE_HEADER;
-    memcpy(out, t + HEAP_TUPLE_HEADER, *len < cap ? *len : cap);
+    if (cap) memcpy(out, t + HEAP_TUPLE_HEADER, *len < cap ? *len : cap); /* out may be NULL then */
   }
   unlock_release(h, b);
   return st;

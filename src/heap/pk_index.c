@@ -274,7 +274,7 @@ hs_status hs_pk_index_lookup(hs_pk_index *ix, hs_heap *h, uint64_t key, const hs
         }
         *tid = at;
         *len = l;
-        memcpy(out, buf, l < cap ? l : cap);
+        if (cap) memcpy(out, buf, l < cap ? l : cap); /* out may be NULL then */
         *found = true;
         break;
       }

@@ -547,6 +547,8 @@ static void test_null_heap_and_vacuum(void) {
                "hs_pk_index_lookup", "found is NULL");
   CHECK_OK(hs_pk_index_lookup(ix, h, 1, &snap, xid, &got, buf, sizeof buf, &len, &found));
   CHECK(found);
+  CHECK_OK(hs_pk_index_lookup(ix, h, 1, &snap, xid, &got, NULL, 0, &len, &found)); /* no room */
+  CHECK(found);
   null_refused(hs_pk_index_rebuild(NULL, h, NULL, NULL), "hs_pk_index_rebuild", "the index");
   null_refused(hs_pk_index_rebuild(ix, NULL, NULL, NULL), "hs_pk_index_rebuild", "the heap");
 

@@ -18,6 +18,7 @@
 #include "cli/reindex.h"
 
 #include "common/args.h"
+#include "common/flags.h"
 #include "common/resources.h"
 #include "hotset/control.h"
 #include "hotset/durability.h"
@@ -33,7 +34,7 @@
 
 static const args_command command = {
     .cmd = {.prog = PROG},
-    .synopsis = "--dir DIR [--wal WALDIR] --heap REL --index REL --force",
+    .synopsis = "--dir DIR [--wal DIR] --heap REL --index REL --force",
     .about = "Rebuilds the primary-key index in relation --index from the heap in relation\n"
              "--heap: each key's entry is set to the root of its update chain on the heap,\n"
              "every other entry cleared. The way out a lookup prints when the index and the\n"
@@ -100,18 +101,8 @@ int reindex_main(int argc, char **argv) {
   uint64_t heap_rel = 0, index_rel = 0;
   bool force = false;
   const args_opt opts[] = {
-      {.name = "dir",
-       .kind = ARGS_PATH,
-       .dest = &dir,
-       .max = BENCH_DIR_MAX,
-       .arg = "DIR",
-       .help = "the data directory"},
-      {.name = "wal",
-       .kind = ARGS_PATH,
-       .dest = &waldir_arg,
-       .max = BENCH_DIR_MAX,
-       .arg = "WALDIR",
-       .help = "its log's directory (default DIR/wal)"},
+      BENCH_OPT_DATA_DIR(&dir),
+      BENCH_OPT_WAL_DIR(&waldir_arg),
       {.name = "heap",
        .kind = ARGS_UINT,
        .dest = &heap_rel,

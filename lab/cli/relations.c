@@ -20,6 +20,7 @@
 #include "cli/relations.h"
 
 #include "common/args.h"
+#include "common/flags.h"
 #include "common/json.h"
 #include "common/resources.h"
 #include "core/error.h"
@@ -485,12 +486,7 @@ int relations_main(int argc, char **argv) {
   const char *dir = NULL, *forget_name = NULL, *replace_name = NULL;
   bool json = false, force = false, rebuild_flag = false;
   const args_opt opts[] = {
-      {.name = "dir",
-       .kind = ARGS_PATH,
-       .dest = &dir,
-       .max = BENCH_DIR_MAX,
-       .arg = "DIR",
-       .help = "the data directory"},
+      BENCH_OPT_DATA_DIR(&dir),
       {.name = "json",
        .kind = ARGS_FLAG,
        .dest = &json,

@@ -43,6 +43,7 @@
 #include "cli/control_rebuild.h"
 #include "cli/evidence.h"
 #include "common/args.h"
+#include "common/flags.h"
 #include "common/resources.h"
 #include "core/dir_lock.h"
 #include "core/error.h"
@@ -425,18 +426,8 @@ int reset_log_main(int argc, char **argv) {
   uint64_t page_size = 0, segment_bytes = 0;
   bool force = false, drop_kept = false;
   const args_opt opts[] = {
-      {.name = "dir",
-       .kind = ARGS_PATH,
-       .dest = &dir,
-       .max = BENCH_DIR_MAX,
-       .arg = "DIR",
-       .help = "the data directory"},
-      {.name = "wal",
-       .kind = ARGS_PATH,
-       .dest = &waldir_flag,
-       .max = BENCH_DIR_MAX,
-       .arg = "DIR",
-       .help = "its log's directory (default DIR/wal)"},
+      BENCH_OPT_DATA_DIR(&dir),
+      BENCH_OPT_WAL_DIR(&waldir_flag),
       {.name = "force",
        .kind = ARGS_FLAG,
        .dest = &force,

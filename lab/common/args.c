@@ -10,6 +10,7 @@
 
 #include "core/size.h"
 #include "hotset/policy.h"
+#include "policy/policy_impl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -464,16 +465,15 @@ static int split_fail(const char **why, const char *fmt, ...) {
 /* Whether the registry's policy `name` runs in the buffer pool (not only
  * in the simulator, as those needing the future do). */
 static bool pool_runs(const char *name) {
-  hs_policy *p;
-  if (hs_policy_create(name, 1, 1, NULL, &p) != HS_OK) return false;
-  bool sim_only = hs_policy_flags(p) & HS_POLICY_SIM_ONLY;
-  hs_policy_destroy(p);
-  return !sim_only;
+  const hs_policy_ops *ops = hs_policy_find(name);
+  return ops && !(ops->flags & HS_POLICY_SIM_ONLY);
 }
 
 const char *args_policy_list(bool pool_only) {
   /* From the registry, so that a new policy is listed where it runs
-   * without anyone editing a list here. */
+   * without anyone editing a list here; the pool's is the list
+   * hs_pool_open's own refusal gives. */
+  if (pool_only) return policy_pool_names();
   static char list[1024];
   char names[1024];
   snprintf(names, sizeof names, "%s", hs_policy_names());
@@ -481,7 +481,6 @@ const char *args_policy_list(bool pool_only) {
   list[0] = 0;
   char *save = NULL;
   for (char *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-    if (pool_only && !pool_runs(name)) continue;
     int n = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", name);
     if (n < 0 || (size_t)n >= sizeof list - used) break;
     used += (size_t)n;

@@ -35,6 +35,19 @@
             "of a temporary one"                                                                   \
   }
 
+/* --dir and --wal of the tools that work on an existing data directory and
+ * its log (reindex, relations, reset-log). */
+#define BENCH_OPT_DATA_DIR(dest_)                                                                  \
+  {                                                                                                \
+    .name = "dir", .kind = ARGS_PATH, .dest = (dest_), .max = BENCH_DIR_MAX, .arg = "DIR",         \
+    .help = "the data directory"                                                                   \
+  }
+#define BENCH_OPT_WAL_DIR(dest_)                                                                   \
+  {                                                                                                \
+    .name = "wal", .kind = ARGS_PATH, .dest = (dest_), .max = BENCH_DIR_MAX, .arg = "DIR",         \
+    .help = "its log's directory (default DIR/wal)"                                                \
+  }
+
 /* The --segment flag of the benchmarks that open a log (an args_opt
  * initializer). */
 #define BENCH_SEGMENT_FLAG(dest_ptr)                                                               \

@@ -314,11 +314,6 @@ hs_status hs_pool_open(const hs_pool_options *opts, hs_pool **out) {
   hs_policy_env env = {.unit_bytes = pool->page_size, .clock = HS_CLOCK_MILLISECONDS};
   if (st == HS_OK)
     st = hs_policy_create(policy, pool->nbuffers, pool->nbuffers, &env, &pool->policy);
-  if (st == HS_OK && (hs_policy_flags(pool->policy) & HS_POLICY_SIM_ONLY))
-    st = hs_fail(HS_ERR_INVALID, 0,
-                 "replacement policy \"%s\" needs to know the future: it runs only in the "
-                 "simulator",
-                 policy);
   if (st == HS_OK) {
     unsigned flags = hs_policy_flags(pool->policy);
     pool->lock_others = !(flags & HS_POLICY_CONCURRENT);

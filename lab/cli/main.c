@@ -50,19 +50,20 @@ static const subcommand subcommands[] = {
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
 
-/* The labs' names before every lab moved under `hotset bench`: kept for one
- * release so that scripts written against 0.1 keep running, then removed. */
-typedef struct alias {
+/* The labs' names before every lab moved under `hotset bench`. They ran
+ * the lab for one release (0.2) and are gone since 0.3; a script that still
+ * uses one is told the new name rather than "unknown subcommand". */
+typedef struct renamed {
   const char *name;
   const char *lab; /* `hotset bench LAB` */
-} alias;
+} renamed;
 
-static const alias aliases[] = {
+static const renamed renamed_labs[] = {
     {"pool-bench", "pool"},
     {"readtest", "readtest"},
 };
 
-#define NALIASES (sizeof aliases / sizeof aliases[0])
+#define NRENAMED (sizeof renamed_labs / sizeof renamed_labs[0])
 
 static void print_usage(FILE *out) {
   fputs("usage: hotset <subcommand> [flags]\n"
@@ -73,28 +74,13 @@ static void print_usage(FILE *out) {
         out);
   for (size_t i = 0; i < NSUBCOMMANDS; i++)
     fprintf(out, "  %-12s %s\n", subcommands[i].name, subcommands[i].summary);
-  fputs("\naliases, to be removed in 0.3:\n", out);
-  for (size_t i = 0; i < NALIASES; i++) {
-    char lab[32];
-    snprintf(lab, sizeof lab, "hotset bench %s", aliases[i].lab);
-    fprintf(out, "  %-12s %s\n", aliases[i].name, lab);
-  }
   fputs("\n`hotset <subcommand> --help` describes a subcommand's flags.\n\n", out);
   fputs(ARGS_SIZE_GRAMMAR, out);
 }
 
-/* Runs `hotset bench LAB ARGS...` for `hotset ALIAS ARGS...` (argv[1] the
- * alias), rewriting argv in place: the lab sees the argv it would have
- * under its new name, so it runs the same code and says the same things. */
-static int run_alias(const alias *a, int argc, char **argv) {
-  argv[0] = "bench";
-  argv[1] = (char *)a->lab;
-  return bench_main(argc, argv);
-}
-
-static const alias *find_alias(const char *name) {
-  for (size_t i = 0; i < NALIASES; i++)
-    if (strcmp(aliases[i].name, name) == 0) return &aliases[i];
+static const renamed *find_renamed(const char *name) {
+  for (size_t i = 0; i < NRENAMED; i++)
+    if (strcmp(renamed_labs[i].name, name) == 0) return &renamed_labs[i];
   return NULL;
 }
 
@@ -112,6 +98,14 @@ static int usage_error(const char *fmt, const char *arg) {
   return 2;
 }
 
+/* A lab's old name is refused as an unknown one is, naming the new. */
+static int renamed_error(const renamed *r) {
+  char what[128];
+  snprintf(what, sizeof what, "\"%s\" was renamed \"hotset bench %s\" (the old name went in 0.3)",
+           r->name, r->lab);
+  return usage_error("%s", what);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return usage_error("%s", "missing subcommand");
   const char *name = argv[1];
@@ -123,11 +117,8 @@ int main(int argc, char **argv) {
     if (strcmp(name, "help") == 0 && argc > 2) {
       /* `hotset help sim` is `hotset sim --help`. */
       const subcommand *sc = find_subcommand(argv[2]);
-      const alias *a = sc ? NULL : find_alias(argv[2]);
-      if (a) {
-        char *alias_argv[] = {"hotset", argv[2], "--help", NULL};
-        return run_alias(a, 3, alias_argv);
-      }
+      const renamed *r = sc ? NULL : find_renamed(argv[2]);
+      if (r) return renamed_error(r);
       if (!sc) return usage_error("unknown subcommand \"%s\"", argv[2]);
       char *help_argv[] = {argv[2], "--help", NULL};
       return sc->main(2, help_argv);
@@ -136,8 +127,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   const subcommand *sc = find_subcommand(name);
-  const alias *a = sc ? NULL : find_alias(name);
-  if (a) return run_alias(a, argc, argv);
+  const renamed *r = sc ? NULL : find_renamed(name);
+  if (r) return renamed_error(r);
   if (!sc) {
     if (name[0] == '-') return usage_error("unknown flag %s (flags go after the subcommand)", name);
     return usage_error("unknown subcommand \"%s\"", name);

@@ -4,7 +4,7 @@
 For every `hotset SUBCOMMAND [LAB] ...` the README and docs/*.md quote (in a
 code span or a fenced block), the subcommand (and bench's lab, as `hotset
 bench --help` lists them) must be one the tool has, under its current name
-(not an alias `hotset --help` says is going away), and every --flag after
+(not an old name the tool refuses as renamed), and every --flag after
 it must be one that subcommand's --help (`hotset bench LAB --help` for a
 lab) lists (or the --no- form of one, or the flag a --no- flag undoes). And every
 file of the repository they name (src/..., tests/..., tools/...,
@@ -32,11 +32,14 @@ def main():
         print("FAIL: " + msg)
 
     top_help = subprocess.run([hotset, "--help"], capture_output=True, text=True).stdout
-    # The subcommands, and apart from them the old names kept for a release
-    # (listed after "aliases"): the docs must use the new ones.
-    main_part, _, alias_part = top_help.partition("\naliases")
-    subcommands = set(re.findall(r"^  ([a-z-]+)  ", main_part, re.M))
-    aliases = dict(re.findall(r"^  ([a-z-]+) +hotset (.*)$", alias_part, re.M))
+    subcommands = set(re.findall(r"^  ([a-z-]+)  ", top_help, re.M))
+    renamed = {}  # word -> the tool's refusal, or "" when it is no old name
+
+    def renamed_refusal(word):
+        if word not in renamed:
+            err = subprocess.run([hotset, word], capture_output=True, text=True).stderr
+            renamed[word] = err.splitlines()[0] if "was renamed" in err else ""
+        return renamed[word]
     # The labs as `hotset bench --help` lists them: each one's flags are
     # checked against its own `hotset bench LAB --help`.
     bench_help = subprocess.run([hotset, "bench", "--help"], capture_output=True, text=True).stdout
@@ -83,10 +86,9 @@ def main():
                 cmd = cut.sub("", m.group(3))
                 words = cmd.split()
                 sub = words[0]
-                if sub in aliases:
-                    bad(f"{rel}:{n}: hotset {sub} is an alias to be removed in 0.3; write hotset {aliases[sub]}")
-                    continue
                 if sub not in subcommands:
+                    if re.fullmatch(r"[a-z-]+", sub) and renamed_refusal(sub):
+                        bad(f"{rel}:{n}: {renamed_refusal(sub)}")
                     continue  # prose: "hotset does not..."
                 args = [sub]
                 if sub == "bench":

@@ -19,7 +19,7 @@ cli_setup cli
 
 run --help
 expect_status 0 "hotset --help"
-if grep -q '^usage: hotset' "$out" && grep -q 'bench pool' "$out" && grep -q 'workload' "$out"; then
+if grep -q '^usage: hotset' "$out" && grep -q '^  bench .*pool' "$out" && grep -q 'workload' "$out"; then
   ok
 else bad "hotset --help does not list the subcommands on stdout"; fi
 
@@ -49,17 +49,13 @@ if grep -q '^  pool ' "$out" && grep -q '^  readtest ' "$out"; then ok; else
   bad "hotset bench --help does not list pool and readtest"
 fi
 
-# The labs' 0.1 names run the same code for one release, and say so.
+# The labs' 0.1 names went in 0.3: each is refused with its new name.
 run --help
-if grep -q '^aliases, to be removed in 0.3:' "$out" && grep -q '^  pool-bench  *hotset bench pool$' "$out" &&
-  grep -q '^  readtest  *hotset bench readtest$' "$out"; then ok; else
-  bad "hotset --help does not list pool-bench and readtest as aliases"
-fi
-run help pool-bench
-expect_status 0 "hotset help pool-bench (the alias)"
-if grep -q '^usage: hotset bench pool' "$out"; then ok; else bad "hotset help pool-bench does not show bench pool's usage"; fi
-run pool-bench --threads 0
-expect_usage_error --threads "pool-bench --threads 0 (the alias)" "hotset bench pool"
+if grep -q 'pool-bench\|aliases' "$out"; then bad "hotset --help still lists the 0.1 aliases"; else ok; fi
+run pool-bench --threads 2
+expect_usage_error 'was renamed "hotset bench pool"' "pool-bench (renamed in 0.2, gone in 0.3)"
+run help readtest
+expect_usage_error 'was renamed "hotset bench readtest"' "hotset help readtest (renamed)"
 
 run bench pool --help
 expect_status 0 "hotset bench pool --help"

@@ -101,9 +101,11 @@ typedef struct hs_object_cache_options {
   /* Consecutive misses of one thread near each other in a stream that make
    * a scan; 0: no detection. 16 by default. */
   uint32_t scan_run;
-  /* Positions within this distance of the previous one in the same stream
-   * are "near" (64 KiB by default: the next block of a file, with a
-   * readahead's worth skipped). */
+  /* A position is "near" the previous one in the same stream when they
+   * differ by at most scan_gap, or when they differ only in bits below
+   * scan_gap's highest bit (keys made by XOR-ing an offset into a per-file
+   * base, as RocksDB's are, move that way). 64 Ki by default: the next
+   * block of a file, with a readahead's worth skipped. */
   uint64_t scan_gap;
   hs_object_locate_fn locate; /* NULL: no key has a place; no scans */
   hs_object_free_fn free_object;

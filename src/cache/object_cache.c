@@ -250,8 +250,8 @@ static bool table_resize(oc_shard *s, uint32_t size) {
   uint32_t old_size = old ? s->table_mask + 1 : 0;
   oc_bucket *t = calloc(size, sizeof *t);
   if (!t) return false;
-  s->table = t;
-  s->table_mask = size - 1;
+  STORE(s->table, t); /* a lookup's prefetch reads both without the lock */
+  STORE(s->table_mask, size - 1);
   uint32_t count = s->count;
   for (uint32_t i = 0; i < old_size; i++)
     if (old[i].e) table_put(s, old[i].e);
@@ -761,6 +761,9 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
   uint64_t hash = key_hash(key, key_len);
   struct oc_thread *t = c->detect ? oc_scan_thread(c) : NULL;
   oc_shard *s = shard_of(c, hash);
+  /* The bucket's line is fetched while the lock is taken. The table may
+   * be replaced meanwhile: a prefetch of a stale address is harmless. */
+  __builtin_prefetch(&LOAD(s->table)[(uint32_t)hash & LOAD(s->table_mask)]);
   pthread_mutex_lock(&s->mu);
   INC(s->lookups);
   hs_object *e = table_find(s, hash, key, key_len);

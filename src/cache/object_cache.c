@@ -775,14 +775,18 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
       e->flags &= (uint8_t)~OE_LOOSE;
       s->nloose--;
     }
-    bool ring = t && oc_scan_hit(t);
-    if (!ring) e->flags &= (uint8_t)~OE_SCAN;
+    /* A scan's hit keeps a scan's entry at "used once"; an ordinary entry
+     * it hits is hit as any (a range read again that fits is cached), and
+     * an access outside a scan makes a scan's entry ordinary (rule 10). */
+    bool scanning = t && oc_scan_hit(t);
+    bool ring = scanning && (e->flags & OE_SCAN);
+    if (!scanning) e->flags &= (uint8_t)~OE_SCAN;
     if (e->flags & OE_POLICY) {
       hs_access a = make_access(c, hash, policy_size(e->charge), ring);
       hs_policy_hit(s->policy, e->slot, &a);
     }
     pthread_mutex_unlock(&s->mu);
-    if (ring) atomic_fetch_add_explicit(&c->scan_accesses, 1, memory_order_relaxed);
+    if (scanning) atomic_fetch_add_explicit(&c->scan_accesses, 1, memory_order_relaxed);
     return e;
   }
   INC(s->misses);

@@ -838,27 +838,45 @@ static void test_not_scans(void) {
 }
 
 /* (d): a scan over a range that fits, read again and again, ends up
- * cached. */
+ * cached. Point reads elsewhere between the passes keep the cache full, so
+ * the scan's entries, first victims while it is taken for a scan, are
+ * evicted unless the range is known to fit. Returns the hits of the last
+ * four passes (of 300 blocks each); scan_run 0: no detection. */
+static int fits_hits(const char *policy, uint32_t scan_run) {
+  reset_vals();
+  hs_object_cache *c = make_scanning(4 << 20, policy, scan_run);
+  int blocks = 300, hits = 0; /* 1.2 MiB of 4 */
+  seed_rng(99);
+  for (int pass = 0; pass < 8; pass++) {
+    for (int i = 0; i < 600; i++) read_block(c, 100 + (uint32_t)(rnd() % 50), rnd() % 4096 * BLOCK);
+    for (int b = 0; b < blocks; b++) {
+      bool hit = read_block(c, 9, (uint64_t)b * BLOCK);
+      hits += pass >= 4 && hit;
+    }
+  }
+  CHECK(scans_of(c) >= (scan_run ? 1u : 0u));
+  CHECK_OK(done(c));
+  check_all_freed_once();
+  return hits;
+}
+
 static void test_scan_that_fits(void) {
+  /* s3fifo and lru keep the range whole; clock-sweep, under this
+   * pressure, keeps part of it even with no scan detection at all: the
+   * detector must not make it keep less. */
   const char *policies[] = {"s3fifo", "lru", "clock-sweep"};
   for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
-    reset_vals();
-    hs_object_cache *c = make_scanning(4 << 20, policies[p], 16);
-    int blocks = 300, hits = 0; /* 1.2 MiB of 4 */
-    for (int pass = 0; pass < 6; pass++) {
-      hits = 0;
-      for (int b = 0; b < blocks; b++) hits += read_block(c, 9, (uint64_t)b * BLOCK);
-    }
-    if (hits < blocks * 9 / 10) {
+    int with = fits_hits(policies[p], 16), without = fits_hits(policies[p], 0);
+    bool whole = strcmp(policies[p], "clock-sweep") != 0;
+    if ((whole && with < 4 * 300 * 9 / 10) || with < without * 9 / 10) {
       check_failed++;
-      fprintf(stderr, "a scan that fits (%s): %d of %d blocks hit on the last pass\n", policies[p],
-              hits, blocks);
+      fprintf(stderr,
+              "a scan that fits (%s): %d of 1200 blocks hit in the last passes, %d without "
+              "scan detection\n",
+              policies[p], with, without);
     } else {
       check_passed++;
     }
-    CHECK(scans_of(c) >= 1);
-    CHECK_OK(done(c));
-    check_all_freed_once();
   }
 }
 

@@ -85,7 +85,9 @@ typedef enum hs_object_priority {
   HS_OBJECT_NORMAL = 0, /* an ordinary entry */
   HS_OBJECT_HIGH = 1,   /* counted as used twice on arrival (index and
                            filter blocks) */
-  HS_OBJECT_LOW = 2     /* "used once" on arrival, as a scan's entries */
+  HS_OBJECT_LOW = 2     /* "used once" on arrival, as a scan's entries
+                           (RocksDB's BOTTOM; its LOW, the data blocks'
+                           priority, is NORMAL here) */
 } hs_object_priority;
 
 typedef struct hs_object_cache_options {
@@ -102,10 +104,11 @@ typedef struct hs_object_cache_options {
    * a scan; 0: no detection. 16 by default. */
   uint32_t scan_run;
   /* A position is "near" the previous one in the same stream when they
-   * differ by at most scan_gap, or when they differ only in bits below
-   * scan_gap's highest bit (keys made by XOR-ing an offset into a per-file
-   * base, as RocksDB's are, move that way). 64 Ki by default: the next
-   * block of a file, with a readahead's worth skipped. */
+   * differ by at most scan_gap, or when they differ only in scan_gap's
+   * highest bit and the bits below it (p1 ^ p2 < 2^bitlen(scan_gap): keys
+   * made by XOR-ing an offset into a per-file base, as RocksDB's are, move
+   * that way). 64 Ki by default: the next block of a file, with a
+   * readahead's worth skipped. */
   uint64_t scan_gap;
   hs_object_locate_fn locate; /* NULL: no key has a place; no scans */
   hs_object_free_fn free_object;
@@ -118,7 +121,7 @@ void hs_object_cache_options_init(hs_object_cache_options *o);
 
 hs_status hs_object_cache_create(const hs_object_cache_options *o, hs_object_cache **out);
 /* Frees every entry (calling free_object for each). Every handle must have
- * been released (HS_ERR_MISUSE and nothing freed otherwise). */
+ * been released (HS_ERR_MISUSE and nothing freed otherwise). NULL: HS_OK. */
 hs_status hs_object_cache_destroy(hs_object_cache *c);
 
 /* Inserts `value` under a copy of `key`, charged `charge` bytes, replacing
@@ -126,7 +129,10 @@ hs_status hs_object_cache_destroy(hs_object_cache *c);
  * referenced; without, it is released at once. HS_ERR_NO_BUFFERS (strict
  * limit, `out` given, no room): nothing inserted, the value is still the
  * caller's, *out NULL. HS_ERR_NOMEM: likewise. With `out` NULL, a strict
- * refusal frees the value through free_object and returns HS_OK. */
+ * refusal frees the value through free_object and returns HS_OK, and so
+ * does an insert without `out`, strict or not, of a charge larger than its
+ * shard's whole capacity. A charge of 0 counts 0 in the usage (1 byte
+ * inside the policy). */
 hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key_len, void *value,
                                  size_t charge, void *tag, hs_object_priority priority,
                                  hs_object **out);
@@ -135,7 +141,9 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
 /* Another reference to an entry the caller holds a reference to. */
 hs_status hs_object_ref(hs_object_cache *c, hs_object *h);
 /* Drops one reference. With `erase_if_last`, an entry whose last reference
- * this was leaves the cache. Returns true when the entry was freed now. */
+ * this was leaves the cache; so does one whose shard is over its capacity.
+ * Returns true when the entry was freed now. An entry with no reference:
+ * HS_ERR_MISUSE in hs_last_error(), false. */
 bool hs_object_release(hs_object_cache *c, hs_object *h, bool erase_if_last);
 
 /* What a referenced entry holds. */

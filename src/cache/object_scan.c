@@ -18,7 +18,8 @@
  * its last missed key and the verdict given it, and an insert of that key
  * takes the verdict. An insert of another key counts as a miss of its own.
  * Hits feed nothing, but a hit within OT_HIT_SPAN hits of a scan's miss is
- * the scan's: a scan over a range partly cached hits too.
+ * the scan's (a scan over a range partly cached hits too): on a scan's
+ * entry it keeps it "used once"; on an ordinary entry it is a plain hit.
  *
  * The rule. `locate` names a key's stream and position. A miss whose
  * position is near the stream's last one (|p1 - p2| <= scan_gap, or p1 ^

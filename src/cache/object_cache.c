@@ -1,0 +1,958 @@
+/*
+ * cache/object_cache.c — a concurrent keyed cache of the engine's objects,
+ * each charged in bytes against a capacity (hotset/object_cache.h): the
+ * entries, the shards, their key tables and policies, references, and the
+ * capacity. The scan detector is object_scan.c; docs/object-cache.md is
+ * the contract.
+ *
+ * An entry is one allocation, the key's bytes inline, and the handle the
+ * engine holds is its address. The key's 64-bit hash is computed once per
+ * call and kept in the entry and in its key-table bucket, so a probe
+ * compares hashes before it touches an entry, and the bytes only on a hash
+ * match. The hash's bits 32 and up pick the shard, its low bits the
+ * bucket, so the two choices are independent.
+ *
+ * A shard is a mutex, an open-addressing key table, a slot array and one
+ * hotset policy whose capacity is the shard's share of the cache's, in
+ * bytes (hs_policy_env.unit_bytes 1, as the simulator's byte mode): an
+ * entry's access size is its charge. The policy names entries by slot;
+ * an entry holds one slot of its shard from its insert until it leaves the
+ * table, and slot i in the policy is slot i in the array. The policy is
+ * sized for capacity / expected_charge entries with a quarter more; when
+ * the slots run out the array doubles and the policy is made again with
+ * the new count, the residents inserted in the old one's victim order and
+ * hit back to the standing they had (as the frame cache resizes,
+ * frame_cache_resize.c), so thousands of tiny entries fit a cache sized
+ * for large ones. A capacity change rebuilds it the same way.
+ *
+ * The rules (each asserted where it matters with HS_INVARIANT):
+ *
+ *  1. Where an entry is. In the table and in the policy (OE_POLICY); in
+ *     the table outside the policy (OE_OUT: no room for it in the policy
+ *     when it came or when the policy was rebuilt smaller), and then, when
+ *     no one references it, OE_LOOSE, the first thing to go when room is
+ *     needed; out of the table but referenced (erased, replaced or evicted
+ *     while held: the shard counts them in `nout`); or freed. Nothing else.
+ *  2. Usage is the sum of the charges of the entries not yet freed, the
+ *     table's and the `nout` ones; pinned usage the sum of the charges of
+ *     the referenced ones. Both are exact whenever no call is running.
+ *  3. A referenced entry is never evicted. The victim search skips slots
+ *     whose entry has references, and a reference count of 0 read under
+ *     the shard's lock stays 0 until the unlock: only a lookup, which holds
+ *     the lock, takes an entry from 0 references to 1 (hs_object_ref needs
+ *     a reference already).
+ *  4. Zero charges: the policy refuses a size of 0, so an entry counts
+ *     max(charge, 1) inside the policy while usage counts its true charge;
+ *     a zero-charge entry thus takes a byte of the policy's room (the
+ *     policy's capacity is at least 1, even for a capacity of 0). An entry
+ *     the policy can never hold (a charge above its capacity or 4 GiB)
+ *     lives outside it (rule 1).
+ *  5. The release fast path. An entry's state word holds its references
+ *     and two bits, OS_IN_TABLE and OS_SLOW (set while OE_OUT). A release
+ *     that leaves references, or that takes the last one from an entry in
+ *     the table, not OS_SLOW, without erase_if_last, while its shard is
+ *     within capacity, is one compare-and-swap and no lock. Every other
+ *     release takes the shard's lock. OS_IN_TABLE is cleared only under the
+ *     lock, by an atomic and; whoever clears it when the count is 0 frees
+ *     the entry, and a release that takes the count to 0 when it is clear
+ *     frees it. The word orders the two: exactly one frees.
+ *  6. free_object runs with no lock held: entries to free are put on a
+ *     list under the lock (`doomed`) and freed after the unlock.
+ *  7. Room. An insert first evicts loose entries, then the policy's
+ *     victims, until the shard's usage plus the charge fits its capacity
+ *     and the policy has room for the entry. If it cannot (the rest are
+ *     referenced): strict and a handle asked for, refused with nothing
+ *     inserted; strict without a handle, freed at once through
+ *     free_object; otherwise inserted outside the policy (rule 1) with the
+ *     usage past the capacity.
+ *  8. Over capacity at a release. The last reference to an entry let go
+ *     while its shard's usage is past its capacity (the capacity shrank,
+ *     or an overfilled insert) frees it, as RocksDB's LRUCache does; an
+ *     OE_OUT entry whose last reference goes enters the policy if there is
+ *     room now, and is freed otherwise when over capacity, loose when not.
+ *  9. for_each walks the slot arrays, which keep every entry's slot for
+ *     its life in the table (growth appends), so no entry is seen twice.
+ * 10. Scans: an insert the detector places inside a scan (or a LOW one)
+ *     reaches the policy with HS_HINT_RING and recycle_first; the scan's
+ *     entries carry OE_SCAN until an access outside a scan finds one, and
+ *     an OE_SCAN entry evicted leaves its key's hash in the shard's ghost
+ *     table, which tells the detector a scan that comes back fits.
+ *
+ * The hit path: hash the key, take the shard's lock, probe, add a
+ * reference with an atomic add, tell the policy (a hit under the lock,
+ * for every policy: the lock is held for the probe anyway, and a policy
+ * rebuilt by a slot growth must not be hit by a thread that read the old
+ * one), unlock. The release is rule 5's compare-and-swap. The detector
+ * costs a thread-local lookup on a hit.
+ */
+#include "hotset/object_cache.h"
+
+#include "cache/object_cache_internal.h"
+#include "core/debug.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "hotset/policy.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_POLICY      "s3fifo"
+#define DEFAULT_CHARGE      4096u
+#define MAX_RESTORE_HITS    5u
+#define MIN_SLOTS           16u
+#define MIN_SHARD_BYTES     (512u * 1024u) /* shard_bits -1: one shard per this much */
+#define MAX_AUTO_SHARD_BITS 6
+#define MAX_SHARD_BITS      16
+
+static _Atomic uint64_t cache_ids = 1; /* hs_object_cache.id: never reused */
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static inline uint32_t refs_of(uint32_t state) {
+  return state & OS_REFS;
+}
+
+/* Bytes a charge takes inside the policy (rule 4). */
+static inline uint64_t policy_size(size_t charge) {
+  return charge ? charge : 1;
+}
+
+/* usage + extra > capacity, without overflow. */
+static inline bool over(uint64_t usage, uint64_t extra, uint64_t capacity) {
+  return extra > capacity || usage > capacity - extra;
+}
+
+static uint64_t now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static inline hs_access make_access(const hs_object_cache *c, uint64_t hash, uint64_t size,
+                                    bool ring) {
+  return (hs_access){.key = hash,
+                     .size = size,
+                     .now = c->needs_time ? now_ms() : 0,
+                     .next = HS_NEXT_UNKNOWN,
+                     .kind = HS_ACCESS_READ,
+                     .hint = ring ? HS_HINT_RING : HS_HINT_NORMAL,
+                     .recycle_first = ring};
+}
+
+/* A broken rule (not a NULL argument): a debug build stops here. */
+__attribute__((format(printf, 1, 2))) static hs_status broken_rule(const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (HS_DEBUG_CHECKS) hs_debug_stop(__FILE__, __LINE__, "%s", msg);
+  return hs_fail(HS_ERR_MISUSE, 0, "%s", msg);
+}
+
+/* The key's hash: eight bytes at a time, each mixed in with a multiply,
+ * then fmix64 over the whole. */
+static inline uint64_t key_hash(const void *key, size_t len) {
+  const unsigned char *p = key;
+  uint64_t h = 0x243f6a8885a308d3ull ^ ((uint64_t)len * 0x9e3779b97f4a7c15ull);
+  while (len >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+    p += 8;
+    len -= 8;
+  }
+  if (len) {
+    uint64_t w = 0;
+    memcpy(&w, p, len);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+  }
+  return hs_mix64(h);
+}
+
+static inline oc_shard *shard_of(const hs_object_cache *c, uint64_t hash) {
+  return &c->shards[(uint32_t)(hash >> 32) & c->shard_mask];
+}
+
+static void doom(oc_shard *s, hs_object *e, hs_object **doomed) {
+  HS_INVARIANT(refs_of(atomic_load(&e->state)) == 0 && !(atomic_load(&e->state) & OS_IN_TABLE),
+               "object cache: freeing an entry with references or still in the table");
+  HS_INVARIANT(s->usage >= e->charge, "object cache: usage %llu below a charge of %zu",
+               (unsigned long long)s->usage, e->charge);
+  STORE(s->usage, s->usage - e->charge);
+  e->next = *doomed;
+  *doomed = e;
+}
+
+/* Rule 6: called with no lock held. */
+static void free_doomed(const hs_object_cache *c, hs_object *e) {
+  while (e) {
+    hs_object *next = e->next;
+    if (c->free_object) c->free_object(e->key, e->key_len, e->value, e->tag, c->ctx);
+    free(e);
+    e = next;
+  }
+}
+
+/* ---- the key table ------------------------------------------------------- */
+
+static inline hs_object *table_find(const oc_shard *s, uint64_t hash, const void *key, size_t len) {
+  for (uint32_t i = (uint32_t)hash & s->table_mask;; i = (i + 1) & s->table_mask) {
+    const oc_bucket *b = &s->table[i];
+    if (!b->e) return NULL;
+    if (b->hash == hash && b->e->key_len == len && (len == 0 || memcmp(b->e->key, key, len) == 0))
+      return b->e;
+  }
+}
+
+static void table_put(oc_shard *s, hs_object *e) {
+  uint32_t i = (uint32_t)e->hash & s->table_mask;
+  while (s->table[i].e) i = (i + 1) & s->table_mask;
+  s->table[i] = (oc_bucket){.hash = e->hash, .e = e};
+  STORE(s->count, s->count + 1);
+}
+
+/* Backward-shift deletion: no tombstones. */
+static void table_remove(oc_shard *s, hs_object *e) {
+  uint32_t i = (uint32_t)e->hash & s->table_mask;
+  while (s->table[i].e != e) i = (i + 1) & s->table_mask;
+  for (uint32_t j = (i + 1) & s->table_mask;; j = (j + 1) & s->table_mask) {
+    if (!s->table[j].e) break;
+    uint32_t home = (uint32_t)s->table[j].hash & s->table_mask;
+    if (((j - home) & s->table_mask) >= ((j - i) & s->table_mask)) {
+      s->table[i] = s->table[j];
+      i = j;
+    }
+  }
+  s->table[i] = (oc_bucket){0};
+  STORE(s->count, s->count - 1);
+}
+
+static bool table_resize(oc_shard *s, uint32_t size) {
+  oc_bucket *old = s->table;
+  uint32_t old_size = old ? s->table_mask + 1 : 0;
+  oc_bucket *t = calloc(size, sizeof *t);
+  if (!t) return false;
+  s->table = t;
+  s->table_mask = size - 1;
+  uint32_t count = s->count;
+  for (uint32_t i = 0; i < old_size; i++)
+    if (old[i].e) table_put(s, old[i].e);
+  STORE(s->count, count);
+  free(old);
+  return true;
+}
+
+/* Room for one more key at a load of at most 3/4. */
+static bool table_reserve(oc_shard *s) {
+  uint64_t size = (uint64_t)s->table_mask + 1;
+  if ((uint64_t)(s->count + 1) * 4 <= size * 3) return true;
+  return size < (1ull << 31) && table_resize(s, (uint32_t)size * 2);
+}
+
+/* ---- the policy ---------------------------------------------------------- */
+
+static hs_status policy_make(const hs_object_cache *c, uint64_t capacity, uint32_t slots,
+                             hs_policy **out) {
+  hs_policy_env env = {.unit_bytes = 1, .clock = HS_CLOCK_MILLISECONDS};
+  hs_status st = hs_policy_create(c->spec, capacity ? capacity : 1, slots, &env, out);
+  if (st != HS_OK) return st;
+  if (hs_policy_flags(*out) &
+      (HS_POLICY_SIM_ONLY | HS_POLICY_NEEDS_FUTURE | HS_POLICY_NEEDS_HINDSIGHT)) {
+    hs_policy_destroy(*out);
+    *out = NULL;
+    return hs_fail(HS_ERR_INVALID, 0,
+                   "object cache: policy \"%s\" runs only in the simulator (it needs to know the "
+                   "future)",
+                   c->spec);
+  }
+  return HS_OK;
+}
+
+static bool fits_policy(const oc_shard *s, size_t charge) {
+  return charge <= UINT32_MAX && policy_size(charge) <= hs_policy_capacity(s->policy);
+}
+
+static bool slot_pinned(void *ctx, uint32_t slot) {
+  const oc_shard *s = ctx;
+  return refs_of(atomic_load_explicit(&s->slots[slot]->state, memory_order_relaxed)) != 0;
+}
+
+/* The shard's ghost table (rule 10). */
+static inline oc_ghost *ghost_of(const oc_shard *s, uint64_t hash) {
+  return &s->ghost[(uint32_t)hs_mix64(hash ^ 0x5ca9u) & s->ghost_mask];
+}
+
+static bool ghost_recent(const oc_shard *s, uint64_t hash) {
+  if (!s->ghost) return false;
+  const oc_ghost *g = ghost_of(s, hash);
+  return g->hash == hash && g->at && (s->scan_bytes - g->at) / 3 <= s->capacity / 4;
+}
+
+/* Takes an entry out of the table, the policy and its slot (rule 1);
+ * `evicted`: the policy may keep a ghost, and a scan's entry leaves one in
+ * the shard's ghost table. leave() then decides who frees it. */
+static void detach(oc_shard *s, hs_object *e, bool evicted) {
+  if (e->flags & OE_POLICY) {
+    hs_status st =
+        evicted ? hs_policy_evict(s->policy, e->slot) : hs_policy_remove(s->policy, e->slot);
+    HS_INVARIANT(st == HS_OK, "object cache: slot %u was not in the policy", e->slot);
+    (void)st;
+  }
+  if (e->flags & OE_LOOSE) s->nloose--;
+  if (evicted && (e->flags & OE_SCAN) && s->ghost)
+    *ghost_of(s, e->hash) = (oc_ghost){.hash = e->hash, .at = s->scan_bytes ? s->scan_bytes : 1};
+  table_remove(s, e);
+  s->slots[e->slot] = NULL;
+  s->free_slots[s->nfree++] = e->slot;
+  e->flags &= OE_SCAN;
+}
+
+/* Rule 5: the entry leaves the table; freed now if no one references it,
+ * else by the release of its last reference. */
+static void leave(oc_shard *s, hs_object *e, hs_object **doomed) {
+  uint32_t old = atomic_fetch_and(&e->state, ~OS_IN_TABLE);
+  HS_INVARIANT(old & OS_IN_TABLE, "object cache: an entry left the table twice");
+  if (refs_of(old) == 0)
+    doom(s, e, doomed);
+  else
+    s->nout++;
+}
+
+static void drop_loose(oc_shard *s, hs_object **doomed) {
+  for (uint32_t i = 0; i < s->nslots; i++) {
+    hs_object *e = s->slots[i];
+    if (e && (e->flags & OE_LOOSE)) {
+      HS_INVARIANT(refs_of(atomic_load(&e->state)) == 0, "object cache: a loose entry is held");
+      detach(s, e, true);
+      leave(s, e, doomed);
+      INC(s->evictions);
+      return;
+    }
+  }
+  HS_INVARIANT(false, "object cache: %u loose entries counted, none found", s->nloose);
+}
+
+/* Rule 7: evicts until `extra` more bytes fit the shard's capacity and
+ * `psize` the policy's (0: nothing enters the policy). False when only
+ * referenced entries are left. */
+static bool make_room(const hs_object_cache *c, oc_shard *s, uint64_t extra, uint64_t psize,
+                      uint64_t hash, hs_object **doomed) {
+  for (;;) {
+    bool full = over(hs_policy_used(s->policy), psize, hs_policy_capacity(s->policy));
+    if (!over(s->usage, extra, s->capacity) && !full) return true;
+    if (s->nloose) {
+      drop_loose(s, doomed);
+      continue;
+    }
+    hs_access in = make_access(c, hash, psize ? psize : 1, false);
+    int64_t v = hs_policy_victim(s->policy, &in, slot_pinned, s);
+    if (v < 0) return false;
+    hs_object *e = s->slots[v];
+    HS_INVARIANT(e && (e->flags & OE_POLICY) && refs_of(atomic_load(&e->state)) == 0,
+                 "object cache: the policy named slot %lld, not an unreferenced entry of it",
+                 (long long)v);
+    detach(s, e, true);
+    leave(s, e, doomed);
+    INC(s->evictions);
+  }
+}
+
+/* An entry outside the policy: OS_SLOW so its last release locks, and
+ * OE_LOOSE while unreferenced. */
+static void make_outsider(oc_shard *s, hs_object *e, bool referenced) {
+  e->flags = (uint8_t)((e->flags & OE_SCAN) | OE_OUT);
+  atomic_fetch_or(&e->state, OS_SLOW);
+  if (!referenced) {
+    e->flags |= OE_LOOSE;
+    s->nloose++;
+  }
+}
+
+/* Brings an entry into the policy; false (nothing changed) when the
+ * policy refuses it. */
+static bool policy_enter(const hs_object_cache *c, oc_shard *s, hs_object *e, bool ring) {
+  hs_access a = make_access(c, e->hash, policy_size(e->charge), ring);
+  if (hs_policy_insert(s->policy, e->slot, &a) != HS_OK) return false;
+  if (e->flags & OE_LOOSE) s->nloose--;
+  e->flags = (uint8_t)((e->flags & OE_SCAN) | OE_POLICY);
+  atomic_fetch_and(&e->state, ~OS_SLOW);
+  return true;
+}
+
+/* The residents of a policy, in its victim order as far as it tells. */
+static uint32_t victim_order(const oc_shard *s, uint32_t *order, uint8_t *seen) {
+  uint32_t n = hs_policy_upcoming_victims(s->policy, order, s->nslots), k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t slot = order[i];
+    if (slot < s->nslots && s->slots[slot] && (s->slots[slot]->flags & OE_POLICY) && !seen[slot]) {
+      seen[slot] = 1;
+      order[k++] = slot;
+    }
+  }
+  for (uint32_t slot = 0; slot < s->nslots; slot++)
+    if (!seen[slot] && s->slots[slot] && (s->slots[slot]->flags & OE_POLICY)) order[k++] = slot;
+  return k;
+}
+
+/* A new policy of `capacity` bytes and `nslots` slots (s->nslots <=
+ * nslots) takes the residents in the old one's victim order, each hit
+ * back up to its old standing; the ones it cannot hold are evicted if
+ * unreferenced, else held outside the policy (rule 1). */
+static hs_status policy_rebuild(const hs_object_cache *c, oc_shard *s, uint64_t capacity,
+                                uint32_t nslots, hs_object **doomed) {
+  hs_policy *p = NULL;
+  uint32_t n = s->nslots;
+  uint32_t *order = malloc(sizeof *order * n), *standing = malloc(sizeof *standing * n);
+  uint8_t *seen = calloc(n, 1);
+  hs_status st = order && standing && seen
+                     ? policy_make(c, capacity, nslots, &p)
+                     : hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory to rebuild a policy");
+  if (st != HS_OK) {
+    free(order), free(standing), free(seen);
+    return st;
+  }
+  uint32_t k = victim_order(s, order, seen);
+  for (uint32_t i = 0; i < k; i++) standing[i] = hs_policy_standing(s->policy, order[i]);
+  hs_policy *old = s->policy;
+  s->policy = p;
+  for (uint32_t i = 0; i < k; i++) {
+    hs_object *e = s->slots[order[i]];
+    e->flags &= (uint8_t)~OE_POLICY; /* not in the new policy yet */
+    hs_access a = make_access(c, e->hash, policy_size(e->charge), e->flags & OE_SCAN);
+    if (fits_policy(s, e->charge) && !over(hs_policy_used(p), a.size, capacity ? capacity : 1) &&
+        policy_enter(c, s, e, e->flags & OE_SCAN)) {
+      for (unsigned h = 0; h < MAX_RESTORE_HITS; h++) {
+        uint32_t now = hs_policy_standing(p, e->slot);
+        if (now >= standing[i]) break;
+        hs_policy_hit(p, e->slot, &a);
+        if (hs_policy_standing(p, e->slot) <= now) break; /* hits do not raise it */
+      }
+    } else if (refs_of(atomic_load(&e->state)) == 0) {
+      detach(s, e, true);
+      leave(s, e, doomed);
+      INC(s->evictions);
+    } else {
+      make_outsider(s, e, true);
+    }
+  }
+  hs_policy_destroy(old);
+  free(order), free(standing), free(seen);
+  return HS_OK;
+}
+
+/* Doubles the slot array and rebuilds the policy with as many slots. */
+static bool slots_grow(const hs_object_cache *c, oc_shard *s, hs_object **doomed) {
+  if (s->nslots >= (1u << 30)) return false;
+  uint32_t n = s->nslots * 2;
+  hs_object **slots = realloc(s->slots, sizeof *slots * n);
+  if (!slots) return false;
+  s->slots = slots;
+  uint32_t *free_slots = realloc(s->free_slots, sizeof *free_slots * n);
+  if (!free_slots) return false;
+  s->free_slots = free_slots;
+  if (policy_rebuild(c, s, hs_policy_capacity(s->policy), n, doomed) != HS_OK) return false;
+  for (uint32_t i = s->nslots; i < n; i++) s->slots[i] = NULL;
+  for (uint32_t i = n; i-- > s->nslots;) s->free_slots[s->nfree++] = i;
+  s->nslots = n;
+  return true;
+}
+
+static bool slot_take(const hs_object_cache *c, oc_shard *s, hs_object *e, hs_object **doomed) {
+  if (!s->nfree && !slots_grow(c, s, doomed)) return false;
+  e->slot = s->free_slots[--s->nfree];
+  HS_INVARIANT(!s->slots[e->slot], "object cache: free slot %u holds an entry", e->slot);
+  s->slots[e->slot] = e;
+  return true;
+}
+
+/* ---- create and destroy -------------------------------------------------- */
+
+void hs_object_cache_options_init(hs_object_cache_options *o) {
+  if (!o) return;
+  *o = (hs_object_cache_options){.capacity = 64ull << 20,
+                                 .shard_bits = -1,
+                                 .strict_capacity = false,
+                                 .policy = NULL,
+                                 .expected_charge = DEFAULT_CHARGE,
+                                 .scan_run = 16,
+                                 .scan_gap = 64u << 10};
+}
+
+/* shard_bits -1: one shard per 512 KiB, at most 64. */
+static int auto_shard_bits(uint64_t capacity) {
+  int bits = 0;
+  for (uint64_t n = capacity / MIN_SHARD_BYTES; n > 1 && bits < MAX_AUTO_SHARD_BITS; n >>= 1)
+    bits++;
+  return bits;
+}
+
+static uint64_t shard_share(uint64_t capacity, uint32_t nshards) {
+  return capacity / nshards + (capacity % nshards != 0);
+}
+
+static uint32_t pow2_at_least(uint64_t n) {
+  uint32_t p = 1;
+  while (p < n && p < (1u << 30)) p *= 2;
+  return p;
+}
+
+static hs_status shard_init(const hs_object_cache *c, oc_shard *s, uint64_t capacity) {
+  uint64_t want = capacity / c->expected_charge;
+  uint32_t nslots = (uint32_t)(want + want / 4 > (1u << 24) ? (1u << 24) : want + want / 4);
+  if (nslots < MIN_SLOTS) nslots = MIN_SLOTS;
+  s->capacity = capacity;
+  s->nslots = nslots;
+  s->slots = calloc(nslots, sizeof *s->slots);
+  s->free_slots = malloc(sizeof *s->free_slots * nslots);
+  if (c->detect) {
+    uint32_t g = pow2_at_least((uint64_t)nslots * 2);
+    s->ghost = calloc(g, sizeof *s->ghost);
+    s->ghost_mask = g - 1;
+  }
+  if (!s->slots || !s->free_slots || (c->detect && !s->ghost) ||
+      !table_resize(s, pow2_at_least((uint64_t)nslots * 2)))
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for a shard of %u slots", nslots);
+  for (uint32_t i = nslots; i-- > 0;) s->free_slots[s->nfree++] = i;
+  if (pthread_mutex_init(&s->mu, NULL) != 0)
+    return hs_fail(HS_ERR_NOMEM, 0, "object cache: could not make a shard's mutex");
+  return policy_make(c, capacity, nslots, &s->policy);
+}
+
+static void shard_free(oc_shard *s, hs_object **doomed) {
+  for (uint32_t i = 0; s->slots && i < s->nslots; i++) {
+    hs_object *e = s->slots[i];
+    if (!e) continue;
+    atomic_fetch_and(&e->state, ~OS_IN_TABLE);
+    doom(s, e, doomed);
+  }
+  hs_policy_destroy(s->policy);
+  free(s->table), free(s->slots), free(s->free_slots), free(s->ghost);
+}
+
+static void cache_free(hs_object_cache *c, uint32_t inited) {
+  hs_object *doomed = NULL;
+  for (uint32_t i = 0; i < c->nshards; i++) {
+    shard_free(&c->shards[i], &doomed);
+    if (i < inited) pthread_mutex_destroy(&c->shards[i].mu);
+  }
+  free_doomed(c, doomed);
+  free(c->shards);
+  free(c->spec);
+  pthread_mutex_destroy(&c->resize_mu);
+  free(c);
+}
+
+hs_status hs_object_cache_create(const hs_object_cache_options *o, hs_object_cache **out) {
+  if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_object_cache_create: out is NULL");
+  *out = NULL;
+  hs_object_cache_options defaults;
+  if (!o) {
+    hs_object_cache_options_init(&defaults);
+    o = &defaults;
+  }
+  if (o->shard_bits < -1 || o->shard_bits > MAX_SHARD_BITS)
+    return hs_fail(HS_ERR_INVALID, 0, "object cache: shard_bits %d is outside -1 .. %d",
+                   o->shard_bits, MAX_SHARD_BITS);
+  hs_object_cache *c = calloc(1, sizeof *c);
+  if (!c) return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory");
+  pthread_mutex_init(&c->resize_mu, NULL);
+  int bits = o->shard_bits < 0 ? auto_shard_bits(o->capacity) : o->shard_bits;
+  c->nshards = 1u << bits;
+  c->shard_mask = c->nshards - 1;
+  c->id = atomic_fetch_add(&cache_ids, 1);
+  c->spec = strdup(o->policy ? o->policy : DEFAULT_POLICY);
+  c->expected_charge = o->expected_charge ? o->expected_charge : DEFAULT_CHARGE;
+  c->scan_run = o->scan_run;
+  c->scan_gap = o->scan_gap;
+  c->scan_mask = o->scan_gap ? (2ull << (63 - __builtin_clzll(o->scan_gap))) - 1 : 0;
+  c->locate = o->locate;
+  c->detect = o->locate && o->scan_run;
+  c->free_object = o->free_object;
+  c->ctx = o->ctx;
+  atomic_init(&c->strict, o->strict_capacity);
+  atomic_init(&c->capacity, o->capacity);
+  atomic_init(&c->next_id, 1);
+  c->shards = aligned_alloc(64, sizeof *c->shards * c->nshards);
+  if (!c->spec || !c->shards) {
+    uint32_t n = c->nshards;
+    pthread_mutex_destroy(&c->resize_mu);
+    free(c->spec), free(c->shards), free(c);
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for %u shards", n);
+  }
+  memset(c->shards, 0, sizeof *c->shards * c->nshards);
+  uint64_t share = shard_share(o->capacity, c->nshards);
+  hs_status st = HS_OK;
+  uint32_t inited = 0;
+  for (; inited < c->nshards && st == HS_OK; inited++)
+    st = shard_init(c, &c->shards[inited], share);
+  if (st != HS_OK) {
+    cache_free(c, inited);
+    return st;
+  }
+  c->needs_time = (hs_policy_flags(c->shards[0].policy) & HS_POLICY_NEEDS_TIME) != 0;
+  *out = c;
+  return HS_OK;
+}
+
+hs_status hs_object_cache_destroy(hs_object_cache *c) {
+  if (!c) return HS_OK;
+  for (uint32_t i = 0; i < c->nshards; i++) {
+    const oc_shard *s = &c->shards[i];
+    if (s->nout)
+      return broken_rule("hs_object_cache_destroy: %u erased entries are still referenced "
+                         "(nothing freed)",
+                         s->nout);
+    for (uint32_t j = 0; j < s->nslots; j++)
+      if (s->slots[j] && refs_of(atomic_load(&s->slots[j]->state)))
+        return broken_rule("hs_object_cache_destroy: an entry of %zu bytes is still referenced "
+                           "(nothing freed)",
+                           s->slots[j]->charge);
+  }
+  cache_free(c, c->nshards);
+  return HS_OK;
+}
+
+/* ---- insert -------------------------------------------------------------- */
+
+hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key_len, void *value,
+                                 size_t charge, void *tag, hs_object_priority priority,
+                                 hs_object **out) {
+  if (out) *out = NULL;
+  if (!c) return hs_fail(HS_ERR_MISUSE, 0, "hs_object_cache_insert: the cache is NULL");
+  if (!key && key_len)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_object_cache_insert: key is NULL, key_len %zu", key_len);
+  if ((unsigned)priority > HS_OBJECT_LOW)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_object_cache_insert: priority %u is not one",
+                   (unsigned)priority);
+  if (key_len > UINT32_MAX)
+    return hs_fail(HS_ERR_INVALID, 0, "hs_object_cache_insert: a key of %zu bytes (at most 4 GiB)",
+                   key_len);
+  uint64_t hash = key_hash(key, key_len);
+  bool scan = c->detect && oc_scan_insert(c, oc_scan_thread(c), key, key_len, hash);
+  bool ring = scan || priority == HS_OBJECT_LOW;
+  hs_object *e = malloc(sizeof *e + key_len);
+  if (!e) return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for an entry");
+  atomic_init(&e->state, 0);
+  e->hash = hash;
+  e->value = value;
+  e->tag = tag;
+  e->charge = charge;
+  e->next = NULL;
+  e->key_len = (uint32_t)key_len;
+  e->flags = scan ? OE_SCAN : 0;
+  if (key_len) memcpy(e->key, key, key_len);
+
+  oc_shard *s = shard_of(c, hash);
+  hs_object *doomed = NULL;
+  pthread_mutex_lock(&s->mu);
+  INC(s->inserts);
+  bool room = fits_policy(s, charge) && make_room(c, s, charge, policy_size(charge), hash, &doomed);
+  if (!room && over(s->usage, charge, s->capacity) && atomic_load(&c->strict)) {
+    INC(s->refusals);
+    pthread_mutex_unlock(&s->mu);
+    free_doomed(c, doomed);
+    if (out) {
+      free(e);
+      return hs_fail(HS_ERR_NO_BUFFERS, 0,
+                     "object cache: no room for %zu bytes under the strict limit (%llu of %llu "
+                     "bytes in use, referenced)",
+                     charge, (unsigned long long)LOAD(s->usage), (unsigned long long)s->capacity);
+    }
+    free_doomed(c, e); /* as if inserted and evicted at once */
+    return HS_OK;
+  }
+  if (!table_reserve(s) || !slot_take(c, s, e, &doomed)) {
+    pthread_mutex_unlock(&s->mu);
+    free_doomed(c, doomed);
+    free(e);
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for the key table or slots");
+  }
+  hs_object *old = table_find(s, hash, key, key_len);
+  if (old) {
+    detach(s, old, false);
+    leave(s, old, &doomed);
+    INC(s->erasures);
+  }
+  table_put(s, e);
+  atomic_store_explicit(&e->state, OS_IN_TABLE | (out ? 1u : 0u), memory_order_relaxed);
+  STORE(s->usage, s->usage + charge);
+  if (out) atomic_fetch_add_explicit(&s->pinned, charge, memory_order_relaxed);
+  if (scan) s->scan_bytes += charge;
+  if (room && policy_enter(c, s, e, ring)) {
+    if (priority == HS_OBJECT_HIGH) {
+      hs_access a = make_access(c, hash, policy_size(charge), false);
+      hs_policy_hit(s->policy, e->slot, &a);
+    }
+  } else {
+    HS_INVARIANT(!room, "object cache: the policy refused an entry it had room for");
+    make_outsider(s, e, out != NULL);
+  }
+  pthread_mutex_unlock(&s->mu);
+  free_doomed(c, doomed);
+  if (out) *out = e;
+  return HS_OK;
+}
+
+/* ---- lookup, ref, release ------------------------------------------------ */
+
+hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t key_len) {
+  if (!c || (!key && key_len)) {
+    (void)hs_fail(HS_ERR_MISUSE, 0, "hs_object_cache_lookup: %s is NULL", c ? "key" : "the cache");
+    return NULL;
+  }
+  uint64_t hash = key_hash(key, key_len);
+  struct oc_thread *t = c->detect ? oc_scan_thread(c) : NULL;
+  oc_shard *s = shard_of(c, hash);
+  pthread_mutex_lock(&s->mu);
+  INC(s->lookups);
+  hs_object *e = table_find(s, hash, key, key_len);
+  if (e) {
+    uint32_t old = atomic_fetch_add_explicit(&e->state, 1, memory_order_relaxed);
+    if (refs_of(old) == 0) atomic_fetch_add_explicit(&s->pinned, e->charge, memory_order_relaxed);
+    INC(s->hits);
+    bool ring = t && oc_scan_hit(t);
+    if (!ring) e->flags &= (uint8_t)~OE_SCAN;
+    if (e->flags & OE_POLICY) {
+      hs_access a = make_access(c, hash, policy_size(e->charge), ring);
+      hs_policy_hit(s->policy, e->slot, &a);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (ring) atomic_fetch_add_explicit(&c->scan_accesses, 1, memory_order_relaxed);
+    return e;
+  }
+  INC(s->misses);
+  bool ghost = t && ghost_recent(s, hash);
+  pthread_mutex_unlock(&s->mu);
+  if (t) (void)oc_scan_miss(c, t, key, key_len, hash, ghost);
+  return NULL;
+}
+
+hs_status hs_object_ref(hs_object_cache *c, hs_object *h) {
+  if (!c || !h)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_object_ref: %s is NULL", c ? "the handle" : "the cache");
+  uint32_t old = atomic_load_explicit(&h->state, memory_order_relaxed);
+  if (refs_of(old) == 0)
+    return broken_rule("hs_object_ref: the entry (%zu bytes) is not referenced", h->charge);
+  atomic_fetch_add_explicit(&h->state, 1, memory_order_relaxed);
+  return HS_OK;
+}
+
+/* Every release rule 5's fast path does not take (rules 5 and 8). */
+__attribute__((noinline)) static bool release_locked(hs_object_cache *c, hs_object *e,
+                                                     bool erase_if_last) {
+  oc_shard *s = shard_of(c, e->hash);
+  hs_object *doomed = NULL;
+  bool freed = false;
+  pthread_mutex_lock(&s->mu);
+  uint32_t old = atomic_fetch_sub_explicit(&e->state, 1, memory_order_acq_rel);
+  HS_INVARIANT(refs_of(old) > 0, "object cache: a release found no reference");
+  if (refs_of(old) == 1) {
+    atomic_fetch_sub_explicit(&s->pinned, e->charge, memory_order_relaxed);
+    if (!(old & OS_IN_TABLE)) {
+      s->nout--;
+      doom(s, e, &doomed);
+      freed = true;
+    } else if (erase_if_last || over(s->usage, 0, s->capacity)) {
+      detach(s, e, !erase_if_last);
+      leave(s, e, &doomed);
+      INC(*(erase_if_last ? &s->erasures : &s->evictions));
+      freed = true;
+    } else if (e->flags & OE_OUT) {
+      bool in = fits_policy(s, e->charge) &&
+                make_room(c, s, 0, policy_size(e->charge), e->hash, &doomed) &&
+                policy_enter(c, s, e, e->flags & OE_SCAN);
+      if (!in) {
+        e->flags |= OE_LOOSE;
+        s->nloose++;
+      }
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  free_doomed(c, doomed);
+  return freed;
+}
+
+bool hs_object_release(hs_object_cache *c, hs_object *h, bool erase_if_last) {
+  if (!c || !h) {
+    (void)hs_fail(HS_ERR_MISUSE, 0, "hs_object_release: %s is NULL",
+                  c ? "the handle" : "the cache");
+    return false;
+  }
+  const oc_shard *s = shard_of(c, h->hash);
+  size_t charge = h->charge; /* read before the entry may be freed by another thread */
+  uint32_t old = atomic_load_explicit(&h->state, memory_order_relaxed);
+  for (;;) {
+    uint32_t refs = refs_of(old);
+    if (refs == 0) {
+      (void)broken_rule("hs_object_release: the entry (%zu bytes) is not referenced", charge);
+      return false;
+    }
+    if (refs == 1 && ((old & (OS_IN_TABLE | OS_SLOW)) != OS_IN_TABLE || erase_if_last ||
+                      over(LOAD(s->usage), 0, LOAD(s->capacity))))
+      return release_locked(c, h, erase_if_last);
+    if (atomic_compare_exchange_weak_explicit(&h->state, &old, old - 1, memory_order_release,
+                                              memory_order_relaxed))
+      break;
+  }
+  if (refs_of(old) == 1)
+    atomic_fetch_sub_explicit(&((oc_shard *)s)->pinned, charge, memory_order_relaxed);
+  return false;
+}
+
+void *hs_object_value(const hs_object *h) {
+  return h ? h->value : NULL;
+}
+size_t hs_object_charge(const hs_object *h) {
+  return h ? h->charge : 0;
+}
+void *hs_object_tag(const hs_object *h) {
+  return h ? h->tag : NULL;
+}
+const void *hs_object_key(const hs_object *h, size_t *key_len) {
+  if (key_len) *key_len = h ? h->key_len : 0;
+  return h ? h->key : NULL;
+}
+
+/* ---- erase, capacity ------------------------------------------------------ */
+
+void hs_object_cache_erase(hs_object_cache *c, const void *key, size_t key_len) {
+  if (!c || (!key && key_len)) {
+    (void)hs_fail(HS_ERR_MISUSE, 0, "hs_object_cache_erase: %s is NULL", c ? "key" : "the cache");
+    return;
+  }
+  uint64_t hash = key_hash(key, key_len);
+  oc_shard *s = shard_of(c, hash);
+  hs_object *doomed = NULL;
+  pthread_mutex_lock(&s->mu);
+  hs_object *e = table_find(s, hash, key, key_len);
+  if (e) {
+    detach(s, e, false);
+    leave(s, e, &doomed);
+    INC(s->erasures);
+  }
+  pthread_mutex_unlock(&s->mu);
+  free_doomed(c, doomed);
+}
+
+void hs_object_cache_erase_unreferenced(hs_object_cache *c) {
+  if (!c) return;
+  for (uint32_t i = 0; i < c->nshards; i++) {
+    oc_shard *s = &c->shards[i];
+    hs_object *doomed = NULL;
+    pthread_mutex_lock(&s->mu);
+    for (uint32_t j = 0; j < s->nslots; j++) {
+      hs_object *e = s->slots[j];
+      if (!e || refs_of(atomic_load_explicit(&e->state, memory_order_relaxed))) continue;
+      detach(s, e, false);
+      leave(s, e, &doomed);
+      INC(s->erasures);
+    }
+    pthread_mutex_unlock(&s->mu);
+    free_doomed(c, doomed);
+  }
+}
+
+void hs_object_cache_set_capacity(hs_object_cache *c, uint64_t capacity) {
+  if (!c) return;
+  pthread_mutex_lock(&c->resize_mu);
+  atomic_store(&c->capacity, capacity);
+  uint64_t share = shard_share(capacity, c->nshards);
+  for (uint32_t i = 0; i < c->nshards; i++) {
+    oc_shard *s = &c->shards[i];
+    hs_object *doomed = NULL;
+    pthread_mutex_lock(&s->mu);
+    STORE(s->capacity, share);
+    /* Victims first, by the old policy; then a policy of the new size.
+     * Without memory for it the old one stays, at its old size. */
+    (void)make_room(c, s, 0, 0, 0, &doomed);
+    if (hs_policy_capacity(s->policy) != (share ? share : 1))
+      (void)policy_rebuild(c, s, share, s->nslots, &doomed);
+    pthread_mutex_unlock(&s->mu);
+    free_doomed(c, doomed);
+  }
+  pthread_mutex_unlock(&c->resize_mu);
+}
+
+void hs_object_cache_set_strict(hs_object_cache *c, bool strict) {
+  if (c) atomic_store(&c->strict, strict);
+}
+bool hs_object_cache_strict(const hs_object_cache *c) {
+  return c && atomic_load(&((hs_object_cache *)c)->strict);
+}
+uint64_t hs_object_cache_capacity(const hs_object_cache *c) {
+  return c ? atomic_load(&((hs_object_cache *)c)->capacity) : 0;
+}
+
+uint64_t hs_object_cache_usage(const hs_object_cache *c) {
+  uint64_t sum = 0;
+  for (uint32_t i = 0; c && i < c->nshards; i++) sum += LOAD(c->shards[i].usage);
+  return sum;
+}
+uint64_t hs_object_cache_pinned_usage(const hs_object_cache *c) {
+  uint64_t sum = 0;
+  for (uint32_t i = 0; c && i < c->nshards; i++)
+    sum += atomic_load_explicit(&c->shards[i].pinned, memory_order_relaxed);
+  return sum;
+}
+uint64_t hs_object_cache_count(const hs_object_cache *c) {
+  uint64_t sum = 0;
+  for (uint32_t i = 0; c && i < c->nshards; i++) sum += LOAD(c->shards[i].count);
+  return sum;
+}
+uint64_t hs_object_cache_new_id(hs_object_cache *c) {
+  return c ? atomic_fetch_add(&c->next_id, 1) : 0;
+}
+
+void hs_object_cache_for_each(hs_object_cache *c,
+                              void (*fn)(const void *key, size_t key_len, void *value,
+                                         size_t charge, void *tag, void *arg),
+                              void *arg, size_t per_lock) {
+  if (!c || !fn) return;
+  if (!per_lock) per_lock = 256;
+  for (uint32_t i = 0; i < c->nshards; i++) {
+    oc_shard *s = &c->shards[i];
+    for (uint32_t next = 0, done = 0; !done;) {
+      pthread_mutex_lock(&s->mu);
+      size_t seen = 0;
+      while (next < s->nslots && seen < per_lock) {
+        const hs_object *e = s->slots[next++];
+        if (!e) continue;
+        fn(e->key, e->key_len, e->value, e->charge, e->tag, arg);
+        seen++;
+      }
+      done = next >= s->nslots;
+      pthread_mutex_unlock(&s->mu);
+    }
+  }
+}
+
+hs_status hs_object_cache_stats_get(const hs_object_cache *c, hs_object_cache_stats *out) {
+  if (!c || !out)
+    return hs_fail(HS_ERR_MISUSE, 0, "hs_object_cache_stats_get: %s is NULL",
+                   c ? "out" : "the cache");
+  memset(out, 0, sizeof *out);
+  for (uint32_t i = 0; i < c->nshards; i++) {
+    const oc_shard *s = &c->shards[i];
+    out->lookups += LOAD(s->lookups);
+    out->hits += LOAD(s->hits);
+    out->misses += LOAD(s->misses);
+    out->inserts += LOAD(s->inserts);
+    out->refusals += LOAD(s->refusals);
+    out->evictions += LOAD(s->evictions);
+    out->erasures += LOAD(s->erasures);
+  }
+  out->scan_accesses = atomic_load(&((hs_object_cache *)c)->scan_accesses);
+  out->scans = atomic_load(&((hs_object_cache *)c)->scans);
+  out->usage = hs_object_cache_usage(c);
+  out->pinned_usage = hs_object_cache_pinned_usage(c);
+  out->capacity = hs_object_cache_capacity(c);
+  out->count = hs_object_cache_count(c);
+  out->shards = c->nshards;
+  return HS_OK;
+}

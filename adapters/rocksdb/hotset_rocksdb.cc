@@ -113,9 +113,9 @@ public:
   rocksdb::Status Insert(const rocksdb::Slice &key, void *value, size_t charge, DeleterFn deleter,
                          Handle **handle, Priority priority) override {
     hs_object *h = nullptr;
-    hs_status st = hs_object_cache_insert(c_, key.data(), key.size(), value, charge,
-                                          DeleterTag(deleter), ToHotset(priority),
-                                          handle ? &h : nullptr);
+    hs_status st =
+        hs_object_cache_insert(c_, key.data(), key.size(), value, charge, DeleterTag(deleter),
+                               ToHotset(priority), handle ? &h : nullptr);
     if (handle) *handle = reinterpret_cast<Handle *>(h);
     if (st == HS_OK) return rocksdb::Status::OK();
     /* Not inserted, the value still ours: without a handle the cache
@@ -219,10 +219,9 @@ public:
     disowned_.store(true, std::memory_order_relaxed);
   }
 
-  void ApplyToAllEntries(
-      const std::function<void(const rocksdb::Slice &key, void *value, size_t charge,
-                               DeleterFn deleter)> &callback,
-      const ApplyToAllEntriesOptions &opts) override {
+  void ApplyToAllEntries(const std::function<void(const rocksdb::Slice &key, void *value,
+                                                  size_t charge, DeleterFn deleter)> &callback,
+                         const ApplyToAllEntriesOptions &opts) override {
     using Callback = std::function<void(const rocksdb::Slice &, void *, size_t, DeleterFn)>;
     hs_object_cache_for_each(
         c_,
@@ -315,9 +314,8 @@ std::shared_ptr<rocksdb::Cache> Refuse(const std::string &why, std::string *erro
 std::shared_ptr<rocksdb::Cache> NewHotsetCache(const HotsetCacheOptions &options,
                                                std::string *error) {
   if (options.num_shard_bits < -1 || options.num_shard_bits > 16)
-    return Refuse("num_shard_bits " + std::to_string(options.num_shard_bits) +
-                      " is outside -1 .. 16",
-                  error);
+    return Refuse(
+        "num_shard_bits " + std::to_string(options.num_shard_bits) + " is outside -1 .. 16", error);
   if (options.estimated_entry_charge > UINT32_MAX)
     return Refuse("estimated_entry_charge " + std::to_string(options.estimated_entry_charge) +
                       " is above 4 GiB",
@@ -544,13 +542,11 @@ namespace rocksdb {
 
 /* Not in 7.8's cache.h, but librocksdb 7.8 still exports it (an older
  * release's overload, with the secondary cache as an argument). */
-std::shared_ptr<Cache> NewLRUCache(size_t capacity, int num_shard_bits, bool strict_capacity_limit,
-                                   double high_pri_pool_ratio,
-                                   std::shared_ptr<MemoryAllocator> memory_allocator,
-                                   bool use_adaptive_mutex,
-                                   CacheMetadataChargePolicy metadata_charge_policy,
-                                   const std::shared_ptr<SecondaryCache> &secondary_cache,
-                                   double low_pri_pool_ratio);
+std::shared_ptr<Cache>
+NewLRUCache(size_t capacity, int num_shard_bits, bool strict_capacity_limit,
+            double high_pri_pool_ratio, std::shared_ptr<MemoryAllocator> memory_allocator,
+            bool use_adaptive_mutex, CacheMetadataChargePolicy metadata_charge_policy,
+            const std::shared_ptr<SecondaryCache> &secondary_cache, double low_pri_pool_ratio);
 
 std::shared_ptr<Cache> NewLRUCache(const LRUCacheOptions &options) {
   if (auto c = hotset::ReplaceLru(options, "NewLRUCache")) return c;
@@ -571,33 +567,30 @@ std::shared_ptr<Cache> NewLRUCache(size_t capacity, int num_shard_bits, bool str
   if (auto c = hotset::ReplaceLru(o, "NewLRUCache")) return c;
   using Fn = std::shared_ptr<Cache> (*)(size_t, int, bool, double, std::shared_ptr<MemoryAllocator>,
                                         bool, CacheMetadataChargePolicy, double);
-  static const Fn stock = hotset::Stock<Fn>(
-      "_ZN7rocksdb11NewLRUCacheEmibdSt10shared_ptrINS_15MemoryAllocatorEEbNS_"
-      "25CacheMetadataChargePolicyEd");
+  static const Fn stock =
+      hotset::Stock<Fn>("_ZN7rocksdb11NewLRUCacheEmibdSt10shared_ptrINS_15MemoryAllocatorEEbNS_"
+                        "25CacheMetadataChargePolicyEd");
   return stock(capacity, num_shard_bits, strict_capacity_limit, high_pri_pool_ratio,
                std::move(memory_allocator), use_adaptive_mutex, metadata_charge_policy,
                low_pri_pool_ratio);
 }
 
-std::shared_ptr<Cache> NewLRUCache(size_t capacity, int num_shard_bits, bool strict_capacity_limit,
-                                   double high_pri_pool_ratio,
-                                   std::shared_ptr<MemoryAllocator> memory_allocator,
-                                   bool use_adaptive_mutex,
-                                   CacheMetadataChargePolicy metadata_charge_policy,
-                                   const std::shared_ptr<SecondaryCache> &secondary_cache,
-                                   double low_pri_pool_ratio) {
+std::shared_ptr<Cache>
+NewLRUCache(size_t capacity, int num_shard_bits, bool strict_capacity_limit,
+            double high_pri_pool_ratio, std::shared_ptr<MemoryAllocator> memory_allocator,
+            bool use_adaptive_mutex, CacheMetadataChargePolicy metadata_charge_policy,
+            const std::shared_ptr<SecondaryCache> &secondary_cache, double low_pri_pool_ratio) {
   LRUCacheOptions o(capacity, num_shard_bits, strict_capacity_limit, high_pri_pool_ratio,
                     memory_allocator, use_adaptive_mutex, metadata_charge_policy,
                     low_pri_pool_ratio);
   o.secondary_cache = secondary_cache;
   if (auto c = hotset::ReplaceLru(o, "NewLRUCache")) return c;
-  using Fn =
-      std::shared_ptr<Cache> (*)(size_t, int, bool, double, std::shared_ptr<MemoryAllocator>, bool,
-                                 CacheMetadataChargePolicy, const std::shared_ptr<SecondaryCache> &,
-                                 double);
-  static const Fn stock = hotset::Stock<Fn>(
-      "_ZN7rocksdb11NewLRUCacheEmibdSt10shared_ptrINS_15MemoryAllocatorEEbNS_"
-      "25CacheMetadataChargePolicyERKS0_INS_14SecondaryCacheEEd");
+  using Fn = std::shared_ptr<Cache> (*)(size_t, int, bool, double, std::shared_ptr<MemoryAllocator>,
+                                        bool, CacheMetadataChargePolicy,
+                                        const std::shared_ptr<SecondaryCache> &, double);
+  static const Fn stock =
+      hotset::Stock<Fn>("_ZN7rocksdb11NewLRUCacheEmibdSt10shared_ptrINS_15MemoryAllocatorEEbNS_"
+                        "25CacheMetadataChargePolicyERKS0_INS_14SecondaryCacheEEd");
   return stock(capacity, num_shard_bits, strict_capacity_limit, high_pri_pool_ratio,
                std::move(memory_allocator), use_adaptive_mutex, metadata_charge_policy,
                secondary_cache, low_pri_pool_ratio);
@@ -629,7 +622,8 @@ std::shared_ptr<Cache> HyperClockCacheOptions::MakeSharedCache() const {
   /* The member function, called as the Itanium C++ ABI passes it: the
    * object as the first argument. */
   using Fn = std::shared_ptr<Cache> (*)(const HyperClockCacheOptions *);
-  static const Fn stock = hotset::Stock<Fn>("_ZNK7rocksdb22HyperClockCacheOptions15MakeSharedCacheEv");
+  static const Fn stock =
+      hotset::Stock<Fn>("_ZNK7rocksdb22HyperClockCacheOptions15MakeSharedCacheEv");
   return stock(this);
 }
 

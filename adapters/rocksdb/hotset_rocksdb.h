@@ -19,11 +19,10 @@
 
 #include "hotset/object_cache.h"
 
-#include <rocksdb/cache.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <rocksdb/cache.h>
 #include <string>
 
 #ifndef HOTSET_ROCKSDB_API
@@ -62,8 +61,8 @@ struct HotsetCacheOptions {
  * hotset does not know or a cache cannot use, num_shard_bits out of
  * range, out of memory): then the reason goes to *error when `error` is
  * given, else one line on stderr. Nothing aborts. */
-HOTSET_ROCKSDB_API std::shared_ptr<rocksdb::Cache>
-NewHotsetCache(const HotsetCacheOptions &options, std::string *error = nullptr);
+HOTSET_ROCKSDB_API std::shared_ptr<rocksdb::Cache> NewHotsetCache(const HotsetCacheOptions &options,
+                                                                  std::string *error = nullptr);
 
 /* From the options an LRU cache takes, so that a program switches with one
  * line: capacity, num_shard_bits, strict_capacity_limit and

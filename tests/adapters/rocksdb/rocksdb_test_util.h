@@ -10,14 +10,13 @@
 
 #include "hotset_rocksdb.h"
 
-#include <rocksdb/cache.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <rocksdb/cache.h>
 #include <string>
 
 namespace rt {
@@ -79,7 +78,8 @@ public:
     for (const Value &v : values_) {
       if (v.deleted.load() != 1 || v.bad_key.load()) {
         *why = "value " + std::to_string(v.id) + " (key " + v.key + ") deleted " +
-               std::to_string(v.deleted.load()) + " times" + (v.bad_key.load() ? ", wrong key" : "");
+               std::to_string(v.deleted.load()) + " times" +
+               (v.bad_key.load() ? ", wrong key" : "");
         return false;
       }
     }

@@ -94,7 +94,7 @@ void InsertOverHeld() {
   RT_CHECK_EQ(c->GetUsage(), 30);
   RT_CHECK_EQ(c->GetPinnedUsage(), 30);
   if (kind != "lru") RT_CHECK_EQ(c->GetOccupancyCount(), 1); /* one entry in the table */
-  RT_CHECK(c->Release(h1));               /* the replaced one goes now */
+  RT_CHECK(c->Release(h1));                                  /* the replaced one goes now */
   RT_CHECK_EQ(v1->deleted.load(), 1);
   RT_CHECK_EQ(c->GetUsage(), 20);
   RT_CHECK(!c->Release(h2)); /* in the cache: stays */
@@ -192,7 +192,8 @@ void ApplyToAll() {
   Registry r;
   auto c = Make(1 << 20, false, 2);
   const int n = 300;
-  for (int i = 0; i < n; i++) RT_CHECK(Put(*c, r, "k" + std::to_string(i), 1 + i % 5, nullptr).ok());
+  for (int i = 0; i < n; i++)
+    RT_CHECK(Put(*c, r, "k" + std::to_string(i), 1 + i % 5, nullptr).ok());
   for (size_t per_lock : {size_t(1), size_t(3), size_t(256), size_t(100000)}) {
     std::set<std::string> seen;
     int twice = 0, wrong = 0;
@@ -236,7 +237,11 @@ void ShrinkEvictsUnreferenced() {
   std::vector<Value *> vs(10);
   Cache::Handle *h0 = nullptr, *h1 = nullptr;
   for (int i = 0; i < 10; i++)
-    RT_CHECK(Put(*c, r, "k" + std::to_string(i), 10, i == 0 ? &h0 : i == 1 ? &h1 : nullptr, &vs[i])
+    RT_CHECK(Put(*c, r, "k" + std::to_string(i), 10,
+                 i == 0   ? &h0
+                 : i == 1 ? &h1
+                          : nullptr,
+                 &vs[i])
                  .ok());
   RT_CHECK_EQ(c->GetUsage(), 100);
   c->SetCapacity(30);

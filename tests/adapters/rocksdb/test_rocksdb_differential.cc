@@ -122,7 +122,8 @@ void Run(uint64_t seed, int ops, size_t capacity, bool compare) {
     }
     if (compare) {
       RT_CHECK_EQ(a.c->GetUsage(), b.c->GetUsage());
-      for (size_t j = 0; j < va.size(); j++) RT_CHECK_EQ(va[j]->deleted.load(), vb[j]->deleted.load());
+      for (size_t j = 0; j < va.size(); j++)
+        RT_CHECK_EQ(va[j]->deleted.load(), vb[j]->deleted.load());
     }
     if (rt::failed.load() > 20) return; /* enough said */
   }
@@ -152,10 +153,14 @@ void AllPinnedStrict(uint64_t seed, int ops) {
     rocksdb::Status s2 = b->Insert(key, y, charge, rt::CountingDeleter, &h2);
     RT_CHECK_EQ(s1.ok(), s2.ok());
     RT_CHECK_EQ(s1.IsMemoryLimit(), s2.IsMemoryLimit());
-    if (h1) ha.push_back(h1);
-    else x->deleted.fetch_add(1);
-    if (h2) hb.push_back(h2);
-    else y->deleted.fetch_add(1);
+    if (h1)
+      ha.push_back(h1);
+    else
+      x->deleted.fetch_add(1);
+    if (h2)
+      hb.push_back(h2);
+    else
+      y->deleted.fetch_add(1);
     refusals += !s1.ok();
     /* And without a handle: OK on both, the value freed at once. */
     Value *p = ra.Make("nh" + key, 4000), *q = rb.Make("nh" + key, 4000);

@@ -402,6 +402,7 @@ struct Case {
 } // namespace
 
 int main(int argc, char **argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0); /* what was said before a crash stays */
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s hotset[:SPEC] | lru\n", argv[0]);
     return 2;

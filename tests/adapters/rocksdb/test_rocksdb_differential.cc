@@ -190,6 +190,7 @@ void AllPinnedStrict(uint64_t seed, int ops) {
 } // namespace
 
 int main(int argc, char **argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0); /* what was said before a crash stays */
   if (argc > 1) hotset_kind = argv[1];
   const int sequences = argc > 2 ? std::atoi(argv[2]) : 16;
   const int ops = argc > 3 ? std::atoi(argv[3]) : 3000;

@@ -19,6 +19,7 @@ using rocksdb::Cache;
 using rt::Value;
 
 int main(int argc, char **argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0); /* what was said before a crash stays */
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s hotset[:SPEC] | lru [threads] [ops]\n", argv[0]);
     return 2;

@@ -64,7 +64,9 @@
  *     referenced): strict and a handle asked for, refused with nothing
  *     inserted; strict without a handle, freed at once through
  *     free_object; otherwise inserted outside the policy (rule 1) with the
- *     usage past the capacity.
+ *     usage past the capacity — unless, without a handle, the charge is
+ *     more than the shard's whole capacity: then it is freed at once too
+ *     (it could never fit, and no one holds it).
  *  8. Over capacity at a release. The last reference to an entry let go
  *     while its shard's usage is past its capacity (the capacity shrank,
  *     or an overfilled insert) frees it, as RocksDB's LRUCache does; an
@@ -76,7 +78,17 @@
  *     reaches the policy with HS_HINT_RING and recycle_first; the scan's
  *     entries carry OE_SCAN until an access outside a scan finds one, and
  *     an OE_SCAN entry evicted leaves its key's hash in the shard's ghost
- *     table, which tells the detector a scan that comes back fits.
+ *     table, which tells the detector a scan that comes back fits. The
+ *     hint alone does not protect a clock: its hand lowers every count it
+ *     passes, and a scan that drives it round and round drains the hot
+ *     entries' counts however low the scan's own stand; and a policy that
+ *     keeps new entries in a FIFO until they come back (2q) gives up the
+ *     hot entries still there. So, as the frame cache's ring does, an
+ *     insert that needs room first evicts the shard's oldest scan entry
+ *     among the last ring_size (capacity / expected_charge / 8, 1 .. 32)
+ *     scan entries inserted, if still OE_SCAN and unreferenced: a scan
+ *     recycles its own entries, and the entries it brought are the first
+ *     victims of anyone's insert.
  *
  * The hit path: hash the key, take the shard's lock, probe, add a
  * reference with an atomic add, tell the policy (a hit under the lock,
@@ -338,9 +350,43 @@ static void drop_loose(oc_shard *s, hs_object **doomed) {
   HS_INVARIANT(false, "object cache: %u loose entries counted, none found", s->nloose);
 }
 
+static void ring_push(oc_shard *s, const hs_object *e) {
+  if (s->ring_len == s->ring_size) {
+    s->ring_head = (s->ring_head + 1) % OC_RING_MAX;
+    s->ring_len--;
+  }
+  s->ring[(s->ring_head + s->ring_len++) % OC_RING_MAX] =
+      (oc_ring_item){.hash = e->hash, .slot = e->slot};
+}
+
+/* Rule 10: evicts the oldest of the shard's last scan entries that is
+ * still one and unreferenced; false when there is none. */
+static bool ring_take(oc_shard *s, hs_object **doomed) {
+  while (s->ring_len) {
+    oc_ring_item it = s->ring[s->ring_head];
+    s->ring_head = (s->ring_head + 1) % OC_RING_MAX;
+    s->ring_len--;
+    hs_object *e = it.slot < s->nslots ? s->slots[it.slot] : NULL;
+    if (!e || e->hash != it.hash || (e->flags & (OE_SCAN | OE_POLICY)) != (OE_SCAN | OE_POLICY) ||
+        refs_of(atomic_load_explicit(&e->state, memory_order_relaxed)))
+      continue;
+    detach(s, e, true);
+    leave(s, e, doomed);
+    INC(s->evictions);
+    return true;
+  }
+  return false;
+}
+
+static uint32_t ring_size_for(const hs_object_cache *c, uint64_t capacity) {
+  uint64_t n = capacity / c->expected_charge / 8;
+  return n < 1 ? 1 : n > OC_RING_MAX ? OC_RING_MAX : (uint32_t)n;
+}
+
 /* Rule 7: evicts until `extra` more bytes fit the shard's capacity and
- * `psize` the policy's (0: nothing enters the policy). False when only
- * referenced entries are left. */
+ * `psize` the policy's (0: nothing enters the policy): loose entries,
+ * then the last scan entries (rule 10), then the policy's victims. False
+ * when only referenced entries are left. */
 static bool make_room(const hs_object_cache *c, oc_shard *s, uint64_t extra, uint64_t psize,
                       uint64_t hash, hs_object **doomed) {
   for (;;) {
@@ -350,6 +396,7 @@ static bool make_room(const hs_object_cache *c, oc_shard *s, uint64_t extra, uin
       drop_loose(s, doomed);
       continue;
     }
+    if (ring_take(s, doomed)) continue;
     hs_access in = make_access(c, hash, psize ? psize : 1, false);
     int64_t v = hs_policy_victim(s->policy, &in, slot_pinned, s);
     if (v < 0) return false;
@@ -507,6 +554,7 @@ static hs_status shard_init(const hs_object_cache *c, oc_shard *s, uint64_t capa
   uint32_t nslots = (uint32_t)(want + want / 4 > (1u << 24) ? (1u << 24) : want + want / 4);
   if (nslots < MIN_SLOTS) nslots = MIN_SLOTS;
   s->capacity = capacity;
+  s->ring_size = ring_size_for(c, capacity);
   s->nslots = nslots;
   s->slots = calloc(nslots, sizeof *s->slots);
   s->free_slots = malloc(sizeof *s->free_slots * nslots);
@@ -653,8 +701,11 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   pthread_mutex_lock(&s->mu);
   INC(s->inserts);
   bool room = fits_policy(s, charge) && make_room(c, s, charge, policy_size(charge), hash, &doomed);
-  if (!room && over(s->usage, charge, s->capacity) && atomic_load(&c->strict)) {
-    INC(s->refusals);
+  bool strict = atomic_load_explicit(&c->strict, memory_order_relaxed);
+  /* Rule 7: no room. Strict: refused. Not strict, without a handle, and
+   * more than the whole shard could ever hold: nothing to keep it for. */
+  if (!room && over(s->usage, charge, s->capacity) && (strict || (!out && charge > s->capacity))) {
+    INC(*(strict ? &s->refusals : &s->evictions));
     pthread_mutex_unlock(&s->mu);
     free_doomed(c, doomed);
     if (out) {
@@ -685,6 +736,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   if (out) atomic_fetch_add_explicit(&s->pinned, charge, memory_order_relaxed);
   if (scan) s->scan_bytes += charge;
   if (room && policy_enter(c, s, e, ring)) {
+    if (scan) ring_push(s, e);
     if (priority == HS_OBJECT_HIGH) {
       hs_access a = make_access(c, hash, policy_size(charge), false);
       hs_policy_hit(s->policy, e->slot, &a);
@@ -716,6 +768,10 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
     uint32_t old = atomic_fetch_add_explicit(&e->state, 1, memory_order_relaxed);
     if (refs_of(old) == 0) atomic_fetch_add_explicit(&s->pinned, e->charge, memory_order_relaxed);
     INC(s->hits);
+    if (e->flags & OE_LOOSE) { /* referenced now: not loose (rule 1) */
+      e->flags &= (uint8_t)~OE_LOOSE;
+      s->nloose--;
+    }
     bool ring = t && oc_scan_hit(t);
     if (!ring) e->flags &= (uint8_t)~OE_SCAN;
     if (e->flags & OE_POLICY) {
@@ -868,6 +924,8 @@ void hs_object_cache_set_capacity(hs_object_cache *c, uint64_t capacity) {
     hs_object *doomed = NULL;
     pthread_mutex_lock(&s->mu);
     STORE(s->capacity, share);
+    s->ring_size = ring_size_for(c, share);
+    s->ring_len = 0;
     /* Victims first, by the old policy; then a policy of the new size.
      * Without memory for it the old one stays, at its old size. */
     (void)make_room(c, s, 0, 0, 0, &doomed);

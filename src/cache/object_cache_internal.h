@@ -56,6 +56,15 @@ typedef struct oc_ghost {
   uint64_t hash, at;
 } oc_ghost;
 
+/* The slots of a shard's last scan entries, oldest first, which a scan's
+ * insert evicts before it asks the policy (object_cache.c, rule 10). A
+ * slot counts only while it still holds the scan entry of that hash. */
+#define OC_RING_MAX 32u
+typedef struct oc_ring_item {
+  uint64_t hash;
+  uint32_t slot;
+} oc_ring_item;
+
 typedef struct oc_shard {
   pthread_mutex_t mu;
   oc_bucket *table; /* open addressing, linear probing, load <= 3/4 */
@@ -70,6 +79,8 @@ typedef struct oc_shard {
   oc_ghost *ghost;
   uint32_t ghost_mask;
   uint64_t scan_bytes; /* charges of the scan inserts so far */
+  oc_ring_item ring[OC_RING_MAX];
+  uint32_t ring_size, ring_head, ring_len;
   uint64_t lookups, hits, misses, inserts, refusals, evictions, erasures;
 } __attribute__((aligned(64))) oc_shard;
 

@@ -27,8 +27,11 @@
  * stray, and the run survives up to OT_STRAYS strays in a row (an index
  * block read at the file's end, a block skipped by readahead). Two strays
  * near each other start a new run there (the scan jumped: a new range, or
- * a backward scan's next stretch); more than OT_STRAYS end the run. A miss
- * is inside a scan when its stream's run is longer than scan_run. So:
+ * a backward scan's next stretch; a block read again at the same place is
+ * no progress either way); more than OT_STRAYS end the run, and so
+ * do OT_IDLE misses of the thread elsewhere (two short range reads that
+ * happen to be near each other, far apart in time, are not one scan). A
+ * miss is inside a scan when its stream's run is longer than scan_run. So:
  *  - forward and backward scans of one or many streams, interleaved, are
  *    scans (each stream has its own run);
  *  - point reads (an index block at the file's end, then a data block
@@ -58,6 +61,7 @@
 #define OT_STRAYS   4u  /* strays in a row a run survives */
 #define OT_GHOSTS   4u  /* misses on remembered scan keys that make a run fit */
 #define OT_HIT_SPAN 64u /* hits after a scan's miss that are the scan's */
+#define OT_IDLE     64u /* misses elsewhere after which a stream's run is over */
 
 typedef struct ot_stream {
   uint64_t stream, pos, alt; /* alt: the last stray's position */
@@ -108,7 +112,10 @@ static ot_stream *stream_of(struct oc_thread *t, uint64_t stream, uint64_t pos, 
   for (uint32_t i = 0; i < OT_STREAMS; i++) {
     ot_stream *s = &t->streams[i];
     if (s->run && s->stream == stream) {
-      *fresh = false;
+      /* A run the thread left for OT_IDLE misses elsewhere is over: a
+       * merge of many streams comes back to each sooner. */
+      *fresh = t->misses - s->used > OT_IDLE;
+      if (*fresh) run_start(s, pos, 1);
       return s;
     }
     if (!s->run || (oldest->run && s->used < oldest->used)) oldest = s;
@@ -129,11 +136,13 @@ static bool note_miss(hs_object_cache *c, struct oc_thread *t, const void *key, 
   s->used = ++t->misses;
   if (fresh) {
     /* the run begins here */
+  } else if (pos == s->pos) {
+    /* the same block again (evicted and read anew): no progress */
   } else if (near(c, pos, s->pos)) {
     s->run++;
     s->pos = pos;
     s->strays = 0;
-  } else if (s->strays && near(c, pos, s->alt)) {
+  } else if (s->strays && pos != s->alt && near(c, pos, s->alt)) {
     run_start(s, pos, 2);
   } else if (++s->strays > OT_STRAYS) {
     run_start(s, pos, 1);

@@ -713,7 +713,8 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
       return hs_fail(HS_ERR_NO_BUFFERS, 0,
                      "object cache: no room for %zu bytes under the strict limit (%llu of %llu "
                      "bytes in use, referenced)",
-                     charge, (unsigned long long)LOAD(s->usage), (unsigned long long)s->capacity);
+                     charge, (unsigned long long)LOAD(s->usage),
+                     (unsigned long long)LOAD(s->capacity));
     }
     free_doomed(c, e); /* as if inserted and evicted at once */
     return HS_OK;

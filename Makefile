@@ -16,13 +16,16 @@ all: build
 # Installs the build tools when they are missing (a fresh Debian machine has
 # gcc and make but not always cmake, nor the zstd headers the simulator uses,
 # nor the python3 the command-line tests parse JSON with, nor SQLite's
-# headers and shell for libhotset-sqlite and its tests).
+# headers and shell for libhotset-sqlite and its tests, nor RocksDB's
+# headers and tools for libhotset-rocksdb and its tests).
 deps:
 	@missing=""; command -v cmake >/dev/null 2>&1 || missing="$$missing cmake"; \
 	  [ -f /usr/include/zstd.h ] || missing="$$missing libzstd-dev"; \
 	  command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
 	  [ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
 	  command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
+	  [ -f /usr/include/rocksdb/cache.h ] || missing="$$missing librocksdb-dev"; \
+	  command -v cache_bench >/dev/null 2>&1 || missing="$$missing rocksdb-tools"; \
 	  if [ -n "$$missing" ]; then echo "installing$$missing"; \
 	    (apt-get update -qq && apt-get install -y -qq $$missing) >/dev/null; fi
 
@@ -112,10 +115,10 @@ tsan:
 	ctest --test-dir build-tsan --output-on-failure -L concurrency
 
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cc')
 
 format-check:
-	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
+	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h' '*.cc')
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-clang

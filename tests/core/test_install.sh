@@ -146,6 +146,50 @@ C
       { cat "$tmp/run.log"; fail "the program on libhotset-sqlite did not run on hotset's cache"; }
     rm -f "$tmp/sq" "$tmp/sq.c" "$tmp/sq.db"
   fi
+  # The RocksDB adapter, when this build has it: its libraries, the preload
+  # object, its header and hotset-rocksdb.pc, with which a C++ program of
+  # its own builds and runs on hotset's cache (without LD_LIBRARY_PATH).
+  if [ -e "$build/libhotset-rocksdb.so" ]; then
+    local libdir
+    libdir=$(dirname "$(dirname "$pc")")
+    [ -e "$prefix/include/hotset_rocksdb.h" ] || fail "hotset_rocksdb.h was not installed"
+    ls "$libdir/libhotset-rocksdb.so" "$libdir/libhotset-rocksdb.a" "$libdir/libhotset-rocksdb-preload.so" \
+      >/dev/null || fail "libhotset-rocksdb.so, .a and -preload.so are not beside libhotset.so.0.2"
+    [ -e "$(dirname "$pc")/hotset-rocksdb.pc" ] || fail "no hotset-rocksdb.pc beside $pc"
+    local rflags cxx=${CXX:-c++}
+    rflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs hotset-rocksdb) ||
+      fail "pkg-config --cflags --libs hotset-rocksdb fails"
+    cat >"$tmp/rk.cc" <<'CC'
+#include <hotset_rocksdb.h>
+#include <cstdio>
+
+static void del(const rocksdb::Slice &, void *) {}
+
+int main() {
+  rocksdb::LRUCacheOptions lru(1 << 20, 0, false, 0.5);
+  std::shared_ptr<rocksdb::Cache> c = hotset::NewHotsetCache(lru, "lru");
+  if (!c) return 1;
+  static int v = 42;
+  if (!c->Insert("k", &v, 10, del).ok()) return 2;
+  rocksdb::Cache::Handle *h = c->Lookup("k");
+  if (!h) return 3;
+  std::printf("v %d %s\n", *static_cast<int *>(c->Value(h)), c->Name());
+  c->Release(h);
+  hs_object_cache_stats s;
+  if (!hotset::GetHotsetStats(*c, &s)) return 4;
+  std::printf("hits %llu\n", (unsigned long long)s.hits);
+  return 0;
+}
+CC
+    # shellcheck disable=SC2086
+    "$cxx" -std=c++17 "$tmp/rk.cc" $rflags -o "$tmp/rk" ||
+      fail "a program on libhotset-rocksdb does not build with: $cxx -std=c++17 $rflags"
+    (unset LD_LIBRARY_PATH; "$tmp/rk" >"$tmp/run.log" 2>&1) ||
+      { cat "$tmp/run.log"; fail "the program built with pkg-config hotset-rocksdb does not run"; }
+    grep -qx 'v 42 HotsetCache' "$tmp/run.log" && grep -qx 'hits 1' "$tmp/run.log" ||
+      { cat "$tmp/run.log"; fail "the program on libhotset-rocksdb did not run on hotset's cache"; }
+    rm -f "$tmp/rk" "$tmp/rk.cc"
+  fi
   echo "ok: installed into $prefix; $cc quickstart.c (and heap_engine.c) \$(pkg-config --cflags --libs hotset) run"
 }
 

@@ -511,7 +511,10 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   if (!o->alloc_block != !o->free_block)
     return hs_fail(HS_ERR_INVALID, 0,
                    "frame cache: alloc_block and free_block come together (one is NULL)");
-  hs_frame_cache *c = calloc(1, sizeof *c);
+  /* Aligned, so the scan detector's common state is one cache line. */
+  hs_frame_cache *c =
+      aligned_alloc(_Alignof(hs_frame_cache), round_up(sizeof *c, _Alignof(hs_frame_cache)));
+  if (c) memset(c, 0, sizeof *c);
   if (!c) return hs_fail(HS_ERR_NOMEM, 0, "frame cache: no memory");
   pthread_mutex_init(&c->mu, NULL);
   c->frame_bytes = o->frame_bytes;
@@ -586,7 +589,7 @@ fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, b
  * table probe and a flag test with nothing to save or restore. */
 __attribute__((noinline)) static fc_frame *
 fetch_access(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_fetch_mode mode, bool *created) {
-  bool scan = fc_scan_note(c, key, f);
+  bool scan = fc_scan_access(c, key, f);
   if (scan) INC(c->stats.scan_fetches);
   if (!f) return fetch_miss(c, key, mode, created, scan);
   INC(c->stats.hits);

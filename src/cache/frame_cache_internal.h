@@ -8,6 +8,7 @@
 #ifndef HOTSET_CACHE_FRAME_CACHE_INTERNAL_H
 #define HOTSET_CACHE_FRAME_CACHE_INTERNAL_H
 
+#include "core/debug.h"
 #include "core/hash.h"
 #include "hotset/frame_cache.h"
 #include "hotset/policy.h"
@@ -50,14 +51,29 @@ typedef struct fc_frame {
 } fc_frame;
 _Static_assert(offsetof(fc_frame, pub) == 0, "an engine's handle is the frame's address");
 
-/* The scan detector's state (see scan_note). */
-#define SCAN_HIST   16u
-#define SCAN_HEADS  3u /* a run of new pages is known by its first three */
-#define SCAN_RECENT 12u
+/* The scan detector's rules' numbers (scan_detect.c; docs/frame-cache.md,
+ * "Scans"). */
+#define SCAN_HIST        16u
+#define SCAN_HEADS       3u  /* a run of new pages is known by its first three */
+#define SCAN_RECENT      12u /* a hit on a page fetched this lately is a reuse */
+#define SCAN_FWD         64u /* a scan's next page is at most this far ahead */
+#define SCAN_BACK        16u /* pages this far behind the furthest neither extend nor break it */
+#define SCAN_OUTLIERS    4u  /* pages elsewhere in a row that do not end a run */
+#define SCAN_CONFIRM     4u  /* pages into a run that began where a long scan did */
+#define SCAN_CONFIRM_NEW 8u  /* new pages into a run begun where a long scan did */
+#define SCAN_AGAIN       16u /* misses in a row on keys the ring let go: the scan fits */
+
+/* The scan detector's state. Its first 64 bytes are all that the common
+ * access reads and writes (fc_scan_fast), so they are one cache line. */
 typedef struct fc_scan {
-  uint64_t last, prev, pos, alt, run_start;
-  uint64_t heads[SCAN_HEADS]; /* the first pages of the run of new pages */
-  uint32_t run, outl, outl_total, misses, novel, hits;
+  _Alignas(64) uint64_t last; /* (_Alignas names one member: it would align each) */
+  uint64_t prev, pos, alt;
+  uint32_t tick; /* distinct fetches so far (a frame's `seen` is one) */
+  uint32_t run, outl_total, novel, misses;
+  uint8_t hits;       /* reuses since the last miss, counted up to 2 */
+  uint8_t outl;       /* outliers in a row (a run restarts past SCAN_OUTLIERS) */
+  uint8_t ghost_hits; /* misses in a row on keys the ring recycled a while ago */
+  int8_t dir;         /* the run's direction: 1 up, -1 down, 0 not yet */
   /* What the history says of the current run and run of misses: a scan
    * known to be longer than the cache can hold (a scan from its first
    * page), or one known to fit (never a scan). */
@@ -65,16 +81,17 @@ typedef struct fc_scan {
   /* Whether the history has been asked yet (only runs that get that far
    * ask: most runs are a lookup's few pages). */
   bool run_known, heads_known;
-  bool any, last_scan;
-  int dir;             /* the run's direction: 1 up, -1 down, 0 not yet */
-  uint32_t ghost_hits; /* misses on keys the ring recycled a while ago */
+  bool last_scan, any;
+  /* The rest: read and written only as runs begin and end. */
+  uint64_t run_start;
+  uint64_t heads[SCAN_HEADS]; /* the first pages of the run of new pages */
   struct {
     uint64_t start;
     uint32_t len;
   } hist[SCAN_HIST];
   uint32_t hist_next;
-  uint32_t tick; /* distinct fetches so far (a frame's `seen` is one) */
 } fc_scan;
+_Static_assert(offsetof(fc_scan, run_start) == 64, "the detector's common state is one line");
 
 typedef struct fc_entry {
   uint64_t key;
@@ -166,6 +183,164 @@ static inline bool ghost_recent(const hs_frame_cache *c, uint64_t key) {
   return g->at && g->key == key && (c->stats.misses + 1 - g->at) * 4 <= (uint64_t)c->capacity * 3;
 }
 
+/* scan_detect.c: true when this fetch of `key` (f: its frame on a hit,
+ * NULL on a miss) is inside a scan. Called with the cache's mutex held.
+ * The whole rule, every case: the reference that fc_scan_fast must equal. */
+bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f);
+
+/* ---- the scan detector's fast path ---------------------------------------
+ *
+ * fc_scan_note runs on every access, and nearly every access is one of
+ * two kinds: a step along the run being followed (a scan's next page), or
+ * a page away from it (a lookup's root, inner page and leaf) that neither
+ * restarts a run nor ends a run of new pages that was long enough to be
+ * remembered, and that needs nothing from the history the run has not
+ * asked already. For those, what fc_scan_note does is a few counters
+ * moved by one and two keys remembered, and its answer follows from them
+ * and the flags the history set. fc_scan_fast does only that, inline in
+ * the fetch: it works the access out in locals and, if the access is one
+ * of the rare kinds, returns FC_SCAN_SLOW having changed nothing, so that
+ * fc_scan_note takes it whole. The rare kinds, all left to fc_scan_note:
+ *
+ *  - before the first access (or with detection off: `any` is never set),
+ *    the boundary key (or, without one, the unused boundary_key value),
+ *    the page fetched last or the one before it;
+ *  - a page elsewhere that restarts the run (the second of two outliers
+ *    near each other, or too many outliers);
+ *  - a second reuse that ends a run of new pages longer than scan_run (it
+ *    goes into the history);
+ *  - a run or run of new pages that reaches the point where the history is
+ *    asked about it;
+ *  - the SCAN_AGAIN'th miss in a row on a key the ring recycled.
+ *
+ * So the rules live in one place, fc_scan_note, and this is a copy of its
+ * common case: tests/cache/test_scan_fast.c drives random and structured
+ * key sequences through both and asserts the same answers and the same
+ * state after every access, and a debug build (HOTSET_DEBUG) checks every
+ * access the fast path takes against fc_scan_note. A change to a rule
+ * changes both, or the fast path bails on the case it changes. */
+#define FC_SCAN_SLOW 2
+
+static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key, const fc_frame *f) {
+  fc_scan *s = &c->scan;
+  uint32_t scan_run = c->scan_run;
+  /* Below SCAN_CONFIRM_NEW (and at 0, detection off) the "too short"
+   * test below would not be the rule's: such caches take the whole rule. */
+  if (__builtin_expect(scan_run < SCAN_CONFIRM_NEW || !s->any || key == c->boundary_key, 0))
+    return FC_SCAN_SLOW;
+  if (__builtin_expect(key == s->last, 0)) return s->last_scan;
+  if (__builtin_expect(key == s->prev, 0)) {
+    s->prev = s->last;
+    s->last = key;
+    return s->last_scan;
+  }
+  /* First what the access does, to leave the rare kinds before anything
+   * changes. */
+  bool hit = f != NULL;
+  uint32_t tick = s->tick + 1;
+  bool reuse = hit && s->novel && f->seen && tick - f->seen <= SCAN_RECENT + 1;
+  uint64_t pos = s->pos;
+  uint64_t up = key > pos ? key - pos : 0, down = key < pos ? pos - key : 0;
+  uint32_t run = s->run;
+  bool run_known = s->run_known;
+  enum { STEP, NEAR, OUTLIER, RESTART_AT_ALT, RESTART } kind = NEAR;
+  if ((up && up <= SCAN_FWD && s->dir >= 0) || (down && down <= SCAN_FWD && s->dir <= 0)) {
+    kind = STEP;
+    run++;
+  } else if (!(up && up <= SCAN_BACK) && !(down && down <= SCAN_BACK)) {
+    uint64_t from_alt = key > s->alt ? key - s->alt : s->alt - key;
+    uint32_t outl = s->outl + 1u;
+    kind = OUTLIER;
+    if (outl > 1 && from_alt && from_alt <= SCAN_FWD)
+      kind = RESTART_AT_ALT, run = 2;
+    else if (outl > SCAN_OUTLIERS || 2 * (s->outl_total + 1) > run + 8)
+      kind = RESTART, run = 1;
+    if (kind != OUTLIER) {
+      if (s->run > scan_run) return FC_SCAN_SLOW; /* the run ending is remembered */
+      run_known = false;
+    }
+  }
+  uint32_t novel = s->novel;
+  bool heads_known = s->heads_known;
+  if (reuse) {
+    if (s->hits && novel > scan_run) return FC_SCAN_SLOW; /* remembered as it ends */
+    if (s->hits) novel = 0;
+  } else {
+    if (novel == 0) heads_known = false;
+    novel++;
+  }
+  /* Too short yet to be anything: with scan_run at least SCAN_CONFIRM_NEW
+   * (and misses never more than novel), this is fc_scan_note's test. */
+  bool too_short = run < SCAN_CONFIRM && novel < SCAN_CONFIRM_NEW;
+  if (!too_short &&
+      ((!run_known && (run >= SCAN_CONFIRM || novel >= SCAN_CONFIRM_NEW)) ||
+       (!heads_known && novel >= SCAN_CONFIRM_NEW) || (!hit && s->ghost_hits == SCAN_AGAIN - 1)))
+    return FC_SCAN_SLOW; /* the history is asked, or may learn a scan fits */
+
+  /* Then the same changes as fc_scan_note's, in place. */
+  s->tick = tick;
+  s->prev = s->last;
+  s->last = key;
+  bool along = kind != OUTLIER && kind != RESTART;
+  if (kind == STEP) {
+    s->run = run;
+    s->pos = key;
+    s->outl = 0;
+    s->dir = up ? 1 : -1;
+  } else if (kind == OUTLIER) {
+    s->outl++;
+    s->outl_total++;
+    s->alt = key;
+  } else if (kind != NEAR) {
+    /* A run restarts: at the last outlier (two outliers near each other)
+     * or here. */
+    s->run = run;
+    s->run_start = kind == RESTART ? key : s->alt;
+    s->pos = key;
+    s->outl = 0;
+    s->outl_total = 0;
+    s->dir = kind == RESTART ? 0 : key > s->alt ? 1 : -1;
+    s->run_long = s->run_small = s->run_known = false;
+    s->alt = key;
+  }
+  if (reuse) {
+    if (s->hits < 2) s->hits++;
+    if (s->hits >= 2) s->novel = s->misses = 0;
+  } else {
+    if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;
+    if (s->novel < SCAN_HEADS) s->heads[s->novel] = key;
+    s->novel++;
+    if (!hit) {
+      s->hits = 0;
+      s->misses++;
+    }
+  }
+  if (too_short) {
+    s->last_scan = false;
+    return 0;
+  }
+  bool seq = (s->run_long && run >= SCAN_CONFIRM) || (run > scan_run && !s->run_small);
+  bool miss = (!s->run_small || s->miss_long) && !s->miss_small &&
+              ((s->miss_long && novel >= SCAN_CONFIRM_NEW) || s->misses > scan_run);
+  if ((seq || miss) && !hit) s->ghost_hits = ghost_recent(c, key) ? s->ghost_hits + 1 : 0;
+  s->last_scan = (seq && along) || (miss && !reuse && (s->misses >= 2 || s->miss_long));
+  return s->last_scan;
+}
+
+/* scan_detect.c: the fast path and then fc_scan_note on a copy of the
+ * state before it, stopping a debug build where the two differ. */
+bool fc_scan_checked(hs_frame_cache *c, uint64_t key, fc_frame *f);
+/* Whether two detector states are the same, field by field. */
+bool fc_scan_same(const fc_scan *a, const fc_scan *b);
+
+/* The detector, as the fetch calls it: the fast path, or the whole rule. */
+static inline bool fc_scan_access(hs_frame_cache *c, uint64_t key, fc_frame *f) {
+  if (HS_DEBUG_CHECKS) return fc_scan_checked(c, key, f);
+  int r = fc_scan_fast(c, key, f);
+  if (__builtin_expect(r != FC_SCAN_SLOW, 1)) return r;
+  return fc_scan_note(c, key, f);
+}
+
 /* frame_cache.c, for frame_cache_resize.c. */
 void fc_frame_free(hs_frame_cache *c, fc_frame *f);
 void fc_ring_reset(hs_frame_cache *c);
@@ -175,10 +350,6 @@ bool fc_overflow_reserve(hs_frame_cache *c, uint32_t n);
 void fc_overflow_add(hs_frame_cache *c, fc_frame *f);
 hs_access fc_make_access(const hs_frame_cache *c, uint64_t key, bool scan);
 void fc_frame_drop(hs_frame_cache *c, fc_frame *f);
-
-/* scan_detect.c: true when this fetch of `key` (f: its frame on a hit,
- * NULL on a miss) is inside a scan. Called with the cache's mutex held. */
-bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f);
 
 /* HS_OK when the slots, the key table, the overflow list, the pin and frame
  * counts and the policy agree; HS_ERR_CORRUPT with the first disagreement

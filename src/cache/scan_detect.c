@@ -8,13 +8,6 @@
 
 /* ---- the scan detector --------------------------------------------------- */
 
-#define SCAN_FWD         64u /* a scan's next page is at most this far ahead */
-#define SCAN_BACK        16u /* pages this far behind the furthest neither extend nor break it */
-#define SCAN_OUTLIERS    4u  /* pages elsewhere in a row that do not end a run */
-#define SCAN_CONFIRM     4u  /* pages into a run that began where a long scan did */
-#define SCAN_CONFIRM_NEW 8u  /* new pages into a run begun where a long scan did */
-#define SCAN_AGAIN       16u /* misses in a row on keys the ring let go: the scan fits */
-
 /* What the history says of a scan beginning at `start`: 1 it was longer
  * than three quarters of the cache, 0 shorter (it fits), -1 not known. */
 static int hist_long(const hs_frame_cache *c, uint64_t start) {
@@ -151,7 +144,8 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
    * run where it began before, and the history knows it from its first
    * page. */
   if (reuse) {
-    if (++s->hits >= 2 && s->novel) {
+    if (s->hits < 2) s->hits++; /* only "two or more" is ever asked */
+    if (s->hits >= 2 && s->novel) {
       novel_end(c);
     }
   } else {
@@ -220,4 +214,40 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
    * cached: it must not climb the policy for being read by the scan). */
   s->last_scan = (seq && along) || (miss && !reuse && (s->misses >= 2 || s->miss_long));
   return s->last_scan;
+}
+
+bool fc_scan_same(const fc_scan *a, const fc_scan *b) {
+  bool same = a->last == b->last && a->prev == b->prev && a->pos == b->pos && a->alt == b->alt &&
+              a->tick == b->tick && a->run == b->run && a->outl_total == b->outl_total &&
+              a->novel == b->novel && a->misses == b->misses && a->hits == b->hits &&
+              a->outl == b->outl && a->ghost_hits == b->ghost_hits && a->dir == b->dir &&
+              a->run_long == b->run_long && a->run_small == b->run_small &&
+              a->miss_long == b->miss_long && a->miss_small == b->miss_small &&
+              a->run_known == b->run_known && a->heads_known == b->heads_known &&
+              a->last_scan == b->last_scan && a->any == b->any && a->run_start == b->run_start &&
+              a->hist_next == b->hist_next;
+  /* Only the heads the run of new pages has written are ever read. */
+  for (uint32_t i = 0; i < SCAN_HEADS && i < a->novel; i++) same &= a->heads[i] == b->heads[i];
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    same &= a->hist[i].start == b->hist[i].start && a->hist[i].len == b->hist[i].len;
+  return same;
+}
+
+bool fc_scan_checked(hs_frame_cache *c, uint64_t key, fc_frame *f) {
+  fc_scan before = c->scan;
+  int r = fc_scan_fast(c, key, f);
+  if (r == FC_SCAN_SLOW) {
+    HS_INVARIANT(fc_scan_same(&before, &c->scan),
+                 "scan detector: the fast path bailed out of "
+                 "key %llu having changed the state",
+                 (unsigned long long)key);
+    return fc_scan_note(c, key, f);
+  }
+  fc_scan fast = c->scan;
+  c->scan = before;
+  bool slow = fc_scan_note(c, key, f);
+  HS_INVARIANT(slow == (r == 1) && fc_scan_same(&fast, &c->scan),
+               "scan detector: the fast path and fc_scan_note differ on key %llu (%d against %d)",
+               (unsigned long long)key, r, (int)slow);
+  return slow;
 }

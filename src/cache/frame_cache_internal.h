@@ -187,113 +187,108 @@ static inline bool ghost_recent(const hs_frame_cache *c, uint64_t key) {
  * NULL on a miss) is inside a scan. Called with the cache's mutex held.
  * The whole rule, every case: the reference that fc_scan_fast must equal. */
 bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f);
+/* Its rare parts, out of line, which fc_scan_fast calls too: the run ends
+ * (remembered if it was a scan), the run of new pages ends (the same), the
+ * history is asked about the run's start, and about the run of new
+ * pages' first pages. */
+void fc_scan_run_ended(hs_frame_cache *c);
+void fc_scan_novel_end(hs_frame_cache *c);
+void fc_scan_ask_run(hs_frame_cache *c);
+void fc_scan_ask_heads(hs_frame_cache *c);
 
 /* ---- the scan detector's fast path ---------------------------------------
  *
- * fc_scan_note runs on every access, and nearly every access is one of
- * two kinds: a step along the run being followed (a scan's next page), or
- * a page away from it (a lookup's root, inner page and leaf) that neither
- * restarts a run nor ends a run of new pages that was long enough to be
- * remembered, and that needs nothing from the history the run has not
- * asked already. For those, what fc_scan_note does is a few counters
- * moved by one and two keys remembered, and its answer follows from them
- * and the flags the history set. fc_scan_fast does only that, inline in
- * the fetch: it works the access out in locals and, if the access is one
- * of the rare kinds, returns FC_SCAN_SLOW having changed nothing, so that
- * fc_scan_note takes it whole. The rare kinds, all left to fc_scan_note:
+ * fc_scan_note runs on every access: a step along the run being followed
+ * (a scan's next page), a page near it, or a page away from it (a lookup's
+ * root, inner page and leaf), each moving a few counters by one and
+ * remembering a key or two, the answer following from them and from flags
+ * the history set once per run. fc_scan_fast is the same rule, inline in
+ * the fetch, laid out for that: it first works out what the access is
+ * (where the key is from the run and the last outlier, whether it reuses a
+ * page, whether the run of new pages goes on) without changing anything,
+ * returning FC_SCAN_SLOW for the kinds it leaves to fc_scan_note whole:
  *
- *  - before the first access (or with detection off: `any` is never set),
- *    the boundary key (or, without one, the unused boundary_key value),
- *    the page fetched last or the one before it;
- *  - a page elsewhere that restarts the run (the second of two outliers
- *    near each other, or too many outliers);
- *  - a second reuse that ends a run of new pages longer than scan_run (it
- *    goes into the history);
- *  - a run or run of new pages that reaches the point where the history is
- *    asked about it;
- *  - the SCAN_AGAIN'th miss in a row on a key the ring recycled.
+ *  - the first SCAN_RECENT + 1 accesses (the tick still that low, or
+ *    wrapped: a frame's `seen` of 0 then needs a test of its own), a cache
+ *    whose scan_run is below SCAN_CONFIRM_NEW (0: no detection), the
+ *    boundary key (or, without one, the unused boundary_key value);
+ *  - a miss that may be the SCAN_AGAIN'th in a row on a key the ring
+ *    recycled (the scan fits: its start is marked in the history).
  *
- * So the rules live in one place, fc_scan_note, and this is a copy of its
- * common case: tests/cache/test_scan_fast.c drives random and structured
- * key sequences through both and asserts the same answers and the same
- * state after every access, and a debug build (HOTSET_DEBUG) checks every
- * access the fast path takes against fc_scan_note. A change to a rule
- * changes both, or the fast path bails on the case it changes. */
+ * Then it makes fc_scan_note's changes in place, in the same order, with
+ * the rare parts out of line: a run or run of new pages longer than
+ * scan_run ending (remembered in the history), the history asked once per
+ * run (fc_scan_ask_run, fc_scan_ask_heads). With scan_run at least
+ * SCAN_CONFIRM_NEW and misses never more than new pages, "too short to be
+ * anything" is two comparisons.
+ *
+ * fc_scan_note stays the rule; this is a copy of most of it:
+ * tests/cache/test_scan_fast.c drives random and structured key sequences
+ * through both and asserts the same answers and the same state after every
+ * access (and no change on a bail-out), and a debug build (HOTSET_DEBUG)
+ * checks every access the fast path takes against fc_scan_note. A change
+ * to a rule changes both, or makes the fast path bail on what it changes. */
 #define FC_SCAN_SLOW 2
 
 static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key, const fc_frame *f) {
   fc_scan *s = &c->scan;
-  uint32_t scan_run = c->scan_run;
-  /* Below SCAN_CONFIRM_NEW (and at 0, detection off) the "too short"
-   * test below would not be the rule's: such caches take the whole rule. */
-  if (__builtin_expect(scan_run < SCAN_CONFIRM_NEW || !s->any || key == c->boundary_key, 0))
+  uint32_t scan_run = c->scan_run, tick = s->tick + 1;
+  if (__builtin_expect(
+          tick <= SCAN_RECENT + 1 || scan_run < SCAN_CONFIRM_NEW || key == c->boundary_key, 0))
     return FC_SCAN_SLOW;
   if (__builtin_expect(key == s->last, 0)) return s->last_scan;
   if (__builtin_expect(key == s->prev, 0)) {
+    /* Back to the page before: neither extends nor breaks anything. */
     s->prev = s->last;
     s->last = key;
     return s->last_scan;
   }
-  /* First what the access does, to leave the rare kinds before anything
-   * changes. */
+  /* What the access is. (A frame's seen of 0 is never within
+   * SCAN_RECENT + 1 of a tick past it.) */
   bool hit = f != NULL;
-  uint32_t tick = s->tick + 1;
-  bool reuse = hit && s->novel && f->seen && tick - f->seen <= SCAN_RECENT + 1;
+  bool reuse = hit && s->novel && tick - f->seen <= SCAN_RECENT + 1;
   uint64_t pos = s->pos;
   uint64_t up = key > pos ? key - pos : 0, down = key < pos ? pos - key : 0;
   uint32_t run = s->run;
-  bool run_known = s->run_known;
   enum { STEP, NEAR, OUTLIER, RESTART_AT_ALT, RESTART } kind = NEAR;
   if ((up && up <= SCAN_FWD && s->dir >= 0) || (down && down <= SCAN_FWD && s->dir <= 0)) {
     kind = STEP;
     run++;
   } else if (!(up && up <= SCAN_BACK) && !(down && down <= SCAN_BACK)) {
     uint64_t from_alt = key > s->alt ? key - s->alt : s->alt - key;
-    uint32_t outl = s->outl + 1u;
     kind = OUTLIER;
-    if (outl > 1 && from_alt && from_alt <= SCAN_FWD)
+    if (s->outl && from_alt && from_alt <= SCAN_FWD)
       kind = RESTART_AT_ALT, run = 2;
-    else if (outl > SCAN_OUTLIERS || 2 * (s->outl_total + 1) > run + 8)
+    else if (s->outl >= SCAN_OUTLIERS || 2 * (s->outl_total + 1) > run + 8)
       kind = RESTART, run = 1;
-    if (kind != OUTLIER) {
-      if (s->run > scan_run) return FC_SCAN_SLOW; /* the run ending is remembered */
-      run_known = false;
-    }
   }
   uint32_t novel = s->novel;
-  bool heads_known = s->heads_known;
   if (reuse) {
-    if (s->hits && novel > scan_run) return FC_SCAN_SLOW; /* remembered as it ends */
     if (s->hits) novel = 0;
   } else {
-    if (novel == 0) heads_known = false;
     novel++;
   }
-  /* Too short yet to be anything: with scan_run at least SCAN_CONFIRM_NEW
-   * (and misses never more than novel), this is fc_scan_note's test. */
   bool too_short = run < SCAN_CONFIRM && novel < SCAN_CONFIRM_NEW;
-  if (!too_short &&
-      ((!run_known && (run >= SCAN_CONFIRM || novel >= SCAN_CONFIRM_NEW)) ||
-       (!heads_known && novel >= SCAN_CONFIRM_NEW) || (!hit && s->ghost_hits == SCAN_AGAIN - 1)))
-    return FC_SCAN_SLOW; /* the history is asked, or may learn a scan fits */
+  if (__builtin_expect(!too_short && !hit && s->ghost_hits == SCAN_AGAIN - 1, 0))
+    return FC_SCAN_SLOW;
 
-  /* Then the same changes as fc_scan_note's, in place. */
+  /* What it changes, in fc_scan_note's order. */
   s->tick = tick;
   s->prev = s->last;
   s->last = key;
-  bool along = kind != OUTLIER && kind != RESTART;
-  if (kind == STEP) {
+  if (kind == OUTLIER) {
+    s->outl++;
+    s->outl_total++;
+    s->alt = key;
+  } else if (kind == STEP) {
     s->run = run;
     s->pos = key;
     s->outl = 0;
     s->dir = up ? 1 : -1;
-  } else if (kind == OUTLIER) {
-    s->outl++;
-    s->outl_total++;
-    s->alt = key;
   } else if (kind != NEAR) {
-    /* A run restarts: at the last outlier (two outliers near each other)
-     * or here. */
+    /* The run restarts, at the last outlier (two outliers near each
+     * other) or here. */
+    if (s->run > scan_run) fc_scan_run_ended(c); /* remembered */
     s->run = run;
     s->run_start = kind == RESTART ? key : s->alt;
     s->pos = key;
@@ -305,7 +300,12 @@ static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key, const fc_frame *
   }
   if (reuse) {
     if (s->hits < 2) s->hits++;
-    if (s->hits >= 2) s->novel = s->misses = 0;
+    if (s->hits >= 2) {
+      if (s->novel > scan_run)
+        fc_scan_novel_end(c); /* remembered */
+      else
+        s->novel = s->misses = 0;
+    }
   } else {
     if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;
     if (s->novel < SCAN_HEADS) s->heads[s->novel] = key;
@@ -319,11 +319,14 @@ static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key, const fc_frame *
     s->last_scan = false;
     return 0;
   }
+  if (__builtin_expect(!s->run_known, 0)) fc_scan_ask_run(c); /* past too_short: it is time */
+  if (__builtin_expect(!s->heads_known && novel >= SCAN_CONFIRM_NEW, 0)) fc_scan_ask_heads(c);
   bool seq = (s->run_long && run >= SCAN_CONFIRM) || (run > scan_run && !s->run_small);
   bool miss = (!s->run_small || s->miss_long) && !s->miss_small &&
               ((s->miss_long && novel >= SCAN_CONFIRM_NEW) || s->misses > scan_run);
   if ((seq || miss) && !hit) s->ghost_hits = ghost_recent(c, key) ? s->ghost_hits + 1 : 0;
-  s->last_scan = (seq && along) || (miss && !reuse && (s->misses >= 2 || s->miss_long));
+  s->last_scan = (seq && kind != OUTLIER && kind != RESTART) ||
+                 (miss && !reuse && (s->misses >= 2 || s->miss_long));
   return s->last_scan;
 }
 

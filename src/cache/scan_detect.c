@@ -43,10 +43,14 @@ static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len, bool fits)
   s->hist[at].len = len;
 }
 
+void fc_scan_run_ended(hs_frame_cache *c) {
+  hist_put(c, c->scan.run_start, c->scan.run, false);
+}
+
 __attribute__((noinline)) static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run,
                                                   uint64_t pos) {
   fc_scan *s = &c->scan;
-  hist_put(c, s->run_start, s->run, false);
+  fc_scan_run_ended(c);
   s->run = run;
   s->run_start = start;
   s->pos = pos;
@@ -57,7 +61,7 @@ __attribute__((noinline)) static void run_restart(hs_frame_cache *c, uint64_t st
 
 /* The run of new pages has ended: remembered by its first pages, if it
  * was long enough to be remembered at all. */
-__attribute__((noinline)) static void novel_end(hs_frame_cache *c) {
+void fc_scan_novel_end(hs_frame_cache *c) {
   fc_scan *s = &c->scan;
   if (s->novel > c->scan_run) /* hist_put keeps only runs longer */
     for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
@@ -75,7 +79,7 @@ __attribute__((noinline)) static void scan_boundary(hs_frame_cache *c, uint64_t 
   s->dir = 0;
   s->pos = s->alt = key;
   s->run_long = s->run_small = s->run_known = false;
-  novel_end(c);
+  fc_scan_novel_end(c);
   s->hits = s->ghost_hits = 0;
   s->miss_long = s->miss_small = s->heads_known = false;
   s->tick++;
@@ -83,6 +87,32 @@ __attribute__((noinline)) static void scan_boundary(hs_frame_cache *c, uint64_t 
   s->prev = s->last;
   s->last = key;
   s->last_scan = false;
+}
+
+/* A start known from a long scan needs a few pages of progress too:
+ * lookups restart runs and runs of misses all the time, some of them at
+ * a page where a scan once began (page 1, a root). So the history is
+ * asked about the run once it has SCAN_CONFIRM pages (or the run of new
+ * pages SCAN_CONFIRM_NEW). */
+void fc_scan_ask_run(hs_frame_cache *c) {
+  fc_scan *s = &c->scan;
+  int h = hist_long(c, s->run_start);
+  s->run_long = h == 1;
+  s->run_small = h == 0;
+  s->run_known = true;
+}
+
+/* Any of the first three new pages may be where a known scan began:
+ * without a boundary key the run may begin at the last lookup's leaf,
+ * before the scan's root. */
+void fc_scan_ask_heads(hs_frame_cache *c) {
+  fc_scan *s = &c->scan;
+  for (uint32_t i = 0; i < SCAN_HEADS; i++) {
+    int h = hist_long(c, s->heads[i]);
+    s->miss_long |= h == 1;
+    s->miss_small |= h == 0;
+  }
+  s->heads_known = true;
 }
 
 /* True when this fetch is inside a scan. */
@@ -146,7 +176,7 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
   if (reuse) {
     if (s->hits < 2) s->hits++; /* only "two or more" is ever asked */
     if (s->hits >= 2 && s->novel) {
-      novel_end(c);
+      fc_scan_novel_end(c);
     }
   } else {
     if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;
@@ -163,26 +193,9 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
     s->last_scan = false;
     return false;
   }
-  /* A start known from a long scan needs a few pages of progress too:
-   * lookups restart runs and runs of misses all the time, some of them at
-   * a page where a scan once began (page 1, a root). */
-  if (!s->run_known && (s->run >= SCAN_CONFIRM || s->novel >= SCAN_CONFIRM_NEW)) {
-    int h = hist_long(c, s->run_start);
-    s->run_long = h == 1;
-    s->run_small = h == 0;
-    s->run_known = true;
-  }
-  if (!s->heads_known && s->novel >= SCAN_CONFIRM_NEW) {
-    /* Any of the first three may be where a known scan began: without a
-     * boundary key the run may begin at the last lookup's leaf, before
-     * the scan's root. */
-    for (uint32_t i = 0; i < SCAN_HEADS; i++) {
-      int h = hist_long(c, s->heads[i]);
-      s->miss_long |= h == 1;
-      s->miss_small |= h == 0;
-    }
-    s->heads_known = true;
-  }
+  /* The history, asked once per run (fc_scan_ask_run says when). */
+  if (!s->run_known && (s->run >= SCAN_CONFIRM || s->novel >= SCAN_CONFIRM_NEW)) fc_scan_ask_run(c);
+  if (!s->heads_known && s->novel >= SCAN_CONFIRM_NEW) fc_scan_ask_heads(c);
   bool seq = (s->run_long && s->run >= SCAN_CONFIRM) || (s->run > c->scan_run && !s->run_small);
   /* A run of new pages is a scan past scan_run misses, or, begun where a
    * long scan began, past SCAN_CONFIRM_NEW pages, hits or not (more than a

@@ -90,6 +90,11 @@ typedef struct fc_scan {
     uint32_t len;
   } hist[SCAN_HIST];
   uint32_t hist_next;
+  /* Bit hist_bit(start) is set for the start of every entry in hist: a
+   * start whose bit is clear is not there, so most questions to the
+   * history (lookups' runs, which never began a scan) are one bit test
+   * instead of a search of SCAN_HIST entries. */
+  uint64_t hist_bits;
 } fc_scan;
 _Static_assert(offsetof(fc_scan, run_start) == 64, "the detector's common state is one line");
 
@@ -181,6 +186,11 @@ static inline bool ghost_recent(const hs_frame_cache *c, uint64_t key) {
   if (!c->ghost) return false;
   const struct fc_ghost *g = &c->ghost[ghost_home(c, key)];
   return g->at && g->key == key && (c->stats.misses + 1 - g->at) * 4 <= (uint64_t)c->capacity * 3;
+}
+
+/* The bit of hist_bits that stands for a scan's start. */
+static inline uint64_t hist_bit(uint64_t start) {
+  return 1ull << ((start * 0x9e3779b97f4a7c15ull) >> 58);
 }
 
 /* scan_detect.c: true when this fetch of `key` (f: its frame on a hit,
@@ -319,8 +329,21 @@ static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key, const fc_frame *
     s->last_scan = false;
     return 0;
   }
-  if (__builtin_expect(!s->run_known, 0)) fc_scan_ask_run(c); /* past too_short: it is time */
-  if (__builtin_expect(!s->heads_known && novel >= SCAN_CONFIRM_NEW, 0)) fc_scan_ask_heads(c);
+  /* Past too_short, the history is asked (fc_scan_ask_run says when);
+   * a start it cannot hold is answered here: not known (the run's flags
+   * are already clear, since the run began or the run of new pages did). */
+  if (__builtin_expect(!s->run_known, 0)) {
+    if (s->hist_bits & hist_bit(s->run_start))
+      fc_scan_ask_run(c);
+    else
+      s->run_known = true;
+  }
+  if (__builtin_expect(!s->heads_known && novel >= SCAN_CONFIRM_NEW, 0)) {
+    if (s->hist_bits & (hist_bit(s->heads[0]) | hist_bit(s->heads[1]) | hist_bit(s->heads[2])))
+      fc_scan_ask_heads(c);
+    else
+      s->heads_known = true;
+  }
   bool seq = (s->run_long && run >= SCAN_CONFIRM) || (run > scan_run && !s->run_small);
   bool miss = (!s->run_small || s->miss_long) && !s->miss_small &&
               ((s->miss_long && novel >= SCAN_CONFIRM_NEW) || s->misses > scan_run);

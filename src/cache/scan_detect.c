@@ -12,6 +12,7 @@
  * than three quarters of the cache, 0 shorter (it fits), -1 not known. */
 static int hist_long(const hs_frame_cache *c, uint64_t start) {
   const fc_scan *s = &c->scan;
+  if (!(s->hist_bits & hist_bit(start))) return -1;
   for (uint32_t i = 0; i < SCAN_HIST; i++)
     if (s->hist[i].len && s->hist[i].start == start)
       return (uint64_t)s->hist[i].len * 4 > (uint64_t)c->capacity * 3;
@@ -41,6 +42,9 @@ static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len, bool fits)
   if (!known) s->hist_next = (s->hist_next + 1) % SCAN_HIST;
   s->hist[at].start = start;
   s->hist[at].len = len;
+  s->hist_bits = 0;
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    if (s->hist[i].len) s->hist_bits |= hist_bit(s->hist[i].start);
 }
 
 void fc_scan_run_ended(hs_frame_cache *c) {
@@ -238,7 +242,7 @@ bool fc_scan_same(const fc_scan *a, const fc_scan *b) {
               a->miss_long == b->miss_long && a->miss_small == b->miss_small &&
               a->run_known == b->run_known && a->heads_known == b->heads_known &&
               a->last_scan == b->last_scan && a->any == b->any && a->run_start == b->run_start &&
-              a->hist_next == b->hist_next;
+              a->hist_next == b->hist_next && a->hist_bits == b->hist_bits;
   /* Only the heads the run of new pages has written are ever read. */
   for (uint32_t i = 0; i < SCAN_HEADS && i < a->novel; i++) same &= a->heads[i] == b->heads[i];
   for (uint32_t i = 0; i < SCAN_HIST; i++)

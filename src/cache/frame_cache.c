@@ -523,6 +523,7 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   c->caller_serializes = o->caller_serializes;
   c->recycle_early = o->recycle_early;
   c->scan_run = o->scan_run;
+  c->scan_fast_after = fc_scan_fast_after(o->scan_run);
   c->boundary_key = o->boundary_key;
   c->has_boundary_key = o->has_boundary_key;
   c->purgeable = o->purgeable;

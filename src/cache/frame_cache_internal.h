@@ -106,6 +106,10 @@ typedef struct fc_entry {
 struct hs_frame_cache {
   pthread_mutex_t mu;
   uint32_t frame_bytes, extra_bytes, capacity, scan_run;
+  /* fc_scan_fast takes accesses whose tick is past this: SCAN_RECENT + 1
+   * (a frame's `seen` of 0 is no reuse then), or never when scan_run is
+   * below SCAN_CONFIRM_NEW (UINT32_MAX; see fc_scan_fast_after). */
+  uint32_t scan_fast_after;
   uint64_t boundary_key;
   bool has_boundary_key;
   size_t header_off, extra_off, block_bytes; /* the page is at 0 */
@@ -188,6 +192,11 @@ static inline bool ghost_recent(const hs_frame_cache *c, uint64_t key) {
   return g->at && g->key == key && (c->stats.misses + 1 - g->at) * 4 <= (uint64_t)c->capacity * 3;
 }
 
+/* The tick after which fc_scan_fast takes a cache's accesses. */
+static inline uint32_t fc_scan_fast_after(uint32_t scan_run) {
+  return scan_run >= SCAN_CONFIRM_NEW ? SCAN_RECENT + 1 : UINT32_MAX;
+}
+
 /* The bit of hist_bits that stands for a scan's start. */
 static inline uint64_t hist_bit(uint64_t start) {
   return 1ull << ((start * 0x9e3779b97f4a7c15ull) >> 58);
@@ -243,8 +252,7 @@ void fc_scan_ask_heads(hs_frame_cache *c);
 static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key, const fc_frame *f) {
   fc_scan *s = &c->scan;
   uint32_t scan_run = c->scan_run, tick = s->tick + 1;
-  if (__builtin_expect(
-          tick <= SCAN_RECENT + 1 || scan_run < SCAN_CONFIRM_NEW || key == c->boundary_key, 0))
+  if (__builtin_expect(tick <= c->scan_fast_after || key == c->boundary_key, 0))
     return FC_SCAN_SLOW;
   if (__builtin_expect(key == s->last, 0)) return s->last_scan;
   if (__builtin_expect(key == s->prev, 0)) {
@@ -344,12 +352,16 @@ static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key, const fc_frame *
     else
       s->heads_known = true;
   }
-  bool seq = (s->run_long && run >= SCAN_CONFIRM) || (run > scan_run && !s->run_small);
-  bool miss = (!s->run_small || s->miss_long) && !s->miss_small &&
-              ((s->miss_long && novel >= SCAN_CONFIRM_NEW) || s->misses > scan_run);
+  /* fc_scan_note's seq and miss, shorter for scan_run >= SCAN_CONFIRM_NEW
+   * and misses <= novel: a run known to be long is a scan from
+   * SCAN_CONFIRM pages (before it is past scan_run); a run of new pages
+   * known to be long one from SCAN_CONFIRM_NEW (before its misses are
+   * past scan_run), and then, as past scan_run misses, it has two. */
+  bool seq = s->run_long ? run >= SCAN_CONFIRM : run > scan_run && !s->run_small;
+  bool miss = s->miss_long ? !s->miss_small && novel >= SCAN_CONFIRM_NEW
+                           : !s->run_small && !s->miss_small && s->misses > scan_run;
   if ((seq || miss) && !hit) s->ghost_hits = ghost_recent(c, key) ? s->ghost_hits + 1 : 0;
-  s->last_scan = (seq && kind != OUTLIER && kind != RESTART) ||
-                 (miss && !reuse && (s->misses >= 2 || s->miss_long));
+  s->last_scan = (seq && kind != OUTLIER && kind != RESTART) || (miss && !reuse);
   return s->last_scan;
 }
 

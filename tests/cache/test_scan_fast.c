@@ -53,6 +53,7 @@ static hs_frame_cache *fake_cache(uint32_t scan_run, bool boundary) {
   memset(c, 0, sizeof *c);
   c->capacity = CACHED;
   c->scan_run = scan_run;
+  c->scan_fast_after = fc_scan_fast_after(scan_run);
   c->has_boundary_key = boundary;
   c->boundary_key = boundary ? 1 : 0;
   c->ghost = calloc(GHOSTS, sizeof *c->ghost);

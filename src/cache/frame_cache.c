@@ -585,14 +585,16 @@ fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, b
   return f;
 }
 
-/* A fetch that is an access: a frame not pinned, or no frame. Out of
- * line, so the re-fetch of a pinned frame (half of SQLite's fetches) is a
- * table probe and a flag test with nothing to save or restore. */
-__attribute__((noinline)) static fc_frame *
-fetch_access(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_fetch_mode mode, bool *created) {
+/* A fetch that is an access: a hit on a frame not pinned, or a miss. Out
+ * of line, so the re-fetch of a pinned frame (half of SQLite's fetches) is
+ * a table probe and a flag test with nothing to save or restore; and in
+ * two, one per kind, so that each has the scan detector's fast path inline
+ * with the frame known (none on a miss: no reuse to work out) and little
+ * else to keep across it. */
+__attribute__((noinline)) static fc_frame *fetch_access_hit(hs_frame_cache *c, uint64_t key,
+                                                            fc_frame *f) {
   bool scan = fc_scan_access(c, key, f);
   if (scan) INC(c->stats.scan_fetches);
-  if (!f) return fetch_miss(c, key, mode, created, scan);
   INC(c->stats.hits);
   if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED)))
     f->flags |= F_HIT_DUE | (scan ? F_HIT_SCAN : 0);
@@ -602,6 +604,13 @@ fetch_access(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_fetch_mode mode, b
   INC(c->pinned);
   f->seen = c->scan.tick;
   return f;
+}
+
+__attribute__((noinline)) static fc_frame *fetch_access_miss(hs_frame_cache *c, uint64_t key,
+                                                             hs_fetch_mode mode, bool *created) {
+  bool scan = fc_scan_access(c, key, NULL);
+  if (scan) INC(c->stats.scan_fetches);
+  return fetch_miss(c, key, mode, created, scan);
 }
 
 /* A fetch of a frame the engine already holds: it is taking one more
@@ -614,11 +623,10 @@ fetch_access(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_fetch_mode mode, b
  * count of fetches is their sum, one store fewer here.) */
 static inline fc_frame *fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
   fc_frame *f = table_find(c, key);
-  if (f && (f->flags & F_PINNED)) {
-    INC(c->stats.hits);
-    return f;
-  }
-  return fetch_access(c, key, f, mode, created);
+  if (!f) return fetch_access_miss(c, key, mode, created);
+  if (!(f->flags & F_PINNED)) return fetch_access_hit(c, key, f);
+  INC(c->stats.hits);
+  return f;
 }
 
 __attribute__((noinline)) static hs_frame *fetch_locked(hs_frame_cache *c, uint64_t key,

@@ -249,7 +249,10 @@ void fc_scan_ask_heads(hs_frame_cache *c);
  * to a rule changes both, or makes the fast path bail on what it changes. */
 #define FC_SCAN_SLOW 2
 
-static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key, const fc_frame *f) {
+/* Always inline: the fetch's two callers each want it with their frame
+ * known. */
+__attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key,
+                                                              const fc_frame *f) {
   fc_scan *s = &c->scan;
   uint32_t scan_run = c->scan_run, tick = s->tick + 1;
   if (__builtin_expect(tick <= c->scan_fast_after || key == c->boundary_key, 0))
@@ -372,7 +375,8 @@ bool fc_scan_checked(hs_frame_cache *c, uint64_t key, fc_frame *f);
 bool fc_scan_same(const fc_scan *a, const fc_scan *b);
 
 /* The detector, as the fetch calls it: the fast path, or the whole rule. */
-static inline bool fc_scan_access(hs_frame_cache *c, uint64_t key, fc_frame *f) {
+__attribute__((always_inline)) static inline bool fc_scan_access(hs_frame_cache *c, uint64_t key,
+                                                                 fc_frame *f) {
   if (HS_DEBUG_CHECKS) return fc_scan_checked(c, key, f);
   int r = fc_scan_fast(c, key, f);
   if (__builtin_expect(r != FC_SCAN_SLOW, 1)) return r;

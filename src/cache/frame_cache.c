@@ -577,6 +577,7 @@ void hs_frame_cache_destroy(hs_frame_cache *c) {
 __attribute__((noinline)) static fc_frame *
 fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, bool scan) {
   INC(c->stats.misses);
+  fc_nomem = false;
   if (mode != HS_FETCH_CREATE && mode != HS_FETCH_CREATE_HARD) return NULL;
   fc_frame *f = frame_create(c, key, mode, scan);
   if (!f) return NULL;
@@ -591,8 +592,8 @@ fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, b
  * two, one per kind, so that each has the scan detector's fast path inline
  * with the frame known (none on a miss: no reuse to work out) and little
  * else to keep across it. */
-__attribute__((noinline)) static fc_frame *fetch_access_hit(hs_frame_cache *c, uint64_t key,
-                                                            fc_frame *f) {
+__attribute__((noinline)) static hs_status fetch_access_hit(hs_frame_cache *c, uint64_t key,
+                                                            fc_frame *f, hs_frame **out) {
   bool scan = fc_scan_access(c, key, f);
   if (scan) INC(c->stats.scan_fetches);
   INC(c->stats.hits);
@@ -603,14 +604,24 @@ __attribute__((noinline)) static fc_frame *fetch_access_hit(hs_frame_cache *c, u
   f->flags |= F_PINNED;
   INC(c->pinned);
   f->seen = c->scan.tick;
-  return f;
+  *out = &f->pub;
+  return HS_OK;
 }
 
-__attribute__((noinline)) static fc_frame *fetch_access_miss(hs_frame_cache *c, uint64_t key,
-                                                             hs_fetch_mode mode, bool *created) {
+/* No frame: a miss's status is HS_ERR_NOMEM when memory was short
+ * (fc_nomem), HS_OK otherwise, with or without a frame. */
+__attribute__((noinline)) static hs_status fetch_access_miss(hs_frame_cache *c, uint64_t key,
+                                                             hs_fetch_mode mode, hs_frame **out,
+                                                             bool *created) {
   bool scan = fc_scan_access(c, key, NULL);
   if (scan) INC(c->stats.scan_fetches);
-  return fetch_miss(c, key, mode, created, scan);
+  fc_frame *f = fetch_miss(c, key, mode, created, scan);
+  *out = f ? &f->pub : NULL;
+  if (!f && fc_nomem)
+    return hs_fail(HS_ERR_NOMEM, ENOMEM,
+                   "hs_frame_cache_fetch: no memory for the frame of key %llu",
+                   (unsigned long long)key);
+  return HS_OK;
 }
 
 /* A fetch of a frame the engine already holds: it is taking one more
@@ -621,20 +632,24 @@ __attribute__((noinline)) static fc_frame *fetch_access_miss(hs_frame_cache *c, 
  * own cache does: a pinned page is out of its LRU list, and its place
  * there is set when it is unpinned. (Every fetch is a hit or a miss: the
  * count of fetches is their sum, one store fewer here.) */
-static inline fc_frame *fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
+/* Each path ends in the call that finishes it (a tail call): the fetch
+ * saves no register of its own. */
+static inline hs_status fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
+                              bool *created) {
   fc_frame *f = table_find(c, key);
-  if (!f) return fetch_access_miss(c, key, mode, created);
-  if (!(f->flags & F_PINNED)) return fetch_access_hit(c, key, f);
+  if (!f) return fetch_access_miss(c, key, mode, out, created);
+  if (!(f->flags & F_PINNED)) return fetch_access_hit(c, key, f, out);
   INC(c->stats.hits);
-  return f;
+  *out = &f->pub;
+  return HS_OK;
 }
 
-__attribute__((noinline)) static hs_frame *fetch_locked(hs_frame_cache *c, uint64_t key,
-                                                        hs_fetch_mode mode, bool *created) {
+__attribute__((noinline)) static hs_status
+fetch_locked(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out, bool *created) {
   cache_lock(c);
-  fc_frame *f = fetch(c, key, mode, created);
+  hs_status st = fetch(c, key, mode, out, created);
   cache_unlock(c);
-  return f ? &f->pub : NULL;
+  return st;
 }
 
 hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
@@ -645,15 +660,9 @@ hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
   if ((unsigned)mode > HS_FETCH_CREATE_HARD)
     return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: mode %u is not a fetch mode",
                    (unsigned)mode);
-  fc_nomem = false;
   /* No mutex: the path has no call before its last, and nothing to save. */
-  *out = c->caller_serializes ? (hs_frame *)fetch(c, key, mode, created)
-                              : fetch_locked(c, key, mode, created);
-  if (!*out && fc_nomem)
-    return hs_fail(HS_ERR_NOMEM, ENOMEM,
-                   "hs_frame_cache_fetch: no memory for the frame of key %llu",
-                   (unsigned long long)key);
-  return HS_OK;
+  if (c->caller_serializes) return fetch(c, key, mode, out, created);
+  return fetch_locked(c, key, mode, out, created);
 }
 
 /* An overflow frame unpinned while the cache is within its capacity takes

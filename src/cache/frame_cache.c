@@ -682,15 +682,12 @@ static bool overflow_adopt(hs_frame_cache *c, fc_frame *f) {
   return true;
 }
 
-/* Set when an unpin was refused (the frame was not pinned):
- * hs_frame_cache_unpin then returns HS_ERR_MISUSE. */
-static _Thread_local bool fc_misuse;
-
-/* Every unpin but the common one: a misuse, a discard, a frame over the
- * capacity, an overflow or parked frame. Out of line, as fetch_access. */
-__attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f, bool discard) {
+/* Every unpin but the common one: a misuse (HS_ERR_MISUSE: the frame was
+ * not pinned), a discard, a frame over the capacity, an overflow or
+ * parked frame. Out of line, as an access's fetch. */
+__attribute__((noinline)) static hs_status unpin_other(hs_frame_cache *c, fc_frame *f,
+                                                       bool discard) {
   if (!(f->flags & F_PINNED)) {
-    fc_misuse = true;
     cache_unlock(c);
     if (HS_DEBUG_CHECKS)
       hs_debug_stop(__FILE__, __LINE__, "frame cache: unpin of frame %llu, which is not pinned",
@@ -698,7 +695,7 @@ __attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f
     (void)hs_fail(HS_ERR_MISUSE, 0, "frame cache: unpin of frame %llu, which is not pinned",
                   (unsigned long long)f->key);
     cache_lock(c); /* the caller unlocks */
-    return;
+    return HS_ERR_MISUSE;
   }
   /* One of the three cases below holds (unpin_common said so): a hit
    * still due goes with the frame, or is the parked frame's insert. */
@@ -717,13 +714,15 @@ __attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f
       fc_frame_drop(c, f);
     }
   }
+  return HS_OK;
 }
 
 /* The policy hears of a hit (out of line: building the access needs room
- * the rest of the unpin does not). */
-__attribute__((noinline)) static void policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
+ * the rest of the unpin does not). HS_OK, so the unpin ends in it. */
+__attribute__((noinline)) static hs_status policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
   hs_access a = fc_make_access(c, f->key, scan);
   hs_policy_hit(c->policy, f->index, &a);
+  return HS_OK;
 }
 
 /* The common unpin: a frame in the policy, kept. */
@@ -732,24 +731,25 @@ static inline bool unpin_common(const hs_frame_cache *c, const fc_frame *f, bool
          !discard && !(c->purgeable && c->count > c->capacity);
 }
 
-static inline void unpin_kept(hs_frame_cache *c, fc_frame *f) {
+static inline hs_status unpin_kept(hs_frame_cache *c, fc_frame *f) {
   unsigned flags = f->flags;
   f->flags = (uint8_t)(flags & ~(F_PINNED | F_HIT_DUE | F_HIT_SCAN));
   DEC(c->pinned);
-  if (flags & F_HIT_DUE) policy_hit(c, f, flags & F_HIT_SCAN);
+  if (flags & F_HIT_DUE) return policy_hit(c, f, flags & F_HIT_SCAN);
+  return HS_OK;
 }
 
-static inline void unpin(hs_frame_cache *c, fc_frame *f, bool discard) {
-  if (unpin_common(c, f, discard))
-    unpin_kept(c, f);
-  else
-    unpin_other(c, f, discard);
+static inline hs_status unpin(hs_frame_cache *c, fc_frame *f, bool discard) {
+  if (unpin_common(c, f, discard)) return unpin_kept(c, f);
+  return unpin_other(c, f, discard);
 }
 
-__attribute__((noinline)) static void unpin_locked(hs_frame_cache *c, fc_frame *f, bool discard) {
+__attribute__((noinline)) static hs_status unpin_locked(hs_frame_cache *c, fc_frame *f,
+                                                        bool discard) {
   cache_lock(c);
-  unpin(c, f, discard);
+  hs_status st = unpin(c, f, discard);
   cache_unlock(c);
+  return st;
 }
 
 /* As hs_frame_cache_fetch: the serialized path without the lock's call. */
@@ -757,12 +757,8 @@ hs_status hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard)
   if (!c || !frame)
     return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_unpin: a cache and a frame are required");
   fc_frame *f = (fc_frame *)frame;
-  fc_misuse = false;
-  if (c->caller_serializes)
-    unpin(c, f, discard);
-  else
-    unpin_locked(c, f, discard);
-  return fc_misuse ? HS_ERR_MISUSE : HS_OK;
+  if (c->caller_serializes) return unpin(c, f, discard);
+  return unpin_locked(c, f, discard);
 }
 
 /* A frame given up for its key: dropped, or detached while still pinned. */

@@ -276,9 +276,10 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
     kind = STEP;
     run++;
   } else if (!(up && up <= SCAN_BACK) && !(down && down <= SCAN_BACK)) {
-    uint64_t from_alt = key > s->alt ? key - s->alt : s->alt - key;
+    /* Near the last outlier (1 to SCAN_FWD away): a new run began there. */
+    uint64_t alt = s->alt;
     kind = OUTLIER;
-    if (s->outl && from_alt && from_alt <= SCAN_FWD)
+    if (s->outl && (key > alt ? key - alt : alt - key) - 1 < SCAN_FWD)
       kind = RESTART_AT_ALT, run = 2;
     else if (s->outl >= SCAN_OUTLIERS || 2 * (s->outl_total + 1) > run + 8)
       kind = RESTART, run = 1;
@@ -290,7 +291,7 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
     novel++;
   }
   bool too_short = run < SCAN_CONFIRM && novel < SCAN_CONFIRM_NEW;
-  if (__builtin_expect(!too_short && !hit && s->ghost_hits == SCAN_AGAIN - 1, 0))
+  if (__builtin_expect(s->ghost_hits == SCAN_AGAIN - 1 && !hit && !too_short, 0))
     return FC_SCAN_SLOW;
 
   /* What it changes, in fc_scan_note's order. */

@@ -95,6 +95,10 @@ typedef struct fc_scan {
    * history (lookups' runs, which never began a scan) are one bit test
    * instead of a search of SCAN_HIST entries. */
   uint64_t hist_bits;
+  /* For each bit of hist_bits, an entry whose start has it: the only one
+   * unless the bit is also in hist_shared (two starts or more have it). */
+  uint64_t hist_shared;
+  uint8_t hist_where[64];
 } fc_scan;
 _Static_assert(offsetof(fc_scan, run_start) == 64, "the detector's common state is one line");
 
@@ -197,9 +201,13 @@ static inline uint32_t fc_scan_fast_after(uint32_t scan_run) {
   return scan_run >= SCAN_CONFIRM_NEW ? SCAN_RECENT + 1 : UINT32_MAX;
 }
 
-/* The bit of hist_bits that stands for a scan's start. */
+/* The bit of hist_bits that stands for a scan's start, and its mask. */
+static inline unsigned hist_slot(uint64_t start) {
+  return (unsigned)((start * 0x9e3779b97f4a7c15ull) >> 58);
+}
+
 static inline uint64_t hist_bit(uint64_t start) {
-  return 1ull << ((start * 0x9e3779b97f4a7c15ull) >> 58);
+  return 1ull << hist_slot(start);
 }
 
 /* scan_detect.c: true when this fetch of `key` (f: its frame on a hit,
@@ -374,6 +382,10 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
 bool fc_scan_checked(hs_frame_cache *c, uint64_t key, fc_frame *f);
 /* Whether two detector states are the same, field by field. */
 bool fc_scan_same(const fc_scan *a, const fc_scan *b);
+/* Whether hist_bits, hist_shared and hist_where say what the history
+ * holds (each bit set by a start in it, shared by two or more, and
+ * hist_where naming an entry with the bit). */
+bool fc_scan_index_ok(const fc_scan *s);
 
 /* The detector, as the fetch calls it: the fast path, or the whole rule. */
 __attribute__((always_inline)) static inline bool fc_scan_access(hs_frame_cache *c, uint64_t key,

@@ -13,10 +13,28 @@
 static int hist_long(const hs_frame_cache *c, uint64_t start) {
   const fc_scan *s = &c->scan;
   if (!(s->hist_bits & hist_bit(start))) return -1;
+  /* Starts in the history are distinct: the entry the bit names, if it
+   * is this start's, is the only one; if not, there is no other unless
+   * the bit is shared. */
+  uint32_t w = s->hist_where[hist_slot(start)];
+  if (s->hist[w].len && s->hist[w].start == start)
+    return (uint64_t)s->hist[w].len * 4 > (uint64_t)c->capacity * 3;
+  if (!(s->hist_shared & hist_bit(start))) return -1;
   for (uint32_t i = 0; i < SCAN_HIST; i++)
     if (s->hist[i].len && s->hist[i].start == start)
       return (uint64_t)s->hist[i].len * 4 > (uint64_t)c->capacity * 3;
   return -1;
+}
+
+/* hist_bits, hist_shared and hist_where from the entries. */
+static void hist_index(fc_scan *s) {
+  s->hist_bits = s->hist_shared = 0;
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    if (s->hist[i].len) {
+      s->hist_shared |= s->hist_bits & hist_bit(s->hist[i].start);
+      s->hist_bits |= hist_bit(s->hist[i].start);
+      s->hist_where[hist_slot(s->hist[i].start)] = (uint8_t)i;
+    }
 }
 
 /* A scan (a run, or a run of new pages, longer than scan_run) has ended.
@@ -32,19 +50,29 @@ static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len, bool fits)
     return;
   uint32_t at = s->hist_next;
   bool known = false;
-  for (uint32_t i = 0; i < SCAN_HIST; i++)
-    if (s->hist[i].len && s->hist[i].start == start) at = i, known = true;
+  if (s->hist_bits & hist_bit(start))
+    for (uint32_t i = 0; i < SCAN_HIST; i++)
+      if (s->hist[i].len && s->hist[i].start == start) at = i, known = true;
   /* A scan marked as fitting stays so when it ends short again (its run
    * is remembered when it ends, after the mark); only one too long for
    * the cache unmarks it. */
   if (known && s->hist[at].len == 1 && !fits && (uint64_t)len * 4 <= (uint64_t)c->capacity * 3)
     return;
+  /* The start that goes, if any: its bit goes with it, unless shared
+   * (then the bits are worked out again from every entry). */
+  uint64_t gone = !known && s->hist[at].len ? hist_bit(s->hist[at].start) : 0;
   if (!known) s->hist_next = (s->hist_next + 1) % SCAN_HIST;
   s->hist[at].start = start;
   s->hist[at].len = len;
-  s->hist_bits = 0;
-  for (uint32_t i = 0; i < SCAN_HIST; i++)
-    if (s->hist[i].len) s->hist_bits |= hist_bit(s->hist[i].start);
+  if (known) return;
+  if (gone & s->hist_shared) {
+    hist_index(s);
+    return;
+  }
+  s->hist_bits &= ~gone;
+  s->hist_shared |= s->hist_bits & hist_bit(start);
+  s->hist_bits |= hist_bit(start);
+  s->hist_where[hist_slot(start)] = (uint8_t)at;
 }
 
 void fc_scan_run_ended(hs_frame_cache *c) {
@@ -242,12 +270,31 @@ bool fc_scan_same(const fc_scan *a, const fc_scan *b) {
               a->miss_long == b->miss_long && a->miss_small == b->miss_small &&
               a->run_known == b->run_known && a->heads_known == b->heads_known &&
               a->last_scan == b->last_scan && a->any == b->any && a->run_start == b->run_start &&
-              a->hist_next == b->hist_next && a->hist_bits == b->hist_bits;
+              a->hist_next == b->hist_next && a->hist_bits == b->hist_bits &&
+              a->hist_shared == b->hist_shared;
   /* Only the heads the run of new pages has written are ever read. */
   for (uint32_t i = 0; i < SCAN_HEADS && i < a->novel; i++) same &= a->heads[i] == b->heads[i];
   for (uint32_t i = 0; i < SCAN_HIST; i++)
     same &= a->hist[i].start == b->hist[i].start && a->hist[i].len == b->hist[i].len;
+  for (unsigned i = 0; i < 64; i++)
+    if (a->hist_bits >> i & 1) same &= a->hist_where[i] == b->hist_where[i];
   return same;
+}
+
+bool fc_scan_index_ok(const fc_scan *s) {
+  uint64_t bits = 0, shared = 0;
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    if (s->hist[i].len) {
+      shared |= bits & hist_bit(s->hist[i].start);
+      bits |= hist_bit(s->hist[i].start);
+    }
+  if (bits != s->hist_bits || shared != s->hist_shared) return false;
+  for (unsigned b = 0; b < 64; b++) {
+    const uint32_t w = s->hist_where[b];
+    if ((bits >> b & 1) && (w >= SCAN_HIST || !s->hist[w].len || hist_slot(s->hist[w].start) != b))
+      return false;
+  }
+  return true;
 }
 
 bool fc_scan_checked(hs_frame_cache *c, uint64_t key, fc_frame *f) {
@@ -263,6 +310,7 @@ bool fc_scan_checked(hs_frame_cache *c, uint64_t key, fc_frame *f) {
   fc_scan fast = c->scan;
   c->scan = before;
   bool slow = fc_scan_note(c, key, f);
+  HS_INVARIANT(fc_scan_index_ok(&c->scan), "scan detector: the history's index is stale");
   HS_INVARIANT(slow == (r == 1) && fc_scan_same(&fast, &c->scan),
                "scan detector: the fast path and fc_scan_note differ on key %llu (%d against %d)",
                (unsigned long long)key, r, (int)slow);

@@ -10,7 +10,9 @@
  * outliers and a row's overflow pages read twice, lookups and scans
  * interleaved, a scan read again until it fits (the ghosts), the boundary
  * key, keys at the top of the range, and scan_run from 0 to 64. The fast
- * path must also take most of them, or this tests nothing.
+ * path must also take most of them, or this tests nothing. The history's
+ * index (hist_bits, hist_shared, hist_where: what lets a question skip the
+ * search) must say what the history holds after every access.
  */
 #include "cache/frame_cache_internal.h"
 #include "check.h"
@@ -95,6 +97,11 @@ static void access_key(sim *m, uint64_t key) {
     fprintf(stderr, "access %llu (key %llu, %s): fast path %d, fc_scan_note %d%s\n",
             (unsigned long long)m->steps, (unsigned long long)key, hit ? "hit" : "miss",
             (int)fast_answer, (int)ref_answer, fast_answer == ref_answer ? ", states differ" : "");
+    m->failed = true;
+  }
+  if (!fc_scan_index_ok(&m->ref.c->scan)) {
+    fprintf(stderr, "access %llu (key %llu): the history's index is stale\n",
+            (unsigned long long)m->steps, (unsigned long long)key);
     m->failed = true;
   }
   m->steps++;

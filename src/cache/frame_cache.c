@@ -511,7 +511,10 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   if (!o->alloc_block != !o->free_block)
     return hs_fail(HS_ERR_INVALID, 0,
                    "frame cache: alloc_block and free_block come together (one is NULL)");
-  hs_frame_cache *c = calloc(1, sizeof *c);
+  /* Aligned, so the scan detector's common state is one cache line. */
+  hs_frame_cache *c =
+      aligned_alloc(_Alignof(hs_frame_cache), round_up(sizeof *c, _Alignof(hs_frame_cache)));
+  if (c) memset(c, 0, sizeof *c);
   if (!c) return hs_fail(HS_ERR_NOMEM, 0, "frame cache: no memory");
   pthread_mutex_init(&c->mu, NULL);
   c->frame_bytes = o->frame_bytes;
@@ -520,6 +523,7 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   c->caller_serializes = o->caller_serializes;
   c->recycle_early = o->recycle_early;
   c->scan_run = o->scan_run;
+  c->scan_fast_after = fc_scan_fast_after(o->scan_run);
   c->boundary_key = o->boundary_key;
   c->has_boundary_key = o->has_boundary_key;
   c->purgeable = o->purgeable;
@@ -573,6 +577,7 @@ void hs_frame_cache_destroy(hs_frame_cache *c) {
 __attribute__((noinline)) static fc_frame *
 fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, bool scan) {
   INC(c->stats.misses);
+  fc_nomem = false;
   if (mode != HS_FETCH_CREATE && mode != HS_FETCH_CREATE_HARD) return NULL;
   fc_frame *f = frame_create(c, key, mode, scan);
   if (!f) return NULL;
@@ -581,14 +586,18 @@ fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, b
   return f;
 }
 
-/* A fetch that is an access: a frame not pinned, or no frame. Out of
- * line, so the re-fetch of a pinned frame (half of SQLite's fetches) is a
- * table probe and a flag test with nothing to save or restore. */
-__attribute__((noinline)) static fc_frame *
-fetch_access(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_fetch_mode mode, bool *created) {
-  bool scan = fc_scan_note(c, key, f);
+/* A fetch that is an access: a hit on a frame not pinned, or a miss. Out
+ * of line, so the re-fetch of a pinned frame (half of SQLite's fetches) is
+ * a table probe and a flag test with nothing to save or restore; and in
+ * two, one per kind, so that each has the scan detector's fast path inline
+ * with the frame known (none on a miss: no reuse to work out) and little
+ * else to keep across it. */
+/* (f is never NULL: nonnull lets the detector's inline path drop its
+ * tests of it.) */
+__attribute__((noinline, nonnull(3))) static hs_status
+fetch_access_hit(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_frame **out) {
+  bool scan = fc_scan_access(c, key, f);
   if (scan) INC(c->stats.scan_fetches);
-  if (!f) return fetch_miss(c, key, mode, created, scan);
   INC(c->stats.hits);
   if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED)))
     f->flags |= F_HIT_DUE | (scan ? F_HIT_SCAN : 0);
@@ -597,7 +606,24 @@ fetch_access(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_fetch_mode mode, b
   f->flags |= F_PINNED;
   INC(c->pinned);
   f->seen = c->scan.tick;
-  return f;
+  *out = &f->pub;
+  return HS_OK;
+}
+
+/* No frame: a miss's status is HS_ERR_NOMEM when memory was short
+ * (fc_nomem), HS_OK otherwise, with or without a frame. */
+__attribute__((noinline)) static hs_status fetch_access_miss(hs_frame_cache *c, uint64_t key,
+                                                             hs_fetch_mode mode, hs_frame **out,
+                                                             bool *created) {
+  bool scan = fc_scan_access(c, key, NULL);
+  if (scan) INC(c->stats.scan_fetches);
+  fc_frame *f = fetch_miss(c, key, mode, created, scan);
+  *out = f ? &f->pub : NULL;
+  if (!f && fc_nomem)
+    return hs_fail(HS_ERR_NOMEM, ENOMEM,
+                   "hs_frame_cache_fetch: no memory for the frame of key %llu",
+                   (unsigned long long)key);
+  return HS_OK;
 }
 
 /* A fetch of a frame the engine already holds: it is taking one more
@@ -608,21 +634,24 @@ fetch_access(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_fetch_mode mode, b
  * own cache does: a pinned page is out of its LRU list, and its place
  * there is set when it is unpinned. (Every fetch is a hit or a miss: the
  * count of fetches is their sum, one store fewer here.) */
-static inline fc_frame *fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
+/* Each path ends in the call that finishes it (a tail call): the fetch
+ * saves no register of its own. */
+static inline hs_status fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
+                              bool *created) {
   fc_frame *f = table_find(c, key);
-  if (f && (f->flags & F_PINNED)) {
-    INC(c->stats.hits);
-    return f;
-  }
-  return fetch_access(c, key, f, mode, created);
+  if (!f) return fetch_access_miss(c, key, mode, out, created);
+  if (!(f->flags & F_PINNED)) return fetch_access_hit(c, key, f, out);
+  INC(c->stats.hits);
+  *out = &f->pub;
+  return HS_OK;
 }
 
-__attribute__((noinline)) static hs_frame *fetch_locked(hs_frame_cache *c, uint64_t key,
-                                                        hs_fetch_mode mode, bool *created) {
+__attribute__((noinline)) static hs_status
+fetch_locked(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out, bool *created) {
   cache_lock(c);
-  fc_frame *f = fetch(c, key, mode, created);
+  hs_status st = fetch(c, key, mode, out, created);
   cache_unlock(c);
-  return f ? &f->pub : NULL;
+  return st;
 }
 
 hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
@@ -633,15 +662,9 @@ hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mo
   if ((unsigned)mode > HS_FETCH_CREATE_HARD)
     return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: mode %u is not a fetch mode",
                    (unsigned)mode);
-  fc_nomem = false;
   /* No mutex: the path has no call before its last, and nothing to save. */
-  *out = c->caller_serializes ? (hs_frame *)fetch(c, key, mode, created)
-                              : fetch_locked(c, key, mode, created);
-  if (!*out && fc_nomem)
-    return hs_fail(HS_ERR_NOMEM, ENOMEM,
-                   "hs_frame_cache_fetch: no memory for the frame of key %llu",
-                   (unsigned long long)key);
-  return HS_OK;
+  if (c->caller_serializes) return fetch(c, key, mode, out, created);
+  return fetch_locked(c, key, mode, out, created);
 }
 
 /* An overflow frame unpinned while the cache is within its capacity takes
@@ -661,15 +684,12 @@ static bool overflow_adopt(hs_frame_cache *c, fc_frame *f) {
   return true;
 }
 
-/* Set when an unpin was refused (the frame was not pinned):
- * hs_frame_cache_unpin then returns HS_ERR_MISUSE. */
-static _Thread_local bool fc_misuse;
-
-/* Every unpin but the common one: a misuse, a discard, a frame over the
- * capacity, an overflow or parked frame. Out of line, as fetch_access. */
-__attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f, bool discard) {
+/* Every unpin but the common one: a misuse (HS_ERR_MISUSE: the frame was
+ * not pinned), a discard, a frame over the capacity, an overflow or
+ * parked frame. Out of line, as an access's fetch. */
+__attribute__((noinline)) static hs_status unpin_other(hs_frame_cache *c, fc_frame *f,
+                                                       bool discard) {
   if (!(f->flags & F_PINNED)) {
-    fc_misuse = true;
     cache_unlock(c);
     if (HS_DEBUG_CHECKS)
       hs_debug_stop(__FILE__, __LINE__, "frame cache: unpin of frame %llu, which is not pinned",
@@ -677,7 +697,7 @@ __attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f
     (void)hs_fail(HS_ERR_MISUSE, 0, "frame cache: unpin of frame %llu, which is not pinned",
                   (unsigned long long)f->key);
     cache_lock(c); /* the caller unlocks */
-    return;
+    return HS_ERR_MISUSE;
   }
   /* One of the three cases below holds (unpin_common said so): a hit
    * still due goes with the frame, or is the parked frame's insert. */
@@ -696,13 +716,15 @@ __attribute__((noinline)) static void unpin_other(hs_frame_cache *c, fc_frame *f
       fc_frame_drop(c, f);
     }
   }
+  return HS_OK;
 }
 
 /* The policy hears of a hit (out of line: building the access needs room
- * the rest of the unpin does not). */
-__attribute__((noinline)) static void policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
+ * the rest of the unpin does not). HS_OK, so the unpin ends in it. */
+__attribute__((noinline)) static hs_status policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
   hs_access a = fc_make_access(c, f->key, scan);
   hs_policy_hit(c->policy, f->index, &a);
+  return HS_OK;
 }
 
 /* The common unpin: a frame in the policy, kept. */
@@ -711,24 +733,25 @@ static inline bool unpin_common(const hs_frame_cache *c, const fc_frame *f, bool
          !discard && !(c->purgeable && c->count > c->capacity);
 }
 
-static inline void unpin_kept(hs_frame_cache *c, fc_frame *f) {
+static inline hs_status unpin_kept(hs_frame_cache *c, fc_frame *f) {
   unsigned flags = f->flags;
   f->flags = (uint8_t)(flags & ~(F_PINNED | F_HIT_DUE | F_HIT_SCAN));
   DEC(c->pinned);
-  if (flags & F_HIT_DUE) policy_hit(c, f, flags & F_HIT_SCAN);
+  if (flags & F_HIT_DUE) return policy_hit(c, f, flags & F_HIT_SCAN);
+  return HS_OK;
 }
 
-static inline void unpin(hs_frame_cache *c, fc_frame *f, bool discard) {
-  if (unpin_common(c, f, discard))
-    unpin_kept(c, f);
-  else
-    unpin_other(c, f, discard);
+static inline hs_status unpin(hs_frame_cache *c, fc_frame *f, bool discard) {
+  if (unpin_common(c, f, discard)) return unpin_kept(c, f);
+  return unpin_other(c, f, discard);
 }
 
-__attribute__((noinline)) static void unpin_locked(hs_frame_cache *c, fc_frame *f, bool discard) {
+__attribute__((noinline)) static hs_status unpin_locked(hs_frame_cache *c, fc_frame *f,
+                                                        bool discard) {
   cache_lock(c);
-  unpin(c, f, discard);
+  hs_status st = unpin(c, f, discard);
   cache_unlock(c);
+  return st;
 }
 
 /* As hs_frame_cache_fetch: the serialized path without the lock's call. */
@@ -736,12 +759,8 @@ hs_status hs_frame_cache_unpin(hs_frame_cache *c, hs_frame *frame, bool discard)
   if (!c || !frame)
     return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_unpin: a cache and a frame are required");
   fc_frame *f = (fc_frame *)frame;
-  fc_misuse = false;
-  if (c->caller_serializes)
-    unpin(c, f, discard);
-  else
-    unpin_locked(c, f, discard);
-  return fc_misuse ? HS_ERR_MISUSE : HS_OK;
+  if (c->caller_serializes) return unpin(c, f, discard);
+  return unpin_locked(c, f, discard);
 }
 
 /* A frame given up for its key: dropped, or detached while still pinned. */

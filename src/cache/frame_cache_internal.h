@@ -8,6 +8,7 @@
 #ifndef HOTSET_CACHE_FRAME_CACHE_INTERNAL_H
 #define HOTSET_CACHE_FRAME_CACHE_INTERNAL_H
 
+#include "core/debug.h"
 #include "core/hash.h"
 #include "hotset/frame_cache.h"
 #include "hotset/policy.h"
@@ -50,14 +51,29 @@ typedef struct fc_frame {
 } fc_frame;
 _Static_assert(offsetof(fc_frame, pub) == 0, "an engine's handle is the frame's address");
 
-/* The scan detector's state (see scan_note). */
-#define SCAN_HIST   16u
-#define SCAN_HEADS  3u /* a run of new pages is known by its first three */
-#define SCAN_RECENT 12u
+/* The scan detector's rules' numbers (scan_detect.c; docs/frame-cache.md,
+ * "Scans"). */
+#define SCAN_HIST        16u
+#define SCAN_HEADS       3u  /* a run of new pages is known by its first three */
+#define SCAN_RECENT      12u /* a hit on a page fetched this lately is a reuse */
+#define SCAN_FWD         64u /* a scan's next page is at most this far ahead */
+#define SCAN_BACK        16u /* pages this far behind the furthest neither extend nor break it */
+#define SCAN_OUTLIERS    4u  /* pages elsewhere in a row that do not end a run */
+#define SCAN_CONFIRM     4u  /* pages into a run that began where a long scan did */
+#define SCAN_CONFIRM_NEW 8u  /* new pages into a run begun where a long scan did */
+#define SCAN_AGAIN       16u /* misses in a row on keys the ring let go: the scan fits */
+
+/* The scan detector's state. Its first 64 bytes are all that the common
+ * access reads and writes (fc_scan_fast), so they are one cache line. */
 typedef struct fc_scan {
-  uint64_t last, prev, pos, alt, run_start;
-  uint64_t heads[SCAN_HEADS]; /* the first pages of the run of new pages */
-  uint32_t run, outl, outl_total, misses, novel, hits;
+  _Alignas(64) uint64_t last; /* (_Alignas names one member: it would align each) */
+  uint64_t prev, pos, alt;
+  uint32_t tick; /* distinct fetches so far (a frame's `seen` is one) */
+  uint32_t run, outl_total, novel, misses;
+  uint8_t hits;       /* reuses since the last miss, counted up to 2 */
+  uint8_t outl;       /* outliers in a row (a run restarts past SCAN_OUTLIERS) */
+  uint8_t ghost_hits; /* misses in a row on keys the ring recycled a while ago */
+  int8_t dir;         /* the run's direction: 1 up, -1 down, 0 not yet */
   /* What the history says of the current run and run of misses: a scan
    * known to be longer than the cache can hold (a scan from its first
    * page), or one known to fit (never a scan). */
@@ -65,16 +81,26 @@ typedef struct fc_scan {
   /* Whether the history has been asked yet (only runs that get that far
    * ask: most runs are a lookup's few pages). */
   bool run_known, heads_known;
-  bool any, last_scan;
-  int dir;             /* the run's direction: 1 up, -1 down, 0 not yet */
-  uint32_t ghost_hits; /* misses on keys the ring recycled a while ago */
+  bool last_scan, any;
+  /* The rest: read and written only as runs begin and end. */
+  uint64_t run_start;
+  uint64_t heads[SCAN_HEADS]; /* the first pages of the run of new pages */
   struct {
     uint64_t start;
     uint32_t len;
   } hist[SCAN_HIST];
   uint32_t hist_next;
-  uint32_t tick; /* distinct fetches so far (a frame's `seen` is one) */
+  /* Bit hist_bit(start) is set for the start of every entry in hist: a
+   * start whose bit is clear is not there, so most questions to the
+   * history (lookups' runs, which never began a scan) are one bit test
+   * instead of a search of SCAN_HIST entries. */
+  uint64_t hist_bits;
+  /* For each bit of hist_bits, an entry whose start has it: the only one
+   * unless the bit is also in hist_shared (two starts or more have it). */
+  uint64_t hist_shared;
+  uint8_t hist_where[64];
 } fc_scan;
+_Static_assert(offsetof(fc_scan, run_start) == 64, "the detector's common state is one line");
 
 typedef struct fc_entry {
   uint64_t key;
@@ -84,6 +110,10 @@ typedef struct fc_entry {
 struct hs_frame_cache {
   pthread_mutex_t mu;
   uint32_t frame_bytes, extra_bytes, capacity, scan_run;
+  /* fc_scan_fast takes accesses whose tick is past this: SCAN_RECENT + 1
+   * (a frame's `seen` of 0 is no reuse then), or never when scan_run is
+   * below SCAN_CONFIRM_NEW (UINT32_MAX; see fc_scan_fast_after). */
+  uint32_t scan_fast_after;
   uint64_t boundary_key;
   bool has_boundary_key;
   size_t header_off, extra_off, block_bytes; /* the page is at 0 */
@@ -166,6 +196,206 @@ static inline bool ghost_recent(const hs_frame_cache *c, uint64_t key) {
   return g->at && g->key == key && (c->stats.misses + 1 - g->at) * 4 <= (uint64_t)c->capacity * 3;
 }
 
+/* The tick after which fc_scan_fast takes a cache's accesses. */
+static inline uint32_t fc_scan_fast_after(uint32_t scan_run) {
+  return scan_run >= SCAN_CONFIRM_NEW ? SCAN_RECENT + 1 : UINT32_MAX;
+}
+
+/* The bit of hist_bits that stands for a scan's start, and its mask. */
+static inline unsigned hist_slot(uint64_t start) {
+  return (unsigned)((start * 0x9e3779b97f4a7c15ull) >> 58);
+}
+
+static inline uint64_t hist_bit(uint64_t start) {
+  return 1ull << hist_slot(start);
+}
+
+/* scan_detect.c: true when this fetch of `key` (f: its frame on a hit,
+ * NULL on a miss) is inside a scan. Called with the cache's mutex held.
+ * The whole rule, every case: the reference that fc_scan_fast must equal. */
+bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f);
+/* Its rare parts, out of line, which fc_scan_fast calls too: the run ends
+ * (remembered if it was a scan), the run of new pages ends (the same), the
+ * history is asked about the run's start, and about the run of new
+ * pages' first pages. */
+void fc_scan_run_ended(hs_frame_cache *c);
+void fc_scan_novel_end(hs_frame_cache *c);
+void fc_scan_ask_run(hs_frame_cache *c);
+void fc_scan_ask_heads(hs_frame_cache *c);
+
+/* ---- the scan detector's fast path ---------------------------------------
+ *
+ * fc_scan_note runs on every access: a step along the run being followed
+ * (a scan's next page), a page near it, or a page away from it (a lookup's
+ * root, inner page and leaf), each moving a few counters by one and
+ * remembering a key or two, the answer following from them and from flags
+ * the history set once per run. fc_scan_fast is the same rule, inline in
+ * the fetch, laid out for that: it first works out what the access is
+ * (where the key is from the run and the last outlier, whether it reuses a
+ * page, whether the run of new pages goes on) without changing anything,
+ * returning FC_SCAN_SLOW for the kinds it leaves to fc_scan_note whole:
+ *
+ *  - the first SCAN_RECENT + 1 accesses (the tick still that low, or
+ *    wrapped: a frame's `seen` of 0 then needs a test of its own), a cache
+ *    whose scan_run is below SCAN_CONFIRM_NEW (0: no detection), the
+ *    boundary key (or, without one, the unused boundary_key value);
+ *  - a miss that may be the SCAN_AGAIN'th in a row on a key the ring
+ *    recycled (the scan fits: its start is marked in the history).
+ *
+ * Then it makes fc_scan_note's changes in place, in the same order, with
+ * the rare parts out of line: a run or run of new pages longer than
+ * scan_run ending (remembered in the history), the history asked once per
+ * run (fc_scan_ask_run, fc_scan_ask_heads). With scan_run at least
+ * SCAN_CONFIRM_NEW and misses never more than new pages, "too short to be
+ * anything" is two comparisons.
+ *
+ * fc_scan_note stays the rule; this is a copy of most of it:
+ * tests/cache/test_scan_fast.c drives random and structured key sequences
+ * through both and asserts the same answers and the same state after every
+ * access (and no change on a bail-out), and a debug build (HOTSET_DEBUG)
+ * checks every access the fast path takes against fc_scan_note. A change
+ * to a rule changes both, or makes the fast path bail on what it changes. */
+#define FC_SCAN_SLOW 2
+
+/* Always inline: the fetch's two callers each want it with their frame
+ * known. */
+__attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key,
+                                                              const fc_frame *f) {
+  fc_scan *s = &c->scan;
+  uint32_t scan_run = c->scan_run, tick = s->tick + 1;
+  if (__builtin_expect(tick <= c->scan_fast_after || key == c->boundary_key, 0))
+    return FC_SCAN_SLOW;
+  if (__builtin_expect(key == s->last, 0)) return s->last_scan;
+  if (__builtin_expect(key == s->prev, 0)) {
+    /* Back to the page before: neither extends nor breaks anything. */
+    s->prev = s->last;
+    s->last = key;
+    return s->last_scan;
+  }
+  /* What the access is. (A frame's seen of 0 is never within
+   * SCAN_RECENT + 1 of a tick past it.) */
+  bool hit = f != NULL;
+  bool reuse = hit && s->novel && tick - f->seen <= SCAN_RECENT + 1;
+  uint64_t pos = s->pos;
+  uint64_t up = key > pos ? key - pos : 0, down = key < pos ? pos - key : 0;
+  uint32_t run = s->run;
+  enum { STEP, NEAR, OUTLIER, RESTART_AT_ALT, RESTART } kind = NEAR;
+  if ((up && up <= SCAN_FWD && s->dir >= 0) || (down && down <= SCAN_FWD && s->dir <= 0)) {
+    kind = STEP;
+    run++;
+  } else if (!(up && up <= SCAN_BACK) && !(down && down <= SCAN_BACK)) {
+    /* Near the last outlier (1 to SCAN_FWD away): a new run began there. */
+    uint64_t alt = s->alt;
+    kind = OUTLIER;
+    if (s->outl && (key > alt ? key - alt : alt - key) - 1 < SCAN_FWD)
+      kind = RESTART_AT_ALT, run = 2;
+    else if (s->outl >= SCAN_OUTLIERS || 2 * (s->outl_total + 1) > run + 8)
+      kind = RESTART, run = 1;
+  }
+  uint32_t novel = s->novel;
+  if (reuse) {
+    if (s->hits) novel = 0;
+  } else {
+    novel++;
+  }
+  bool too_short = run < SCAN_CONFIRM && novel < SCAN_CONFIRM_NEW;
+  if (__builtin_expect(s->ghost_hits == SCAN_AGAIN - 1 && !hit && !too_short, 0))
+    return FC_SCAN_SLOW;
+
+  /* What it changes, in fc_scan_note's order. */
+  s->tick = tick;
+  s->prev = s->last;
+  s->last = key;
+  if (kind == OUTLIER) {
+    s->outl++;
+    s->outl_total++;
+    s->alt = key;
+  } else if (kind == STEP) {
+    s->run = run;
+    s->pos = key;
+    s->outl = 0;
+    s->dir = up ? 1 : -1;
+  } else if (kind != NEAR) {
+    /* The run restarts, at the last outlier (two outliers near each
+     * other) or here. */
+    if (s->run > scan_run) fc_scan_run_ended(c); /* remembered */
+    s->run = run;
+    s->run_start = kind == RESTART ? key : s->alt;
+    s->pos = key;
+    s->outl = 0;
+    s->outl_total = 0;
+    s->dir = kind == RESTART ? 0 : key > s->alt ? 1 : -1;
+    s->run_long = s->run_small = s->run_known = false;
+    s->alt = key;
+  }
+  if (reuse) {
+    if (s->hits < 2) s->hits++;
+    if (s->hits >= 2) {
+      if (s->novel > scan_run)
+        fc_scan_novel_end(c); /* remembered */
+      else
+        s->novel = s->misses = 0;
+    }
+  } else {
+    if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;
+    if (s->novel < SCAN_HEADS) s->heads[s->novel] = key;
+    s->novel++;
+    if (!hit) {
+      s->hits = 0;
+      s->misses++;
+    }
+  }
+  if (too_short) {
+    s->last_scan = false;
+    return 0;
+  }
+  /* Past too_short, the history is asked (fc_scan_ask_run says when);
+   * a start it cannot hold is answered here: not known (the run's flags
+   * are already clear, since the run began or the run of new pages did). */
+  if (__builtin_expect(!s->run_known, 0)) {
+    if (s->hist_bits & hist_bit(s->run_start))
+      fc_scan_ask_run(c);
+    else
+      s->run_known = true;
+  }
+  if (__builtin_expect(!s->heads_known && novel >= SCAN_CONFIRM_NEW, 0)) {
+    if (s->hist_bits & (hist_bit(s->heads[0]) | hist_bit(s->heads[1]) | hist_bit(s->heads[2])))
+      fc_scan_ask_heads(c);
+    else
+      s->heads_known = true;
+  }
+  /* fc_scan_note's seq and miss, shorter for scan_run >= SCAN_CONFIRM_NEW
+   * and misses <= novel: a run known to be long is a scan from
+   * SCAN_CONFIRM pages (before it is past scan_run); a run of new pages
+   * known to be long one from SCAN_CONFIRM_NEW (before its misses are
+   * past scan_run), and then, as past scan_run misses, it has two. */
+  bool seq = s->run_long ? run >= SCAN_CONFIRM : run > scan_run && !s->run_small;
+  bool miss = s->miss_long ? !s->miss_small && novel >= SCAN_CONFIRM_NEW
+                           : !s->run_small && !s->miss_small && s->misses > scan_run;
+  if ((seq || miss) && !hit) s->ghost_hits = ghost_recent(c, key) ? s->ghost_hits + 1 : 0;
+  s->last_scan = (seq && kind != OUTLIER && kind != RESTART) || (miss && !reuse);
+  return s->last_scan;
+}
+
+/* scan_detect.c: the fast path and then fc_scan_note on a copy of the
+ * state before it, stopping a debug build where the two differ. */
+bool fc_scan_checked(hs_frame_cache *c, uint64_t key, fc_frame *f);
+/* Whether two detector states are the same, field by field. */
+bool fc_scan_same(const fc_scan *a, const fc_scan *b);
+/* Whether hist_bits, hist_shared and hist_where say what the history
+ * holds (each bit set by a start in it, shared by two or more, and
+ * hist_where naming an entry with the bit). */
+bool fc_scan_index_ok(const fc_scan *s);
+
+/* The detector, as the fetch calls it: the fast path, or the whole rule. */
+__attribute__((always_inline)) static inline bool fc_scan_access(hs_frame_cache *c, uint64_t key,
+                                                                 fc_frame *f) {
+  if (HS_DEBUG_CHECKS) return fc_scan_checked(c, key, f);
+  int r = fc_scan_fast(c, key, f);
+  if (__builtin_expect(r != FC_SCAN_SLOW, 1)) return r;
+  return fc_scan_note(c, key, f);
+}
+
 /* frame_cache.c, for frame_cache_resize.c. */
 void fc_frame_free(hs_frame_cache *c, fc_frame *f);
 void fc_ring_reset(hs_frame_cache *c);
@@ -175,10 +405,6 @@ bool fc_overflow_reserve(hs_frame_cache *c, uint32_t n);
 void fc_overflow_add(hs_frame_cache *c, fc_frame *f);
 hs_access fc_make_access(const hs_frame_cache *c, uint64_t key, bool scan);
 void fc_frame_drop(hs_frame_cache *c, fc_frame *f);
-
-/* scan_detect.c: true when this fetch of `key` (f: its frame on a hit,
- * NULL on a miss) is inside a scan. Called with the cache's mutex held. */
-bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f);
 
 /* HS_OK when the slots, the key table, the overflow list, the pin and frame
  * counts and the policy agree; HS_ERR_CORRUPT with the first disagreement

@@ -8,21 +8,33 @@
 
 /* ---- the scan detector --------------------------------------------------- */
 
-#define SCAN_FWD         64u /* a scan's next page is at most this far ahead */
-#define SCAN_BACK        16u /* pages this far behind the furthest neither extend nor break it */
-#define SCAN_OUTLIERS    4u  /* pages elsewhere in a row that do not end a run */
-#define SCAN_CONFIRM     4u  /* pages into a run that began where a long scan did */
-#define SCAN_CONFIRM_NEW 8u  /* new pages into a run begun where a long scan did */
-#define SCAN_AGAIN       16u /* misses in a row on keys the ring let go: the scan fits */
-
 /* What the history says of a scan beginning at `start`: 1 it was longer
  * than three quarters of the cache, 0 shorter (it fits), -1 not known. */
 static int hist_long(const hs_frame_cache *c, uint64_t start) {
   const fc_scan *s = &c->scan;
+  if (!(s->hist_bits & hist_bit(start))) return -1;
+  /* Starts in the history are distinct: the entry the bit names, if it
+   * is this start's, is the only one; if not, there is no other unless
+   * the bit is shared. */
+  uint32_t w = s->hist_where[hist_slot(start)];
+  if (s->hist[w].len && s->hist[w].start == start)
+    return (uint64_t)s->hist[w].len * 4 > (uint64_t)c->capacity * 3;
+  if (!(s->hist_shared & hist_bit(start))) return -1;
   for (uint32_t i = 0; i < SCAN_HIST; i++)
     if (s->hist[i].len && s->hist[i].start == start)
       return (uint64_t)s->hist[i].len * 4 > (uint64_t)c->capacity * 3;
   return -1;
+}
+
+/* hist_bits, hist_shared and hist_where from the entries. */
+static void hist_index(fc_scan *s) {
+  s->hist_bits = s->hist_shared = 0;
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    if (s->hist[i].len) {
+      s->hist_shared |= s->hist_bits & hist_bit(s->hist[i].start);
+      s->hist_bits |= hist_bit(s->hist[i].start);
+      s->hist_where[hist_slot(s->hist[i].start)] = (uint8_t)i;
+    }
 }
 
 /* A scan (a run, or a run of new pages, longer than scan_run) has ended.
@@ -38,22 +50,39 @@ static void hist_put(hs_frame_cache *c, uint64_t start, uint32_t len, bool fits)
     return;
   uint32_t at = s->hist_next;
   bool known = false;
-  for (uint32_t i = 0; i < SCAN_HIST; i++)
-    if (s->hist[i].len && s->hist[i].start == start) at = i, known = true;
+  if (s->hist_bits & hist_bit(start))
+    for (uint32_t i = 0; i < SCAN_HIST; i++)
+      if (s->hist[i].len && s->hist[i].start == start) at = i, known = true;
   /* A scan marked as fitting stays so when it ends short again (its run
    * is remembered when it ends, after the mark); only one too long for
    * the cache unmarks it. */
   if (known && s->hist[at].len == 1 && !fits && (uint64_t)len * 4 <= (uint64_t)c->capacity * 3)
     return;
+  /* The start that goes, if any: its bit goes with it, unless shared
+   * (then the bits are worked out again from every entry). */
+  uint64_t gone = !known && s->hist[at].len ? hist_bit(s->hist[at].start) : 0;
   if (!known) s->hist_next = (s->hist_next + 1) % SCAN_HIST;
   s->hist[at].start = start;
   s->hist[at].len = len;
+  if (known) return;
+  if (gone & s->hist_shared) {
+    hist_index(s);
+    return;
+  }
+  s->hist_bits &= ~gone;
+  s->hist_shared |= s->hist_bits & hist_bit(start);
+  s->hist_bits |= hist_bit(start);
+  s->hist_where[hist_slot(start)] = (uint8_t)at;
+}
+
+void fc_scan_run_ended(hs_frame_cache *c) {
+  hist_put(c, c->scan.run_start, c->scan.run, false);
 }
 
 __attribute__((noinline)) static void run_restart(hs_frame_cache *c, uint64_t start, uint32_t run,
                                                   uint64_t pos) {
   fc_scan *s = &c->scan;
-  hist_put(c, s->run_start, s->run, false);
+  fc_scan_run_ended(c);
   s->run = run;
   s->run_start = start;
   s->pos = pos;
@@ -64,7 +93,7 @@ __attribute__((noinline)) static void run_restart(hs_frame_cache *c, uint64_t st
 
 /* The run of new pages has ended: remembered by its first pages, if it
  * was long enough to be remembered at all. */
-__attribute__((noinline)) static void novel_end(hs_frame_cache *c) {
+void fc_scan_novel_end(hs_frame_cache *c) {
   fc_scan *s = &c->scan;
   if (s->novel > c->scan_run) /* hist_put keeps only runs longer */
     for (uint32_t i = 0; i < SCAN_HEADS && i < s->novel; i++)
@@ -82,7 +111,7 @@ __attribute__((noinline)) static void scan_boundary(hs_frame_cache *c, uint64_t 
   s->dir = 0;
   s->pos = s->alt = key;
   s->run_long = s->run_small = s->run_known = false;
-  novel_end(c);
+  fc_scan_novel_end(c);
   s->hits = s->ghost_hits = 0;
   s->miss_long = s->miss_small = s->heads_known = false;
   s->tick++;
@@ -90,6 +119,32 @@ __attribute__((noinline)) static void scan_boundary(hs_frame_cache *c, uint64_t 
   s->prev = s->last;
   s->last = key;
   s->last_scan = false;
+}
+
+/* A start known from a long scan needs a few pages of progress too:
+ * lookups restart runs and runs of misses all the time, some of them at
+ * a page where a scan once began (page 1, a root). So the history is
+ * asked about the run once it has SCAN_CONFIRM pages (or the run of new
+ * pages SCAN_CONFIRM_NEW). */
+void fc_scan_ask_run(hs_frame_cache *c) {
+  fc_scan *s = &c->scan;
+  int h = hist_long(c, s->run_start);
+  s->run_long = h == 1;
+  s->run_small = h == 0;
+  s->run_known = true;
+}
+
+/* Any of the first three new pages may be where a known scan began:
+ * without a boundary key the run may begin at the last lookup's leaf,
+ * before the scan's root. */
+void fc_scan_ask_heads(hs_frame_cache *c) {
+  fc_scan *s = &c->scan;
+  for (uint32_t i = 0; i < SCAN_HEADS; i++) {
+    int h = hist_long(c, s->heads[i]);
+    s->miss_long |= h == 1;
+    s->miss_small |= h == 0;
+  }
+  s->heads_known = true;
 }
 
 /* True when this fetch is inside a scan. */
@@ -151,8 +206,9 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
    * run where it began before, and the history knows it from its first
    * page. */
   if (reuse) {
-    if (++s->hits >= 2 && s->novel) {
-      novel_end(c);
+    if (s->hits < 2) s->hits++; /* only "two or more" is ever asked */
+    if (s->hits >= 2 && s->novel) {
+      fc_scan_novel_end(c);
     }
   } else {
     if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;
@@ -169,26 +225,9 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
     s->last_scan = false;
     return false;
   }
-  /* A start known from a long scan needs a few pages of progress too:
-   * lookups restart runs and runs of misses all the time, some of them at
-   * a page where a scan once began (page 1, a root). */
-  if (!s->run_known && (s->run >= SCAN_CONFIRM || s->novel >= SCAN_CONFIRM_NEW)) {
-    int h = hist_long(c, s->run_start);
-    s->run_long = h == 1;
-    s->run_small = h == 0;
-    s->run_known = true;
-  }
-  if (!s->heads_known && s->novel >= SCAN_CONFIRM_NEW) {
-    /* Any of the first three may be where a known scan began: without a
-     * boundary key the run may begin at the last lookup's leaf, before
-     * the scan's root. */
-    for (uint32_t i = 0; i < SCAN_HEADS; i++) {
-      int h = hist_long(c, s->heads[i]);
-      s->miss_long |= h == 1;
-      s->miss_small |= h == 0;
-    }
-    s->heads_known = true;
-  }
+  /* The history, asked once per run (fc_scan_ask_run says when). */
+  if (!s->run_known && (s->run >= SCAN_CONFIRM || s->novel >= SCAN_CONFIRM_NEW)) fc_scan_ask_run(c);
+  if (!s->heads_known && s->novel >= SCAN_CONFIRM_NEW) fc_scan_ask_heads(c);
   bool seq = (s->run_long && s->run >= SCAN_CONFIRM) || (s->run > c->scan_run && !s->run_small);
   /* A run of new pages is a scan past scan_run misses, or, begun where a
    * long scan began, past SCAN_CONFIRM_NEW pages, hits or not (more than a
@@ -220,4 +259,60 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
    * cached: it must not climb the policy for being read by the scan). */
   s->last_scan = (seq && along) || (miss && !reuse && (s->misses >= 2 || s->miss_long));
   return s->last_scan;
+}
+
+bool fc_scan_same(const fc_scan *a, const fc_scan *b) {
+  bool same = a->last == b->last && a->prev == b->prev && a->pos == b->pos && a->alt == b->alt &&
+              a->tick == b->tick && a->run == b->run && a->outl_total == b->outl_total &&
+              a->novel == b->novel && a->misses == b->misses && a->hits == b->hits &&
+              a->outl == b->outl && a->ghost_hits == b->ghost_hits && a->dir == b->dir &&
+              a->run_long == b->run_long && a->run_small == b->run_small &&
+              a->miss_long == b->miss_long && a->miss_small == b->miss_small &&
+              a->run_known == b->run_known && a->heads_known == b->heads_known &&
+              a->last_scan == b->last_scan && a->any == b->any && a->run_start == b->run_start &&
+              a->hist_next == b->hist_next && a->hist_bits == b->hist_bits &&
+              a->hist_shared == b->hist_shared;
+  /* Only the heads the run of new pages has written are ever read. */
+  for (uint32_t i = 0; i < SCAN_HEADS && i < a->novel; i++) same &= a->heads[i] == b->heads[i];
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    same &= a->hist[i].start == b->hist[i].start && a->hist[i].len == b->hist[i].len;
+  for (unsigned i = 0; i < 64; i++)
+    if (a->hist_bits >> i & 1) same &= a->hist_where[i] == b->hist_where[i];
+  return same;
+}
+
+bool fc_scan_index_ok(const fc_scan *s) {
+  uint64_t bits = 0, shared = 0;
+  for (uint32_t i = 0; i < SCAN_HIST; i++)
+    if (s->hist[i].len) {
+      shared |= bits & hist_bit(s->hist[i].start);
+      bits |= hist_bit(s->hist[i].start);
+    }
+  if (bits != s->hist_bits || shared != s->hist_shared) return false;
+  for (unsigned b = 0; b < 64; b++) {
+    const uint32_t w = s->hist_where[b];
+    if ((bits >> b & 1) && (w >= SCAN_HIST || !s->hist[w].len || hist_slot(s->hist[w].start) != b))
+      return false;
+  }
+  return true;
+}
+
+bool fc_scan_checked(hs_frame_cache *c, uint64_t key, fc_frame *f) {
+  fc_scan before = c->scan;
+  int r = fc_scan_fast(c, key, f);
+  if (r == FC_SCAN_SLOW) {
+    HS_INVARIANT(fc_scan_same(&before, &c->scan),
+                 "scan detector: the fast path bailed out of "
+                 "key %llu having changed the state",
+                 (unsigned long long)key);
+    return fc_scan_note(c, key, f);
+  }
+  fc_scan fast = c->scan;
+  c->scan = before;
+  bool slow = fc_scan_note(c, key, f);
+  HS_INVARIANT(fc_scan_index_ok(&c->scan), "scan detector: the history's index is stale");
+  HS_INVARIANT(slow == (r == 1) && fc_scan_same(&fast, &c->scan),
+               "scan detector: the fast path and fc_scan_note differ on key %llu (%d against %d)",
+               (unsigned long long)key, r, (int)slow);
+  return slow;
 }

@@ -7,6 +7,12 @@
 BUILD ?= build
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
+# ROCKSDB=off builds without libhotset-rocksdb and installs none of
+# RocksDB's packages (they are the biggest of the dependencies).
+ROCKSDB ?= auto
+ifeq ($(ROCKSDB),off)
+CMAKE_FLAGS += -DHOTSET_ROCKSDB=OFF
+endif
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build demo test examples install uninstall clean format format-check asan tsan deps report
@@ -24,8 +30,9 @@ deps:
 	  command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
 	  [ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
 	  command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
-	  [ -f /usr/include/rocksdb/cache.h ] || missing="$$missing librocksdb-dev"; \
-	  command -v cache_bench >/dev/null 2>&1 || missing="$$missing rocksdb-tools"; \
+	  if [ "$(ROCKSDB)" != off ]; then \
+	    [ -f /usr/include/rocksdb/cache.h ] || missing="$$missing librocksdb-dev"; \
+	    command -v cache_bench >/dev/null 2>&1 || missing="$$missing rocksdb-tools"; fi; \
 	  if [ -n "$$missing" ]; then echo "installing$$missing"; \
 	    (apt-get update -qq && apt-get install -y -qq $$missing) >/dev/null; fi
 

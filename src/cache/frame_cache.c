@@ -66,6 +66,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "hotset/policy.h"
+#include "policy/policy_impl.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -524,6 +525,8 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   c->recycle_early = o->recycle_early;
   c->scan_run = o->scan_run;
   c->scan_fast_after = fc_scan_fast_after(o->scan_run);
+  c->hit_access[0] = fc_make_access(c, 0, false);
+  c->hit_access[1] = fc_make_access(c, 0, true);
   c->boundary_key = o->boundary_key;
   c->has_boundary_key = o->has_boundary_key;
   c->purgeable = o->purgeable;
@@ -719,12 +722,29 @@ __attribute__((noinline)) static hs_status unpin_other(hs_frame_cache *c, fc_fra
   return HS_OK;
 }
 
-/* The policy hears of a hit (out of line: building the access needs room
- * the rest of the unpin does not). HS_OK, so the unpin ends in it. */
-__attribute__((noinline)) static hs_status policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
+/* The policy hears of a hit: hs_policy_hit's work, inline (the policy's
+ * own hit, called directly, as src/policy/policy_impl.h lets the pool).
+ * A frame unpin_common keeps sits in a slot below max_slots; the one test
+ * kept is hs_policy_hit's other, that the slot is resident (a rekey whose
+ * insert failed leaves it out). Without a clock to read, the access is
+ * the cache's own (hit_access: only the key changes), so nothing is built
+ * on the stack. */
+__attribute__((noinline, cold)) static void policy_hit_timed(hs_frame_cache *c, fc_frame *f,
+                                                             bool scan) {
   hs_access a = fc_make_access(c, f->key, scan);
-  hs_policy_hit(c->policy, f->index, &a);
-  return HS_OK;
+  c->policy->ops->hit(c->policy, f->index, &a);
+}
+
+static inline void policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
+  hs_policy *p = c->policy;
+  if (__builtin_expect(!hs_policy_slot_size(p, f->index), 0)) return;
+  if (__builtin_expect(c->needs_time, 0)) {
+    policy_hit_timed(c, f, scan);
+    return;
+  }
+  hs_access *a = &c->hit_access[scan];
+  a->key = f->key;
+  p->ops->hit(p, f->index, a);
 }
 
 /* The common unpin: a frame in the policy, kept. */
@@ -737,7 +757,7 @@ static inline hs_status unpin_kept(hs_frame_cache *c, fc_frame *f) {
   unsigned flags = f->flags;
   f->flags = (uint8_t)(flags & ~(F_PINNED | F_HIT_DUE | F_HIT_SCAN));
   DEC(c->pinned);
-  if (flags & F_HIT_DUE) return policy_hit(c, f, flags & F_HIT_SCAN);
+  if (flags & F_HIT_DUE) policy_hit(c, f, flags & F_HIT_SCAN);
   return HS_OK;
 }
 

@@ -66,6 +66,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "hotset/policy.h"
+#include "policy/policy_impl.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -298,13 +299,12 @@ static void park_passed(hs_frame_cache *c) {
  * by its ring: remembering it would only push out the ghosts of pages
  * that matter — s3fifo's ghost FIFO is 0.9 of the cache, and a scan
  * twice the cache would fill it with its own keys every time). */
+/* The slot stays resident in the policy's accounting (policy_impl.h,
+ * hs_policy_refill): the caller inserts the new frame there at once. */
 static void evict_slot(hs_frame_cache *c, uint32_t slot, bool forget) {
   fc_frame *v = c->slots[slot];
   fc_table_remove(c, v);
-  if (forget)
-    (void)hs_policy_remove(c->policy, slot);
-  else
-    (void)hs_policy_evict(c->policy, slot);
+  hs_policy_vacate(c->policy, slot, forget);
   v->flags = 0;
   DEC(c->count);
   INC(c->stats.evictions);
@@ -337,6 +337,7 @@ static int64_t ring_take(hs_frame_cache *c) {
   uint32_t s = c->ring[c->ring_pos];
   fc_frame *f = s < c->nslots ? c->slots[s] : NULL;
   if (!f || (f->flags & (F_INUSE | F_SCAN | F_PINNED)) != (F_INUSE | F_SCAN)) return -1;
+  if (!hs_policy_slot_size(c->policy, s)) return -1; /* a rekey left it out of the policy */
   if (c->ghost)
     c->ghost[ghost_home(c, f->key)] = (struct fc_ghost){.key = f->key, .at = c->stats.misses + 1};
   evict_slot(c, s, true);
@@ -372,13 +373,16 @@ static bool slots_grow(hs_frame_cache *c) {
 
 enum { TAKE_NOMEM = -1, TAKE_FULL = -2 };
 
-/* A victim's slot (its frame evicted, its memory kept for the new one), or
+/* A victim's slot (its frame evicted, its memory kept for the new one,
+ * its place in the policy's accounting kept for the new one's insert), or
  * TAKE_FULL when every frame in the policy is pinned. */
 static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan) {
   int64_t slot;
   if (scan && (slot = ring_take(c)) >= 0) return slot;
   c->npassed = 0;
-  slot = hs_policy_victim(c->policy, a, skip_pinned, c);
+  /* hs_policy_victim's work: the policy holds a frame (one is unpinned:
+   * slot_take said so, and unpinned frames are in the policy). */
+  slot = c->policy->ops->victim(c->policy, a, skip_pinned, c);
   park_passed(c);
   if (slot < 0) return TAKE_FULL;
   evict_slot(c, (uint32_t)slot, false);
@@ -391,7 +395,9 @@ static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan) {
  * one frame early, or when the free slot would need new memory while the
  * engine is short of it (SQLite's own cache recycles then); otherwise a
  * free slot is used. */
-static int64_t slot_take(hs_frame_cache *c, const hs_access *a, bool scan) {
+/* *refill: the slot is a victim's, still resident in the policy's
+ * accounting (evict_slot), and takes the new frame with hs_policy_refill. */
+static int64_t slot_take(hs_frame_cache *c, const hs_access *a, bool scan, bool *refill) {
   if (c->purgeable && c->capacity == 0) return TAKE_FULL; /* keeps nothing */
   if (c->nfree == 0 && !c->policy && !slots_grow(c)) return TAKE_NOMEM;
   bool recycle = c->policy && c->count > c->pinned &&
@@ -399,7 +405,10 @@ static int64_t slot_take(hs_frame_cache *c, const hs_access *a, bool scan) {
                   (!c->slots[c->free_list[c->nfree - 1]] && memory_short(c)));
   if (recycle) {
     int64_t victim = slot_recycle(c, a, scan);
-    if (victim >= 0) return victim;
+    if (victim >= 0) {
+      *refill = true;
+      return victim;
+    }
   }
   if (c->nfree == 0) return TAKE_FULL;
   uint32_t slot = c->free_list[c->nfree - 1];
@@ -435,12 +444,15 @@ __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint6
     return NULL;
   }
   hs_access a = fc_make_access(c, key, scan);
-  int64_t slot = slot_take(c, &a, scan);
+  bool refill = false;
+  int64_t slot = slot_take(c, &a, scan, &refill);
   fc_frame *f;
   if (slot >= 0) {
     f = c->slots[slot];
     f->index = (uint32_t)slot;
-    if (c->policy && hs_policy_insert(c->policy, (uint32_t)slot, &a) != HS_OK) {
+    if (refill)
+      hs_policy_refill(c->policy, (uint32_t)slot, &a);
+    else if (c->policy && hs_policy_insert(c->policy, (uint32_t)slot, &a) != HS_OK) {
       c->free_list[c->nfree++] = (uint32_t)slot;
       fc_nomem = true;
       return NULL;
@@ -524,6 +536,8 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   c->recycle_early = o->recycle_early;
   c->scan_run = o->scan_run;
   c->scan_fast_after = fc_scan_fast_after(o->scan_run);
+  c->hit_access[0] = fc_make_access(c, 0, false);
+  c->hit_access[1] = fc_make_access(c, 0, true);
   c->boundary_key = o->boundary_key;
   c->has_boundary_key = o->has_boundary_key;
   c->purgeable = o->purgeable;
@@ -719,12 +733,29 @@ __attribute__((noinline)) static hs_status unpin_other(hs_frame_cache *c, fc_fra
   return HS_OK;
 }
 
-/* The policy hears of a hit (out of line: building the access needs room
- * the rest of the unpin does not). HS_OK, so the unpin ends in it. */
-__attribute__((noinline)) static hs_status policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
+/* The policy hears of a hit: hs_policy_hit's work, inline (the policy's
+ * own hit, called directly, as src/policy/policy_impl.h lets the pool).
+ * A frame unpin_common keeps sits in a slot below max_slots; the one test
+ * kept is hs_policy_hit's other, that the slot is resident (a rekey whose
+ * insert failed leaves it out). Without a clock to read, the access is
+ * the cache's own (hit_access: only the key changes), so nothing is built
+ * on the stack. */
+__attribute__((noinline, cold)) static void policy_hit_timed(hs_frame_cache *c, fc_frame *f,
+                                                             bool scan) {
   hs_access a = fc_make_access(c, f->key, scan);
-  hs_policy_hit(c->policy, f->index, &a);
-  return HS_OK;
+  c->policy->ops->hit(c->policy, f->index, &a);
+}
+
+static inline void policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
+  hs_policy *p = c->policy;
+  if (__builtin_expect(!hs_policy_slot_size(p, f->index), 0)) return;
+  if (__builtin_expect(c->needs_time, 0)) {
+    policy_hit_timed(c, f, scan);
+    return;
+  }
+  hs_access *a = &c->hit_access[scan];
+  a->key = f->key;
+  p->ops->hit(p, f->index, a);
 }
 
 /* The common unpin: a frame in the policy, kept. */
@@ -737,7 +768,7 @@ static inline hs_status unpin_kept(hs_frame_cache *c, fc_frame *f) {
   unsigned flags = f->flags;
   f->flags = (uint8_t)(flags & ~(F_PINNED | F_HIT_DUE | F_HIT_SCAN));
   DEC(c->pinned);
-  if (flags & F_HIT_DUE) return policy_hit(c, f, flags & F_HIT_SCAN);
+  if (flags & F_HIT_DUE) policy_hit(c, f, flags & F_HIT_SCAN);
   return HS_OK;
 }
 

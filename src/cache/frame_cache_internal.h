@@ -120,6 +120,10 @@ struct hs_frame_cache {
   bool purgeable, needs_time;
   char *spec;
   hs_policy *policy; /* NULL when not purgeable */
+  /* The access a hit reports when the policy needs no time (needs_time
+   * false: .now is 0): [0] outside a scan, [1] inside one; each hit sets
+   * the key. */
+  hs_access hit_access[2];
 
   fc_frame **slots;    /* nslots */
   uint32_t *free_list; /* slots not in use, a stack */

@@ -90,4 +90,23 @@ static inline uint32_t hs_policy_slot_size(const hs_policy *p, uint32_t slot) {
   return atomic_load_explicit(&p->size[slot], memory_order_acquire);
 }
 
+/* A caller that fills a slot again as soon as it empties it (the frame
+ * cache's victim, a new page in its place, under one lock): the policy's
+ * evict (or remove, without a ghost) and, after, its insert, with the
+ * generic layer's accounting left as it was — the slot resident, its
+ * size and the units used unchanged — since hs_policy_evict and
+ * hs_policy_insert would take it out and put it back. Only for a
+ * resident slot (a victim) refilled with an entry of the same size, by a
+ * caller that holds the policy to itself from the one to the other. */
+static inline void hs_policy_vacate(hs_policy *p, uint32_t slot, bool forget) {
+  if (forget)
+    p->ops->remove(p, slot);
+  else
+    p->ops->evict(p, slot);
+}
+
+static inline void hs_policy_refill(hs_policy *p, uint32_t slot, const hs_access *a) {
+  p->ops->insert(p, slot, a);
+}
+
 #endif

@@ -8,10 +8,9 @@
 // GetParam() value) and the cache's Name(), tab-separated; then one line
 // "roundtrip ok" when an insert, a lookup and a release through the
 // NewLRUCache cache work.
-#include <rocksdb/cache.h>
-
 #include <cstdio>
 #include <memory>
+#include <rocksdb/cache.h>
 
 namespace {
 void no_delete(const rocksdb::Slice &, void *) {}

@@ -21,6 +21,11 @@ src=$(cd "$3" && pwd)
 cc=$4
 extra_cflags=${5:-}
 
+# The soname names the release series (libhotset.so.MAJOR.MINOR before 1.0),
+# read from the version header so that a new release needs no edit here.
+version_part() { sed -n "s/^#define HOTSET_VERSION_$1 *\([0-9]*\)$/\1/p" "$src/include/hotset/version.h"; }
+soname="libhotset.so.$(version_part MAJOR).$(version_part MINOR)"
+
 command -v pkg-config >/dev/null || { echo "SKIPPED: pkg-config is not installed"; exit 77; }
 
 tmp=$(mktemp -d)
@@ -60,7 +65,7 @@ check_prefix() {
   for f in include/hotset/pool.h include/hotset/heap.h include/hotset/vacuum.h bin/hotset; do
     [ -e "$prefix/$f" ] || fail "$prefix/$f was not installed"
   done
-  ls "$(dirname "$(dirname "$pc")")"/libhotset.so.0.2 >/dev/null || fail "libhotset.so.0.2 is not beside the pkgconfig directory"
+  ls "$(dirname "$(dirname "$pc")")"/$soname >/dev/null || fail "$soname is not beside the pkgconfig directory"
   local got
   got=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix hotset)
   [ "$got" = "$prefix" ] || fail "hotset.pc says prefix=$got, installed into $prefix"
@@ -80,8 +85,8 @@ check_prefix() {
     # whenever grep's early exit makes ldd die of SIGPIPE.
     local libs
     libs=$(ldd "$tmp/quickstart")
-    grep -q "$prefix/.*libhotset.so.0.2" <<<"$libs" ||
-      { echo "$libs"; fail "quickstart does not load libhotset.so.0.2 from $prefix"; }
+    grep -q "$prefix/.*$soname" <<<"$libs" ||
+      { echo "$libs"; fail "quickstart does not load $soname from $prefix"; }
   fi
   rm -rf "$tmp/data" "$tmp/quickstart"
   # The heap example, from the installed heap.h and vacuum.h.
@@ -108,7 +113,7 @@ check_prefix() {
   if [ -e "$build/libhotset-sqlite.so" ]; then
     [ -e "$prefix/include/hotset_sqlite.h" ] || fail "hotset_sqlite.h was not installed"
     ls "$(dirname "$(dirname "$pc")")"/libhotset-sqlite.so "$(dirname "$(dirname "$pc")")"/libhotset-sqlite.a \
-      >/dev/null || fail "libhotset-sqlite.so and .a are not beside libhotset.so.0.2"
+      >/dev/null || fail "libhotset-sqlite.so and .a are not beside $soname"
     [ -e "$(dirname "$pc")/hotset-sqlite.pc" ] || fail "no hotset-sqlite.pc beside $pc"
     local sflags
     sflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs hotset-sqlite) ||
@@ -154,7 +159,7 @@ C
     libdir=$(dirname "$(dirname "$pc")")
     [ -e "$prefix/include/hotset_rocksdb.h" ] || fail "hotset_rocksdb.h was not installed"
     ls "$libdir/libhotset-rocksdb.so" "$libdir/libhotset-rocksdb.a" "$libdir/libhotset-rocksdb-preload.so" \
-      >/dev/null || fail "libhotset-rocksdb.so, .a and -preload.so are not beside libhotset.so.0.2"
+      >/dev/null || fail "libhotset-rocksdb.so, .a and -preload.so are not beside $soname"
     [ -e "$(dirname "$pc")/hotset-rocksdb.pc" ] || fail "no hotset-rocksdb.pc beside $pc"
     local rflags cxx=${CXX:-c++}
     rflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs hotset-rocksdb) ||

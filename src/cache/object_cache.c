@@ -5,12 +5,15 @@
  * capacity. The scan detector is object_scan.c; docs/object-cache.md is
  * the contract.
  *
- * An entry is one allocation, the key's bytes inline, and the handle the
- * engine holds is its address. The key's 64-bit hash is computed once per
- * call and kept in the entry and in its key-table bucket, so a probe
- * compares hashes before it touches an entry, and the bytes only on a hash
- * match. The hash's bits 32 and up pick the shard, its low bits the
- * bucket, so the two choices are independent.
+ * An entry is a block of two cache lines, the key's bytes inline (up to
+ * OC_INLINE_KEY; a longer key is malloc'd beside it), and the handle the
+ * engine holds is its address. Blocks are never given back to malloc
+ * before the cache is destroyed (rule 11). The key's 64-bit hash is
+ * computed once per call and kept in the entry and in its key-table
+ * bucket, so a probe compares hashes before it touches an entry, and the
+ * entry (its state word, key, value and charge share its first line) only
+ * on a hash match. The hash's bits 32 and up pick the shard, its low bits
+ * the bucket, so the two choices are independent.
  *
  * A shard is a mutex, an open-addressing key table, a slot array and one
  * hotset policy whose capacity is the shard's share of the cache's, in
@@ -37,25 +40,34 @@
  *     table's and the `nout` ones; pinned usage the sum of the charges of
  *     the referenced ones. Both are exact whenever no call is running.
  *  3. A referenced entry is never evicted. The victim search skips slots
- *     whose entry has references, and a reference count of 0 read under
- *     the shard's lock stays 0 until the unlock: only a lookup, which holds
- *     the lock, takes an entry from 0 references to 1 (hs_object_ref needs
- *     a reference already).
+ *     whose entry has references, and the eviction itself is claim(): one
+ *     compare-and-swap from "in the table, 0 references" to "out of it",
+ *     which fails if a lock-free lookup (rule 11) took a reference since
+ *     the search looked — the search then asks again. An entry with
+ *     OS_SLOW or OS_SCAN set is taken from 0 references to 1 only by a
+ *     lookup holding the lock, so for those (the loose ones, the scan
+ *     ring's) a count of 0 read under the lock stays 0 until the unlock
+ *     (hs_object_ref needs a reference already).
  *  4. Zero charges: the policy refuses a size of 0, so an entry counts
  *     max(charge, 1) inside the policy while usage counts its true charge;
  *     a zero-charge entry thus takes a byte of the policy's room (the
  *     policy's capacity is at least 1, even for a capacity of 0). An entry
  *     the policy can never hold (a charge above its capacity or 4 GiB)
  *     lives outside it (rule 1).
- *  5. The release fast path. An entry's state word holds its references
- *     and two bits, OS_IN_TABLE and OS_SLOW (set while OE_OUT). A release
- *     that leaves references, or that takes the last one from an entry in
- *     the table, not OS_SLOW, without erase_if_last, while its shard is
- *     within capacity, is one compare-and-swap and no lock. Every other
- *     release takes the shard's lock. OS_IN_TABLE is cleared only under the
- *     lock, by an atomic and; whoever clears it when the count is 0 frees
- *     the entry, and a release that takes the count to 0 when it is clear
- *     frees it. The word orders the two: exactly one frees.
+ *  5. The release fast path. An entry's state word holds its references,
+ *     the hits it owes the policy (rule 11) and three bits, OS_IN_TABLE,
+ *     OS_SLOW (set while OE_OUT, and from an insert's publication until
+ *     the entry is in the policy) and OS_SCAN (set while OE_SCAN). A
+ *     release that leaves references, or that takes the last one from an
+ *     entry in the table, not OS_SLOW, without erase_if_last, while its
+ *     shard is within capacity, is one compare-and-swap and no lock. Every
+ *     other release takes the shard's lock, and takes the last reference
+ *     and (erasing, or over capacity) OS_IN_TABLE in one compare-and-swap,
+ *     since a lock-free lookup may add one meanwhile. OS_IN_TABLE is
+ *     cleared only under the lock, by an atomic and or a compare-and-swap;
+ *     whoever clears it when the count is 0 frees the entry, and a release
+ *     that takes the count to 0 when it is clear frees it. The word orders
+ *     the two: exactly one frees.
  *  6. free_object runs with no lock held: entries to free are put on a
  *     list under the lock (`doomed`) and freed after the unlock.
  *  7. Room. An insert first evicts loose entries, then the policy's
@@ -89,13 +101,53 @@
  *     scan entries inserted, if still OE_SCAN and unreferenced: a scan
  *     recycles its own entries, and the entries it brought are the first
  *     victims of anyone's insert.
+ * 11. Lock-free hits. For a policy whose hits only set a bit or bump a
+ *     counter (HS_POLICY_CONCURRENT_HIT or _CONCURRENT, and not
+ *     NEEDS_TIME: s3fifo, clock, sieve, fifo, car, clockpro, clock-sweep,
+ *     clock-admit; c->lockfree), a lookup first tries without the lock:
+ *     it reads the table pointer (the mask travels in the table), probes
+ *     comparing bucket hashes, and on a match takes a reference with one
+ *     compare-and-swap on the entry's state word that requires OS_IN_TABLE
+ *     and neither OS_SLOW nor OS_SCAN, adding one hit owed to the policy
+ *     (OS_HITS, saturating at 31). Then, holding the reference, it checks
+ *     the entry's own hash and key: the block may have been freed and
+ *     reused for another key between the bucket and the compare-and-swap;
+ *     a mismatch drops the reference (an ordinary release) and the lookup
+ *     takes the lock. So does a miss, an empty bucket, a torn bucket, a
+ *     probe racing a backward shift, an entry with OS_SLOW or OS_SCAN, and
+ *     a thread inside a scan (rule 10's hits take the lock): a lock-free
+ *     lookup returns an entry only when it holds a reference to an entry
+ *     that was in the table with its key at the compare-and-swap, and a
+ *     miss is always confirmed under the lock. What makes the stale
+ *     pointers safe: entry blocks are never given back to malloc before
+ *     destroy (a thread's freed blocks go to its own list, then to the
+ *     cache's stack; a free block's word has no OS_IN_TABLE, so no
+ *     compare-and-swap takes it; an insert writes a block's fields before
+ *     it publishes the word with a release store, still OS_SLOW, and the
+ *     lookup's compare-and-swap acquires), and replaced tables are kept
+ *     until destroy (they only double, so they add up to less than the
+ *     current one). A block with a reference cannot be freed, so its key
+ *     is stable while the lookup compares it. The policy hears the owed
+ *     hits under the lock: the victim search's pinned callback tells them
+ *     when it comes to the entry and has the search step over it this
+ *     time (if it then finds no victim it is asked again), and a rebuild
+ *     tells every entry's first; so the policy judges the entry with its
+ *     hits, a search later than if told at once. claim() (rule 3) fails
+ *     on an entry with hits owed, so a hit between the search and the
+ *     eviction is told too — except after 2 * nslots + 64 retries in one
+ *     insert. The lock-free hit, and a reference's charge in the pinned
+ *     usage, are counted on the thread's own stripe of c->stripes, a line
+ *     no other thread writes while there are at most 16. Policies
+ *     that move entries on each hit (lru, 2q, arc, ...) keep every hit
+ *     under the lock.
  *
- * The hit path: hash the key, take the shard's lock, probe, add a
- * reference with an atomic add, tell the policy (a hit under the lock,
- * for every policy: the lock is held for the probe anyway, and a policy
- * rebuilt by a slot growth must not be hit by a thread that read the old
- * one), unlock. The release is rule 5's compare-and-swap. The detector
- * costs a thread-local lookup on a hit.
+ * The hit path: hash the key; with a lock-free policy, rule 11's probe
+ * and compare-and-swap, no lock, no write but the entry's state word and
+ * the thread's own counter. Otherwise (or when that path declines): take
+ * the shard's lock, probe, add a reference with an atomic add, tell the
+ * policy (the policy object is touched only under the lock: a slot growth
+ * replaces it), unlock. The release is rule 5's compare-and-swap. The
+ * detector costs a thread-local lookup on a hit.
  */
 #include "hotset/object_cache.h"
 
@@ -191,6 +243,36 @@ static inline oc_shard *shard_of(const hs_object_cache *c, uint64_t hash) {
   return &c->shards[(uint32_t)(hash >> 32) & c->shard_mask];
 }
 
+/* The calling thread's stripe of the cache's lock-free counters. */
+static _Atomic unsigned stripe_ids;
+/* initial-exec: no __tls_get_addr call when built into a shared library */
+static _Thread_local unsigned stripe_id
+    __attribute__((tls_model("initial-exec"))); /* 0: none yet */
+
+static inline oc_stripe *thread_stripe(hs_object_cache *c) {
+  if (__builtin_expect(!stripe_id, 0))
+    stripe_id = atomic_fetch_add_explicit(&stripe_ids, 1, memory_order_relaxed) % OC_STRIPES + 1;
+  return &c->stripes[stripe_id - 1];
+}
+
+/* Pinned usage: a relaxed add on the thread's own stripe when an entry
+ * goes from 0 references to 1, a subtraction when back (another thread's
+ * stripe may take it: the sum is what counts). */
+static inline void pinned_add(hs_object_cache *c, uint64_t charge) {
+  atomic_fetch_add_explicit(&thread_stripe(c)->pinned, charge, memory_order_relaxed);
+}
+static inline void pinned_sub(hs_object_cache *c, uint64_t charge) {
+  atomic_fetch_sub_explicit(&thread_stripe(c)->pinned, charge, memory_order_relaxed);
+}
+
+/* One more lock-free hit: a relaxed load and store on the thread's own
+ * stripe (threads sharing a stripe may lose a count: statistics). */
+static inline void count_hit(hs_object_cache *c) {
+  oc_stripe *st = thread_stripe(c);
+  atomic_store_explicit(&st->hits, atomic_load_explicit(&st->hits, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+}
+
 static void doom(oc_shard *s, hs_object *e, hs_object **doomed) {
   HS_INVARIANT(refs_of(atomic_load(&e->state)) == 0 && !(atomic_load(&e->state) & OS_IN_TABLE),
                "object cache: freeing an entry with references or still in the table");
@@ -201,69 +283,179 @@ static void doom(oc_shard *s, hs_object *e, hs_object **doomed) {
   *doomed = e;
 }
 
-/* Rule 6: called with no lock held. */
-static void free_doomed(const hs_object_cache *c, hs_object *e) {
-  while (e) {
-    hs_object *next = e->next;
-    if (c->free_object) c->free_object(e->key, e->key_len, e->value, e->tag, c->ctx);
-    free(e);
-    e = next;
+/* ---- entry blocks (rule 11) ----------------------------------------------- */
+
+/* Blocks are the cache's: they come in chunks (freed at destroy) and are
+ * never given back to malloc before. A thread keeps the blocks it freed
+ * last in a list of its own (up to TL_BLOCKS, per cache, for the last few
+ * caches it used: no atomic, and the next insert reuses a block still in
+ * the cache); beyond that they go to the cache's `returned` stack, which
+ * a thread with none left takes whole. A block on a list has no
+ * OS_IN_TABLE: no lookup takes a reference to it. */
+#define CHUNK_BLOCKS 32u
+#define TL_BLOCKS    64u
+#define TL_CACHES    4u
+
+typedef struct tl_blocks {
+  uint64_t cache; /* the cache's id (never reused); 0: none */
+  hs_object *list;
+  uint32_t n;
+} tl_blocks;
+static _Thread_local tl_blocks tl_lists[TL_CACHES] __attribute__((tls_model("initial-exec")));
+
+static inline tl_blocks *thread_blocks(const hs_object_cache *c) {
+  tl_blocks *t = &tl_lists[c->id & (TL_CACHES - 1)];
+  if (__builtin_expect(t->cache != c->id, 0)) /* another cache's blocks: left to it */
+    *t = (tl_blocks){.cache = c->id};
+  return t;
+}
+
+/* A block for a new entry, no lock held; NULL without memory. */
+static hs_object *block_take(hs_object_cache *c) {
+  tl_blocks *t = thread_blocks(c);
+  if (!t->list && atomic_load_explicit(&c->returned, memory_order_relaxed)) {
+    t->list = atomic_exchange_explicit(&c->returned, NULL, memory_order_acquire);
+    for (hs_object *e = t->list; e; e = e->next) t->n++;
   }
+  if (!t->list) {
+    oc_chunk *k = aligned_alloc(64, sizeof *k + sizeof(hs_object) * CHUNK_BLOCKS);
+    if (!k) return NULL;
+    for (uint32_t i = 0; i < CHUNK_BLOCKS; i++) {
+      atomic_init(&k->blocks[i].state, 0);
+      k->blocks[i].next = i + 1 < CHUNK_BLOCKS ? &k->blocks[i + 1] : NULL;
+    }
+    k->next = atomic_load_explicit(&c->chunks, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&c->chunks, &k->next, k, memory_order_release,
+                                                  memory_order_relaxed)) {
+    }
+    t->list = &k->blocks[0];
+    t->n = CHUNK_BLOCKS;
+  }
+  hs_object *e = t->list;
+  t->list = e->next;
+  t->n--;
+  return e;
+}
+
+/* Blocks back (a list from `first` to `last`): the thread's list first,
+ * the rest to the cache's stack. */
+static void blocks_put(hs_object_cache *c, hs_object *first, hs_object *last) {
+  tl_blocks *t = thread_blocks(c);
+  while (first && t->n < TL_BLOCKS) {
+    hs_object *next = first == last ? NULL : first->next;
+    first->next = t->list;
+    t->list = first;
+    t->n++;
+    first = next;
+  }
+  if (!first) return;
+  hs_object *head = atomic_load_explicit(&c->returned, memory_order_relaxed);
+  do last->next = head;
+  while (!atomic_compare_exchange_weak_explicit(&c->returned, &head, first, memory_order_release,
+                                                memory_order_relaxed));
+}
+
+/* Rule 6: called with no lock held. */
+static void free_doomed(hs_object_cache *c, hs_object *e) {
+  hs_object *first = e, *last = NULL;
+  for (; e; e = e->next) {
+    if (c->free_object) c->free_object(oc_key(e), e->key_len, e->value, e->tag, c->ctx);
+    if (e->key_len > OC_INLINE_KEY) free(e->key.out);
+    last = e;
+  }
+  if (last) blocks_put(c, first, last);
 }
 
 /* ---- the key table ------------------------------------------------------- */
 
+#define BHASH(b)  atomic_load_explicit(&(b)->hash, memory_order_relaxed)
+#define BENTRY(b) atomic_load_explicit(&(b)->e, memory_order_relaxed)
+#define BSET(b, h, x)                                                                              \
+  (atomic_store_explicit(&(b)->hash, (h), memory_order_relaxed),                                   \
+   atomic_store_explicit(&(b)->e, (x), memory_order_release))
+
+static inline oc_table *table_of(const oc_shard *s) {
+  return atomic_load_explicit(&((oc_shard *)s)->table, memory_order_relaxed);
+}
+
+static inline bool key_is(const hs_object *e, uint64_t hash, const void *key, size_t len) {
+  return e->hash == hash && e->key_len == len && (len == 0 || memcmp(oc_key(e), key, len) == 0);
+}
+
+/* Under the lock. */
 static inline hs_object *table_find(const oc_shard *s, uint64_t hash, const void *key, size_t len) {
-  for (uint32_t i = (uint32_t)hash & s->table_mask;; i = (i + 1) & s->table_mask) {
-    const oc_bucket *b = &s->table[i];
-    if (!b->e) return NULL;
-    if (b->hash == hash && b->e->key_len == len && (len == 0 || memcmp(b->e->key, key, len) == 0))
-      return b->e;
+  const oc_table *t = table_of(s);
+  for (uint32_t i = (uint32_t)hash & t->mask;; i = (i + 1) & t->mask) {
+    const oc_bucket *b = &t->b[i];
+    hs_object *e = BENTRY(b);
+    if (!e) return NULL;
+    if (BHASH(b) == hash && key_is(e, hash, key, len)) return e;
   }
 }
 
 static void table_put(oc_shard *s, hs_object *e) {
-  uint32_t i = (uint32_t)e->hash & s->table_mask;
-  while (s->table[i].e) i = (i + 1) & s->table_mask;
-  s->table[i] = (oc_bucket){.hash = e->hash, .e = e};
+  oc_table *t = table_of(s);
+  uint32_t i = (uint32_t)e->hash & t->mask;
+  while (BENTRY(&t->b[i])) i = (i + 1) & t->mask;
+  BSET(&t->b[i], e->hash, e);
   STORE(s->count, s->count + 1);
 }
 
-/* Backward-shift deletion: no tombstones. */
+/* Backward-shift deletion: no tombstones. A lock-free lookup racing a
+ * shift may miss the key or see a torn bucket; it then takes the lock. */
 static void table_remove(oc_shard *s, hs_object *e) {
-  uint32_t i = (uint32_t)e->hash & s->table_mask;
-  while (s->table[i].e != e) i = (i + 1) & s->table_mask;
-  for (uint32_t j = (i + 1) & s->table_mask;; j = (j + 1) & s->table_mask) {
-    if (!s->table[j].e) break;
-    uint32_t home = (uint32_t)s->table[j].hash & s->table_mask;
-    if (((j - home) & s->table_mask) >= ((j - i) & s->table_mask)) {
-      s->table[i] = s->table[j];
+  oc_table *t = table_of(s);
+  uint32_t i = (uint32_t)e->hash & t->mask;
+  while (BENTRY(&t->b[i]) != e) i = (i + 1) & t->mask;
+  for (uint32_t j = (i + 1) & t->mask;; j = (j + 1) & t->mask) {
+    hs_object *x = BENTRY(&t->b[j]);
+    if (!x) break;
+    uint64_t h = BHASH(&t->b[j]);
+    uint32_t home = (uint32_t)h & t->mask;
+    if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
+      BSET(&t->b[i], h, x);
       i = j;
     }
   }
-  s->table[i] = (oc_bucket){0};
+  BSET(&t->b[i], 0, NULL);
   STORE(s->count, s->count - 1);
 }
 
 static bool table_resize(oc_shard *s, uint32_t size) {
-  oc_bucket *old = s->table;
-  uint32_t old_size = old ? s->table_mask + 1 : 0;
-  oc_bucket *t = calloc(size, sizeof *t);
+  oc_table *old = table_of(s);
+  oc_table *t = aligned_alloc(64, (sizeof *t + sizeof(oc_bucket) * size + 63) / 64 * 64);
   if (!t) return false;
-  STORE(s->table, t); /* a lookup's prefetch reads both without the lock */
-  STORE(s->table_mask, size - 1);
-  uint32_t count = s->count;
-  for (uint32_t i = 0; i < old_size; i++)
-    if (old[i].e) table_put(s, old[i].e);
-  STORE(s->count, count);
-  free(old);
+  t->mask = size - 1;
+  t->retired = old;
+  for (uint32_t i = 0; i < size; i++) {
+    atomic_init(&t->b[i].hash, 0);
+    atomic_init(&t->b[i].e, NULL);
+  }
+  for (uint32_t i = 0; old && i <= old->mask; i++) {
+    hs_object *e = BENTRY(&old->b[i]);
+    if (!e) continue;
+    uint32_t j = (uint32_t)e->hash & t->mask;
+    while (atomic_load_explicit(&t->b[j].e, memory_order_relaxed)) j = (j + 1) & t->mask;
+    atomic_init(&t->b[j].hash, e->hash);
+    atomic_init(&t->b[j].e, e);
+  }
+  atomic_store_explicit(&s->table, t, memory_order_release); /* the old one stays (rule 11) */
   return true;
 }
 
-/* Room for one more key at a load of at most 3/4. */
+static void table_free(oc_table *t) {
+  while (t) {
+    oc_table *next = t->retired;
+    free(t);
+    t = next;
+  }
+}
+
+/* Room for one more key at a load of at most 1/2: a lookup's probe is
+ * then a bucket or two, one line. */
 static bool table_reserve(oc_shard *s) {
-  uint64_t size = (uint64_t)s->table_mask + 1;
-  if ((uint64_t)(s->count + 1) * 4 <= size * 3) return true;
+  uint64_t size = (uint64_t)table_of(s)->mask + 1;
+  if ((uint64_t)(s->count + 1) * 2 <= size) return true;
   return size < (1ull << 31) && table_resize(s, (uint32_t)size * 2);
 }
 
@@ -290,9 +482,24 @@ static bool fits_policy(const oc_shard *s, size_t charge) {
   return charge <= UINT32_MAX && policy_size(charge) <= hs_policy_capacity(s->policy);
 }
 
+/* The victim search's pinned callback. It also tells the policy the hits
+ * lock-free lookups owe it for the entry (rule 11) when the search comes
+ * to it, and has the search step over it this time: the next search
+ * judges it with its hits (a hit is safe during a search for the
+ * policies lookups skip the lock for: HS_POLICY_CONCURRENT_HIT, another
+ * thread's hit may come at any point of one). */
 static bool slot_pinned(void *ctx, uint32_t slot) {
-  const oc_shard *s = ctx;
-  return refs_of(atomic_load_explicit(&s->slots[slot]->state, memory_order_relaxed)) != 0;
+  oc_shard *s = ctx;
+  hs_object *e = s->slots[slot];
+  uint32_t st = atomic_load_explicit(&e->state, memory_order_relaxed);
+  if (st & OS_HITS) {
+    st = atomic_fetch_and_explicit(&e->state, ~OS_HITS, memory_order_relaxed);
+    hs_access a = make_access(s->cache, e->hash, policy_size(e->charge), false);
+    for (uint32_t n = (st & OS_HITS) / OS_HIT1; n; n--) hs_policy_hit(s->policy, slot, &a);
+    s->told++;
+    return true;
+  }
+  return refs_of(st) != 0;
 }
 
 /* The shard's ghost table (rule 10). */
@@ -328,12 +535,51 @@ static void detach(oc_shard *s, hs_object *e, bool evicted) {
 /* Rule 5: the entry leaves the table; freed now if no one references it,
  * else by the release of its last reference. */
 static void leave(oc_shard *s, hs_object *e, hs_object **doomed) {
-  uint32_t old = atomic_fetch_and(&e->state, ~OS_IN_TABLE);
+  uint32_t old = atomic_fetch_and(&e->state, ~(OS_IN_TABLE | OS_HITS));
   HS_INVARIANT(old & OS_IN_TABLE, "object cache: an entry left the table twice");
   if (refs_of(old) == 0)
     doom(s, e, doomed);
   else
     s->nout++;
+}
+
+/* Rule 3 with lock-free lookups (rule 11): takes an unreferenced entry
+ * out of the table in one compare-and-swap, so no lookup can take a
+ * reference between the check and the removal; false (nothing changed)
+ * when it has references, or, unless `force`, hits owed to the policy. */
+static bool claim(hs_object *e, bool force) {
+  uint32_t old = atomic_load_explicit(&e->state, memory_order_relaxed);
+  uint32_t busy = OS_REFS | (force ? 0 : OS_HITS);
+  do {
+    HS_INVARIANT(old & OS_IN_TABLE, "object cache: claiming an entry not in the table");
+    if (old & busy) return false;
+  } while (!atomic_compare_exchange_weak_explicit(&e->state, &old, old & ~(OS_IN_TABLE | OS_HITS),
+                                                  memory_order_acq_rel, memory_order_relaxed));
+  return true;
+}
+
+/* A claimed entry leaves: detached, freed after the unlock. */
+static void evict_claimed(oc_shard *s, hs_object *e, hs_object **doomed) {
+  detach(s, e, true);
+  doom(s, e, doomed);
+  INC(s->evictions);
+}
+
+/* Rule 11: the hits lock-free lookups owed the policy for `e`, told it
+ * now, until one does not raise the entry's standing (a counter already at
+ * its top); whether there were any. */
+static bool deliver_hits(const hs_object_cache *c, oc_shard *s, hs_object *e) {
+  if (!(atomic_load_explicit(&e->state, memory_order_relaxed) & OS_HITS)) return false;
+  uint32_t n =
+      (atomic_fetch_and_explicit(&e->state, ~OS_HITS, memory_order_relaxed) & OS_HITS) / OS_HIT1;
+  if (!(e->flags & OE_POLICY)) return false;
+  hs_access a = make_access(c, e->hash, policy_size(e->charge), false);
+  for (uint32_t i = 0, before = hs_policy_standing(s->policy, e->slot), now; i < n; i++) {
+    hs_policy_hit(s->policy, e->slot, &a);
+    if ((now = hs_policy_standing(s->policy, e->slot)) <= before) break;
+    before = now;
+  }
+  return true;
 }
 
 static void drop_loose(oc_shard *s, hs_object **doomed) {
@@ -389,6 +635,9 @@ static uint32_t ring_size_for(const hs_object_cache *c, uint64_t capacity) {
  * when only referenced entries are left. */
 static bool make_room(const hs_object_cache *c, oc_shard *s, uint64_t extra, uint64_t psize,
                       uint64_t hash, hs_object **doomed) {
+  /* Past this many victims that lookups took back, one goes with a hit
+   * owed (lookups keep hitting it). */
+  uint64_t tries = 0, most = 2ull * s->nslots + 64;
   for (;;) {
     bool full = over(hs_policy_used(s->policy), psize, hs_policy_capacity(s->policy));
     if (!over(s->usage, extra, s->capacity) && !full) return true;
@@ -398,27 +647,38 @@ static bool make_room(const hs_object_cache *c, oc_shard *s, uint64_t extra, uin
     }
     if (ring_take(s, doomed)) continue;
     hs_access in = make_access(c, hash, psize ? psize : 1, false);
+    s->told = 0;
     int64_t v = hs_policy_victim(s->policy, &in, slot_pinned, s);
+    if (v < 0 && s->told && ++tries <= most) continue; /* stepped over only for hits owed */
     if (v < 0) return false;
     hs_object *e = s->slots[v];
-    HS_INVARIANT(e && (e->flags & OE_POLICY) && refs_of(atomic_load(&e->state)) == 0,
-                 "object cache: the policy named slot %lld, not an unreferenced entry of it",
-                 (long long)v);
-    detach(s, e, true);
-    leave(s, e, doomed);
-    INC(s->evictions);
+    HS_INVARIANT(e && (e->flags & OE_POLICY),
+                 "object cache: the policy named slot %lld, not an entry of it", (long long)v);
+    if (claim(e, ++tries > most)) evict_claimed(s, e, doomed);
+    /* else a lookup referenced it, or hit it, since the search looked:
+     * ask again (the callback skips it, or tells the hit) */
   }
 }
 
-/* An entry outside the policy: OS_SLOW so its last release locks, and
- * OE_LOOSE while unreferenced. */
-static void make_outsider(oc_shard *s, hs_object *e, bool referenced) {
+/* An entry outside the policy: OS_SLOW so its lookups and last release
+ * lock, and OE_LOOSE while unreferenced — read from the word the bit was
+ * set in: from then on no reference comes or goes without the lock. */
+static void make_outsider(oc_shard *s, hs_object *e) {
   e->flags = (uint8_t)((e->flags & OE_SCAN) | OE_OUT);
-  atomic_fetch_or(&e->state, OS_SLOW);
-  if (!referenced) {
+  if (refs_of(atomic_fetch_or(&e->state, OS_SLOW)) == 0) {
     e->flags |= OE_LOOSE;
     s->nloose++;
   }
+}
+
+/* OE_SCAN and its mirror OS_SCAN, under the lock. */
+static void set_scan(hs_object *e, bool scan) {
+  if (!!(e->flags & OE_SCAN) == scan) return;
+  e->flags = (uint8_t)(scan ? e->flags | OE_SCAN : e->flags & ~OE_SCAN);
+  if (scan)
+    atomic_fetch_or_explicit(&e->state, OS_SCAN, memory_order_relaxed);
+  else
+    atomic_fetch_and_explicit(&e->state, ~OS_SCAN, memory_order_relaxed);
 }
 
 /* Brings an entry into the policy; false (nothing changed) when the
@@ -428,7 +688,7 @@ static bool policy_enter(const hs_object_cache *c, oc_shard *s, hs_object *e, bo
   if (hs_policy_insert(s->policy, e->slot, &a) != HS_OK) return false;
   if (e->flags & OE_LOOSE) s->nloose--;
   e->flags = (uint8_t)((e->flags & OE_SCAN) | OE_POLICY);
-  atomic_fetch_and(&e->state, ~OS_SLOW);
+  atomic_fetch_and_explicit(&e->state, ~OS_SLOW, memory_order_release);
   return true;
 }
 
@@ -464,6 +724,8 @@ static hs_status policy_rebuild(const hs_object_cache *c, oc_shard *s, uint64_t 
     free(order), free(standing), free(seen);
     return st;
   }
+  for (uint32_t slot = 0; slot < s->nslots; slot++) /* owed hits first (rule 11) */
+    if (s->slots[slot]) (void)deliver_hits(c, s, s->slots[slot]);
   uint32_t k = victim_order(s, order, seen);
   for (uint32_t i = 0; i < k; i++) standing[i] = hs_policy_standing(s->policy, order[i]);
   hs_policy *old = s->policy;
@@ -480,12 +742,10 @@ static hs_status policy_rebuild(const hs_object_cache *c, oc_shard *s, uint64_t 
         hs_policy_hit(p, e->slot, &a);
         if (hs_policy_standing(p, e->slot) <= now) break; /* hits do not raise it */
       }
-    } else if (refs_of(atomic_load(&e->state)) == 0) {
-      detach(s, e, true);
-      leave(s, e, doomed);
-      INC(s->evictions);
+    } else if (claim(e, true)) {
+      evict_claimed(s, e, doomed);
     } else {
-      make_outsider(s, e, true);
+      make_outsider(s, e);
     }
   }
   hs_policy_destroy(old);
@@ -553,6 +813,7 @@ static hs_status shard_init(const hs_object_cache *c, oc_shard *s, uint64_t capa
   uint64_t want = capacity / c->expected_charge;
   uint32_t nslots = (uint32_t)(want + want / 4 > (1u << 24) ? (1u << 24) : want + want / 4);
   if (nslots < MIN_SLOTS) nslots = MIN_SLOTS;
+  s->cache = c;
   s->capacity = capacity;
   s->ring_size = ring_size_for(c, capacity);
   s->nslots = nslots;
@@ -572,24 +833,29 @@ static hs_status shard_init(const hs_object_cache *c, oc_shard *s, uint64_t capa
   return policy_make(c, capacity, nslots, &s->policy);
 }
 
-static void shard_free(oc_shard *s, hs_object **doomed) {
+static void shard_free(hs_object_cache *c, oc_shard *s) {
+  hs_object *doomed = NULL;
   for (uint32_t i = 0; s->slots && i < s->nslots; i++) {
     hs_object *e = s->slots[i];
     if (!e) continue;
     atomic_fetch_and(&e->state, ~OS_IN_TABLE);
-    doom(s, e, doomed);
+    doom(s, e, &doomed);
   }
+  free_doomed(c, doomed);
   hs_policy_destroy(s->policy);
-  free(s->table), free(s->slots), free(s->free_slots), free(s->ghost);
+  table_free(table_of(s));
+  free(s->slots), free(s->free_slots), free(s->ghost);
 }
 
 static void cache_free(hs_object_cache *c, uint32_t inited) {
-  hs_object *doomed = NULL;
   for (uint32_t i = 0; i < c->nshards; i++) {
-    shard_free(&c->shards[i], &doomed);
+    shard_free(c, &c->shards[i]);
     if (i < inited) pthread_mutex_destroy(&c->shards[i].mu);
   }
-  free_doomed(c, doomed);
+  for (oc_chunk *k = atomic_load(&c->chunks), *next; k; k = next) {
+    next = k->next;
+    free(k);
+  }
   free(c->shards);
   free(c->spec);
   pthread_mutex_destroy(&c->resize_mu);
@@ -607,8 +873,9 @@ hs_status hs_object_cache_create(const hs_object_cache_options *o, hs_object_cac
   if (o->shard_bits < -1 || o->shard_bits > MAX_SHARD_BITS)
     return hs_fail(HS_ERR_INVALID, 0, "object cache: shard_bits %d is outside -1 .. %d",
                    o->shard_bits, MAX_SHARD_BITS);
-  hs_object_cache *c = calloc(1, sizeof *c);
+  hs_object_cache *c = aligned_alloc(64, (sizeof *c + 63) / 64 * 64);
   if (!c) return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory");
+  memset(c, 0, sizeof *c);
   pthread_mutex_init(&c->resize_mu, NULL);
   int bits = o->shard_bits < 0 ? auto_shard_bits(o->capacity) : o->shard_bits;
   c->nshards = 1u << bits;
@@ -643,7 +910,11 @@ hs_status hs_object_cache_create(const hs_object_cache_options *o, hs_object_cac
     cache_free(c, inited);
     return st;
   }
-  c->needs_time = (hs_policy_flags(c->shards[0].policy) & HS_POLICY_NEEDS_TIME) != 0;
+  unsigned flags = hs_policy_flags(c->shards[0].policy);
+  c->needs_time = (flags & HS_POLICY_NEEDS_TIME) != 0;
+  /* Rule 11: policies whose hits only set a bit or bump a counter take
+   * them late; the others (lru, 2q, ...) hear each hit under the lock. */
+  c->lockfree = (flags & (HS_POLICY_CONCURRENT | HS_POLICY_CONCURRENT_HIT)) && !c->needs_time;
   *out = c;
   return HS_OK;
 }
@@ -684,9 +955,8 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   uint64_t hash = key_hash(key, key_len);
   bool scan = c->detect && oc_scan_insert(c, oc_scan_thread(c), key, key_len, hash);
   bool ring = scan || priority == HS_OBJECT_LOW;
-  hs_object *e = malloc(sizeof *e + key_len);
+  hs_object *e = block_take(c);
   if (!e) return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for an entry");
-  atomic_init(&e->state, 0);
   e->hash = hash;
   e->value = value;
   e->tag = tag;
@@ -694,7 +964,16 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   e->next = NULL;
   e->key_len = (uint32_t)key_len;
   e->flags = scan ? OE_SCAN : 0;
-  if (key_len) memcpy(e->key, key, key_len);
+  if (key_len > OC_INLINE_KEY) {
+    if (!(e->key.out = malloc(key_len))) {
+      blocks_put(c, e, e);
+      return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for a key of %zu bytes",
+                     key_len);
+    }
+    memcpy(e->key.out, key, key_len);
+  } else if (key_len) {
+    memcpy(e->key.in, key, key_len);
+  }
 
   oc_shard *s = shard_of(c, hash);
   hs_object *doomed = NULL;
@@ -704,26 +983,26 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   bool strict = atomic_load_explicit(&c->strict, memory_order_relaxed);
   /* Rule 7: no room. Strict: refused. Not strict, without a handle, and
    * more than the whole shard could ever hold: nothing to keep it for. */
-  if (!room && over(s->usage, charge, s->capacity) && (strict || (!out && charge > s->capacity))) {
-    INC(*(strict ? &s->refusals : &s->evictions));
+  bool refused =
+      !room && over(s->usage, charge, s->capacity) && (strict || (!out && charge > s->capacity));
+  bool nomem = !refused && (!table_reserve(s) || !slot_take(c, s, e, &doomed));
+  if (refused || nomem) {
+    if (refused) INC(*(strict ? &s->refusals : &s->evictions));
     pthread_mutex_unlock(&s->mu);
     free_doomed(c, doomed);
-    if (out) {
-      free(e);
+    if (key_len > OC_INLINE_KEY) free(e->key.out);
+    blocks_put(c, e, e);
+    if (nomem)
+      return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for the key table or slots");
+    if (out)
       return hs_fail(HS_ERR_NO_BUFFERS, 0,
                      "object cache: no room for %zu bytes under the strict limit (%llu of %llu "
                      "bytes in use, referenced)",
                      charge, (unsigned long long)LOAD(s->usage),
                      (unsigned long long)LOAD(s->capacity));
-    }
-    free_doomed(c, e); /* as if inserted and evicted at once */
+    /* as if inserted and evicted at once */
+    if (c->free_object) c->free_object(key, key_len, value, tag, c->ctx);
     return HS_OK;
-  }
-  if (!table_reserve(s) || !slot_take(c, s, e, &doomed)) {
-    pthread_mutex_unlock(&s->mu);
-    free_doomed(c, doomed);
-    free(e);
-    return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for the key table or slots");
   }
   hs_object *old = table_find(s, hash, key, key_len);
   if (old) {
@@ -731,10 +1010,14 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
     leave(s, old, &doomed);
     INC(s->erasures);
   }
+  /* Published OS_SLOW (and OS_SCAN): no lookup takes it without the lock
+   * until it is in the policy (rule 11). The release orders the fields
+   * above before any lock-free lookup's reference. */
+  atomic_store_explicit(&e->state, OS_IN_TABLE | OS_SLOW | (scan ? OS_SCAN : 0) | (out ? 1u : 0u),
+                        memory_order_release);
   table_put(s, e);
-  atomic_store_explicit(&e->state, OS_IN_TABLE | (out ? 1u : 0u), memory_order_relaxed);
   STORE(s->usage, s->usage + charge);
-  if (out) atomic_fetch_add_explicit(&s->pinned, charge, memory_order_relaxed);
+  if (out) pinned_add(c, charge);
   if (scan) s->scan_bytes += charge;
   if (room && policy_enter(c, s, e, ring)) {
     if (scan) ring_push(s, e);
@@ -744,7 +1027,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
     }
   } else {
     HS_INVARIANT(!room, "object cache: the policy refused an entry it had room for");
-    make_outsider(s, e, out != NULL);
+    make_outsider(s, e);
   }
   pthread_mutex_unlock(&s->mu);
   free_doomed(c, doomed);
@@ -754,6 +1037,40 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
 
 /* ---- lookup, ref, release ------------------------------------------------ */
 
+bool hs_object_release(hs_object_cache *c, hs_object *h, bool erase_if_last);
+
+/* Rule 11: a hit with no lock. The entry found by its bucket's hash gets
+ * a reference (and a hit owed to the policy) in one compare-and-swap that
+ * requires it to be in the table and neither OS_SLOW nor OS_SCAN; then,
+ * holding it, the entry's own hash and key are checked (the block may
+ * hold another key by now). NULL: not found this way (a miss, a race, an
+ * entry that needs the lock): the caller takes the lock. */
+static hs_object *lookup_lockfree(hs_object_cache *c, oc_shard *s, uint64_t hash, const void *key,
+                                  size_t len) {
+  const oc_table *t = atomic_load_explicit(&s->table, memory_order_acquire);
+  for (uint32_t i = (uint32_t)hash & t->mask, n = 0; n <= t->mask; i = (i + 1) & t->mask, n++) {
+    const oc_bucket *b = &t->b[i];
+    hs_object *e = atomic_load_explicit(&b->e, memory_order_acquire);
+    if (!e) return NULL;
+    if (BHASH(b) != hash) continue;
+    uint32_t old = atomic_load_explicit(&e->state, memory_order_relaxed), new;
+    do {
+      if ((old & (OS_IN_TABLE | OS_SLOW | OS_SCAN)) != OS_IN_TABLE || refs_of(old) == OS_REFS)
+        return NULL;
+      new = old + 1 + ((old & OS_HITS) != OS_HITS ? OS_HIT1 : 0);
+    } while (!atomic_compare_exchange_weak_explicit(&e->state, &old, new, memory_order_acquire,
+                                                    memory_order_relaxed));
+    if (refs_of(old) == 0) pinned_add(c, e->charge);
+    if (!key_is(e, hash, key, len)) { /* the block was reused: not ours */
+      hs_object_release(c, e, false);
+      return NULL;
+    }
+    count_hit(c);
+    return e;
+  }
+  return NULL;
+}
+
 hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t key_len) {
   if (!c || (!key && key_len)) {
     (void)hs_fail(HS_ERR_MISUSE, 0, "hs_object_cache_lookup: %s is NULL", c ? "key" : "the cache");
@@ -762,15 +1079,21 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
   uint64_t hash = key_hash(key, key_len);
   struct oc_thread *t = c->detect ? oc_scan_thread(c) : NULL;
   oc_shard *s = shard_of(c, hash);
+  /* Inside a scan a hit is the scan's (rule 10): that takes the lock. */
+  if (c->lockfree && !(t && oc_scan_hitting(t))) {
+    hs_object *e = lookup_lockfree(c, s, hash, key, key_len);
+    if (e) return e;
+  }
   /* The bucket's line is fetched while the lock is taken. The table may
    * be replaced meanwhile: a prefetch of a stale address is harmless. */
-  __builtin_prefetch(&LOAD(s->table)[(uint32_t)hash & LOAD(s->table_mask)]);
+  const oc_table *tb = table_of(s);
+  __builtin_prefetch(&tb->b[(uint32_t)hash & tb->mask]);
   pthread_mutex_lock(&s->mu);
   INC(s->lookups);
   hs_object *e = table_find(s, hash, key, key_len);
   if (e) {
-    uint32_t old = atomic_fetch_add_explicit(&e->state, 1, memory_order_relaxed);
-    if (refs_of(old) == 0) atomic_fetch_add_explicit(&s->pinned, e->charge, memory_order_relaxed);
+    if (refs_of(atomic_fetch_add_explicit(&e->state, 1, memory_order_acquire)) == 0)
+      pinned_add(c, e->charge);
     INC(s->hits);
     if (e->flags & OE_LOOSE) { /* referenced now: not loose (rule 1) */
       e->flags &= (uint8_t)~OE_LOOSE;
@@ -781,7 +1104,7 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
      * an access outside a scan makes a scan's entry ordinary (rule 10). */
     bool scanning = t && oc_scan_hit(t);
     bool ring = scanning && (e->flags & OE_SCAN);
-    if (!scanning) e->flags &= (uint8_t)~OE_SCAN;
+    if (!scanning) set_scan(e, false);
     if (e->flags & OE_POLICY) {
       hs_access a = make_access(c, hash, policy_size(e->charge), ring);
       hs_policy_hit(s->policy, e->slot, &a);
@@ -807,27 +1130,36 @@ hs_status hs_object_ref(hs_object_cache *c, hs_object *h) {
   return HS_OK;
 }
 
-/* Every release rule 5's fast path does not take (rules 5 and 8). */
+/* Every release rule 5's fast path does not take (rules 5 and 8). An
+ * entry in the table without OS_SLOW may gain references from lock-free
+ * lookups meanwhile (rule 11), so the last reference and the way out of
+ * the table go in one compare-and-swap. */
 __attribute__((noinline)) static bool release_locked(hs_object_cache *c, hs_object *e,
                                                      bool erase_if_last) {
   oc_shard *s = shard_of(c, e->hash);
   hs_object *doomed = NULL;
-  bool freed = false;
+  bool freed = false, out_now;
   pthread_mutex_lock(&s->mu);
-  uint32_t old = atomic_fetch_sub_explicit(&e->state, 1, memory_order_acq_rel);
-  HS_INVARIANT(refs_of(old) > 0, "object cache: a release found no reference");
+  uint32_t old = atomic_load_explicit(&e->state, memory_order_relaxed), new;
+  do {
+    HS_INVARIANT(refs_of(old) > 0, "object cache: a release found no reference");
+    out_now = refs_of(old) == 1 && (old & OS_IN_TABLE) &&
+              (erase_if_last || over(s->usage, 0, s->capacity));
+    new = out_now ? (old - 1) & ~(OS_IN_TABLE | OS_HITS) : old - 1;
+  } while (!atomic_compare_exchange_weak_explicit(&e->state, &old, new, memory_order_acq_rel,
+                                                  memory_order_relaxed));
   if (refs_of(old) == 1) {
-    atomic_fetch_sub_explicit(&s->pinned, e->charge, memory_order_relaxed);
+    pinned_sub(c, e->charge);
     if (!(old & OS_IN_TABLE)) {
       s->nout--;
       doom(s, e, &doomed);
       freed = true;
-    } else if (erase_if_last || over(s->usage, 0, s->capacity)) {
+    } else if (out_now) {
       detach(s, e, !erase_if_last);
-      leave(s, e, &doomed);
+      doom(s, e, &doomed);
       INC(*(erase_if_last ? &s->erasures : &s->evictions));
       freed = true;
-    } else if (e->flags & OE_OUT) {
+    } else if (e->flags & OE_OUT) { /* OS_SLOW: no reference comes without the lock */
       bool in = fits_policy(s, e->charge) &&
                 make_room(c, s, 0, policy_size(e->charge), e->hash, &doomed) &&
                 policy_enter(c, s, e, e->flags & OE_SCAN);
@@ -864,8 +1196,7 @@ bool hs_object_release(hs_object_cache *c, hs_object *h, bool erase_if_last) {
                                               memory_order_relaxed))
       break;
   }
-  if (refs_of(old) == 1)
-    atomic_fetch_sub_explicit(&((oc_shard *)s)->pinned, charge, memory_order_relaxed);
+  if (refs_of(old) == 1) pinned_sub(c, charge);
   return false;
 }
 
@@ -880,7 +1211,7 @@ void *hs_object_tag(const hs_object *h) {
 }
 const void *hs_object_key(const hs_object *h, size_t *key_len) {
   if (key_len) *key_len = h ? h->key_len : 0;
-  return h ? h->key : NULL;
+  return h ? oc_key(h) : NULL;
 }
 
 /* ---- erase, capacity ------------------------------------------------------ */
@@ -912,9 +1243,9 @@ void hs_object_cache_erase_unreferenced(hs_object_cache *c) {
     pthread_mutex_lock(&s->mu);
     for (uint32_t j = 0; j < s->nslots; j++) {
       hs_object *e = s->slots[j];
-      if (!e || refs_of(atomic_load_explicit(&e->state, memory_order_relaxed))) continue;
+      if (!e || !claim(e, true)) continue; /* referenced (rule 11: atomically) */
       detach(s, e, false);
-      leave(s, e, &doomed);
+      doom(s, e, &doomed);
       INC(s->erasures);
     }
     pthread_mutex_unlock(&s->mu);
@@ -962,8 +1293,8 @@ uint64_t hs_object_cache_usage(const hs_object_cache *c) {
 }
 uint64_t hs_object_cache_pinned_usage(const hs_object_cache *c) {
   uint64_t sum = 0;
-  for (uint32_t i = 0; c && i < c->nshards; i++)
-    sum += atomic_load_explicit(&c->shards[i].pinned, memory_order_relaxed);
+  for (uint32_t i = 0; c && i < OC_STRIPES; i++)
+    sum += atomic_load_explicit(&c->stripes[i].pinned, memory_order_relaxed);
   return sum;
 }
 uint64_t hs_object_cache_count(const hs_object_cache *c) {
@@ -989,7 +1320,7 @@ void hs_object_cache_for_each(hs_object_cache *c,
       while (next < s->nslots && seen < per_lock) {
         const hs_object *e = s->slots[next++];
         if (!e) continue;
-        fn(e->key, e->key_len, e->value, e->charge, e->tag, arg);
+        fn(oc_key(e), e->key_len, e->value, e->charge, e->tag, arg);
         seen++;
       }
       done = next >= s->nslots;
@@ -1012,6 +1343,11 @@ hs_status hs_object_cache_stats_get(const hs_object_cache *c, hs_object_cache_st
     out->refusals += LOAD(s->refusals);
     out->evictions += LOAD(s->evictions);
     out->erasures += LOAD(s->erasures);
+  }
+  for (uint32_t i = 0; i < OC_STRIPES; i++) { /* lock-free hits (rule 11) */
+    uint64_t n = atomic_load_explicit(&c->stripes[i].hits, memory_order_relaxed);
+    out->lookups += n;
+    out->hits += n;
   }
   out->scan_accesses = atomic_load(&((hs_object_cache *)c)->scan_accesses);
   out->scans = atomic_load(&((hs_object_cache *)c)->scans);

@@ -17,12 +17,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* An entry's state word, the one field a release changes without the
- * shard's lock: its references and two bits saying whether the last
- * release may be lock-free (rule 5 of object_cache.c's essay). */
-#define OS_REFS     0x0fffffffu
-#define OS_SLOW     (1u << 30) /* the last release must take the lock */
-#define OS_IN_TABLE (1u << 31) /* in the key table (not erased, evicted, replaced) */
+/* An entry's state word: its references, the hits lock-free lookups
+ * owe the policy, and three bits. Lock-free lookups and releases change
+ * it without the shard's lock (rules 5 and 11 of object_cache.c's essay). */
+#define OS_REFS     0x00ffffffu
+#define OS_HIT1     (1u << 24)  /* one hit owed to the policy */
+#define OS_HITS     (31u << 24) /* hits owed, saturating at 31 */
+#define OS_SCAN     (1u << 29)  /* mirrors OE_SCAN: lookups take the lock */
+#define OS_SLOW     (1u << 30)  /* lookups and the last release take the lock */
+#define OS_IN_TABLE (1u << 31)  /* in the key table (not erased, evicted, replaced) */
 
 /* An entry's flags, read and changed under its shard's lock only. */
 enum {
@@ -32,23 +35,62 @@ enum {
   OE_SCAN = 1u << 3    /* brought in by a scan, touched since only by scans */
 };
 
-/* The entry: one allocation, the key inline. The handle is its address. */
-struct hs_object {
-  _Atomic uint32_t state; /* references | OS_SLOW | OS_IN_TABLE */
-  uint32_t slot;          /* its place in the shard's slot array while in the table */
-  uint64_t hash;          /* of the key, computed once at insert */
-  void *value, *tag;
-  size_t charge;
-  struct hs_object *next; /* in a list of entries to free after the unlock */
-  uint32_t key_len;
-  uint8_t flags;
-  unsigned char key[];
-};
+/* Keys up to this long live in the entry's first line (RocksDB's block
+ * cache keys are 16 bytes). */
+#define OC_INLINE_KEY 24u
 
+/* The entry: a block of two cache lines from its shard's store of blocks,
+ * which are never given back to malloc before the cache is destroyed
+ * (rule 11: a lock-free lookup may touch a block's state word after the
+ * entry left). The handle is its address. What a lookup, a victim search
+ * and an eviction read — the state word, the key, the value, the charge,
+ * the slot and the flags — is in the first line. */
+struct hs_object {
+  _Atomic uint32_t state; /* references | hits owed | OS_SCAN | OS_SLOW | OS_IN_TABLE */
+  uint32_t key_len;
+  uint64_t hash; /* of the key, computed once at insert */
+  void *value;
+  size_t charge;
+  uint32_t slot; /* its place in the shard's slot array while in the table */
+  uint8_t flags;
+  union {
+    unsigned char in[OC_INLINE_KEY]; /* key_len <= OC_INLINE_KEY */
+    unsigned char *out;              /* longer keys: malloc'd, freed with the entry */
+  } key;
+  /* the second line */
+  void *tag;
+  struct hs_object *next; /* in a list of entries to free, or of free blocks */
+} __attribute__((aligned(64)));
+
+_Static_assert(__builtin_offsetof(struct hs_object, tag) == 64,
+               "an entry's first line holds what lookups and evictions read");
+
+static inline const unsigned char *oc_key(const hs_object *e) {
+  return e->key_len <= OC_INLINE_KEY ? e->key.in : e->key.out;
+}
+
+/* Blocks come in chunks, freed at destroy. */
+typedef struct oc_chunk {
+  struct oc_chunk *next;
+  hs_object blocks[];
+} oc_chunk;
+
+/* A bucket: written under the shard's lock, read by lock-free lookups
+ * too (both words atomic; a torn pair is caught by the lookup's check of
+ * the entry's own hash and key). */
 typedef struct oc_bucket {
-  uint64_t hash;
-  hs_object *e; /* NULL: empty */
+  _Atomic uint64_t hash;
+  _Atomic(hs_object *) e; /* NULL: empty */
 } oc_bucket;
+
+/* A key table: its mask travels with it, so a lock-free lookup reads one
+ * pointer. A table replaced by a bigger one is kept (`retired`) until the
+ * cache is destroyed: a lookup may still be probing it. */
+typedef struct oc_table {
+  uint32_t mask;
+  struct oc_table *retired;
+  oc_bucket b[];
+} oc_table;
 
 /* The scan detector's memory of keys whose scan entries were evicted, each
  * with the shard's scan_bytes when it went (object_scan.c, "fits"). */
@@ -67,15 +109,16 @@ typedef struct oc_ring_item {
 
 typedef struct oc_shard {
   pthread_mutex_t mu;
-  oc_bucket *table; /* open addressing, linear probing, load <= 3/4 */
-  uint32_t table_mask, count;
+  const struct hs_object_cache *cache;
+  _Atomic(oc_table *) table; /* open addressing, linear probing, load <= 1/2 */
+  uint32_t count;
   hs_object **slots; /* nslots; NULL where free */
   uint32_t *free_slots, nslots, nfree;
   uint32_t nloose; /* entries with OE_LOOSE */
+  uint32_t told;   /* entries a victim search stepped over to tell their hits */
   uint32_t nout;   /* left the table, still referenced, not freed */
   hs_policy *policy;
   uint64_t capacity, usage; /* written under mu; read anywhere (LOAD) */
-  _Atomic uint64_t pinned;  /* charges of referenced entries */
   oc_ghost *ghost;
   uint32_t ghost_mask;
   uint64_t scan_bytes; /* charges of the scan inserts so far */
@@ -87,8 +130,22 @@ typedef struct oc_shard {
 /* The scan detector's per-thread state for one cache (object_scan.c). */
 struct oc_thread;
 
+/* Counters bumped without a lock, one line per stripe; a thread keeps to
+ * its stripe (object_cache.c, thread_stripe), so two threads rarely
+ * share a line. Sums over the stripes are the totals (the pinned sum
+ * wraps: one thread's stripe may add what another's subtracts). */
+#define OC_STRIPES 16u
+typedef struct oc_stripe {
+  _Atomic uint64_t hits;   /* lock-free hits (each a lookup too) */
+  _Atomic uint64_t pinned; /* charges taken from 0 references to 1, minus back (wrapping) */
+} __attribute__((aligned(64))) oc_stripe;
+
 struct hs_object_cache {
   oc_shard *shards;
+  oc_stripe stripes[OC_STRIPES];
+  _Atomic(oc_chunk *) chunks;    /* every entry block's, freed at destroy */
+  _Atomic(hs_object *) returned; /* free blocks beyond the threads' own lists */
+  bool lockfree;                 /* lookups may hit without the lock (rule 11) */
   uint32_t nshards, shard_mask;
   uint64_t id; /* never reused: the scan detector's thread state is keyed by it */
   char *spec;
@@ -119,6 +176,9 @@ struct oc_thread *oc_scan_thread(const hs_object_cache *c);
  * and few hits have come since). Its hit then reaches the policy with
  * HS_HINT_RING and does not make a scan's entry ordinary. */
 bool oc_scan_hit(struct oc_thread *t);
+/* Whether the thread's next hit would be inside a scan (oc_scan_hit
+ * without counting it). */
+bool oc_scan_hitting(const struct oc_thread *t);
 /* A lookup missed `key` (ghost: the shard remembers a scan entry of this
  * key evicted lately): true when the miss is inside a scan. */
 bool oc_scan_miss(hs_object_cache *c, struct oc_thread *t, const void *key, size_t key_len,

@@ -90,6 +90,10 @@ struct oc_thread *oc_scan_thread(const hs_object_cache *c) {
   return t;
 }
 
+bool oc_scan_hitting(const struct oc_thread *t) {
+  return t->hits_left != 0;
+}
+
 bool oc_scan_hit(struct oc_thread *t) {
   if (!t->hits_left) return false;
   t->hits_left--;

@@ -963,6 +963,19 @@ static void *racer(void *arg) {
   return NULL;
 }
 
+/* After the threads: nothing pinned, the usage is the values not freed,
+ * and every value is freed exactly once by the destroy. */
+static void race_over(hs_object_cache *c) {
+  CHECK_EQ(hs_object_cache_pinned_usage(c), 0);
+  uint64_t usage = 0;
+  int n = atomic_load(&nvals);
+  for (int i = 0; i < n; i++)
+    if (atomic_load(&vals[i].freed) == 0) usage += vals[i].charge;
+  CHECK_EQ(hs_object_cache_usage(c), usage);
+  CHECK_OK(done(c));
+  check_all_freed_once();
+}
+
 static void test_threads(void) {
   for (int shard_bits = 0; shard_bits <= 2; shard_bits += 2) {
     reset_vals();
@@ -975,14 +988,99 @@ static void test_threads(void) {
       REQUIRE(pthread_create(&t[i], NULL, racer, &jobs[i]) == 0);
     }
     for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
-    CHECK_EQ(hs_object_cache_pinned_usage(c), 0);
-    uint64_t usage = 0;
-    int n = atomic_load(&nvals);
-    for (int i = 0; i < n; i++)
-      if (atomic_load(&vals[i].freed) == 0) usage += vals[i].charge;
-    CHECK_EQ(hs_object_cache_usage(c), usage);
-    CHECK_OK(done(c));
-    check_all_freed_once();
+    race_over(c);
+  }
+}
+
+/* Lock-free lookups (rule 11) against a hostile writer: keys erased and
+ * inserted again and again in one small shard, so the block a reader just
+ * found is freed and reused for another key (or the same key) while the
+ * reader is between the bucket and the reference; and a capacity that
+ * keeps the inserts evicting. A reader must never get a handle to another
+ * key's entry, nor hold a value that gets freed. */
+#define HKEYS 6
+typedef struct hjob {
+  hs_object_cache *c;
+  uint64_t seed;
+  int ops;
+  bool writer;
+  atomic_int *stop;
+} hjob;
+
+static void hkey(char *key, int k) {
+  /* a long key now and then: out of the entry's line */
+  if (k % 3 == 2)
+    snprintf(key, 64, "h%d-a-key-longer-than-the-inline-twenty-four-bytes", k);
+  else
+    snprintf(key, 64, "h%d", k);
+}
+
+static void *hostile(void *arg) {
+  hjob *j = arg;
+  uint64_t x = j->seed;
+  char key[64];
+  for (int op = 0; j->writer ? op < j->ops : !atomic_load(j->stop); op++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int k = (int)(x % HKEYS);
+    hkey(key, k);
+    if (j->writer) {
+      unsigned what = (unsigned)((x >> 20) % 8);
+      if (what < 3) {
+        hs_object_cache_erase(j->c, key, strlen(key));
+      } else {
+        val *v = new_val(100);
+        v->key = k;
+        CHECK_OK(hs_object_cache_insert(j->c, key, strlen(key), v, v->charge, NULL,
+                                        HS_OBJECT_NORMAL, NULL));
+      }
+      continue;
+    }
+    hs_object *h = hs_object_cache_lookup(j->c, key, strlen(key));
+    if (!h) continue;
+    const val *v = hs_object_value(h);
+    size_t len = 0;
+    const void *hk = hs_object_key(h, &len);
+    if (v->key != k || len != strlen(key) || memcmp(hk, key, len) != 0 ||
+        atomic_load(&v->freed) != 0) {
+      check_failed++;
+      fprintf(stderr, "a lock-free lookup of %s got key %d's entry%s\n", key, v->key,
+              atomic_load(&v->freed) ? " (freed)" : "");
+    } else {
+      check_passed++;
+    }
+    for (int spin = 0; spin < (int)(x >> 59); spin++) /* hold it a while */
+      if (atomic_load(&v->freed) != 0) {
+        check_failed++;
+        fprintf(stderr, "a held value was freed (evicted while referenced)\n");
+        break;
+      }
+    hs_object_release(j->c, h, (x >> 40) % 16 == 0);
+  }
+  return NULL;
+}
+
+static void test_lockfree_hostile(void) {
+  const char *policies[] = {"s3fifo", "clock", "sieve", "lru"};
+  for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
+    reset_vals();
+    /* 3 entries of 100 bytes fit: inserts of 6 keys keep evicting */
+    hs_object_cache *c = make(300, 0, false, policies[p]);
+    freeing_cache = NULL;
+    CHECK(c->lockfree == (strcmp(policies[p], "lru") != 0));
+    atomic_int stop = 0;
+    pthread_t t[4];
+    hjob jobs[4];
+    for (int i = 0; i < 4; i++) {
+      jobs[i] = (hjob){c, 0x9e3779b9u * (uint64_t)(i + 7), 40000, i < 2, &stop};
+      REQUIRE(pthread_create(&t[i], NULL, hostile, &jobs[i]) == 0);
+    }
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    atomic_store(&stop, 1);
+    for (int i = 2; i < 4; i++) pthread_join(t[i], NULL);
+    uint64_t lockfree_hits = 0;
+    for (uint32_t i = 0; i < OC_STRIPES; i++) lockfree_hits += atomic_load(&c->stripes[i].hits);
+    CHECK(c->lockfree ? lockfree_hits > 0 : lockfree_hits == 0);
+    race_over(c);
   }
 }
 
@@ -1001,6 +1099,7 @@ int main(void) {
   test_scan_that_fits();
   test_scan_protects_hot_set();
   test_threads();
+  test_lockfree_hostile();
   free(vals);
   return check_finish();
 }

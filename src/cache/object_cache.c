@@ -162,6 +162,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define DEFAULT_POLICY      "s3fifo"
@@ -292,14 +293,16 @@ static void doom(oc_shard *s, hs_object *e, hs_object **doomed) {
  * the cache); beyond that they go to the cache's `returned` stack, which
  * a thread with none left takes whole. A block on a list has no
  * OS_IN_TABLE: no lookup takes a reference to it. */
-#define CHUNK_BLOCKS 32u
-#define TL_BLOCKS    64u
-#define TL_CACHES    4u
+#define CHUNK_MIN (4u << 10)
+#define CHUNK_MAX (2u << 20) /* a huge page */
+#define TL_BLOCKS 64u
+#define TL_CACHES 4u
 
 typedef struct tl_blocks {
-  uint64_t cache; /* the cache's id (never reused); 0: none */
-  hs_object *list;
+  uint64_t cache;  /* the cache's id (never reused); 0: none */
+  hs_object *list; /* blocks this thread freed, last first */
   uint32_t n;
+  hs_object *fresh, *fresh_end; /* the rest of a chunk, never used yet */
 } tl_blocks;
 static _Thread_local tl_blocks tl_lists[TL_CACHES] __attribute__((tls_model("initial-exec")));
 
@@ -310,30 +313,41 @@ static inline tl_blocks *thread_blocks(const hs_object_cache *c) {
   return t;
 }
 
-/* A block for a new entry, no lock held; NULL without memory. */
+/* A block for a new entry, no lock held; NULL without memory. The
+ * blocks freed last first (still in the cache), then the cache's stack,
+ * then a chunk's fresh blocks. */
 static hs_object *block_take(hs_object_cache *c) {
   tl_blocks *t = thread_blocks(c);
   if (!t->list && atomic_load_explicit(&c->returned, memory_order_relaxed)) {
     t->list = atomic_exchange_explicit(&c->returned, NULL, memory_order_acquire);
     for (hs_object *e = t->list; e; e = e->next) t->n++;
   }
-  if (!t->list) {
-    oc_chunk *k = aligned_alloc(64, sizeof *k + sizeof(hs_object) * CHUNK_BLOCKS);
+  if (t->list) {
+    hs_object *e = t->list;
+    t->list = e->next;
+    t->n--;
+    return e;
+  }
+  if (t->fresh == t->fresh_end) {
+    /* Chunks grow with the cache, to a huge page each (a lookup's TLB
+     * miss is then rare): half the bytes the cache's blocks take. */
+    size_t bytes = CHUNK_MIN;
+    while (bytes < CHUNK_MAX &&
+           bytes * 2 <= atomic_load_explicit(&c->block_bytes, memory_order_relaxed) / 2)
+      bytes *= 2;
+    oc_chunk *k = aligned_alloc(bytes, bytes);
     if (!k) return NULL;
-    for (uint32_t i = 0; i < CHUNK_BLOCKS; i++) {
-      atomic_init(&k->blocks[i].state, 0);
-      k->blocks[i].next = i + 1 < CHUNK_BLOCKS ? &k->blocks[i + 1] : NULL;
-    }
+    if (bytes == CHUNK_MAX) (void)madvise(k, bytes, MADV_HUGEPAGE);
+    atomic_fetch_add_explicit(&c->block_bytes, bytes, memory_order_relaxed);
     k->next = atomic_load_explicit(&c->chunks, memory_order_relaxed);
     while (!atomic_compare_exchange_weak_explicit(&c->chunks, &k->next, k, memory_order_release,
                                                   memory_order_relaxed)) {
     }
-    t->list = &k->blocks[0];
-    t->n = CHUNK_BLOCKS;
+    t->fresh = &k->blocks[0];
+    t->fresh_end = t->fresh + (bytes - sizeof *k) / sizeof(hs_object);
   }
-  hs_object *e = t->list;
-  t->list = e->next;
-  t->n--;
+  hs_object *e = t->fresh++;
+  atomic_init(&e->state, 0); /* before any bucket can point at it */
   return e;
 }
 
@@ -825,7 +839,7 @@ static hs_status shard_init(const hs_object_cache *c, oc_shard *s, uint64_t capa
     s->ghost_mask = g - 1;
   }
   if (!s->slots || !s->free_slots || (c->detect && !s->ghost) ||
-      !table_resize(s, pow2_at_least((uint64_t)nslots * 2)))
+      !table_resize(s, pow2_at_least(nslots / 2))) /* grows with the count */
     return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for a shard of %u slots", nslots);
   for (uint32_t i = nslots; i-- > 0;) s->free_slots[s->nfree++] = i;
   if (pthread_mutex_init(&s->mu, NULL) != 0)
@@ -1085,8 +1099,8 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
     if (e) return e;
   }
   /* The bucket's line is fetched while the lock is taken. The table may
-   * be replaced meanwhile: a prefetch of a stale address is harmless. */
-  const oc_table *tb = table_of(s);
+   * be replaced meanwhile: a prefetch into a kept old one is harmless. */
+  const oc_table *tb = atomic_load_explicit(&s->table, memory_order_acquire); /* no lock yet */
   __builtin_prefetch(&tb->b[(uint32_t)hash & tb->mask]);
   pthread_mutex_lock(&s->mu);
   INC(s->lookups);

@@ -144,6 +144,7 @@ struct hs_object_cache {
   oc_shard *shards;
   oc_stripe stripes[OC_STRIPES];
   _Atomic(oc_chunk *) chunks;    /* every entry block's, freed at destroy */
+  _Atomic uint64_t block_bytes;  /* their size */
   _Atomic(hs_object *) returned; /* free blocks beyond the threads' own lists */
   bool lockfree;                 /* lookups may hit without the lock (rule 11) */
   uint32_t nshards, shard_mask;

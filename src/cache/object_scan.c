@@ -29,7 +29,13 @@
  * block read at the file's end, a block skipped by readahead). Two strays
  * near each other start a new run there (the scan jumped: a new range, or
  * a backward scan's next stretch; a block read again at the same place is
- * no progress either way); more than OT_STRAYS end the run, and so
+ * no progress either way) — unless the first stray came right after the
+ * run and differs from its last position in every bit from just above
+ * the run's last step up to its highest (`carried`): with XOR-ed keys that is the scan
+ * crossing a power-of-two boundary of the offset (every 256 KiB of file
+ * for RocksDB's, more bits at 1 MiB, 4 MiB, ...), and the run goes on,
+ * counting both. A random read passes neither test but by chance (the
+ * next miss near it, and the bits). More than OT_STRAYS end the run, and so
  * do OT_IDLE misses of the thread elsewhere (two short range reads that
  * happen to be near each other, far apart in time, are not one scan). A
  * miss is inside a scan when its stream's run is longer than scan_run. So:
@@ -66,6 +72,7 @@
 
 typedef struct ot_stream {
   uint64_t stream, pos, alt; /* alt: the last stray's position */
+  uint64_t step;             /* the bits the run's last step flipped (pos ^ the one before) */
   uint64_t fits_left;        /* misses the "fits" verdict still holds */
   uint32_t run, strays, ghosts, used;
   bool counted; /* the run was counted in hs_object_cache_stats.scans */
@@ -104,8 +111,22 @@ static inline bool near(const hs_object_cache *c, uint64_t a, uint64_t b) {
   return (a > b ? a - b : b - a) <= c->scan_gap || (a ^ b) <= c->scan_mask;
 }
 
+/* Whether a jump from a to b, in a run whose last step flipped the bits
+ * of `step`, is a carry across a power-of-two boundary of an offset
+ * XOR-ed into a per-file base (RocksDB's block keys): the offset's step
+ * then carries through every bit from just above the step's up to the
+ * boundary, so a and b differ in all of those (and anything below). A
+ * random pair of positions does with a chance of 2^-(bits between). */
+static inline bool carried(const hs_object_cache *c, uint64_t a, uint64_t b, uint64_t step) {
+  uint64_t low = step ? (2ull << (63 - __builtin_clzll(step))) - 1 : c->scan_mask;
+  if (low > c->scan_mask) low = c->scan_mask;
+  uint64_t x = (a ^ b) | low;
+  return (a ^ b) > c->scan_mask && (x & (x + 1)) == 0;
+}
+
 static void run_start(ot_stream *s, uint64_t pos, uint32_t run) {
   s->pos = pos;
+  s->step = 0;
   s->run = run;
   s->strays = s->ghosts = 0;
   s->fits_left = 0;
@@ -145,10 +166,17 @@ static bool note_miss(hs_object_cache *c, struct oc_thread *t, const void *key, 
     /* the same block again (evicted and read anew): no progress */
   } else if (near(c, pos, s->pos)) {
     s->run++;
+    s->step = pos ^ s->pos;
     s->pos = pos;
     s->strays = 0;
   } else if (s->strays && pos != s->alt && near(c, pos, s->alt)) {
-    run_start(s, pos, 2);
+    if (s->strays == 1 && carried(c, s->pos, s->alt, s->step)) { /* crossed a boundary */
+      s->run += 2;
+      s->pos = pos;
+      s->strays = 0;
+    } else {
+      run_start(s, pos, 2);
+    }
   } else if (++s->strays > OT_STRAYS) {
     run_start(s, pos, 1);
   } else {

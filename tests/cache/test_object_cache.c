@@ -837,6 +837,59 @@ static void test_not_scans(void) {
   check_all_freed_once();
 }
 
+/* (f): RocksDB's block keys, a per-file base XOR (offset >> 2). A scan's
+ * consecutive positions are near by XOR except where the offset crosses a
+ * power-of-two boundary above scan_gap's bits; the scan must stay one scan
+ * across them (flagged nearly whole, counted once), forward and backward,
+ * while random reads over 20 such files never form one. */
+static uint64_t xor_pos(uint32_t file, uint64_t offset) {
+  return (0x9e3779b97f4a7c15ull * (file + 1)) ^ (offset >> 2);
+}
+
+static void test_xor_scans(void) {
+  for (int backward = 0; backward <= 1; backward++) {
+    reset_vals();
+    hs_object_cache *c = make_scanning(1 << 20, NULL, 16);
+    int blocks = 2048; /* 8 MiB: 15 crossings of 512 KiB, 7 of 1 MiB, 1 of 4 MiB */
+    for (int b = 0; b < blocks; b++) {
+      uint64_t off = (uint64_t)(backward ? blocks - 1 - b : b) * BLOCK;
+      read_block(c, 3, xor_pos(3, off));
+    }
+    hs_object_cache_stats st;
+    hs_object_cache_stats_get(c, &st);
+    /* each block of the scan past its first scan_run + 1: its miss and
+     * its insert */
+    uint64_t whole = 2 * (uint64_t)(blocks - 17);
+    if (st.scan_accesses < whole * 99 / 100 || st.scans != 1) {
+      check_failed++;
+      fprintf(stderr,
+              "an XOR-keyed scan%s: %llu of %llu accesses inside the scan, counted as %llu "
+              "scans\n",
+              backward ? " (backward)" : "", (unsigned long long)st.scan_accesses,
+              (unsigned long long)whole, (unsigned long long)st.scans);
+    } else {
+      check_passed++;
+    }
+    CHECK_OK(done(c));
+    check_all_freed_once();
+  }
+  reset_vals();
+  hs_object_cache *c = make_scanning(1 << 20, NULL, 16);
+  seed_rng(11);
+  for (int g = 0; g < 20000; g++) { /* random reads over 20 files of 64 MiB */
+    uint32_t f = (uint32_t)(rnd() % 20);
+    read_block(c, f, xor_pos(f, rnd() % (FILE_BYTES / BLOCK) * BLOCK));
+  }
+  for (int g = 0; g < 5000; g++) { /* an index block at the end, then a data block */
+    uint32_t f = (uint32_t)(rnd() % 20);
+    read_block(c, f, xor_pos(f, FILE_BYTES - BLOCK));
+    read_block(c, f, xor_pos(f, rnd() % (FILE_BYTES / BLOCK) * BLOCK));
+  }
+  CHECK_EQ(scans_of(c), 0);
+  CHECK_OK(done(c));
+  check_all_freed_once();
+}
+
 /* (d): a scan over a range that fits, read again and again, ends up
  * cached. Point reads elsewhere between the passes keep the cache full, so
  * the scan's entries, first victims while it is taken for a scan, are
@@ -1096,6 +1149,7 @@ int main(void) {
   test_for_each();
   test_model_every_policy();
   test_not_scans();
+  test_xor_scans();
   test_scan_that_fits();
   test_scan_protects_hot_set();
   test_threads();

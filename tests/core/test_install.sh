@@ -187,8 +187,10 @@ int main() {
 }
 CC
     # shellcheck disable=SC2086
-    "$cxx" -std=c++17 "$tmp/rk.cc" $rflags -o "$tmp/rk" ||
-      fail "a program on libhotset-rocksdb does not build with: $cxx -std=c++17 $rflags"
+    # (a sanitizer build's library needs the program built with the same
+    # runtime: extra_cflags carries it, as for the C programs above)
+    "$cxx" -std=c++17 $extra_cflags "$tmp/rk.cc" $rflags -o "$tmp/rk" ||
+      fail "a program on libhotset-rocksdb does not build with: $cxx -std=c++17 $extra_cflags $rflags"
     (unset LD_LIBRARY_PATH; "$tmp/rk" >"$tmp/run.log" 2>&1) ||
       { cat "$tmp/run.log"; fail "the program built with pkg-config hotset-rocksdb does not run"; }
     grep -qx 'v 42 HotsetCache' "$tmp/run.log" && grep -qx 'hits 1' "$tmp/run.log" ||

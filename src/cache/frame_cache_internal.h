@@ -224,6 +224,21 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f);
  * pages' first pages. */
 void fc_scan_run_ended(hs_frame_cache *c);
 void fc_scan_novel_end(hs_frame_cache *c);
+
+/* A fetch of a page not fetched lately: one more page in the run of new
+ * pages (its first few remembered as its heads), and, on a miss, one more
+ * in the run of misses. The whole rule (scan_detect.c) and the fast path
+ * below count it the same way, through this. */
+static inline void fc_scan_count_new(fc_scan *s, uint64_t key, bool hit) {
+  if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;
+  if (s->novel < SCAN_HEADS) s->heads[s->novel] = key;
+  s->novel++;
+  if (!hit) {
+    s->hits = 0;
+    s->misses++;
+  }
+}
+
 void fc_scan_ask_run(hs_frame_cache *c);
 void fc_scan_ask_heads(hs_frame_cache *c);
 
@@ -341,13 +356,7 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
         s->novel = s->misses = 0;
     }
   } else {
-    if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;
-    if (s->novel < SCAN_HEADS) s->heads[s->novel] = key;
-    s->novel++;
-    if (!hit) {
-      s->hits = 0;
-      s->misses++;
-    }
+    fc_scan_count_new(s, key, hit);
   }
   if (too_short) {
     s->last_scan = false;

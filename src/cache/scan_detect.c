@@ -211,13 +211,7 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
       fc_scan_novel_end(c);
     }
   } else {
-    if (s->novel == 0) s->miss_long = s->miss_small = s->heads_known = false;
-    if (s->novel < SCAN_HEADS) s->heads[s->novel] = key;
-    s->novel++;
-    if (!hit) {
-      s->hits = 0;
-      s->misses++;
-    }
+    fc_scan_count_new(s, key, hit);
   }
   /* Too short yet to be anything (most runs: a lookup's few pages). */
   if (s->run < SCAN_CONFIRM && s->novel < SCAN_CONFIRM_NEW && s->run <= c->scan_run &&

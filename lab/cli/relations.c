@@ -233,8 +233,12 @@ static hs_status save_damaged(const char *dir, const char *name, hs_blockno bloc
   char probe[PATH_MAX + 200];
   snprintf(probe, sizeof probe, "%s", saved);
   struct stat sb;
-  for (unsigned k = 2; stat(probe, &sb) == 0; k++) snprintf(probe, sizeof probe, "%s.%u", saved, k);
-  if (strlen(probe) >= len) return hs_fail(HS_ERR_INVALID, 0, "%s: the path is too long", probe);
+  for (unsigned k = 2; stat(probe, &sb) == 0; k++) {
+    int n = snprintf(probe, sizeof probe, "%s.%u", saved, k);
+    if (n < 0 || (size_t)n >= sizeof probe) break; /* refused just below */
+  }
+  if (strlen(probe) >= len || strlen(probe) >= sizeof probe - 1)
+    return hs_fail(HS_ERR_INVALID, 0, "%s: the path is too long", probe);
   memcpy(saved, probe, strlen(probe) + 1);
   int fd = open(saved, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   hs_status st = HS_OK;

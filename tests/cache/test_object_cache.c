@@ -205,7 +205,7 @@ static void test_handles_outlive(void) {
   /* Grow again: entries are kept. */
   hs_object_cache_set_capacity(c, 5000);
   for (int i = 0; i < 4; i++) {
-    char k[8];
+    char k[16]; /* room for any int: -O1 sees i unbounded */
     snprintf(k, sizeof k, "g%d", i);
     put(c, k, new_val(1000), false);
   }

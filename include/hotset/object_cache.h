@@ -83,11 +83,11 @@ typedef bool (*hs_object_locate_fn)(const void *key, size_t key_len, uint64_t *s
 /* How an entry stands when it is inserted. */
 typedef enum hs_object_priority {
   HS_OBJECT_NORMAL = 0, /* an ordinary entry */
-  HS_OBJECT_HIGH = 1,   /* counted as used twice on arrival (index and
+  HS_OBJECT_HIGH = 1,   /* as if looked up twice on arrival (index and
                            filter blocks) */
-  HS_OBJECT_LOW = 2     /* "used once" on arrival, as a scan's entries
-                           (RocksDB's BOTTOM; its LOW, the data blocks'
-                           priority, is NORMAL here) */
+  HS_OBJECT_LOW = 2     /* a scan's entry from the start: the first victim
+                           until looked up (RocksDB's BOTTOM; its LOW, the
+                           data blocks' priority, is NORMAL here) */
 } hs_object_priority;
 
 typedef struct hs_object_cache_options {

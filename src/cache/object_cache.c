@@ -582,17 +582,23 @@ static void evict_claimed(oc_shard *s, hs_object *e, hs_object **doomed) {
 /* Rule 11: the hits lock-free lookups owed the policy for `e`, told it
  * now, until one does not raise the entry's standing (a counter already at
  * its top); whether there were any. */
-static bool deliver_hits(const hs_object_cache *c, oc_shard *s, hs_object *e) {
-  if (!(atomic_load_explicit(&e->state, memory_order_relaxed) & OS_HITS)) return false;
-  uint32_t n =
-      (atomic_fetch_and_explicit(&e->state, ~OS_HITS, memory_order_relaxed) & OS_HITS) / OS_HIT1;
-  if (!(e->flags & OE_POLICY)) return false;
+/* Up to n hits on an entry in the policy, stopping at the first that does
+ * not raise its standing (more would change nothing). */
+static void policy_hits(const hs_object_cache *c, oc_shard *s, const hs_object *e, uint32_t n) {
   hs_access a = make_access(c, e->hash, policy_size(e->charge), false);
   for (uint32_t i = 0, before = hs_policy_standing(s->policy, e->slot), now; i < n; i++) {
     hs_policy_hit(s->policy, e->slot, &a);
     if ((now = hs_policy_standing(s->policy, e->slot)) <= before) break;
     before = now;
   }
+}
+
+static bool deliver_hits(const hs_object_cache *c, oc_shard *s, hs_object *e) {
+  if (!(atomic_load_explicit(&e->state, memory_order_relaxed) & OS_HITS)) return false;
+  uint32_t n =
+      (atomic_fetch_and_explicit(&e->state, ~OS_HITS, memory_order_relaxed) & OS_HITS) / OS_HIT1;
+  if (!(e->flags & OE_POLICY)) return false;
+  policy_hits(c, s, e, n);
   return true;
 }
 
@@ -968,6 +974,8 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
                    key_len);
   uint64_t hash = key_hash(key, key_len);
   bool scan = c->detect && oc_scan_insert(c, oc_scan_thread(c), key, key_len, hash);
+  /* A LOW entry is a scan's from the start (rule 11): "used once", the
+   * first victim, ordinary again at its first lookup outside a scan. */
   bool ring = scan || priority == HS_OBJECT_LOW;
   hs_object *e = block_take(c);
   if (!e) return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for an entry");
@@ -977,7 +985,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   e->charge = charge;
   e->next = NULL;
   e->key_len = (uint32_t)key_len;
-  e->flags = scan ? OE_SCAN : 0;
+  e->flags = ring ? OE_SCAN : 0;
   if (key_len > OC_INLINE_KEY) {
     if (!(e->key.out = malloc(key_len))) {
       blocks_put(c, e, e);
@@ -1027,18 +1035,21 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   /* Published OS_SLOW (and OS_SCAN): no lookup takes it without the lock
    * until it is in the policy (rule 11). The release orders the fields
    * above before any lock-free lookup's reference. */
-  atomic_store_explicit(&e->state, OS_IN_TABLE | OS_SLOW | (scan ? OS_SCAN : 0) | (out ? 1u : 0u),
+  /* HIGH: as if looked up twice on arrival (what S3-FIFO asks before it
+   * keeps an entry past its probation queue), the way lookups hit: owed,
+   * where they hit without the lock, else at once (below). */
+  bool high = priority == HS_OBJECT_HIGH;
+  atomic_store_explicit(&e->state,
+                        OS_IN_TABLE | OS_SLOW | (ring ? OS_SCAN : 0) | (out ? 1u : 0u) |
+                            (high && c->lockfree ? 2 * OS_HIT1 : 0),
                         memory_order_release);
   table_put(s, e);
   STORE(s->usage, s->usage + charge);
   if (out) pinned_add(c, charge);
   if (scan) s->scan_bytes += charge;
   if (room && policy_enter(c, s, e, ring)) {
-    if (scan) ring_push(s, e);
-    if (priority == HS_OBJECT_HIGH) {
-      hs_access a = make_access(c, hash, policy_size(charge), false);
-      hs_policy_hit(s->policy, e->slot, &a);
-    }
+    if (ring) ring_push(s, e);
+    if (high && !c->lockfree) policy_hits(c, s, e, 2);
   } else {
     HS_INVARIANT(!room, "object cache: the policy refused an entry it had room for");
     make_outsider(s, e);

@@ -254,6 +254,18 @@ static inline bool fc_scan_idle_hit(const fc_scan *s, const fc_frame *f) {
   return s->hits == SCAN_IDLE && s->tick + 1 - f->seen <= SCAN_RECENT + 1;
 }
 
+/* Idle, a hit on a page not fetched lately (fc_scan_note's rule 1): the
+ * first page of a new run of new pages, and nothing else (the run of keys
+ * does not see it; it is no scan's page). The detector is awake again. */
+static inline void fc_scan_wake(fc_scan *s, uint64_t key) {
+  s->tick++;
+  s->any = true;
+  s->prev = s->last;
+  s->last = key;
+  fc_scan_count_new(s, key, true);
+  s->last_scan = false;
+}
+
 /* A reuse: a hit on a page fetched lately while a run of new pages is open
  * (fc_scan_note's rule 3). The first since the last miss is noted, the
  * second ends the run of new pages (remembered if it was long) and the
@@ -323,9 +335,12 @@ void fc_scan_ask_heads(hs_frame_cache *c);
 __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key,
                                                               const fc_frame *f) {
   fc_scan *s = &c->scan;
-  /* The commonest access of all: a lookup's hit on a page it fetched
-   * lately while the detector is idle, which changes nothing. */
-  if (f && fc_scan_idle_hit(s, f) && key != c->boundary_key) return 0;
+  /* Idle, a hit is nothing (a page fetched lately) or the first page of a
+   * run of new pages. */
+  if (f && s->hits == SCAN_IDLE && key != c->boundary_key) {
+    if (!fc_scan_idle_hit(s, f)) fc_scan_wake(s, key);
+    return 0;
+  }
   uint32_t scan_run = c->scan_run, tick = s->tick + 1;
   if (__builtin_expect(tick <= c->scan_fast_after || key == c->boundary_key, 0))
     return FC_SCAN_SLOW;

@@ -158,10 +158,15 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
   }
   /* Rule 1: idle (the last run of new pages ended with pages fetched
    * lately coming back, and no new page since), a hit on a page fetched
-   * lately is nothing at all: a lookup going over the pages it uses. Only
-   * a page not fetched lately (hit or miss) or the boundary key wakes the
-   * detector; until then its tick stands still. */
-  if (hit && fc_scan_idle_hit(s, f)) return false;
+   * lately is nothing at all: a lookup going over the pages it uses; the
+   * detector's tick stands still. A hit on a page not fetched lately is
+   * the first page of a new run of new pages and nothing else
+   * (fc_scan_wake: a lookup's next leaf, most often, or a scan's head
+   * still cached); a miss or the boundary key is taken as any. */
+  if (hit && s->hits == SCAN_IDLE) {
+    if (!fc_scan_idle_hit(s, f)) fc_scan_wake(s, key);
+    return false;
+  }
   if (s->any && key == s->last) return s->last_scan;
   if (s->any && key == s->prev) {
     /* Rule 2: back to the page before: a scan reading a row's overflow pages

@@ -233,21 +233,24 @@ static void rule_sim_free(sim *m) {
 }
 
 /* fc_scan_note's rule 1: once two reuses have ended the run of new pages,
- * the detector is idle, and a hit on a page fetched lately is nothing at
+ * the detector is idle. A hit on a page fetched lately is then nothing at
  * all — no state changes (not even the tick), no scan — whichever page it
- * is (the last, the one before, another) and however many come; the fast
- * path takes each. A page not fetched lately wakes it. */
+ * is (the last, the one before, another) and however many come; a hit on
+ * a page not fetched lately is the first page of a new run of new pages
+ * and nothing else (the run of keys does not see it). The fast path takes
+ * both. */
 static void test_rule_idle(void) {
   sim *m = rule_sim();
   access_key(m, 1);
-  for (uint64_t k = 100; k <= 400; k += 100) access_key(m, k); /* four new pages, misses */
-  access_key(m, 100);                                          /* a reuse */
-  access_key(m, 200);                                          /* the second: idle */
+  access_key(m, 9000); /* a page that will not have been fetched lately */
+  for (uint64_t k = 100; k <= 1400; k += 100) access_key(m, k); /* new pages, misses */
+  access_key(m, 1200);                                          /* a reuse */
+  access_key(m, 1300);                                          /* the second: idle */
   CHECK_EQ(m->ref.c->scan.hits, SCAN_IDLE);
   CHECK_EQ(m->ref.c->scan.novel, 0);
   fc_scan idle = m->ref.c->scan;
   uint64_t scans = m->scans, fast = m->fast_taken;
-  const uint64_t again[] = {400, 300, 200, 100, 200, 400, 400, 300};
+  const uint64_t again[] = {1400, 1300, 1200, 1100, 1200, 1400, 1400, 1000};
   for (int round = 0; round < 50; round++)
     for (size_t i = 0; i < sizeof again / sizeof *again; i++) access_key(m, again[i]);
   CHECK(!m->failed);
@@ -255,10 +258,17 @@ static void test_rule_idle(void) {
   CHECK(fc_scan_same(&idle, &m->fast.c->scan));
   CHECK_EQ(m->scans, scans);
   CHECK_EQ(m->fast_taken - fast, 50 * sizeof again / sizeof *again);
-  access_key(m, 7000); /* a miss: awake, a run of new pages begins */
-  CHECK_EQ(m->ref.c->scan.hits, 0);
-  CHECK_EQ(m->ref.c->scan.novel, 1);
-  CHECK_EQ(m->ref.c->scan.tick, idle.tick + 1);
+  access_key(m, 9000); /* a hit, not fetched lately: a run of new pages begins */
+  const fc_scan *s = &m->ref.c->scan;
+  CHECK_EQ(m->fast_taken - fast, 50 * sizeof again / sizeof *again + 1);
+  CHECK(s->hits == 1 && s->novel == 1 && s->heads[0] == 9000 && s->misses == 0);
+  CHECK_EQ(s->tick, idle.tick + 1);
+  CHECK(s->run == idle.run && s->pos == idle.pos && s->run_start == idle.run_start &&
+        s->outl == idle.outl && s->outl_total == idle.outl_total && s->alt == idle.alt &&
+        s->dir == idle.dir);
+  CHECK_EQ(m->scans, scans);
+  access_key(m, 7000); /* a miss: taken as any */
+  CHECK(s->hits == 0 && s->novel == 2 && s->misses == 1);
   CHECK(!m->failed);
   rule_sim_free(m);
 }

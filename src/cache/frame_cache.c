@@ -32,8 +32,12 @@
  * now and then allowed, as SQLite's B-trees give them — or a run of new
  * pages (hits or misses) that never comes back to a page it fetched lately
  * (a table whose pages are in no order), past scan_run of either (misses,
- * for the second). It remembers where recent
- * scans began and how long they were, and the keys its ring recycled: a
+ * for the second). A hit on a page fetched lately only counts towards
+ * the end of a run of new pages, and once two have ended one (the
+ * detector idle) such hits are nothing and another hit only begins the
+ * next: lookups' hits, most accesses, cost a test or two. It remembers
+ * where recent scans began and how long they were, and the keys its ring
+ * recycled: a
  * scan that fits in the cache and comes round again is cached as any
  * pages, one known to be long is a scan from its first pages.
  * docs/frame-cache.md, "Scans", has the rules and why each is there.

@@ -62,6 +62,7 @@ _Static_assert(offsetof(fc_frame, pub) == 0, "an engine's handle is the frame's 
 #define SCAN_CONFIRM     4u  /* pages into a run that began where a long scan did */
 #define SCAN_CONFIRM_NEW 8u  /* new pages into a run begun where a long scan did */
 #define SCAN_AGAIN       16u /* misses in a row on keys the ring let go: the scan fits */
+#define SCAN_IDLE        2u  /* fc_scan.hits: a run of new pages ended by reuses, none begun */
 
 /* The scan detector's state. Its first 64 bytes are all that the common
  * access reads and writes (fc_scan_fast), so they are one cache line. */
@@ -70,7 +71,9 @@ typedef struct fc_scan {
   uint64_t prev, pos, alt;
   uint32_t tick; /* distinct fetches so far (a frame's `seen` is one) */
   uint32_t run, outl_total, novel, misses;
-  uint8_t hits;       /* reuses since the last miss, counted up to 2 */
+  /* A reuse since the last miss (1), or SCAN_IDLE: two of them ended the
+   * run of new pages and no new page has come since. */
+  uint8_t hits;
   uint8_t outl;       /* outliers in a row (a run restarts past SCAN_OUTLIERS) */
   uint8_t ghost_hits; /* misses in a row on keys the ring recycled a while ago */
   int8_t dir;         /* the run's direction: 1 up, -1 down, 0 not yet */
@@ -236,7 +239,54 @@ static inline void fc_scan_count_new(fc_scan *s, uint64_t key, bool hit) {
   if (!hit) {
     s->hits = 0;
     s->misses++;
+  } else if (s->hits == SCAN_IDLE) {
+    s->hits = 1; /* no miss since the two reuses: the next reuse ends this run too */
   }
+}
+
+/* Whether a hit on frame f finds the detector idle and the page fetched
+ * lately (within the last SCAN_RECENT + 1 ticks): then it is nothing to
+ * the detector (scan_detect.c, fc_scan_note's rule 1). The tick does not
+ * move while idle, so a page hit then stays fetched lately until
+ * something wakes the detector. One test for the whole rule and the fast
+ * path alike. */
+static inline bool fc_scan_idle_hit(const fc_scan *s, const fc_frame *f) {
+  return s->hits == SCAN_IDLE && s->tick + 1 - f->seen <= SCAN_RECENT + 1;
+}
+
+/* Idle, a hit on a page not fetched lately (fc_scan_note's rule 1): the
+ * first page of a new run of new pages, and nothing else (the run of keys
+ * does not see it; it is no scan's page). The detector is awake again. */
+static inline void fc_scan_wake(fc_scan *s, uint64_t key) {
+  s->tick++;
+  s->any = true;
+  s->prev = s->last;
+  s->last = key;
+  fc_scan_count_new(s, key, true);
+  s->last_scan = false;
+}
+
+/* A reuse: a hit on a page fetched lately while a run of new pages is open
+ * (fc_scan_note's rule 3). The first since the last miss is noted, the
+ * second ends the run of new pages (remembered if it was long) and the
+ * detector goes idle. Nothing else: the run of keys does not see it, and
+ * it is no scan's page. */
+static inline void fc_scan_reuse(hs_frame_cache *c, uint64_t key) {
+  fc_scan *s = &c->scan;
+  s->tick++;
+  s->any = true;
+  s->prev = s->last;
+  s->last = key;
+  if (s->hits) {
+    if (s->novel > c->scan_run)
+      fc_scan_novel_end(c); /* remembered */
+    else
+      s->novel = s->misses = 0;
+    s->hits = SCAN_IDLE;
+  } else {
+    s->hits = 1;
+  }
+  s->last_scan = false;
 }
 
 void fc_scan_ask_run(hs_frame_cache *c);
@@ -249,10 +299,14 @@ void fc_scan_ask_heads(hs_frame_cache *c);
  * root, inner page and leaf), each moving a few counters by one and
  * remembering a key or two, the answer following from them and from flags
  * the history set once per run. fc_scan_fast is the same rule, inline in
- * the fetch, laid out for that: it first works out what the access is
- * (where the key is from the run and the last outlier, whether it reuses a
- * page, whether the run of new pages goes on) without changing anything,
- * returning FC_SCAN_SLOW for the kinds it leaves to fc_scan_note whole:
+ * the fetch, laid out for that. Two kinds of hit end it at once, as they
+ * end the rule: a hit on a page fetched lately while the detector is idle
+ * (rule 1: nothing, one test of the frame's tick), and a reuse (rule 3:
+ * fc_scan_reuse, a counter). For the rest (pages not fetched lately, hits
+ * or misses) it first works out what the access is (where the key is from
+ * the run and the last outlier, whether the run of new pages goes on)
+ * without changing anything, returning FC_SCAN_SLOW for the kinds it
+ * leaves to fc_scan_note whole:
  *
  *  - the first SCAN_RECENT + 1 accesses (the tick still that low, or
  *    wrapped: a frame's `seen` of 0 then needs a test of its own), a cache
@@ -281,6 +335,12 @@ void fc_scan_ask_heads(hs_frame_cache *c);
 __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key,
                                                               const fc_frame *f) {
   fc_scan *s = &c->scan;
+  /* Idle, a hit is nothing (a page fetched lately) or the first page of a
+   * run of new pages. */
+  if (f && s->hits == SCAN_IDLE && key != c->boundary_key) {
+    if (!fc_scan_idle_hit(s, f)) fc_scan_wake(s, key);
+    return 0;
+  }
   uint32_t scan_run = c->scan_run, tick = s->tick + 1;
   if (__builtin_expect(tick <= c->scan_fast_after || key == c->boundary_key, 0))
     return FC_SCAN_SLOW;
@@ -291,10 +351,15 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
     s->last = key;
     return s->last_scan;
   }
-  /* What the access is. (A frame's seen of 0 is never within
-   * SCAN_RECENT + 1 of a tick past it.) */
+  /* A reuse counts towards the end of the run of new pages, nothing
+   * more. (A frame's seen of 0 is never within SCAN_RECENT + 1 of a tick
+   * past it.) */
+  if (f && s->novel && tick - f->seen <= SCAN_RECENT + 1) {
+    fc_scan_reuse(c, key);
+    return 0;
+  }
+  /* What the access is: a page not fetched lately, hit or miss. */
   bool hit = f != NULL;
-  bool reuse = hit && s->novel && tick - f->seen <= SCAN_RECENT + 1;
   uint64_t pos = s->pos;
   uint64_t up = key > pos ? key - pos : 0, down = key < pos ? pos - key : 0;
   uint32_t run = s->run;
@@ -311,12 +376,7 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
     else if (s->outl >= SCAN_OUTLIERS || 2 * (s->outl_total + 1) > run + 8)
       kind = RESTART, run = 1;
   }
-  uint32_t novel = s->novel;
-  if (reuse) {
-    if (s->hits) novel = 0;
-  } else {
-    novel++;
-  }
+  uint32_t novel = s->novel + 1;
   bool too_short = run < SCAN_CONFIRM && novel < SCAN_CONFIRM_NEW;
   if (__builtin_expect(s->ghost_hits == SCAN_AGAIN - 1 && !hit && !too_short, 0))
     return FC_SCAN_SLOW;
@@ -347,17 +407,7 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
     s->run_long = s->run_small = s->run_known = false;
     s->alt = key;
   }
-  if (reuse) {
-    if (s->hits < 2) s->hits++;
-    if (s->hits >= 2) {
-      if (s->novel > scan_run)
-        fc_scan_novel_end(c); /* remembered */
-      else
-        s->novel = s->misses = 0;
-    }
-  } else {
-    fc_scan_count_new(s, key, hit);
-  }
+  fc_scan_count_new(s, key, hit);
   if (too_short) {
     s->last_scan = false;
     return 0;
@@ -386,7 +436,7 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
   bool miss = s->miss_long ? !s->miss_small && novel >= SCAN_CONFIRM_NEW
                            : !s->run_small && !s->miss_small && s->misses > scan_run;
   if ((seq || miss) && !hit) s->ghost_hits = ghost_recent(c, key) ? s->ghost_hits + 1 : 0;
-  s->last_scan = (seq && kind != OUTLIER && kind != RESTART) || (miss && !reuse);
+  s->last_scan = (seq && kind != OUTLIER && kind != RESTART) || miss;
   return s->last_scan;
 }
 

@@ -156,23 +156,42 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
     if (!(s->any && key == s->last)) scan_boundary(c, key);
     return false;
   }
+  /* Rule 1: idle (the last run of new pages ended with pages fetched
+   * lately coming back, and no new page since), a hit on a page fetched
+   * lately is nothing at all: a lookup going over the pages it uses; the
+   * detector's tick stands still. A hit on a page not fetched lately is
+   * the first page of a new run of new pages and nothing else
+   * (fc_scan_wake: a lookup's next leaf, most often, or a scan's head
+   * still cached); a miss or the boundary key is taken as any. */
+  if (hit && s->hits == SCAN_IDLE) {
+    if (!fc_scan_idle_hit(s, f)) fc_scan_wake(s, key);
+    return false;
+  }
   if (s->any && key == s->last) return s->last_scan;
   if (s->any && key == s->prev) {
-    /* Back to the page before: a scan reading a row's overflow pages
+    /* Rule 2: back to the page before: a scan reading a row's overflow pages
      * twice, a page and its overflow page in turn. Neither extends nor
      * breaks anything. */
     s->prev = s->last;
     s->last = key;
     return s->last_scan;
   }
-  /* A hit on a page fetched a few pages ago: something is coming back to
-   * pages it uses (a lookup to page 1 and the root), which a scan does not
-   * do. A hit on another page (one still cached from before) tells
-   * nothing. */
+  /* Rule 3: a reuse, a hit on a page fetched a few pages ago while a run
+   * of new pages is open: something is coming back to pages it uses (a
+   * lookup to page 1 and the root), which a scan does not do. It counts
+   * towards the end of the run of new pages (fc_scan_reuse: the second
+   * since the last miss ends it) and nothing else: the run of keys does
+   * not see it (a B-tree's descent through interior pages fetched lately
+   * neither extends nor breaks the run of the leaves), and it is no
+   * scan's page. A hit on another page (one still cached from before)
+   * tells nothing of that kind, and goes on below as a new page. */
   /* Fetched within the last SCAN_RECENT distinct fetches: the frame
    * remembers its tick, so this is one subtraction, not a search. */
+  if (hit && s->novel && f->seen && s->tick + 1 - f->seen <= SCAN_RECENT + 1) {
+    fc_scan_reuse(c, key);
+    return false;
+  }
   s->tick++;
-  bool reuse = hit && s->novel && f->seen && s->tick - f->seen <= SCAN_RECENT + 1;
   s->any = true;
   s->prev = s->last;
   s->last = key;
@@ -205,14 +224,7 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
    * hits would otherwise keep and lengthen round after round) begins its
    * run where it began before, and the history knows it from its first
    * page. */
-  if (reuse) {
-    if (s->hits < 2) s->hits++; /* only "two or more" is ever asked */
-    if (s->hits >= 2 && s->novel) {
-      fc_scan_novel_end(c);
-    }
-  } else {
-    fc_scan_count_new(s, key, hit);
-  }
+  fc_scan_count_new(s, key, hit);
   /* Too short yet to be anything (most runs: a lookup's few pages). */
   if (s->run < SCAN_CONFIRM && s->novel < SCAN_CONFIRM_NEW && s->run <= c->scan_run &&
       s->misses <= c->scan_run) {
@@ -251,7 +263,7 @@ bool fc_scan_note(hs_frame_cache *c, uint64_t key, fc_frame *f) {
   /* In a run of new pages taken for a scan, a miss is the scan's, and so
    * is a hit on a page not fetched lately (a page of the table still
    * cached: it must not climb the policy for being read by the scan). */
-  s->last_scan = (seq && along) || (miss && !reuse && (s->misses >= 2 || s->miss_long));
+  s->last_scan = (seq && along) || (miss && (s->misses >= 2 || s->miss_long));
   return s->last_scan;
 }
 

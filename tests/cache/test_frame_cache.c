@@ -979,6 +979,30 @@ static void test_scan_shapes(void) {
   hs_frame_cache_destroy(c);
 }
 
+/* A scan whose leaves come ten at a time between two interior pages the
+ * engine goes back to (a cursor's descent to the next leaves through
+ * pages it fetched a few pages ago, near each other, far from the
+ * leaves): those fetches come back to pages fetched lately, so they end
+ * the run of new pages each time, and the leaves' run of keys must go on
+ * across them (the detector's rule 3: a reuse does nothing else). Were
+ * they outliers, the second would restart the run at the first every ten
+ * leaves, and none of the scan would be taken for one. */
+static void test_scan_across_descents(void) {
+  hs_frame_cache *c = open_cache(100, "s3fifo", true, 32, 0);
+  uint64_t before = stats_of(c).scan_fetches;
+  for (uint64_t g = 0; g < 100; g++) {
+    touch(c, 900000);
+    touch(c, 900003);
+    for (uint64_t k = 0; k < 10; k++) touch(c, 1000 + 10 * g + k);
+  }
+  double share = (double)(stats_of(c).scan_fetches - before) / 1000.0;
+  printf("a 1,000-leaf scan with two interior pages fetched again every ten leaves: %.3f of the "
+         "leaves taken for a scan\n",
+         share);
+  CHECK(share >= 0.9);
+  hs_frame_cache_destroy(c);
+}
+
 /* The engine's boundary key (SQLite's page 1, read at the start of every
  * statement, and here before each scan too): its fetch ends the scan's run,
  * so no lookup after a scan is taken for part of it, and its pages are
@@ -1346,6 +1370,7 @@ int main(void) {
   test_model_every_policy();
   test_scan_resistance();
   test_scan_shapes();
+  test_scan_across_descents();
   test_boundary_key();
   test_parking();
   test_threads();

@@ -215,7 +215,101 @@ static void run_one(uint32_t scan_run, bool boundary, uint64_t seed, bool top) {
   free(m);
 }
 
+/* A sim whose two detectors start afresh, scan_run 32, page 1 the
+ * boundary key. */
+static sim *rule_sim(void) {
+  sim *m = calloc(1, sizeof *m);
+  REQUIRE(m != NULL);
+  m->fast.c = fake_cache(32, true);
+  m->ref.c = fake_cache(32, true);
+  m->rng = 42;
+  return m;
+}
+
+static void rule_sim_free(sim *m) {
+  side_free(&m->fast);
+  side_free(&m->ref);
+  free(m);
+}
+
+/* fc_scan_note's rule 1: once two reuses have ended the run of new pages,
+ * the detector is idle. A hit on a page fetched lately is then nothing at
+ * all — no state changes (not even the tick), no scan — whichever page it
+ * is (the last, the one before, another) and however many come; a hit on
+ * a page not fetched lately is the first page of a new run of new pages
+ * and nothing else (the run of keys does not see it). The fast path takes
+ * both. */
+static void test_rule_idle(void) {
+  sim *m = rule_sim();
+  access_key(m, 1);
+  access_key(m, 9000); /* a page that will not have been fetched lately */
+  for (uint64_t k = 100; k <= 1400; k += 100) access_key(m, k); /* new pages, misses */
+  access_key(m, 1200);                                          /* a reuse */
+  access_key(m, 1300);                                          /* the second: idle */
+  CHECK_EQ(m->ref.c->scan.hits, SCAN_IDLE);
+  CHECK_EQ(m->ref.c->scan.novel, 0);
+  fc_scan idle = m->ref.c->scan;
+  uint64_t scans = m->scans, fast = m->fast_taken;
+  const uint64_t again[] = {1400, 1300, 1200, 1100, 1200, 1400, 1400, 1000};
+  for (int round = 0; round < 50; round++)
+    for (size_t i = 0; i < sizeof again / sizeof *again; i++) access_key(m, again[i]);
+  CHECK(!m->failed);
+  CHECK(fc_scan_same(&idle, &m->ref.c->scan));
+  CHECK(fc_scan_same(&idle, &m->fast.c->scan));
+  CHECK_EQ(m->scans, scans);
+  CHECK_EQ(m->fast_taken - fast, 50 * sizeof again / sizeof *again);
+  access_key(m, 9000); /* a hit, not fetched lately: a run of new pages begins */
+  const fc_scan *s = &m->ref.c->scan;
+  CHECK_EQ(m->fast_taken - fast, 50 * sizeof again / sizeof *again + 1);
+  CHECK(s->hits == 1 && s->novel == 1 && s->heads[0] == 9000 && s->misses == 0);
+  CHECK_EQ(s->tick, idle.tick + 1);
+  CHECK(s->run == idle.run && s->pos == idle.pos && s->run_start == idle.run_start &&
+        s->outl == idle.outl && s->outl_total == idle.outl_total && s->alt == idle.alt &&
+        s->dir == idle.dir);
+  CHECK_EQ(m->scans, scans);
+  access_key(m, 7000); /* a miss: taken as any */
+  CHECK(s->hits == 0 && s->novel == 2 && s->misses == 1);
+  CHECK(!m->failed);
+  rule_sim_free(m);
+}
+
+/* fc_scan_note's rule 3: a reuse counts towards the end of the run of new
+ * pages and nothing else. A scan's run of keys goes across two pages
+ * fetched lately, near each other and far from it (interior pages a
+ * descent comes back to), as if they were not there: as outliers, the
+ * second would restart the run at the first. */
+static void test_rule_reuse(void) {
+  sim *m = rule_sim();
+  access_key(m, 1);
+  access_key(m, 50000); /* the interior pages, fetched once */
+  access_key(m, 50003);
+  for (uint64_t k = 1000; k < 1010; k++) access_key(m, k); /* the leaves, a run */
+  fc_scan before = m->ref.c->scan;
+  CHECK_EQ(before.run, 10);
+  CHECK_EQ(before.run_start, 1000);
+  access_key(m, 50000); /* fetched 12 pages ago: a reuse */
+  const fc_scan *s = &m->ref.c->scan;
+  CHECK_EQ(s->hits, 1);
+  CHECK_EQ(s->novel, before.novel);
+  access_key(m, 50003); /* the second: the run of new pages ends */
+  CHECK_EQ(s->hits, SCAN_IDLE);
+  CHECK_EQ(s->novel, 0);
+  CHECK_EQ(s->tick, before.tick + 2);
+  CHECK(s->run == before.run && s->pos == before.pos && s->run_start == before.run_start &&
+        s->outl == before.outl && s->outl_total == before.outl_total && s->alt == before.alt &&
+        s->dir == before.dir);
+  CHECK(!s->last_scan);
+  for (uint64_t k = 1010; k < 1040; k++) access_key(m, k);
+  CHECK_EQ(s->run, 40);
+  CHECK_EQ(s->run_start, 1000);
+  CHECK(s->last_scan); /* past scan_run: a scan */
+  CHECK(!m->failed);
+  rule_sim_free(m);
+}
+
 int main(void) {
+  test_rule_idle();
+  test_rule_reuse();
   const uint32_t runs[] = {0, 1, 4, 8, 16, 32, 64};
   for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
     for (uint64_t seed = 1; seed <= 3; seed++) run_one(runs[i], seed % 2, seed, false);

@@ -18,11 +18,12 @@
 #include <stdint.h>
 
 /* An entry's state word: its references, the hits lock-free lookups
- * owe the policy, and three bits. Lock-free lookups and releases change
+ * owe the policy, and four bits. Lock-free lookups and releases change
  * it without the shard's lock (rules 5 and 11 of object_cache.c's essay). */
 #define OS_REFS     0x00ffffffu
 #define OS_HIT1     (1u << 24)  /* one hit owed to the policy */
-#define OS_HITS     (31u << 24) /* hits owed, saturating at 31 */
+#define OS_HITS     (15u << 24) /* hits owed, saturating at 15 */
+#define OS_LIVE     (1u << 28)  /* an entry not yet freed: not a free block (rule 12) */
 #define OS_SCAN     (1u << 29)  /* mirrors OE_SCAN: lookups take the lock */
 #define OS_SLOW     (1u << 30)  /* lookups and the last release take the lock */
 #define OS_IN_TABLE (1u << 31)  /* in the key table (not erased, evicted, replaced) */
@@ -39,16 +40,24 @@ enum {
  * cache keys are 16 bytes). */
 #define OC_INLINE_KEY 24u
 
-/* The entry: a block of two cache lines from its shard's store of blocks,
- * which are never given back to malloc before the cache is destroyed
+/* A key's home window: this many consecutive blocks of its shard's home
+ * array, from the one its hash names (rule 12 of object_cache.c). */
+#define OC_WINDOW 4u
+
+/* The entry: a block of two cache lines, either in its shard's home array
+ * (rule 12: found with one cache miss) or from the cache's store of
+ * chunks; neither is given back to malloc before the cache is destroyed
  * (rule 11: a lock-free lookup may touch a block's state word after the
  * entry left). The handle is its address. What a lookup, a victim search
  * and an eviction read — the state word, the key, the value, the charge,
  * the slot and the flags — is in the first line. */
 struct hs_object {
-  _Atomic uint32_t state; /* references | hits owed | OS_SCAN | OS_SLOW | OS_IN_TABLE */
+  _Atomic uint32_t state; /* references | hits owed | OS_LIVE | OS_SCAN | OS_SLOW | OS_IN_TABLE */
   uint32_t key_len;
-  uint64_t hash; /* of the key, computed once at insert */
+  /* Of the key, computed once at insert. A home block's is read by
+   * lock-free probes before they hold a reference: written and read there
+   * with __atomic builtins (rule 12). */
+  uint64_t hash;
   void *value;
   size_t charge;
   uint32_t slot; /* its place in the shard's slot array while in the table */
@@ -110,8 +119,18 @@ typedef struct oc_ring_item {
 typedef struct oc_shard {
   pthread_mutex_t mu;
   const struct hs_object_cache *cache;
-  _Atomic(oc_table *) table; /* open addressing, linear probing, load <= 1/2 */
-  uint32_t count;
+  /* The home array (rule 12): nhome + OC_WINDOW - 1 blocks, fixed at
+   * creation, mapped at home_map (home_bytes) until destroy. */
+  hs_object *home;
+  uint32_t nhome;
+  void *home_map;
+  size_t home_bytes;
+  /* The overflow: entries outside their home window, by hash (open
+   * addressing, linear probing, load <= 1/2); `ocount` of them, read by
+   * lock-free lookups (LOAD) to skip it when empty. */
+  _Atomic(oc_table *) table;
+  uint32_t ocount;
+  uint32_t count;    /* entries in the table: home and overflow */
   hs_object **slots; /* nslots; NULL where free */
   uint32_t *free_slots, nslots, nfree;
   uint32_t nloose; /* entries with OE_LOOSE */
@@ -142,6 +161,8 @@ typedef struct oc_stripe {
 
 struct hs_object_cache {
   oc_shard *shards;
+  void *home_map; /* every shard's home array, one mapping (rule 12) */
+  size_t home_bytes;
   oc_stripe stripes[OC_STRIPES];
   _Atomic(oc_chunk *) chunks;    /* every entry block's, freed at destroy */
   _Atomic uint64_t block_bytes;  /* their size */
@@ -163,6 +184,21 @@ struct hs_object_cache {
   _Atomic uint64_t scans, scan_accesses;
   pthread_mutex_t resize_mu; /* one set_capacity at a time */
 };
+
+/* The first block of the home window of a key of hash `hash` in shard
+ * `s`: the low 32 bits scaled to nhome (the high half picks the shard). */
+static inline hs_object *oc_window(const oc_shard *s, uint64_t hash) {
+  return s->home + (uint32_t)(((uint64_t)(uint32_t)hash * s->nhome) >> 32);
+}
+
+/* Whether `e` is a block of the shard's home array (rule 12). */
+static inline bool oc_is_home(const oc_shard *s, const hs_object *e) {
+  uintptr_t p = (uintptr_t)e, lo = (uintptr_t)s->home;
+  return p >= lo && p < lo + sizeof(hs_object) * (s->nhome + OC_WINDOW - 1);
+}
+
+/* The key's hash, as the cache computes it (for the tests). */
+uint64_t oc_hash(const void *key, size_t len);
 
 /* Counts written under a shard's lock and read by statistics without it:
  * a relaxed store (one writer at a time) and a relaxed load. */

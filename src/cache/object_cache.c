@@ -111,7 +111,7 @@
  *     NEEDS_TIME: s3fifo, clock, sieve, fifo, car, clockpro, clock-sweep,
  *     clock-admit; c->lockfree), a lookup first tries without the lock:
  *     it probes the key's home window comparing the blocks' hashes, then,
- *     unless the shard's overflow is empty, the overflow table (its
+ *     unless the window counts none of its keys there, the overflow table (its
  *     pointer read once: the mask travels in it) comparing bucket hashes,
  *     and on a match takes a reference with one
  *     compare-and-swap on the entry's state word that requires OS_IN_TABLE
@@ -173,10 +173,14 @@
  *     compare-and-swap (which needs OS_IN_TABLE, published with a release
  *     after the fields) or under the lock. A probe goes on past a block
  *     whose hash matches but that is not in the table (the key's old
- *     entry, still held, while its new one is elsewhere). The overflow
- *     count (`ocount`, written under the lock) lets a lock-free lookup
- *     skip the overflow when it is empty: a miss there is confirmed under
- *     the lock anyway. The home array is not resized: a capacity raised
+ *     entry, still held, while its new one is elsewhere). The first block
+ *     of each window counts, in its own `spill` field (not its entry's:
+ *     block_move leaves it), the entries of that window in the overflow,
+ *     written under the lock with atomic stores; a lookup whose window's
+ *     first block — the line it fetched anyway — counts none skips the
+ *     overflow, so a miss too costs one cache miss. A count read stale
+ *     only sends a lookup to the lock, where misses are confirmed anyway.
+ *     The home array is not resized: a capacity raised
  *     later, or entries smaller than expected, put the excess in the
  *     overflow, which doubles as before (a lookup there costs the bucket's
  *     miss and the entry's, as every lookup did before the windows).
@@ -449,12 +453,28 @@ static inline oc_table *table_of(const oc_shard *s) {
 }
 
 static inline bool key_is(const hs_object *e, uint64_t hash, const void *key, size_t len) {
-  return e->hash == hash && e->key_len == len && (len == 0 || memcmp(oc_key(e), key, len) == 0);
+  if (e->hash != hash || e->key_len != len) return false;
+  if (len == 16) { /* RocksDB's keys: two words, no call */
+    uint64_t a[2], b[2];
+    memcpy(a, e->key.in, 16);
+    memcpy(b, key, 16);
+    return ((a[0] ^ b[0]) | (a[1] ^ b[1])) == 0;
+  }
+  return len == 0 || memcmp(oc_key(e), key, len) == 0;
 }
 
-/* A home block's hash: read by lock-free probes with no reference held,
- * so written and read atomically (rule 12). */
+/* A home block's hash and spill count: read by lock-free probes with no
+ * reference held, so written and read atomically (rule 12). */
 #define HHASH(e) __atomic_load_n(&(e)->hash, __ATOMIC_RELAXED)
+#define SPILL(w) __atomic_load_n(&(w)->spill, __ATOMIC_RELAXED)
+
+/* Under the lock: one more (`up`) or one fewer entry of the window that
+ * starts at `w` in the overflow. */
+static inline void spill_count(hs_object *w, bool up) {
+  uint16_t n = w->spill;
+  if (n != UINT16_MAX)
+    __atomic_store_n(&w->spill, (uint16_t)(up ? n + 1 : n - 1), __ATOMIC_RELAXED);
+}
 
 /* Under the lock: the key's entry in its home window, else in the
  * overflow (rule 12). */
@@ -464,7 +484,7 @@ static inline hs_object *table_find(const oc_shard *s, uint64_t hash, const void
     if (HHASH(h) == hash && (atomic_load_explicit(&h->state, memory_order_relaxed) & OS_IN_TABLE) &&
         key_is(h, hash, key, len))
       return h;
-  if (!s->ocount) return NULL;
+  if (!SPILL(oc_window(s, hash))) return NULL;
   const oc_table *t = table_of(s);
   for (uint32_t i = (uint32_t)hash & t->mask;; i = (i + 1) & t->mask) {
     const oc_bucket *b = &t->b[i];
@@ -484,6 +504,7 @@ static void table_put(oc_shard *s, hs_object *e) {
   while (BENTRY(&t->b[i])) i = (i + 1) & t->mask;
   BSET(&t->b[i], e->hash, e);
   STORE(s->ocount, s->ocount + 1);
+  spill_count(oc_window(s, e->hash), true);
 }
 
 /* Backward-shift deletion: no tombstones. A lock-free lookup racing a
@@ -506,6 +527,8 @@ static void table_remove(oc_shard *s, hs_object *e) {
   }
   BSET(&t->b[i], 0, NULL);
   STORE(s->ocount, s->ocount - 1);
+  HS_INVARIANT(oc_window(s, e->hash)->spill, "object cache: an overflow entry its window missed");
+  spill_count(oc_window(s, e->hash), false);
 }
 
 static bool table_resize(oc_shard *s, uint32_t size) {
@@ -1221,7 +1244,8 @@ bool hs_object_release(hs_object_cache *c, hs_object *h, bool erase_if_last);
  * key by now). 1: referenced, the key's; 0: the block holds no entry of
  * the table (one that left, still referenced or not yet freed: a window
  * looks on); -1: the lock is needed. */
-static int take_hit(hs_object_cache *c, hs_object *e, uint64_t hash, const void *key, size_t len) {
+static inline __attribute__((always_inline)) int
+take_hit(hs_object_cache *c, hs_object *e, uint64_t hash, const void *key, size_t len) {
   uint32_t old = atomic_load_explicit(&e->state, memory_order_relaxed), new;
   do {
     if (!(old & OS_IN_TABLE)) return 0;
@@ -1245,13 +1269,13 @@ static int take_hit(hs_object_cache *c, hs_object *e, uint64_t hash, const void 
  * lock. */
 static hs_object *lookup_lockfree(hs_object_cache *c, oc_shard *s, uint64_t hash, const void *key,
                                   size_t len) {
-  hs_object *h = oc_window(s, hash);
+  hs_object *w = oc_window(s, hash), *h = w;
   for (uint32_t j = 0; j < OC_WINDOW; j++, h++) {
     if (HHASH(h) != hash) continue;
     int got = take_hit(c, h, hash, key, len);
     if (got) return got > 0 ? h : NULL;
   }
-  if (!LOAD(s->ocount)) return NULL;
+  if (!SPILL(w)) return NULL; /* none of the window's keys in the overflow */
   const oc_table *t = atomic_load_explicit(&s->table, memory_order_acquire);
   for (uint32_t i = (uint32_t)hash & t->mask, n = 0; n <= t->mask; i = (i + 1) & t->mask, n++) {
     const oc_bucket *b = &t->b[i];
@@ -1280,7 +1304,7 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
    * taken. The table may be replaced meanwhile: a prefetch into a kept
    * old one is harmless. */
   prefetch_window(s, hash);
-  if (LOAD(s->ocount)) {
+  if (SPILL(oc_window(s, hash))) {
     const oc_table *tb = atomic_load_explicit(&s->table, memory_order_acquire); /* no lock yet */
     __builtin_prefetch(&tb->b[(uint32_t)hash & tb->mask]);
   }

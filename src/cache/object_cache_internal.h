@@ -62,6 +62,12 @@ struct hs_object {
   size_t charge;
   uint32_t slot; /* its place in the shard's slot array while in the table */
   uint8_t flags;
+  /* A home block's own, not its entry's (rule 12): how many entries of
+   * the window starting here are in the overflow, saturating (then never
+   * lowered) at UINT16_MAX. Written under the lock, read by lock-free
+   * probes (both with __atomic builtins) from the line they already
+   * fetched: 0 and the window's probe is the whole lookup. */
+  uint16_t spill;
   union {
     unsigned char in[OC_INLINE_KEY]; /* key_len <= OC_INLINE_KEY */
     unsigned char *out;              /* longer keys: malloc'd, freed with the entry */

@@ -289,6 +289,8 @@ uint64_t oc_hash(const void *key, size_t len) {
   return key_hash(key, len);
 }
 
+void (*oc_probe_hook)(void);
+
 static inline oc_shard *shard_of(const hs_object_cache *c, uint64_t hash) {
   return &c->shards[(uint32_t)(hash >> 32) & c->shard_mask];
 }
@@ -1246,6 +1248,7 @@ bool hs_object_release(hs_object_cache *c, hs_object *h, bool erase_if_last);
  * looks on); -1: the lock is needed. */
 static inline __attribute__((always_inline)) int
 take_hit(hs_object_cache *c, hs_object *e, uint64_t hash, const void *key, size_t len) {
+  if (HS_DEBUG_CHECKS && oc_probe_hook) oc_probe_hook();
   uint32_t old = atomic_load_explicit(&e->state, memory_order_relaxed), new;
   do {
     if (!(old & OS_IN_TABLE)) return 0;

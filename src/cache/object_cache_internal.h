@@ -206,6 +206,11 @@ static inline bool oc_is_home(const oc_shard *s, const hs_object *e) {
 /* The key's hash, as the cache computes it (for the tests). */
 uint64_t oc_hash(const void *key, size_t len);
 
+/* Debug builds (HS_DEBUG_CHECKS) only: called by a lock-free probe between
+ * its read of a block's hash and its compare-and-swap, so a test can
+ * widen that window (rule 11: the block may be reused meanwhile). */
+extern void (*oc_probe_hook)(void);
+
 /* Counts written under a shard's lock and read by statistics without it:
  * a relaxed store (one writer at a time) and a relaxed load. */
 #define LOAD(x)     __atomic_load_n(&(x), __ATOMIC_RELAXED)

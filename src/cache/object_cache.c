@@ -152,7 +152,11 @@
  *     a quarter more), mapped at creation for the cache's life: a window
  *     is rarely full at the expected charge, and the array never moves, so
  *     handles into it stay valid and a stale probe reads a block of the
- *     cache. A key's window is the OC_WINDOW blocks from oc_window(hash).
+ *     cache. A key's window is the OC_WINDOW blocks from oc_window(hash);
+ *     the shards' arrays are one mapping, so a lock-free lookup finds the
+ *     window from the cache's first line (oc_cache_window, the same block)
+ *     and reads no shard: a hit writes no line and reads none that a lock
+ *     holder writes.
  *     An entry is in the table either in a block of its window, with
  *     OS_IN_TABLE (no bucket: the window is its place), or in a chunk
  *     block with a bucket in the overflow table; never both, and a key has
@@ -989,6 +993,9 @@ static bool homes_map(hs_object_cache *c, uint32_t nhome) {
     base = (base + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
     (void)madvise((void *)base, whole, MADV_HUGEPAGE);
   }
+  c->home = (hs_object *)base;
+  c->home_per = nhome + OC_WINDOW - 1;
+  c->nhome = nhome;
   for (uint32_t i = 0; i < c->nshards; i++) {
     c->shards[i].home = (hs_object *)(base + per * i);
     c->shards[i].nhome = nhome;
@@ -1272,7 +1279,8 @@ take_hit(hs_object_cache *c, hs_object *e, uint64_t hash, const void *key, size_
  * lock. */
 static hs_object *lookup_lockfree(hs_object_cache *c, oc_shard *s, uint64_t hash, const void *key,
                                   size_t len) {
-  hs_object *w = oc_window(s, hash), *h = w;
+  hs_object *w = oc_cache_window(c, hash), *h = w;
+  HS_INVARIANT(w == oc_window(s, hash), "object cache: two home windows for one hash");
   for (uint32_t j = 0; j < OC_WINDOW; j++, h++) {
     if (HHASH(h) != hash) continue;
     int got = take_hit(c, h, hash, key, len);

@@ -166,19 +166,23 @@ typedef struct oc_stripe {
 } __attribute__((aligned(64))) oc_stripe;
 
 struct hs_object_cache {
+  /* What every lookup reads, written only at creation: one line that no
+   * write to a shard or a counter shares. */
   oc_shard *shards;
-  void *home_map; /* every shard's home array, one mapping (rule 12) */
-  size_t home_bytes;
+  hs_object *home;          /* shard i's home array is home + i * home_per (rule 12) */
+  uint32_t home_per, nhome; /* blocks per shard; windows per shard */
+  uint32_t nshards, shard_mask;
+  uint64_t id;   /* never reused: the scan detector's thread state is keyed by it */
+  bool lockfree; /* lookups may hit without the lock (rule 11) */
+  bool detect;   /* locate and scan_run given */
+  bool needs_time;
   oc_stripe stripes[OC_STRIPES];
   _Atomic(oc_chunk *) chunks;    /* every entry block's, freed at destroy */
   _Atomic uint64_t block_bytes;  /* their size */
   _Atomic(hs_object *) returned; /* free blocks beyond the threads' own lists */
-  bool lockfree;                 /* lookups may hit without the lock (rule 11) */
-  uint32_t nshards, shard_mask;
-  uint64_t id; /* never reused: the scan detector's thread state is keyed by it */
+  void *home_map;                /* every shard's home array, one mapping (rule 12) */
+  size_t home_bytes;
   char *spec;
-  bool needs_time;
-  bool detect; /* locate and scan_run given */
   _Atomic bool strict;
   _Atomic uint64_t capacity;
   uint32_t expected_charge, scan_run;
@@ -191,10 +195,21 @@ struct hs_object_cache {
   pthread_mutex_t resize_mu; /* one set_capacity at a time */
 };
 
+_Static_assert(__builtin_offsetof(struct hs_object_cache, stripes) == 64,
+               "what a lookup reads of the cache is one line");
+
 /* The first block of the home window of a key of hash `hash` in shard
  * `s`: the low 32 bits scaled to nhome (the high half picks the shard). */
 static inline hs_object *oc_window(const oc_shard *s, uint64_t hash) {
   return s->home + (uint32_t)(((uint64_t)(uint32_t)hash * s->nhome) >> 32);
+}
+
+/* The same from the cache's first line alone: a lock-free hit touches no
+ * shard. */
+static inline hs_object *oc_cache_window(const struct hs_object_cache *c, uint64_t hash) {
+  uint32_t shard = (uint32_t)(hash >> 32) & c->shard_mask;
+  return c->home + (size_t)shard * c->home_per +
+         (uint32_t)(((uint64_t)(uint32_t)hash * c->nhome) >> 32);
 }
 
 /* Whether `e` is a block of the shard's home array (rule 12). */

@@ -177,13 +177,19 @@
  *     compare-and-swap (which needs OS_IN_TABLE, published with a release
  *     after the fields) or under the lock. A probe goes on past a block
  *     whose hash matches but that is not in the table (the key's old
- *     entry, still held, while its new one is elsewhere). The first block
- *     of each window counts, in its own `spill` field (not its entry's:
- *     block_move leaves it), the entries of that window in the overflow,
- *     written under the lock with atomic stores; a lookup whose window's
- *     first block — the line it fetched anyway — counts none skips the
- *     overflow, so a miss too costs one cache miss. A count read stale
- *     only sends a lookup to the lock, where misses are confirmed anyway.
+ *     entry, still held, while its new one is elsewhere). Beside the home
+ *     arrays, an array of 4-byte oc_meta, one per home block, small enough
+ *     to stay in the CPU's caches where the blocks do not: the block's tag
+ *     (oc_tag of its entry's hash, set by block_move, cleared by detach),
+ *     and at a window's first block the count (`spill`) of that window's
+ *     entries in the overflow. Both are hints, written under the lock and
+ *     read by lock-free probes atomically: a probe reads a window's four
+ *     tags (one small read, a cache hit) while it prefetches the window's
+ *     first block, reads only blocks whose tag matches — a hit costs the
+ *     one miss of its block, a miss costs no miss at all — and skips the
+ *     overflow when the count is 0. A stale tag or count only costs a read
+ *     or sends a lookup to the lock, whose probe reads the blocks
+ *     themselves and where misses are confirmed anyway.
  *     The home array is not resized: a capacity raised
  *     later, or entries smaller than expected, put the excess in the
  *     overflow, which doubles as before (a lookup there costs the bucket's
@@ -469,17 +475,23 @@ static inline bool key_is(const hs_object *e, uint64_t hash, const void *key, si
   return len == 0 || memcmp(oc_key(e), key, len) == 0;
 }
 
-/* A home block's hash and spill count: read by lock-free probes with no
+/* A home block's hash, and its metadata: read by lock-free probes with no
  * reference held, so written and read atomically (rule 12). */
 #define HHASH(e) __atomic_load_n(&(e)->hash, __ATOMIC_RELAXED)
-#define SPILL(w) __atomic_load_n(&(w)->spill, __ATOMIC_RELAXED)
+#define SPILL(m) __atomic_load_n(&(m)->spill, __ATOMIC_RELAXED)
+#define MTAG(m)  __atomic_load_n(&(m)->tag, __ATOMIC_RELAXED)
 
 /* Under the lock: one more (`up`) or one fewer entry of the window that
- * starts at `w` in the overflow. */
-static inline void spill_count(hs_object *w, bool up) {
-  uint16_t n = w->spill;
+ * starts at `m` in the overflow. */
+static inline void spill_count(oc_meta *m, bool up) {
+  uint16_t n = m->spill;
   if (n != UINT16_MAX)
-    __atomic_store_n(&w->spill, (uint16_t)(up ? n + 1 : n - 1), __ATOMIC_RELAXED);
+    __atomic_store_n(&m->spill, (uint16_t)(up ? n + 1 : n - 1), __ATOMIC_RELAXED);
+}
+
+/* Under the lock: the tag of home block `h` (its entry's, or 0). */
+static inline void home_tag(const oc_shard *s, const hs_object *h, uint8_t tag) {
+  __atomic_store_n(&s->meta[h - s->home].tag, tag, __ATOMIC_RELAXED);
 }
 
 /* Under the lock: the key's entry in its home window, else in the
@@ -490,7 +502,7 @@ static inline hs_object *table_find(const oc_shard *s, uint64_t hash, const void
     if (HHASH(h) == hash && (atomic_load_explicit(&h->state, memory_order_relaxed) & OS_IN_TABLE) &&
         key_is(h, hash, key, len))
       return h;
-  if (!SPILL(oc_window(s, hash))) return NULL;
+  if (!SPILL(oc_window_meta(s, hash))) return NULL;
   const oc_table *t = table_of(s);
   for (uint32_t i = (uint32_t)hash & t->mask;; i = (i + 1) & t->mask) {
     const oc_bucket *b = &t->b[i];
@@ -510,7 +522,7 @@ static void table_put(oc_shard *s, hs_object *e) {
   while (BENTRY(&t->b[i])) i = (i + 1) & t->mask;
   BSET(&t->b[i], e->hash, e);
   STORE(s->ocount, s->ocount + 1);
-  spill_count(oc_window(s, e->hash), true);
+  spill_count(oc_window_meta(s, e->hash), true);
 }
 
 /* Backward-shift deletion: no tombstones. A lock-free lookup racing a
@@ -533,8 +545,9 @@ static void table_remove(oc_shard *s, hs_object *e) {
   }
   BSET(&t->b[i], 0, NULL);
   STORE(s->ocount, s->ocount - 1);
-  HS_INVARIANT(oc_window(s, e->hash)->spill, "object cache: an overflow entry its window missed");
-  spill_count(oc_window(s, e->hash), false);
+  HS_INVARIANT(oc_window_meta(s, e->hash)->spill,
+               "object cache: an overflow entry its window missed");
+  spill_count(oc_window_meta(s, e->hash), false);
 }
 
 static bool table_resize(oc_shard *s, uint32_t size) {
@@ -610,6 +623,7 @@ static hs_object *block_move(oc_shard *s, hs_object *to, const hs_object *from) 
   to->tag = from->tag;
   to->next = NULL;
   s->slots[to->slot] = to;
+  home_tag(s, to, oc_tag(from->hash));
   return to;
 }
 
@@ -681,6 +695,7 @@ static void detach(oc_shard *s, hs_object *e, bool evicted) {
   if (evicted && (e->flags & OE_SCAN) && s->ghost)
     *ghost_of(s, e->hash) = (oc_ghost){.hash = e->hash, .at = s->scan_bytes ? s->scan_bytes : 1};
   table_remove(s, e);
+  if (oc_is_home(s, e)) home_tag(s, e, 0); /* no probe reads it for this key now */
   s->slots[e->slot] = NULL;
   s->free_slots[s->nfree++] = e->slot;
   e->flags &= OE_SCAN;
@@ -996,8 +1011,11 @@ static bool homes_map(hs_object_cache *c, uint32_t nhome) {
   c->home = (hs_object *)base;
   c->home_per = nhome + OC_WINDOW - 1;
   c->nhome = nhome;
+  c->meta = calloc((size_t)c->home_per * c->nshards, sizeof *c->meta);
+  if (!c->meta) return false;
   for (uint32_t i = 0; i < c->nshards; i++) {
     c->shards[i].home = (hs_object *)(base + per * i);
+    c->shards[i].meta = c->meta + (size_t)c->home_per * i;
     c->shards[i].nhome = nhome;
   }
   return true;
@@ -1049,6 +1067,7 @@ static void cache_free(hs_object_cache *c, uint32_t inited) {
     free(k);
   }
   if (c->home_map) munmap(c->home_map, c->home_bytes);
+  free(c->meta);
   free(c->shards);
   free(c->spec);
   pthread_mutex_destroy(&c->resize_mu);
@@ -1279,14 +1298,18 @@ take_hit(hs_object_cache *c, hs_object *e, uint64_t hash, const void *key, size_
  * lock. */
 static hs_object *lookup_lockfree(hs_object_cache *c, oc_shard *s, uint64_t hash, const void *key,
                                   size_t len) {
-  hs_object *w = oc_cache_window(c, hash), *h = w;
+  size_t at = oc_cache_window(c, hash);
+  hs_object *w = c->home + at;
+  const oc_meta *m = c->meta + at;
   HS_INVARIANT(w == oc_window(s, hash), "object cache: two home windows for one hash");
-  for (uint32_t j = 0; j < OC_WINDOW; j++, h++) {
-    if (HHASH(h) != hash) continue;
-    int got = take_hit(c, h, hash, key, len);
-    if (got) return got > 0 ? h : NULL;
+  __builtin_prefetch(w); /* the likeliest block, fetched while the tags are read */
+  uint8_t tag = oc_tag(hash);
+  for (uint32_t j = 0; j < OC_WINDOW; j++) {
+    if (MTAG(m + j) != tag || HHASH(w + j) != hash) continue;
+    int got = take_hit(c, w + j, hash, key, len);
+    if (got) return got > 0 ? w + j : NULL;
   }
-  if (!SPILL(w)) return NULL; /* none of the window's keys in the overflow */
+  if (!SPILL(m)) return NULL; /* none of the window's keys in the overflow */
   const oc_table *t = atomic_load_explicit(&s->table, memory_order_acquire);
   for (uint32_t i = (uint32_t)hash & t->mask, n = 0; n <= t->mask; i = (i + 1) & t->mask, n++) {
     const oc_bucket *b = &t->b[i];
@@ -1315,7 +1338,7 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
    * taken. The table may be replaced meanwhile: a prefetch into a kept
    * old one is harmless. */
   prefetch_window(s, hash);
-  if (SPILL(oc_window(s, hash))) {
+  if (SPILL(oc_window_meta(s, hash))) {
     const oc_table *tb = atomic_load_explicit(&s->table, memory_order_acquire); /* no lock yet */
     __builtin_prefetch(&tb->b[(uint32_t)hash & tb->mask]);
   }

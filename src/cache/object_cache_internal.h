@@ -62,12 +62,6 @@ struct hs_object {
   size_t charge;
   uint32_t slot; /* its place in the shard's slot array while in the table */
   uint8_t flags;
-  /* A home block's own, not its entry's (rule 12): how many entries of
-   * the window starting here are in the overflow, saturating (then never
-   * lowered) at UINT16_MAX. Written under the lock, read by lock-free
-   * probes (both with __atomic builtins) from the line they already
-   * fetched: 0 and the window's probe is the whole lookup. */
-  uint16_t spill;
   union {
     unsigned char in[OC_INLINE_KEY]; /* key_len <= OC_INLINE_KEY */
     unsigned char *out;              /* longer keys: malloc'd, freed with the entry */
@@ -82,6 +76,27 @@ _Static_assert(__builtin_offsetof(struct hs_object, tag) == 64,
 
 static inline const unsigned char *oc_key(const hs_object *e) {
   return e->key_len <= OC_INLINE_KEY ? e->key.in : e->key.out;
+}
+
+/* A home block's metadata, in an array beside the home arrays (one per
+ * block, 4 bytes: a window's are one small read, and the whole array is a
+ * few hundred KiB, cache-resident where the blocks are not). Written under
+ * the shard's lock, read by lock-free probes, both with __atomic builtins
+ * (rule 12). */
+typedef struct oc_meta {
+  /* oc_tag() of the hash of the block's entry while it is in the table;
+   * 0 otherwise. A hint: a probe reads only blocks whose tag matches. */
+  uint8_t tag;
+  uint8_t unused;
+  /* How many entries of the window starting at this block are in the
+   * overflow, saturating (then never lowered) at UINT16_MAX: 0 and the
+   * window's probe is the whole lookup. */
+  uint16_t spill;
+} oc_meta;
+
+/* A hash's tag: bits neither the shard nor the window use; never 0. */
+static inline uint8_t oc_tag(uint64_t hash) {
+  return (uint8_t)(hash >> 56) | 1u;
 }
 
 /* Blocks come in chunks, freed at destroy. */
@@ -128,6 +143,7 @@ typedef struct oc_shard {
   /* The home array (rule 12): nhome + OC_WINDOW - 1 blocks, fixed at
    * creation, mapped at home_map (home_bytes) until destroy. */
   hs_object *home;
+  oc_meta *meta; /* the home blocks' metadata, meta[i] for home[i] */
   uint32_t nhome;
   void *home_map;
   size_t home_bytes;
@@ -170,6 +186,7 @@ struct hs_object_cache {
    * write to a shard or a counter shares. */
   oc_shard *shards;
   hs_object *home;          /* shard i's home array is home + i * home_per (rule 12) */
+  oc_meta *meta;            /* meta[k] describes home[k] */
   uint32_t home_per, nhome; /* blocks per shard; windows per shard */
   uint32_t nshards, shard_mask;
   uint64_t id;   /* never reused: the scan detector's thread state is keyed by it */
@@ -198,18 +215,23 @@ struct hs_object_cache {
 _Static_assert(__builtin_offsetof(struct hs_object_cache, stripes) == 64,
                "what a lookup reads of the cache is one line");
 
-/* The first block of the home window of a key of hash `hash` in shard
- * `s`: the low 32 bits scaled to nhome (the high half picks the shard). */
+/* Where the home window of a key of hash `hash` starts in shard `s`'s
+ * array: the low 32 bits scaled to nhome (the high half picks the shard). */
+static inline uint32_t oc_window_at(const oc_shard *s, uint64_t hash) {
+  return (uint32_t)(((uint64_t)(uint32_t)hash * s->nhome) >> 32);
+}
 static inline hs_object *oc_window(const oc_shard *s, uint64_t hash) {
-  return s->home + (uint32_t)(((uint64_t)(uint32_t)hash * s->nhome) >> 32);
+  return s->home + oc_window_at(s, hash);
+}
+static inline oc_meta *oc_window_meta(const oc_shard *s, uint64_t hash) {
+  return s->meta + oc_window_at(s, hash);
 }
 
-/* The same from the cache's first line alone: a lock-free hit touches no
- * shard. */
-static inline hs_object *oc_cache_window(const struct hs_object_cache *c, uint64_t hash) {
+/* The same index into c->home and c->meta from the cache's first line
+ * alone: a lock-free hit touches no shard. */
+static inline size_t oc_cache_window(const struct hs_object_cache *c, uint64_t hash) {
   uint32_t shard = (uint32_t)(hash >> 32) & c->shard_mask;
-  return c->home + (size_t)shard * c->home_per +
-         (uint32_t)(((uint64_t)(uint32_t)hash * c->nhome) >> 32);
+  return (size_t)shard * c->home_per + (uint32_t)(((uint64_t)(uint32_t)hash * c->nhome) >> 32);
 }
 
 /* Whether `e` is a block of the shard's home array (rule 12). */

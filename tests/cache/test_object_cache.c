@@ -1202,7 +1202,7 @@ static void test_home_windows(void) {
     hs_object_release(c, h, false);
   }
   CHECK_EQ(s->ocount, n - OC_WINDOW);
-  CHECK_EQ(oc_window(s, oc_hash(keys[0], strlen(keys[0])))->spill, n - OC_WINDOW);
+  CHECK_EQ(oc_window_meta(s, oc_hash(keys[0], strlen(keys[0])))->spill, n - OC_WINDOW);
   CHECK_EQ(hs_object_cache_count(c), n);
   uint64_t before = lockfree_hits(c);
   for (int i = 0; i < n; i++) {
@@ -1243,7 +1243,7 @@ static void test_home_windows(void) {
   for (int i = OC_WINDOW; i < n; i++) hs_object_cache_erase(c, keys[i], strlen(keys[i]));
   hs_object_cache_erase(c, keys[0], strlen(keys[0]));
   CHECK_EQ(s->ocount, 0);
-  CHECK_EQ(oc_window(s, oc_hash(keys[0], strlen(keys[0])))->spill, 0);
+  CHECK_EQ(oc_window_meta(s, oc_hash(keys[0], strlen(keys[0])))->spill, 0);
   before = lockfree_hits(c);
   for (int i = 1; i < (int)OC_WINDOW; i++) {
     h = get(c, keys[i]);

@@ -97,8 +97,10 @@ typedef struct hs_object_cache_options {
   bool strict_capacity; /* refuse rather than overfill (see above) */
   const char *policy;   /* a hotset policy spec; NULL: the default, s3fifo */
   /* The charge an entry is expected to have, used only to size each
-   * shard's policy when it is created (the policy grows if entries turn
-   * out smaller); 0: 4 KiB. */
+   * shard's policy and home array when it is created (the policy grows if
+   * entries turn out smaller; the entries beyond the home array's room go
+   * to an overflow table, where a hit costs a second cache miss); 0:
+   * 4 KiB. */
   uint32_t expected_charge;
   /* Consecutive misses of one thread near each other in a stream that make
    * a scan; 0: no detection. 16 by default. */

@@ -8,14 +8,19 @@
  * An entry is a block of two cache lines, the key's bytes inline (up to
  * OC_INLINE_KEY; a longer key is malloc'd beside it), and the handle the
  * engine holds is its address. Blocks are never given back to malloc
- * before the cache is destroyed (rule 11). The key's 64-bit hash is
- * computed once per call and kept in the entry and in its key-table
- * bucket, so a probe compares hashes before it touches an entry, and the
- * entry (its state word, key, value and charge share its first line) only
- * on a hash match. The hash's bits 32 and up pick the shard, its low bits
- * the bucket, so the two choices are independent.
+ * before the cache is destroyed (rule 11). Most entries sit in their
+ * shard's home array, in the window of OC_WINDOW blocks that starts where
+ * the key's hash points (rule 12): a hit reads the block there — state
+ * word, hash, key, value and charge share its first line — and nothing
+ * else, one cache miss where a table of pointers costs two (the bucket,
+ * then the entry it names). An entry whose window is full lives in a
+ * block of the cache's chunks, found through the shard's overflow table
+ * (open addressing; each bucket holds the hash, so a probe compares
+ * hashes before it touches an entry). The key's 64-bit hash is computed
+ * once per call; its bits 32 and up pick the shard, its low 32 bits the
+ * window and the bucket.
  *
- * A shard is a mutex, an open-addressing key table, a slot array and one
+ * A shard is a mutex, a home array and an overflow table, a slot array and one
  * hotset policy whose capacity is the shard's share of the cache's, in
  * bytes (hs_policy_env.unit_bytes 1, as the simulator's byte mode): an
  * entry's access size is its charge. The policy names entries by slot;
@@ -105,11 +110,13 @@
  *     counter (HS_POLICY_CONCURRENT_HIT or _CONCURRENT, and not
  *     NEEDS_TIME: s3fifo, clock, sieve, fifo, car, clockpro, clock-sweep,
  *     clock-admit; c->lockfree), a lookup first tries without the lock:
- *     it reads the table pointer (the mask travels in the table), probes
- *     comparing bucket hashes, and on a match takes a reference with one
+ *     it probes the key's home window comparing the blocks' hashes, then,
+ *     unless the window counts none of its keys there, the overflow table (its
+ *     pointer read once: the mask travels in it) comparing bucket hashes,
+ *     and on a match takes a reference with one
  *     compare-and-swap on the entry's state word that requires OS_IN_TABLE
  *     and neither OS_SLOW nor OS_SCAN, adding one hit owed to the policy
- *     (OS_HITS, saturating at 31). Then, holding the reference, it checks
+ *     (OS_HITS, saturating at 15). Then, holding the reference, it checks
  *     the entry's own hash and key: the block may have been freed and
  *     reused for another key between the bucket and the compare-and-swap;
  *     a mismatch drops the reference (an ordinary release) and the lookup
@@ -140,11 +147,59 @@
  *     no other thread writes while there are at most 16. Policies
  *     that move entries on each hit (lru, 2q, arc, ...) keep every hit
  *     under the lock.
+ * 12. Home windows. Each shard has a home array of nhome + OC_WINDOW - 1
+ *     blocks (nhome: its first slot count, capacity / expected_charge and
+ *     a quarter more), mapped at creation for the cache's life: a window
+ *     is rarely full at the expected charge, and the array never moves, so
+ *     handles into it stay valid and a stale probe reads a block of the
+ *     cache. A key's window is the OC_WINDOW blocks from oc_window(hash);
+ *     the shards' arrays are one mapping, so a lock-free lookup finds the
+ *     window from the cache's first line (oc_cache_window, the same block)
+ *     and reads no shard: a hit writes no line and reads none that a lock
+ *     holder writes.
+ *     An entry is in the table either in a block of its window, with
+ *     OS_IN_TABLE (no bucket: the window is its place), or in a chunk
+ *     block with a bucket in the overflow table; never both, and a key has
+ *     at most one entry in the table (an insert takes the old one out
+ *     first). An insert prepares the entry in a chunk block outside the
+ *     lock and, under it, moves it to the first free block of its window
+ *     if there is one (block_move), else keeps the chunk block and puts it
+ *     in the overflow; entries never move after that. A home block is free
+ *     when its state word has no OS_LIVE: set by the insert that
+ *     publishes an entry there, cleared by free_doomed with a release
+ *     store only after free_object has had the value and the key (rule 6:
+ *     after the unlock), and read by the insert with an acquire; so an
+ *     entry erased while referenced, or freed but not yet given back,
+ *     keeps its block, and free_object reads a key no insert is writing.
+ *     A home block's hash is read by lock-free probes before they hold a
+ *     reference, so it is written (block_move) and read there atomically;
+ *     everything else of the block is read only after the probe's
+ *     compare-and-swap (which needs OS_IN_TABLE, published with a release
+ *     after the fields) or under the lock. A probe goes on past a block
+ *     whose hash matches but that is not in the table (the key's old
+ *     entry, still held, while its new one is elsewhere). Beside the home
+ *     arrays, an array of 4-byte oc_meta, one per home block, small enough
+ *     to stay in the CPU's caches where the blocks do not: the block's tag
+ *     (oc_tag of its entry's hash, set by block_move, cleared by detach),
+ *     and at a window's first block the count (`spill`) of that window's
+ *     entries in the overflow. Both are hints, written under the lock and
+ *     read by lock-free probes atomically: a probe reads a window's four
+ *     tags (one small read, a cache hit) while it prefetches the window's
+ *     first block, reads only blocks whose tag matches — a hit costs the
+ *     one miss of its block, a miss costs no miss at all — and skips the
+ *     overflow when the count is 0. A stale tag or count only costs a read
+ *     or sends a lookup to the lock, whose probe reads the blocks
+ *     themselves and where misses are confirmed anyway.
+ *     The home array is not resized: a capacity raised
+ *     later, or entries smaller than expected, put the excess in the
+ *     overflow, which doubles as before (a lookup there costs the bucket's
+ *     miss and the entry's, as every lookup did before the windows).
  *
- * The hit path: hash the key; with a lock-free policy, rule 11's probe
- * and compare-and-swap, no lock, no write but the entry's state word and
- * the thread's own counter. Otherwise (or when that path declines): take
- * the shard's lock, probe, add a reference with an atomic add, tell the
+ * The hit path: hash the key; with a lock-free policy, rule 11's probe of
+ * the home window (rule 12) and compare-and-swap, no lock, no write but
+ * the entry's state word and the thread's own counter. Otherwise (or when
+ * that path declines): prefetch the window's lines, take the shard's
+ * lock, probe, add a reference with an atomic add, tell the
  * policy (the policy object is touched only under the lock: a slot growth
  * replaces it), unlock. The release is rule 5's compare-and-swap. The
  * detector costs a thread-local lookup on a hit.
@@ -155,6 +210,7 @@
 #include "core/debug.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/seams.h"
 #include "hotset/policy.h"
 
 #include <errno.h>
@@ -240,6 +296,10 @@ static inline uint64_t key_hash(const void *key, size_t len) {
   return hs_mix64(h);
 }
 
+uint64_t oc_hash(const void *key, size_t len) {
+  return key_hash(key, len);
+}
+
 static inline oc_shard *shard_of(const hs_object_cache *c, uint64_t hash) {
   return &c->shards[(uint32_t)(hash >> 32) & c->shard_mask];
 }
@@ -275,8 +335,8 @@ static inline void count_hit(hs_object_cache *c) {
 }
 
 static void doom(oc_shard *s, hs_object *e, hs_object **doomed) {
-  HS_INVARIANT(refs_of(atomic_load(&e->state)) == 0 && !(atomic_load(&e->state) & OS_IN_TABLE),
-               "object cache: freeing an entry with references or still in the table");
+  HS_INVARIANT((atomic_load(&e->state) & (OS_REFS | OS_IN_TABLE | OS_LIVE)) == OS_LIVE,
+               "object cache: freeing an entry with references, still in the table, or freed");
   HS_INVARIANT(s->usage >= e->charge, "object cache: usage %llu below a charge of %zu",
                (unsigned long long)s->usage, e->charge);
   STORE(s->usage, s->usage - e->charge);
@@ -369,15 +429,26 @@ static void blocks_put(hs_object_cache *c, hs_object *first, hs_object *last) {
                                                 memory_order_relaxed));
 }
 
-/* Rule 6: called with no lock held. */
+/* Rule 6: called with no lock held. A home block is free for the next
+ * insert into its window once its value is given back (rule 12): the
+ * release store orders free_object's reads of it before the insert's
+ * writes (home_free's acquire). Chunk blocks go back to the lists. */
 static void free_doomed(hs_object_cache *c, hs_object *e) {
-  hs_object *first = e, *last = NULL;
-  for (; e; e = e->next) {
+  hs_object *first = NULL, *last = NULL;
+  while (e) {
+    hs_object *next = e->next;
     if (c->free_object) c->free_object(oc_key(e), e->key_len, e->value, e->tag, c->ctx);
     if (e->key_len > OC_INLINE_KEY) free(e->key.out);
-    last = e;
+    if (oc_is_home(shard_of(c, e->hash), e)) {
+      atomic_store_explicit(&e->state, 0, memory_order_release);
+    } else {
+      e->next = first;
+      first = e;
+      if (!last) last = e;
+    }
+    e = next;
   }
-  if (last) blocks_put(c, first, last);
+  if (first) blocks_put(c, first, last);
 }
 
 /* ---- the key table ------------------------------------------------------- */
@@ -393,11 +464,44 @@ static inline oc_table *table_of(const oc_shard *s) {
 }
 
 static inline bool key_is(const hs_object *e, uint64_t hash, const void *key, size_t len) {
-  return e->hash == hash && e->key_len == len && (len == 0 || memcmp(oc_key(e), key, len) == 0);
+  if (e->hash != hash || e->key_len != len) return false;
+  if (len == 16) { /* RocksDB's keys: two words, no call */
+    uint64_t a[2], b[2];
+    memcpy(a, e->key.in, 16);
+    memcpy(b, key, 16);
+    return ((a[0] ^ b[0]) | (a[1] ^ b[1])) == 0;
+  }
+  return len == 0 || memcmp(oc_key(e), key, len) == 0;
 }
 
-/* Under the lock. */
+/* A home block's hash, and its metadata: read by lock-free probes with no
+ * reference held, so written and read atomically (rule 12). */
+#define HHASH(e) __atomic_load_n(&(e)->hash, __ATOMIC_RELAXED)
+#define SPILL(m) __atomic_load_n(&(m)->spill, __ATOMIC_RELAXED)
+#define MTAG(m)  __atomic_load_n(&(m)->tag, __ATOMIC_RELAXED)
+
+/* Under the lock: one more (`up`) or one fewer entry of the window that
+ * starts at `m` in the overflow. */
+static inline void spill_count(oc_meta *m, bool up) {
+  uint16_t n = m->spill;
+  if (n != UINT16_MAX)
+    __atomic_store_n(&m->spill, (uint16_t)(up ? n + 1 : n - 1), __ATOMIC_RELAXED);
+}
+
+/* Under the lock: the tag of home block `h` (its entry's, or 0). */
+static inline void home_tag(const oc_shard *s, const hs_object *h, uint8_t tag) {
+  __atomic_store_n(&s->meta[h - s->home].tag, tag, __ATOMIC_RELAXED);
+}
+
+/* Under the lock: the key's entry in its home window, else in the
+ * overflow (rule 12). */
 static inline hs_object *table_find(const oc_shard *s, uint64_t hash, const void *key, size_t len) {
+  hs_object *h = oc_window(s, hash);
+  for (uint32_t j = 0; j < OC_WINDOW; j++, h++)
+    if (HHASH(h) == hash && (atomic_load_explicit(&h->state, memory_order_relaxed) & OS_IN_TABLE) &&
+        key_is(h, hash, key, len))
+      return h;
+  if (!SPILL(oc_window_meta(s, hash))) return NULL;
   const oc_table *t = table_of(s);
   for (uint32_t i = (uint32_t)hash & t->mask;; i = (i + 1) & t->mask) {
     const oc_bucket *b = &t->b[i];
@@ -407,17 +511,24 @@ static inline hs_object *table_find(const oc_shard *s, uint64_t hash, const void
   }
 }
 
+/* A home block is in the table by its OS_IN_TABLE bit alone: its window
+ * is its place. Any other goes to the overflow (rule 12). */
 static void table_put(oc_shard *s, hs_object *e) {
+  STORE(s->count, s->count + 1);
+  if (oc_is_home(s, e)) return;
   oc_table *t = table_of(s);
   uint32_t i = (uint32_t)e->hash & t->mask;
   while (BENTRY(&t->b[i])) i = (i + 1) & t->mask;
   BSET(&t->b[i], e->hash, e);
-  STORE(s->count, s->count + 1);
+  STORE(s->ocount, s->ocount + 1);
+  spill_count(oc_window_meta(s, e->hash), true);
 }
 
 /* Backward-shift deletion: no tombstones. A lock-free lookup racing a
  * shift may miss the key or see a torn bucket; it then takes the lock. */
 static void table_remove(oc_shard *s, hs_object *e) {
+  STORE(s->count, s->count - 1);
+  if (oc_is_home(s, e)) return;
   oc_table *t = table_of(s);
   uint32_t i = (uint32_t)e->hash & t->mask;
   while (BENTRY(&t->b[i]) != e) i = (i + 1) & t->mask;
@@ -432,7 +543,10 @@ static void table_remove(oc_shard *s, hs_object *e) {
     }
   }
   BSET(&t->b[i], 0, NULL);
-  STORE(s->count, s->count - 1);
+  STORE(s->ocount, s->ocount - 1);
+  HS_INVARIANT(oc_window_meta(s, e->hash)->spill,
+               "object cache: an overflow entry its window missed");
+  spill_count(oc_window_meta(s, e->hash), false);
 }
 
 static bool table_resize(oc_shard *s, uint32_t size) {
@@ -465,12 +579,51 @@ static void table_free(oc_table *t) {
   }
 }
 
-/* Room for one more key at a load of at most 1/2: a lookup's probe is
- * then a bucket or two, one line. */
+/* Room for one more key in the overflow at a load of at most 1/2: a
+ * lookup's probe is then a bucket or two, one line. */
 static bool table_reserve(oc_shard *s) {
   uint64_t size = (uint64_t)table_of(s)->mask + 1;
-  if ((uint64_t)(s->count + 1) * 2 <= size) return true;
+  if ((uint64_t)(s->ocount + 1) * 2 <= size) return true;
   return size < (1ull << 31) && table_resize(s, (uint32_t)size * 2);
+}
+
+/* ---- home windows (rule 12) ---------------------------------------------- */
+
+/* The window's first lines, before the lock is taken. */
+static inline void prefetch_window(const oc_shard *s, uint64_t hash) {
+  const hs_object *h = oc_window(s, hash);
+  for (uint32_t j = 0; j < OC_WINDOW; j++) __builtin_prefetch(h + j);
+}
+
+/* Under the lock: a free block of the key's home window (no entry in it
+ * not yet freed), or NULL when the window is full. The acquire pairs with
+ * free_doomed's release: the last value's free_object is done. */
+static hs_object *home_free(const oc_shard *s, uint64_t hash) {
+  hs_object *h = oc_window(s, hash);
+  for (uint32_t j = 0; j < OC_WINDOW; j++, h++)
+    if (!(atomic_load_explicit(&h->state, memory_order_acquire) & OS_LIVE)) return h;
+  return NULL;
+}
+
+/* Under the lock: the entry prepared in chunk block `from` (not yet
+ * published) moves to the free home block `to`, its slot with it. Not
+ * the state word (published by the insert) and, for lock-free probes, the
+ * hash with an atomic store. */
+static hs_object *block_move(oc_shard *s, hs_object *to, const hs_object *from) {
+  HS_INVARIANT(oc_is_home(s, to) && !(atomic_load(&to->state) & (OS_LIVE | OS_IN_TABLE | OS_REFS)),
+               "object cache: an entry moved to a home block not free");
+  to->key_len = from->key_len;
+  __atomic_store_n(&to->hash, from->hash, __ATOMIC_RELAXED);
+  to->value = from->value;
+  to->charge = from->charge;
+  to->slot = from->slot;
+  to->flags = from->flags;
+  memcpy(&to->key, &from->key, sizeof to->key);
+  to->tag = from->tag;
+  to->next = NULL;
+  s->slots[to->slot] = to;
+  home_tag(s, to, oc_tag(from->hash));
+  return to;
 }
 
 /* ---- the policy ---------------------------------------------------------- */
@@ -541,6 +694,7 @@ static void detach(oc_shard *s, hs_object *e, bool evicted) {
   if (evicted && (e->flags & OE_SCAN) && s->ghost)
     *ghost_of(s, e->hash) = (oc_ghost){.hash = e->hash, .at = s->scan_bytes ? s->scan_bytes : 1};
   table_remove(s, e);
+  if (oc_is_home(s, e)) home_tag(s, e, 0); /* no probe reads it for this key now */
   s->slots[e->slot] = NULL;
   s->free_slots[s->nfree++] = e->slot;
   e->flags &= OE_SCAN;
@@ -829,10 +983,51 @@ static uint32_t pow2_at_least(uint64_t n) {
   return p;
 }
 
-static hs_status shard_init(const hs_object_cache *c, oc_shard *s, uint64_t capacity) {
+/* A shard's first slot count: its expected entries and a quarter more. */
+static uint32_t slots_for(const hs_object_cache *c, uint64_t capacity) {
   uint64_t want = capacity / c->expected_charge;
   uint32_t nslots = (uint32_t)(want + want / 4 > (1u << 24) ? (1u << 24) : want + want / 4);
-  if (nslots < MIN_SLOTS) nslots = MIN_SLOTS;
+  return nslots < MIN_SLOTS ? MIN_SLOTS : nslots;
+}
+
+/* Rule 12: every shard's home array, one anonymous mapping (zero: every
+ * block free, no OS_LIVE), given back only at destroy. As many windows
+ * as the shard's first slots (its expected entries and a quarter more:
+ * at the expected charge a window of OC_WINDOW blocks is rarely full),
+ * plus OC_WINDOW - 1 blocks so the last window does not wrap. A mapping
+ * dense enough to be touched whole is aligned and advised as huge pages:
+ * a lookup's one miss is then rarely a TLB miss too. */
+#define HUGE_PAGE (2u << 20)
+static bool homes_map(hs_object_cache *c, uint32_t nhome) {
+  size_t per = sizeof(hs_object) * ((size_t)nhome + OC_WINDOW - 1);
+  size_t bytes = per * c->nshards;
+  bool huge = bytes >= HUGE_PAGE && per >= (64u << 10);
+  size_t whole = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  size_t map = huge ? whole + HUGE_PAGE : bytes;
+  void *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  c->home_map = p;
+  c->home_bytes = map;
+  uintptr_t base = (uintptr_t)p;
+  if (huge) {
+    base = (base + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    (void)madvise((void *)base, whole, MADV_HUGEPAGE);
+  }
+  c->home = (hs_object *)base;
+  c->home_per = nhome + OC_WINDOW - 1;
+  c->nhome = nhome;
+  c->meta = calloc((size_t)c->home_per * c->nshards, sizeof *c->meta);
+  if (!c->meta) return false;
+  for (uint32_t i = 0; i < c->nshards; i++) {
+    c->shards[i].home = (hs_object *)(base + per * i);
+    c->shards[i].meta = c->meta + (size_t)c->home_per * i;
+    c->shards[i].nhome = nhome;
+  }
+  return true;
+}
+
+static hs_status shard_init(const hs_object_cache *c, oc_shard *s, uint64_t capacity) {
+  uint32_t nslots = slots_for(c, capacity);
   s->cache = c;
   s->capacity = capacity;
   s->ring_size = ring_size_for(c, capacity);
@@ -845,7 +1040,7 @@ static hs_status shard_init(const hs_object_cache *c, oc_shard *s, uint64_t capa
     s->ghost_mask = g - 1;
   }
   if (!s->slots || !s->free_slots || (c->detect && !s->ghost) ||
-      !table_resize(s, pow2_at_least(nslots / 2))) /* grows with the count */
+      !table_resize(s, pow2_at_least(nslots / 8 < 16 ? 16 : nslots / 8))) /* grows with ocount */
     return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for a shard of %u slots", nslots);
   for (uint32_t i = nslots; i-- > 0;) s->free_slots[s->nfree++] = i;
   if (pthread_mutex_init(&s->mu, NULL) != 0)
@@ -876,6 +1071,8 @@ static void cache_free(hs_object_cache *c, uint32_t inited) {
     next = k->next;
     free(k);
   }
+  if (c->home_map) munmap(c->home_map, c->home_bytes);
+  free(c->meta);
   free(c->shards);
   free(c->spec);
   pthread_mutex_destroy(&c->resize_mu);
@@ -922,6 +1119,10 @@ hs_status hs_object_cache_create(const hs_object_cache_options *o, hs_object_cac
   }
   memset(c->shards, 0, sizeof *c->shards * c->nshards);
   uint64_t share = shard_share(o->capacity, c->nshards);
+  if (!homes_map(c, slots_for(c, share))) {
+    cache_free(c, 0);
+    return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for the home arrays");
+  }
   hs_status st = HS_OK;
   uint32_t inited = 0;
   for (; inited < c->nshards && st == HS_OK; inited++)
@@ -999,6 +1200,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
 
   oc_shard *s = shard_of(c, hash);
   hs_object *doomed = NULL;
+  prefetch_window(s, hash);
   pthread_mutex_lock(&s->mu);
   INC(s->inserts);
   bool room = fits_policy(s, charge) && make_room(c, s, charge, policy_size(charge), hash, &doomed);
@@ -1007,7 +1209,9 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
    * more than the whole shard could ever hold: nothing to keep it for. */
   bool refused =
       !room && over(s->usage, charge, s->capacity) && (strict || (!out && charge > s->capacity));
-  bool nomem = !refused && (!table_reserve(s) || !slot_take(c, s, e, &doomed));
+  /* Rule 12: a free block of the key's home window, else the overflow. */
+  hs_object *home = refused ? NULL : home_free(s, hash);
+  bool nomem = !refused && ((!home && !table_reserve(s)) || !slot_take(c, s, e, &doomed));
   if (refused || nomem) {
     if (refused) INC(*(strict ? &s->refusals : &s->evictions));
     pthread_mutex_unlock(&s->mu);
@@ -1032,6 +1236,11 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
     leave(s, old, &doomed);
     INC(s->erasures);
   }
+  hs_object *spare = NULL; /* the chunk block it was prepared in */
+  if (home) {
+    spare = e;
+    e = block_move(s, home, e);
+  }
   /* Published OS_SLOW (and OS_SCAN): no lookup takes it without the lock
    * until it is in the policy (rule 11). The release orders the fields
    * above before any lock-free lookup's reference. */
@@ -1040,7 +1249,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
    * where they hit without the lock, else at once (below). */
   bool high = priority == HS_OBJECT_HIGH;
   atomic_store_explicit(&e->state,
-                        OS_IN_TABLE | OS_SLOW | (ring ? OS_SCAN : 0) | (out ? 1u : 0u) |
+                        OS_IN_TABLE | OS_LIVE | OS_SLOW | (ring ? OS_SCAN : 0) | (out ? 1u : 0u) |
                             (high && c->lockfree ? 2 * OS_HIT1 : 0),
                         memory_order_release);
   table_put(s, e);
@@ -1056,6 +1265,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   }
   pthread_mutex_unlock(&s->mu);
   free_doomed(c, doomed);
+  if (spare) blocks_put(c, spare, spare);
   if (out) *out = e;
   return HS_OK;
 }
@@ -1064,34 +1274,58 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
 
 bool hs_object_release(hs_object_cache *c, hs_object *h, bool erase_if_last);
 
-/* Rule 11: a hit with no lock. The entry found by its bucket's hash gets
- * a reference (and a hit owed to the policy) in one compare-and-swap that
- * requires it to be in the table and neither OS_SLOW nor OS_SCAN; then,
- * holding it, the entry's own hash and key are checked (the block may
- * hold another key by now). NULL: not found this way (a miss, a race, an
- * entry that needs the lock): the caller takes the lock. */
+/* Rule 11: a reference to `e` with no lock, found by a hash match,
+ * and a hit owed to the policy, in one compare-and-swap that requires it
+ * to be in the table and neither OS_SLOW nor OS_SCAN; then, holding it,
+ * the entry's own hash and key are checked (the block may hold another
+ * key by now). 1: referenced, the key's; 0: the block holds no entry of
+ * the table (one that left, still referenced or not yet freed: a window
+ * looks on); -1: the lock is needed. */
+static inline __attribute__((always_inline)) int
+take_hit(hs_object_cache *c, hs_object *e, uint64_t hash, const void *key, size_t len) {
+  if (HS_DEBUG_CHECKS && seams.object_probe) seams.object_probe();
+  uint32_t old = atomic_load_explicit(&e->state, memory_order_relaxed), new;
+  do {
+    if (!(old & OS_IN_TABLE)) return 0;
+    if ((old & (OS_SLOW | OS_SCAN)) || refs_of(old) == OS_REFS) return -1;
+    new = old + 1 + ((old & OS_HITS) != OS_HITS ? OS_HIT1 : 0);
+  } while (!atomic_compare_exchange_weak_explicit(&e->state, &old, new, memory_order_acquire,
+                                                  memory_order_relaxed));
+  if (refs_of(old) == 0) pinned_add(c, e->charge);
+  if (!key_is(e, hash, key, len)) { /* the block was reused: not ours */
+    hs_object_release(c, e, false);
+    return -1;
+  }
+  count_hit(c);
+  return 1;
+}
+
+/* Rule 11 on rule 12's layout: the key's home window first (its first
+ * block is the one cache miss of a hit), each block whose hash matches
+ * tried; then the overflow, unless it is empty. NULL: not found this way
+ * (a miss, a race, an entry that needs the lock): the caller takes the
+ * lock. */
 static hs_object *lookup_lockfree(hs_object_cache *c, oc_shard *s, uint64_t hash, const void *key,
                                   size_t len) {
+  size_t at = oc_cache_window(c, hash);
+  hs_object *w = c->home + at;
+  const oc_meta *m = c->meta + at;
+  HS_INVARIANT(w == oc_window(s, hash), "object cache: two home windows for one hash");
+  __builtin_prefetch(w); /* the likeliest block, fetched while the tags are read */
+  uint8_t tag = oc_tag(hash);
+  for (uint32_t j = 0; j < OC_WINDOW; j++) {
+    if (MTAG(m + j) != tag || HHASH(w + j) != hash) continue;
+    int got = take_hit(c, w + j, hash, key, len);
+    if (got) return got > 0 ? w + j : NULL;
+  }
+  if (!SPILL(m)) return NULL; /* none of the window's keys in the overflow */
   const oc_table *t = atomic_load_explicit(&s->table, memory_order_acquire);
   for (uint32_t i = (uint32_t)hash & t->mask, n = 0; n <= t->mask; i = (i + 1) & t->mask, n++) {
     const oc_bucket *b = &t->b[i];
     hs_object *e = atomic_load_explicit(&b->e, memory_order_acquire);
     if (!e) return NULL;
     if (BHASH(b) != hash) continue;
-    uint32_t old = atomic_load_explicit(&e->state, memory_order_relaxed), new;
-    do {
-      if ((old & (OS_IN_TABLE | OS_SLOW | OS_SCAN)) != OS_IN_TABLE || refs_of(old) == OS_REFS)
-        return NULL;
-      new = old + 1 + ((old & OS_HITS) != OS_HITS ? OS_HIT1 : 0);
-    } while (!atomic_compare_exchange_weak_explicit(&e->state, &old, new, memory_order_acquire,
-                                                    memory_order_relaxed));
-    if (refs_of(old) == 0) pinned_add(c, e->charge);
-    if (!key_is(e, hash, key, len)) { /* the block was reused: not ours */
-      hs_object_release(c, e, false);
-      return NULL;
-    }
-    count_hit(c);
-    return e;
+    return take_hit(c, e, hash, key, len) > 0 ? e : NULL;
   }
   return NULL;
 }
@@ -1109,10 +1343,14 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
     hs_object *e = lookup_lockfree(c, s, hash, key, key_len);
     if (e) return e;
   }
-  /* The bucket's line is fetched while the lock is taken. The table may
-   * be replaced meanwhile: a prefetch into a kept old one is harmless. */
-  const oc_table *tb = atomic_load_explicit(&s->table, memory_order_acquire); /* no lock yet */
-  __builtin_prefetch(&tb->b[(uint32_t)hash & tb->mask]);
+  /* The window's lines, and the bucket's, are fetched while the lock is
+   * taken. The table may be replaced meanwhile: a prefetch into a kept
+   * old one is harmless. */
+  prefetch_window(s, hash);
+  if (SPILL(oc_window_meta(s, hash))) {
+    const oc_table *tb = atomic_load_explicit(&s->table, memory_order_acquire); /* no lock yet */
+    __builtin_prefetch(&tb->b[(uint32_t)hash & tb->mask]);
+  }
   pthread_mutex_lock(&s->mu);
   INC(s->lookups);
   hs_object *e = table_find(s, hash, key, key_len);

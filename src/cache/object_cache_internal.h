@@ -18,11 +18,12 @@
 #include <stdint.h>
 
 /* An entry's state word: its references, the hits lock-free lookups
- * owe the policy, and three bits. Lock-free lookups and releases change
+ * owe the policy, and four bits. Lock-free lookups and releases change
  * it without the shard's lock (rules 5 and 11 of object_cache.c's essay). */
 #define OS_REFS     0x00ffffffu
 #define OS_HIT1     (1u << 24)  /* one hit owed to the policy */
-#define OS_HITS     (31u << 24) /* hits owed, saturating at 31 */
+#define OS_HITS     (15u << 24) /* hits owed, saturating at 15 */
+#define OS_LIVE     (1u << 28)  /* an entry not yet freed: not a free block (rule 12) */
 #define OS_SCAN     (1u << 29)  /* mirrors OE_SCAN: lookups take the lock */
 #define OS_SLOW     (1u << 30)  /* lookups and the last release take the lock */
 #define OS_IN_TABLE (1u << 31)  /* in the key table (not erased, evicted, replaced) */
@@ -39,16 +40,24 @@ enum {
  * cache keys are 16 bytes). */
 #define OC_INLINE_KEY 24u
 
-/* The entry: a block of two cache lines from its shard's store of blocks,
- * which are never given back to malloc before the cache is destroyed
+/* A key's home window: this many consecutive blocks of its shard's home
+ * array, from the one its hash names (rule 12 of object_cache.c). */
+#define OC_WINDOW 4u
+
+/* The entry: a block of two cache lines, either in its shard's home array
+ * (rule 12: found with one cache miss) or from the cache's store of
+ * chunks; neither is given back to malloc before the cache is destroyed
  * (rule 11: a lock-free lookup may touch a block's state word after the
  * entry left). The handle is its address. What a lookup, a victim search
  * and an eviction read — the state word, the key, the value, the charge,
  * the slot and the flags — is in the first line. */
 struct hs_object {
-  _Atomic uint32_t state; /* references | hits owed | OS_SCAN | OS_SLOW | OS_IN_TABLE */
+  _Atomic uint32_t state; /* references | hits owed | OS_LIVE | OS_SCAN | OS_SLOW | OS_IN_TABLE */
   uint32_t key_len;
-  uint64_t hash; /* of the key, computed once at insert */
+  /* Of the key, computed once at insert. A home block's is read by
+   * lock-free probes before they hold a reference: written and read there
+   * with __atomic builtins (rule 12). */
+  uint64_t hash;
   void *value;
   size_t charge;
   uint32_t slot; /* its place in the shard's slot array while in the table */
@@ -67,6 +76,27 @@ _Static_assert(__builtin_offsetof(struct hs_object, tag) == 64,
 
 static inline const unsigned char *oc_key(const hs_object *e) {
   return e->key_len <= OC_INLINE_KEY ? e->key.in : e->key.out;
+}
+
+/* A home block's metadata, in an array beside the home arrays (one per
+ * block, 4 bytes: a window's are one small read, and the whole array is a
+ * few hundred KiB, cache-resident where the blocks are not). Written under
+ * the shard's lock, read by lock-free probes, both with __atomic builtins
+ * (rule 12). */
+typedef struct oc_meta {
+  /* oc_tag() of the hash of the block's entry while it is in the table;
+   * 0 otherwise. A hint: a probe reads only blocks whose tag matches. */
+  uint8_t tag;
+  uint8_t unused;
+  /* How many entries of the window starting at this block are in the
+   * overflow, saturating (then never lowered) at UINT16_MAX: 0 and the
+   * window's probe is the whole lookup. */
+  uint16_t spill;
+} oc_meta;
+
+/* A hash's tag: bits neither the shard nor the window use; never 0. */
+static inline uint8_t oc_tag(uint64_t hash) {
+  return (uint8_t)(hash >> 56) | 1u;
 }
 
 /* Blocks come in chunks, freed at destroy. */
@@ -110,8 +140,19 @@ typedef struct oc_ring_item {
 typedef struct oc_shard {
   pthread_mutex_t mu;
   const struct hs_object_cache *cache;
-  _Atomic(oc_table *) table; /* open addressing, linear probing, load <= 1/2 */
-  uint32_t count;
+  /* The home array (rule 12): nhome + OC_WINDOW - 1 blocks, fixed at
+   * creation, mapped at home_map (home_bytes) until destroy. */
+  hs_object *home;
+  oc_meta *meta; /* the home blocks' metadata, meta[i] for home[i] */
+  uint32_t nhome;
+  void *home_map;
+  size_t home_bytes;
+  /* The overflow: entries outside their home window, by hash (open
+   * addressing, linear probing, load <= 1/2); `ocount` of them, read by
+   * lock-free lookups (LOAD) to skip it when empty. */
+  _Atomic(oc_table *) table;
+  uint32_t ocount;
+  uint32_t count;    /* entries in the table: home and overflow */
   hs_object **slots; /* nslots; NULL where free */
   uint32_t *free_slots, nslots, nfree;
   uint32_t nloose; /* entries with OE_LOOSE */
@@ -141,17 +182,24 @@ typedef struct oc_stripe {
 } __attribute__((aligned(64))) oc_stripe;
 
 struct hs_object_cache {
+  /* What every lookup reads, written only at creation: one line that no
+   * write to a shard or a counter shares. */
   oc_shard *shards;
+  hs_object *home;          /* shard i's home array is home + i * home_per (rule 12) */
+  oc_meta *meta;            /* meta[k] describes home[k] */
+  uint32_t home_per, nhome; /* blocks per shard; windows per shard */
+  uint32_t nshards, shard_mask;
+  uint64_t id;   /* never reused: the scan detector's thread state is keyed by it */
+  bool lockfree; /* lookups may hit without the lock (rule 11) */
+  bool detect;   /* locate and scan_run given */
+  bool needs_time;
   oc_stripe stripes[OC_STRIPES];
   _Atomic(oc_chunk *) chunks;    /* every entry block's, freed at destroy */
   _Atomic uint64_t block_bytes;  /* their size */
   _Atomic(hs_object *) returned; /* free blocks beyond the threads' own lists */
-  bool lockfree;                 /* lookups may hit without the lock (rule 11) */
-  uint32_t nshards, shard_mask;
-  uint64_t id; /* never reused: the scan detector's thread state is keyed by it */
+  void *home_map;                /* every shard's home array, one mapping (rule 12) */
+  size_t home_bytes;
   char *spec;
-  bool needs_time;
-  bool detect; /* locate and scan_run given */
   _Atomic bool strict;
   _Atomic uint64_t capacity;
   uint32_t expected_charge, scan_run;
@@ -163,6 +211,37 @@ struct hs_object_cache {
   _Atomic uint64_t scans, scan_accesses;
   pthread_mutex_t resize_mu; /* one set_capacity at a time */
 };
+
+_Static_assert(__builtin_offsetof(struct hs_object_cache, stripes) == 64,
+               "what a lookup reads of the cache is one line");
+
+/* Where the home window of a key of hash `hash` starts in shard `s`'s
+ * array: the low 32 bits scaled to nhome (the high half picks the shard). */
+static inline uint32_t oc_window_at(const oc_shard *s, uint64_t hash) {
+  return (uint32_t)(((uint64_t)(uint32_t)hash * s->nhome) >> 32);
+}
+static inline hs_object *oc_window(const oc_shard *s, uint64_t hash) {
+  return s->home + oc_window_at(s, hash);
+}
+static inline oc_meta *oc_window_meta(const oc_shard *s, uint64_t hash) {
+  return s->meta + oc_window_at(s, hash);
+}
+
+/* The same index into c->home and c->meta from the cache's first line
+ * alone: a lock-free hit touches no shard. */
+static inline size_t oc_cache_window(const struct hs_object_cache *c, uint64_t hash) {
+  uint32_t shard = (uint32_t)(hash >> 32) & c->shard_mask;
+  return (size_t)shard * c->home_per + (uint32_t)(((uint64_t)(uint32_t)hash * c->nhome) >> 32);
+}
+
+/* Whether `e` is a block of the shard's home array (rule 12). */
+static inline bool oc_is_home(const oc_shard *s, const hs_object *e) {
+  uintptr_t p = (uintptr_t)e, lo = (uintptr_t)s->home;
+  return p >= lo && p < lo + sizeof(hs_object) * (s->nhome + OC_WINDOW - 1);
+}
+
+/* The key's hash, as the cache computes it (for the tests). */
+uint64_t oc_hash(const void *key, size_t len);
 
 /* Counts written under a shard's lock and read by statistics without it:
  * a relaxed store (one writer at a time) and a relaxed load. */

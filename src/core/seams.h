@@ -110,6 +110,12 @@ struct seams {
   void (*wal_spare_name)(hs_wal *w, uint64_t next, void *ctx);
   void *wal_spare_name_ctx;
 
+  /* cache/object_cache.c, debug builds only (HOTSET_DEBUG; the release
+   * hit path has no call): a lock-free lookup, after it read a block's
+   * hash and before it takes the block's reference, no lock held — the
+   * window in which the block may be reused for another key. */
+  void (*object_probe)(void);
+
   /* heap/pk_index.c: inside every primary-key lookup, after it read the
    * key's entry and before it walks the chain from there, no lock held. */
   void (*pk_lookup)(void *ctx, uint64_t key, const struct hs_tid *entry);

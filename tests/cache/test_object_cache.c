@@ -9,10 +9,12 @@
 #include "cache/object_cache_internal.h"
 #include "check.h"
 #include "core/debug.h"
+#include "core/seams.h"
 #include "hotset/object_cache.h"
 #include "policy/policy_impl.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1061,6 +1063,8 @@ typedef struct hjob {
   int ops;
   bool writer;
   atomic_int *stop;
+  char (*keys)[64]; /* HKEYS keys to use; NULL: hkey's */
+  bool resize;      /* the writer also changes the capacity and erases all */
 } hjob;
 
 static void hkey(char *key, int k) {
@@ -1078,10 +1082,18 @@ static void *hostile(void *arg) {
   for (int op = 0; j->writer ? op < j->ops : !atomic_load(j->stop); op++) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     int k = (int)(x % HKEYS);
-    hkey(key, k);
+    if (j->keys)
+      strcpy(key, j->keys[k]);
+    else
+      hkey(key, k);
     if (j->writer) {
       unsigned what = (unsigned)((x >> 20) % 8);
-      if (what < 3) {
+      if (j->resize && (x >> 50) % 16 == 0) {
+        /* rule 12 under a policy rebuilt smaller and larger: the windows
+         * stay, the entries they hold are evicted or kept */
+        hs_object_cache_set_capacity(j->c, 100 + (x >> 40) % 800);
+        if ((x >> 45) % 4 == 0) hs_object_cache_erase_unreferenced(j->c);
+      } else if (what < 3) {
         hs_object_cache_erase(j->c, key, strlen(key));
       } else {
         val *v = new_val(100);
@@ -1115,6 +1127,46 @@ static void *hostile(void *arg) {
   return NULL;
 }
 
+/* Two writers, then two readers until the writers are done. */
+static void run_hostile(hs_object_cache *c, uint64_t seed, char (*keys)[64], bool resize) {
+  atomic_int stop = 0;
+  pthread_t t[4];
+  hjob jobs[4];
+  for (int i = 0; i < 4; i++) {
+    jobs[i] = (hjob){c, seed * (uint64_t)(i + 7), 40000, i < 2, &stop, keys, resize};
+    REQUIRE(pthread_create(&t[i], NULL, hostile, &jobs[i]) == 0);
+  }
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  atomic_store(&stop, 1);
+  for (int i = 2; i < 4; i++) pthread_join(t[i], NULL);
+}
+
+static uint64_t lockfree_hits(const hs_object_cache *c) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < OC_STRIPES; i++) n += atomic_load(&c->stripes[i].hits);
+  return n;
+}
+
+/* Whether the racing readers' hits took the lock-free path depends on how
+ * the threads were scheduled; one more hit, alone, on `key` (inserted
+ * here) shows which path the cache takes. */
+static void check_hit_path(hs_object_cache *c, const char *key) {
+  uint64_t before = lockfree_hits(c);
+  val *v = new_val(100);
+  v->key = -1;
+  CHECK_OK(hs_object_cache_insert(c, key, strlen(key), v, v->charge, NULL, HS_OBJECT_NORMAL, NULL));
+  hs_object *h = hs_object_cache_lookup(c, key, strlen(key));
+  CHECK(h != NULL);
+  if (h) hs_object_release(c, h, false);
+  CHECK_EQ(lockfree_hits(c) - before, c->lockfree ? 1 : 0);
+}
+
+static const char *hkey_of(int k) {
+  static char key[64];
+  hkey(key, k);
+  return key;
+}
+
 static void test_lockfree_hostile(void) {
   const char *policies[] = {"s3fifo", "clock", "sieve", "lru"};
   for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
@@ -1123,53 +1175,262 @@ static void test_lockfree_hostile(void) {
     hs_object_cache *c = make(300, 0, false, policies[p]);
     freeing_cache = NULL;
     CHECK(c->lockfree == (strcmp(policies[p], "lru") != 0));
-    atomic_int stop = 0;
-    pthread_t t[4];
-    hjob jobs[4];
-    for (int i = 0; i < 4; i++) {
-      jobs[i] = (hjob){c, 0x9e3779b9u * (uint64_t)(i + 7), 40000, i < 2, &stop};
-      REQUIRE(pthread_create(&t[i], NULL, hostile, &jobs[i]) == 0);
-    }
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
-    atomic_store(&stop, 1);
-    for (int i = 2; i < 4; i++) pthread_join(t[i], NULL);
-    /* Whether the readers' hits took the lock-free path depends on how
-     * the threads were scheduled; one more hit, alone, shows which path
-     * the cache takes. */
-    uint64_t before = 0, after = 0;
-    for (uint32_t i = 0; i < OC_STRIPES; i++) before += atomic_load(&c->stripes[i].hits);
-    char key[64];
-    hkey(key, 0);
-    val *v = new_val(100);
-    v->key = 0;
-    CHECK_OK(
-        hs_object_cache_insert(c, key, strlen(key), v, v->charge, NULL, HS_OBJECT_NORMAL, NULL));
-    hs_object *h = hs_object_cache_lookup(c, key, strlen(key));
-    CHECK(h != NULL);
-    if (h) hs_object_release(c, h, false);
-    for (uint32_t i = 0; i < OC_STRIPES; i++) after += atomic_load(&c->stripes[i].hits);
-    CHECK_EQ(after - before, c->lockfree ? 1 : 0);
+    run_hostile(c, 0x9e3779b9u, NULL, false);
+    check_hit_path(c, hkey_of(0));
     race_over(c);
   }
 }
 
-int main(void) {
+/* ---- home windows (rule 12) ----------------------------------------------- */
+
+/* n keys of the one shard of `c` whose home windows start at the same
+ * block (every third a long key, out of the entry's line): the window
+ * fills and its keys race each other for its blocks. */
+static int window_keys(hs_object_cache *c, char (*keys)[64], int n) {
+  const oc_shard *s = &c->shards[0];
+  const hs_object *want = NULL;
+  int k = 0;
+  for (int i = 0; k < n && i < 10000000; i++) {
+    char key[64];
+    if (k % 3 == 2)
+      snprintf(key, sizeof key, "w%d-a-key-longer-than-the-inline-twenty-four-bytes", i);
+    else
+      snprintf(key, sizeof key, "w%d", i);
+    const hs_object *w = oc_window(s, oc_hash(key, strlen(key)));
+    if (!want) want = w;
+    if (w == want) strcpy(keys[k++], key);
+  }
+  return k;
+}
+
+static int key_of(hs_object *h) {
+  return h ? ((const val *)hs_object_value(h))->key : -1;
+}
+
+/* A window that fills: the keys beyond it go to the overflow and are found
+ * there without the lock; a home entry erased while held keeps its block
+ * until its last release (no insert of its window takes it meanwhile, not
+ * even its own key's); then the next insert of the window takes it. */
+static void test_home_windows(void) {
+  reset_vals();
+  hs_object_cache *c = make(100000, 0, false, NULL);
+  const oc_shard *s = &c->shards[0];
+  char keys[12][64];
+  REQUIRE(window_keys(c, keys, 12) == 12);
+  const int n = 10;
+  for (int i = 0; i < n; i++) {
+    val *v = new_val(10);
+    v->key = i;
+    hs_object *h = put(c, keys[i], v, true);
+    CHECK(oc_is_home(s, h) == (i < (int)OC_WINDOW));
+    hs_object_release(c, h, false);
+  }
+  CHECK_EQ(s->ocount, n - OC_WINDOW);
+  CHECK_EQ(oc_window_meta(s, oc_hash(keys[0], strlen(keys[0])))->spill, n - OC_WINDOW);
+  CHECK_EQ(hs_object_cache_count(c), n);
+  uint64_t before = lockfree_hits(c);
+  for (int i = 0; i < n; i++) {
+    hs_object *h = get(c, keys[i]);
+    CHECK_EQ(key_of(h), i);
+    if (h) hs_object_release(c, h, false);
+  }
+  CHECK_EQ(lockfree_hits(c) - before, (uint64_t)n); /* the overflow's too, lock-free */
+
+  /* keys[0] erased while held, then inserted again: the window is full
+   * (its held block is not free), so the new entry goes to the overflow,
+   * and a lookup steps over the held block to find it without the lock */
+  hs_object *held = get(c, keys[0]);
+  REQUIRE(held && oc_is_home(s, held));
+  hs_object_cache_erase(c, keys[0], strlen(keys[0]));
+  val *v = new_val(10);
+  v->key = 100;
+  hs_object *again = put(c, keys[0], v, true);
+  CHECK(again != held && !oc_is_home(s, again));
+  hs_object_release(c, again, false);
+  before = lockfree_hits(c);
+  hs_object *h = get(c, keys[0]);
+  CHECK_EQ(key_of(h), 100);
+  CHECK_EQ(lockfree_hits(c) - before, 1);
+  if (h) hs_object_release(c, h, false);
+  size_t len = 0;
+  CHECK_EQ(key_of(held), 0);
+  CHECK(memcmp(hs_object_key(held, &len), keys[0], strlen(keys[0])) == 0);
+  uintptr_t held_at = (uintptr_t)held;
+  CHECK(hs_object_release(c, held, false)); /* out of the table: freed */
+  v = new_val(10);
+  v->key = 101;
+  h = put(c, keys[n], v, true); /* the freed block is the window's one free block */
+  CHECK((uintptr_t)h == held_at);
+  hs_object_release(c, h, false);
+
+  /* the overflow emptied: home entries are found still, lock-free */
+  for (int i = OC_WINDOW; i < n; i++) hs_object_cache_erase(c, keys[i], strlen(keys[i]));
+  hs_object_cache_erase(c, keys[0], strlen(keys[0]));
+  CHECK_EQ(s->ocount, 0);
+  CHECK_EQ(oc_window_meta(s, oc_hash(keys[0], strlen(keys[0])))->spill, 0);
+  before = lockfree_hits(c);
+  for (int i = 1; i < (int)OC_WINDOW; i++) {
+    h = get(c, keys[i]);
+    CHECK_EQ(key_of(h), i);
+    if (h) hs_object_release(c, h, false);
+  }
+  h = get(c, keys[n]);
+  CHECK_EQ(key_of(h), 101);
+  if (h) hs_object_release(c, h, false);
+  CHECK_EQ(lockfree_hits(c) - before, OC_WINDOW);
+  CHECK(get(c, keys[0]) == NULL && get(c, keys[n + 1]) == NULL);
+  CHECK_OK(done(c));
+  check_all_freed_once();
+}
+
+/* free_object may call the cache (rule 7), and runs while the entry's home
+ * block is still its: an insert into the same window meanwhile must not
+ * take that block (rule 12: a home block is free once its value is given
+ * back), or the key free_object was given changes under it. */
+static hs_object_cache *reenter;
+static char (*reenter_keys)[64];
+static atomic_int reenter_bad, reenter_done;
+
+static void reenter_free(const void *key, size_t key_len, void *value, void *tag, void *ctx) {
+  val *v = value;
+  free_val(key, key_len, value, tag, ctx);
+  if (v->key != 0 || atomic_exchange(&reenter_done, 1)) return;
+  char copy[64];
+  memcpy(copy, key, key_len);
+  for (int i = OC_WINDOW; i < (int)OC_WINDOW + 2; i++) {
+    val *w = new_val(10);
+    w->key = i;
+    CHECK_OK(hs_object_cache_insert(reenter, reenter_keys[i], strlen(reenter_keys[i]), w, 10, NULL,
+                                    HS_OBJECT_NORMAL, NULL));
+  }
+  if (memcmp(key, copy, key_len) != 0 || ((const val *)value)->key != 0)
+    atomic_fetch_add(&reenter_bad, 1);
+}
+
+static void test_home_reused_after_free(void) {
+  reset_vals();
+  hs_object_cache_options o;
+  hs_object_cache_options_init(&o);
+  o.capacity = 100000;
+  o.shard_bits = 0;
+  o.free_object = reenter_free;
+  CHECK_OK(hs_object_cache_create(&o, &reenter));
+  REQUIRE(reenter);
+  static char keys[8][64];
+  REQUIRE(window_keys(reenter, keys, 8) == 8);
+  reenter_keys = keys;
+  atomic_store(&reenter_done, 0);
+  for (int i = 0; i < (int)OC_WINDOW; i++) { /* the window full */
+    val *v = new_val(10);
+    v->key = i;
+    hs_object *h = NULL;
+    CHECK_OK(hs_object_cache_insert(reenter, keys[i], strlen(keys[i]), v, 10, NULL,
+                                    HS_OBJECT_NORMAL, &h));
+    CHECK(h && oc_is_home(&reenter->shards[0], h));
+    if (h) hs_object_release(reenter, h, false);
+  }
+  hs_object_cache_erase(reenter, keys[0], strlen(keys[0])); /* frees it: reenter_free inserts */
+  CHECK_EQ(atomic_load(&reenter_done), 1);
+  CHECK_EQ(atomic_load(&reenter_bad), 0);
+  for (int i = 1; i < (int)OC_WINDOW + 2; i++) {
+    hs_object *h = hs_object_cache_lookup(reenter, keys[i], strlen(keys[i]));
+    CHECK_EQ(key_of(h), i);
+    if (h) hs_object_release(reenter, h, false);
+  }
+  CHECK_OK(hs_object_cache_destroy(reenter));
+  reenter = NULL;
+  check_all_freed_once();
+}
+
+/* Entries much smaller than expected (most of them in the overflow) and
+ * much larger (a few, all at home), against the shadow of what was put. */
+static void test_home_sizes(void) {
+  const size_t charges[] = {8, 64 << 10};
+  for (size_t t = 0; t < 2; t++) {
+    reset_vals();
+    hs_object_cache *c = make(1 << 20, 0, false, NULL); /* 4 KiB expected: 320 windows */
+    const oc_shard *s = &c->shards[0];
+    int n = t == 0 ? 20000 : 64, found = 0, home = 0;
+    for (int i = 0; i < n; i++) {
+      char key[32];
+      snprintf(key, sizeof key, "size%d", i);
+      val *v = new_val(charges[t]);
+      v->key = i;
+      put(c, key, v, false);
+    }
+    for (int i = 0; i < n; i++) {
+      char key[32];
+      snprintf(key, sizeof key, "size%d", i);
+      hs_object *h = get(c, key);
+      if (!h) continue;
+      found++;
+      home += oc_is_home(s, h);
+      CHECK_EQ(key_of(h), i);
+      hs_object_release(c, h, false);
+    }
+    CHECK_EQ((uint64_t)found, hs_object_cache_count(c));
+    CHECK_EQ(hs_object_cache_count(c) - home, s->ocount);
+    if (t == 0) {
+      CHECK(found > 10000 && s->ocount > (uint32_t)found / 2); /* the overflow holds most */
+    } else {
+      CHECK(found >= 1 && s->ocount == 0); /* a few, all at home */
+    }
+    CHECK_OK(done(c));
+    check_all_freed_once();
+  }
+}
+
+/* Lock-free lookups racing erase and insert of keys that share one home
+ * window (four blocks for six keys: some in the overflow, blocks reused
+ * by the window's other keys at once), with and without capacity changes
+ * and erase_unreferenced (policy rebuilds) beside them. */
+static void widen(void) {
+  static _Thread_local uint32_t x = 0x2545f491u;
+  x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+  if (x % 4 == 0) sched_yield(); /* a writer runs between the hash and the reference */
+}
+
+static void test_home_hostile(void) {
+  seams.object_probe = widen; /* debug builds: the probe's window widened */
+  for (int resize = 0; resize <= 1; resize++) {
+    reset_vals();
+    hs_object_cache *c = make(300, 0, false, "s3fifo");
+    freeing_cache = NULL;
+    static char keys[HKEYS][64];
+    REQUIRE(window_keys(c, keys, HKEYS) == HKEYS);
+    run_hostile(c, 0x7f4a7c15u, keys, resize);
+    check_hit_path(c, keys[0]);
+    race_over(c);
+  }
+  seams.object_probe = NULL;
+}
+
+/* Every test, or (arguments) only the ones named: a rule broken on
+ * purpose can then be checked against the test written for it. */
+int main(int argc, char **argv) {
+  static const struct {
+    const char *name;
+    void (*fn)(void);
+  } tests[] = {
+#define T(f) {#f, f}
+      T(test_basics),         T(test_handles_outlive),
+      T(test_strict),         T(test_edges),
+      T(test_slot_growth),    T(test_misuse),
+      T(test_for_each),       T(test_model_every_policy),
+      T(test_not_scans),      T(test_xor_scans),
+      T(test_scan_that_fits), T(test_scan_protects_hot_set),
+      T(test_threads),        T(test_lockfree_hostile),
+      T(test_home_windows),   T(test_home_reused_after_free),
+      T(test_home_sizes),     T(test_home_hostile),
+#undef T
+  };
   vals = calloc(MAX_VALUES, sizeof *vals);
   REQUIRE(vals);
-  test_basics();
-  test_handles_outlive();
-  test_strict();
-  test_edges();
-  test_slot_growth();
-  test_misuse();
-  test_for_each();
-  test_model_every_policy();
-  test_not_scans();
-  test_xor_scans();
-  test_scan_that_fits();
-  test_scan_protects_hot_set();
-  test_threads();
-  test_lockfree_hostile();
+  for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
+    bool run = argc < 2;
+    for (int a = 1; a < argc; a++) run |= strcmp(argv[a], tests[i].name) == 0;
+    if (run) tests[i].fn();
+  }
   free(vals);
   return check_finish();
 }

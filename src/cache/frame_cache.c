@@ -128,7 +128,9 @@ static inline fc_frame *table_find(const hs_frame_cache *c, uint64_t key) {
   }
 }
 
-static void table_put(hs_frame_cache *c, fc_frame *f) {
+/* Inline: the miss puts one key in and takes one out (its victim's), and
+ * a call each cost as much as the probe. */
+static inline void table_put(hs_frame_cache *c, fc_frame *f) {
   uint32_t i = table_home(c, f->key);
   while (c->table[i].f) i = (i + 1) & c->table_mask;
   c->table[i] = (fc_entry){.key = f->key, .f = f};
@@ -138,7 +140,7 @@ static void table_put(hs_frame_cache *c, fc_frame *f) {
 
 /* Backward-shift deletion: the entries after the hole that would not be
  * found past it move up, so no tombstones build up. */
-void fc_table_remove(hs_frame_cache *c, fc_frame *f) {
+static inline void table_remove(hs_frame_cache *c, fc_frame *f) {
   uint32_t i = table_home(c, f->key);
   while (c->table[i].f != f) i = (i + 1) & c->table_mask;
   for (uint32_t j = (i + 1) & c->table_mask;; j = (j + 1) & c->table_mask) {
@@ -153,6 +155,10 @@ void fc_table_remove(hs_frame_cache *c, fc_frame *f) {
   c->table[i] = (fc_entry){0};
   c->table_used--;
   f->flags &= ~F_HASHED;
+}
+
+void fc_table_remove(hs_frame_cache *c, fc_frame *f) {
+  table_remove(c, f);
 }
 
 static bool table_resize(hs_frame_cache *c, uint32_t size) {
@@ -305,9 +311,12 @@ static void park_passed(hs_frame_cache *c) {
  * twice the cache would fill it with its own keys every time). */
 /* The slot stays resident in the policy's accounting (policy_impl.h,
  * hs_policy_refill): the caller inserts the new frame there at once. */
-static void evict_slot(hs_frame_cache *c, uint32_t slot, bool forget) {
+/* Always inline: on the miss path, where a call's saves and restores cost
+ * as much as its work. */
+__attribute__((always_inline)) static inline void evict_slot(hs_frame_cache *c, uint32_t slot,
+                                                             bool forget) {
   fc_frame *v = c->slots[slot];
-  fc_table_remove(c, v);
+  table_remove(c, v);
   hs_policy_vacate(c->policy, slot, forget);
   v->flags = 0;
   DEC(c->count);
@@ -354,7 +363,8 @@ static void ring_note(hs_frame_cache *c, uint32_t slot) {
     return;
   }
   c->ring[c->ring_pos] = slot;
-  c->ring_pos = (c->ring_pos + 1) % c->ring_size;
+  /* A compare, not a division: a scan's every miss comes here. */
+  if (++c->ring_pos == c->ring_size) c->ring_pos = 0;
 }
 
 /* A non-purgeable cache with every slot in use doubles its slot array. */
@@ -436,9 +446,10 @@ static bool create_refused(hs_frame_cache *c) {
  * refusal): hs_frame_cache_fetch then returns HS_ERR_NOMEM. */
 static _Thread_local bool fc_nomem;
 
-/* Out of line: the hit path that calls it stays short. */
-__attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint64_t key,
-                                                        hs_fetch_mode mode, bool scan) {
+/* Inline in the miss (its one caller), as the miss is in fetch_access_miss:
+ * one call's saves and restores for the whole miss, not one per layer. */
+__attribute__((always_inline)) static inline fc_frame *frame_create(hs_frame_cache *c, uint64_t key,
+                                                                    hs_fetch_mode mode, bool scan) {
   if (mode == HS_FETCH_CREATE && create_refused(c)) {
     INC(c->stats.refusals);
     return NULL;
@@ -447,16 +458,25 @@ __attribute__((noinline)) static fc_frame *frame_create(hs_frame_cache *c, uint6
     fc_nomem = true;
     return NULL;
   }
-  hs_access a = fc_make_access(c, key, scan);
+  /* Without a clock to read, the cache's own access (hit_access: only the
+   * key changes, as for a hit) instead of one built on the stack. */
+  hs_access timed;
+  hs_access *a = &c->hit_access[scan];
+  if (__builtin_expect(c->needs_time, 0)) {
+    timed = fc_make_access(c, key, scan);
+    a = &timed;
+  } else {
+    a->key = key;
+  }
   bool refill = false;
-  int64_t slot = slot_take(c, &a, scan, &refill);
+  int64_t slot = slot_take(c, a, scan, &refill);
   fc_frame *f;
   if (slot >= 0) {
     f = c->slots[slot];
     f->index = (uint32_t)slot;
     if (refill)
-      hs_policy_refill(c->policy, (uint32_t)slot, &a);
-    else if (c->policy && hs_policy_insert(c->policy, (uint32_t)slot, &a) != HS_OK) {
+      hs_policy_refill(c->policy, (uint32_t)slot, a);
+    else if (c->policy && hs_policy_insert(c->policy, (uint32_t)slot, a) != HS_OK) {
       c->free_list[c->nfree++] = (uint32_t)slot;
       fc_nomem = true;
       return NULL;
@@ -563,8 +583,13 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   c->spec = strdup(o->policy ? o->policy : DEFAULT_POLICY);
   c->slots = calloc(c->nslots, sizeof *c->slots);
   c->free_list = malloc(sizeof *c->free_list * c->nslots);
+  /* Four entries a frame or more (a load of at most a quarter once the
+   * slots are full): each miss puts a key and removes its victim's, and at
+   * half that size (a load near a half) the put's probe and the removal's
+   * backward shift walked two or three entries each. The price: 16 bytes
+   * an entry, 64 to 128 a frame, beside a page of 512 bytes or more. */
   uint32_t table_size = 16;
-  while (table_size < (1u << 31) && table_size < (uint64_t)c->nslots * 2) table_size *= 2;
+  while (table_size < (1u << 31) && table_size < (uint64_t)c->nslots * 4) table_size *= 2;
   if (!c->spec || !c->slots || !c->free_list || !table_resize(c, table_size))
     st = hs_fail(HS_ERR_NOMEM, 0, "frame cache: no memory for %u frames", o->capacity);
   if (st == HS_OK) st = fc_policy_make(c, c->nslots, &c->policy);
@@ -591,8 +616,9 @@ void hs_frame_cache_destroy(hs_frame_cache *c) {
   if (c) cache_free(c);
 }
 
-/* A miss: the frame is created if the mode asks. */
-__attribute__((noinline)) static fc_frame *
+/* A miss: the frame is created if the mode asks. Inline in
+ * fetch_access_miss, its one caller. */
+__attribute__((always_inline)) static inline fc_frame *
 fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, bool scan) {
   INC(c->stats.misses);
   fc_nomem = false;

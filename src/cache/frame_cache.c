@@ -310,8 +310,8 @@ static void park_passed(hs_frame_cache *c) {
  * that matter — s3fifo's ghost FIFO is 0.9 of the cache, and a scan
  * twice the cache would fill it with its own keys every time). */
 /* The slot stays resident in the policy's accounting (policy_impl.h,
- * hs_policy_refill): the caller inserts the new frame there at once. */
-/* Always inline: on the miss path, where a call's saves and restores cost
+ * hs_policy_refill): the caller inserts the new frame there at once.
+ * Always inline: on the miss path, where a call's saves and restores cost
  * as much as its work. */
 __attribute__((always_inline)) static inline void evict_slot(hs_frame_cache *c, uint32_t slot,
                                                              bool forget) {
@@ -408,9 +408,9 @@ static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan) {
  * recycled when no slot is free, when recycle_early says the cache is full
  * one frame early, or when the free slot would need new memory while the
  * engine is short of it (SQLite's own cache recycles then); otherwise a
- * free slot is used. */
-/* *refill: the slot is a victim's, still resident in the policy's
- * accounting (evict_slot), and takes the new frame with hs_policy_refill. */
+ * free slot is used. *refill: the slot is a victim's, still resident in
+ * the policy's accounting (evict_slot), and takes the new frame with
+ * hs_policy_refill. */
 static int64_t slot_take(hs_frame_cache *c, const hs_access *a, bool scan, bool *refill) {
   if (c->purgeable && c->capacity == 0) return TAKE_FULL; /* keeps nothing */
   if (c->nfree == 0 && !c->policy && !slots_grow(c)) return TAKE_NOMEM;

@@ -733,9 +733,6 @@ static void evict_claimed(oc_shard *s, hs_object *e, hs_object **doomed) {
   INC(s->evictions);
 }
 
-/* Rule 11: the hits lock-free lookups owed the policy for `e`, told it
- * now, until one does not raise the entry's standing (a counter already at
- * its top); whether there were any. */
 /* Up to n hits on an entry in the policy, stopping at the first that does
  * not raise its standing (more would change nothing). */
 static void policy_hits(const hs_object_cache *c, oc_shard *s, const hs_object *e, uint32_t n) {
@@ -747,6 +744,8 @@ static void policy_hits(const hs_object_cache *c, oc_shard *s, const hs_object *
   }
 }
 
+/* Rule 11: the hits lock-free lookups owed the policy for `e`, told it
+ * now (policy_hits); whether there were any. */
 static bool deliver_hits(const hs_object_cache *c, oc_shard *s, hs_object *e) {
   if (!(atomic_load_explicit(&e->state, memory_order_relaxed) & OS_HITS)) return false;
   uint32_t n =
@@ -1243,10 +1242,10 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   }
   /* Published OS_SLOW (and OS_SCAN): no lookup takes it without the lock
    * until it is in the policy (rule 11). The release orders the fields
-   * above before any lock-free lookup's reference. */
-  /* HIGH: as if looked up twice on arrival (what S3-FIFO asks before it
-   * keeps an entry past its probation queue), the way lookups hit: owed,
-   * where they hit without the lock, else at once (below). */
+   * above before any lock-free lookup's reference. HIGH: as if looked up
+   * twice on arrival (what S3-FIFO asks before it keeps an entry past its
+   * probation queue), the way lookups hit: owed, where they hit without
+   * the lock, else at once (below). */
   bool high = priority == HS_OBJECT_HIGH;
   atomic_store_explicit(&e->state,
                         OS_IN_TABLE | OS_LIVE | OS_SLOW | (ring ? OS_SCAN : 0) | (out ? 1u : 0u) |

@@ -215,10 +215,14 @@ struct hs_object_cache {
 _Static_assert(__builtin_offsetof(struct hs_object_cache, stripes) == 64,
                "what a lookup reads of the cache is one line");
 
-/* Where the home window of a key of hash `hash` starts in shard `s`'s
- * array: the low 32 bits scaled to nhome (the high half picks the shard). */
+/* Where the home window of a key of hash `hash` starts in a shard's array
+ * of `nhome` windows: the low 32 bits scaled to nhome (the high half picks
+ * the shard). */
+static inline uint32_t oc_window_index(uint64_t hash, uint32_t nhome) {
+  return (uint32_t)(((uint64_t)(uint32_t)hash * nhome) >> 32);
+}
 static inline uint32_t oc_window_at(const oc_shard *s, uint64_t hash) {
-  return (uint32_t)(((uint64_t)(uint32_t)hash * s->nhome) >> 32);
+  return oc_window_index(hash, s->nhome);
 }
 static inline hs_object *oc_window(const oc_shard *s, uint64_t hash) {
   return s->home + oc_window_at(s, hash);
@@ -231,7 +235,7 @@ static inline oc_meta *oc_window_meta(const oc_shard *s, uint64_t hash) {
  * alone: a lock-free hit touches no shard. */
 static inline size_t oc_cache_window(const struct hs_object_cache *c, uint64_t hash) {
   uint32_t shard = (uint32_t)(hash >> 32) & c->shard_mask;
-  return (size_t)shard * c->home_per + (uint32_t)(((uint64_t)(uint32_t)hash * c->nhome) >> 32);
+  return (size_t)shard * c->home_per + oc_window_index(hash, c->nhome);
 }
 
 /* Whether `e` is a block of the shard's home array (rule 12). */

@@ -276,14 +276,14 @@ private:
     hs_object_cache_stats s;
     /* RocksDB makes caches it never uses (options objects): not worth a line. */
     if (hs_object_cache_stats_get(c_, &s) != HS_OK || (s.lookups == 0 && s.inserts == 0)) return;
-    std::fprintf(stderr,
-                 "hotset-rocksdb: %s policy=%s lookups=%" PRIu64 " hits=%" PRIu64
-                 " (%.2f%%) inserts=%" PRIu64 " refusals=%" PRIu64 " evictions=%" PRIu64
-                 " erasures=%" PRIu64 " scans=%" PRIu64 " scan_accesses=%" PRIu64 "\n",
-                 report_.c_str(), policy_.c_str(), s.lookups, s.hits,
-                 s.lookups ? 100.0 * static_cast<double>(s.hits) / static_cast<double>(s.lookups)
-                           : 0.0,
-                 s.inserts, s.refusals, s.evictions, s.erasures, s.scans, s.scan_accesses);
+    std::fprintf(
+        stderr,
+        "hotset-rocksdb: %s policy=%s lookups=%" PRIu64 " hits=%" PRIu64
+        " (%.2f%%) inserts=%" PRIu64 " refusals=%" PRIu64 " evictions=%" PRIu64 " erasures=%" PRIu64
+        " kept=%" PRIu64 " scans=%" PRIu64 " scan_accesses=%" PRIu64 "\n",
+        report_.c_str(), policy_.c_str(), s.lookups, s.hits,
+        s.lookups ? 100.0 * static_cast<double>(s.hits) / static_cast<double>(s.lookups) : 0.0,
+        s.inserts, s.refusals, s.evictions, s.erasures, s.kept, s.scans, s.scan_accesses);
   }
 
   hs_object_cache *c_ = nullptr;
@@ -330,6 +330,7 @@ std::shared_ptr<rocksdb::Cache> NewHotsetCache(const HotsetCacheOptions &options
   o.expected_charge = static_cast<uint32_t>(options.estimated_entry_charge);
   o.scan_run = options.scan_run;
   o.scan_gap = options.scan_gap;
+  o.keep_cached = options.keep_cached;
   o.locate = LocateBlock;
   o.free_object = HotsetCache::FreeEntry;
   std::unique_ptr<HotsetCache> cache(new HotsetCache(options, CanonicalSpec(spec)));
@@ -385,6 +386,10 @@ std::string GetHotsetPolicy(const rocksdb::Cache &cache) {
  *   HOTSET_ROCKSDB_REPLACE  the cache types hotset replaces, a list of
  *                           "lru" (NewLRUCache, NewClockCache) and
  *                           "hyper_clock" (MakeSharedCache); "none" (both)
+ *   HOTSET_ROCKSDB_DUPLICATE  what an Insert of a cached key does: "keep"
+ *                           or "replace"; by default what the cache
+ *                           replaced does (LRUCache replaces,
+ *                           HyperClockCache keeps)
  *   HOTSET_ROCKSDB_VERBOSE  1: a line on stderr for each cache made and
  *                           its statistics when it is destroyed
  * A value it cannot use costs one line on stderr saying which, and every
@@ -402,6 +407,7 @@ struct PreloadConfig {
   std::string policy = kDefaultPolicy;
   uint32_t scan_run = 16;
   bool lru = true, hyper_clock = true;
+  enum { AS_REPLACED, KEEP, REPLACE } duplicate = AS_REPLACED;
   bool verbose = false;
 };
 
@@ -466,12 +472,24 @@ bool ReadReplace(PreloadConfig &c) {
   return true;
 }
 
+bool ReadDuplicate(PreloadConfig &c) {
+  const char *v = std::getenv("HOTSET_ROCKSDB_DUPLICATE");
+  if (!v || !*v) return true;
+  if (std::strcmp(v, "keep") == 0)
+    c.duplicate = PreloadConfig::KEEP;
+  else if (std::strcmp(v, "replace") == 0)
+    c.duplicate = PreloadConfig::REPLACE;
+  else
+    return Bad("HOTSET_ROCKSDB_DUPLICATE", v, "neither \"keep\" nor \"replace\"");
+  return true;
+}
+
 const PreloadConfig &Config() {
   static const PreloadConfig config = [] {
     PreloadConfig c;
     const char *v = std::getenv("HOTSET_ROCKSDB_VERBOSE");
     c.verbose = v && *v && std::strcmp(v, "0") != 0;
-    c.usable = ReadPolicy(c) && ReadScanRun(c) && ReadReplace(c);
+    c.usable = ReadPolicy(c) && ReadScanRun(c) && ReadReplace(c) && ReadDuplicate(c);
     return c;
   }();
   return config;
@@ -486,6 +504,7 @@ std::shared_ptr<rocksdb::Cache> Replace(bool replaced_type, const char *what,
   if (!c.usable || !replaced_type) return nullptr;
   o.policy = c.policy;
   o.scan_run = c.scan_run;
+  if (c.duplicate != PreloadConfig::AS_REPLACED) o.keep_cached = c.duplicate == PreloadConfig::KEEP;
   std::string error;
   std::shared_ptr<rocksdb::Cache> cache = NewHotsetCache(o, &error);
   if (!cache) {
@@ -498,9 +517,9 @@ std::shared_ptr<rocksdb::Cache> Replace(bool replaced_type, const char *what,
     GetHotsetStats(*cache, &s);
     std::fprintf(stderr,
                  "hotset-rocksdb: %s -> HotsetCache policy=%s capacity=%zu shards=%" PRIu32
-                 " strict=%d scan_run=%" PRIu32 "\n",
+                 " strict=%d scan_run=%" PRIu32 " duplicate=%s\n",
                  what, GetHotsetPolicy(*cache).c_str(), o.capacity, s.shards,
-                 o.strict_capacity_limit ? 1 : 0, o.scan_run);
+                 o.strict_capacity_limit ? 1 : 0, o.scan_run, o.keep_cached ? "keep" : "replace");
     static_cast<HotsetCache *>(cache.get())->ReportAtEnd(std::string(what) + " cache:");
   }
   return cache;
@@ -618,6 +637,7 @@ std::shared_ptr<Cache> HyperClockCacheOptions::MakeSharedCache() const {
   o.strict_capacity_limit = strict_capacity_limit;
   o.memory_allocator = memory_allocator;
   o.estimated_entry_charge = estimated_entry_charge;
+  o.keep_cached = true; /* as HyperClockCache: an Insert of a cached key keeps it */
   if (auto c = hotset::Replace(hotset::Config().hyper_clock, "HyperClockCache", o)) return c;
   /* The member function, called as the Itanium C++ ABI passes it: the
    * object as the first argument. */

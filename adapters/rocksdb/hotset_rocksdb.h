@@ -52,6 +52,13 @@ struct HotsetCacheOptions {
   /* The charge an entry is expected to have (sizes each shard's policy;
    * it grows when entries are smaller); 0: 4 KiB. */
   size_t estimated_entry_charge = 0;
+  /* An Insert of a key already cached: false replaces the cached entry,
+   * as LRUCache does; true keeps it and takes the Insert for a hit on it,
+   * as HyperClockCache does — right for a block cache, whose keys always
+   * name the same bytes, and cheaper (nothing evicted, no standing lost).
+   * The new value is then deleted at once, or, when a handle is asked
+   * for, held by that handle alone (no Lookup finds it) until released. */
+  bool keep_cached = false;
   /* Handed to rocksdb::Cache: RocksDB allocates the blocks it caches with
    * it (the cache itself allocates no value). */
   std::shared_ptr<rocksdb::MemoryAllocator> memory_allocator;
@@ -69,7 +76,8 @@ HOTSET_ROCKSDB_API std::shared_ptr<rocksdb::Cache> NewHotsetCache(const HotsetCa
  * memory_allocator are used; the pool ratios, use_adaptive_mutex and
  * metadata_charge_policy do not apply (the usage is the charges only, as
  * with kDontChargeCacheMetadata); a secondary_cache is refused (nullptr:
- * not supported). `policy` as in HotsetCacheOptions; scan detection on. */
+ * not supported). `policy` as in HotsetCacheOptions; scan detection on;
+ * an Insert of a cached key replaces it, as LRUCache's does. */
 HOTSET_ROCKSDB_API std::shared_ptr<rocksdb::Cache>
 NewHotsetCache(const rocksdb::LRUCacheOptions &options, const std::string &policy = std::string(),
                std::string *error = nullptr);

@@ -112,13 +112,22 @@ typedef struct hs_object_cache_options {
    * that way). 64 Ki by default: the next block of a file, with a
    * readahead's worth skipped. */
   uint64_t scan_gap;
+  /* An insert of a key already cached: false (the default) replaces the
+   * cached entry, as RocksDB's LRUCache does; true keeps it, as its
+   * HyperClockCache does, and takes the insert for a hit on it — right
+   * where a key always names the same bytes (RocksDB's block cache keys
+   * name a block of an immutable file), and cheaper: nothing is evicted,
+   * and the entry keeps its standing. The new value is then freed at once
+   * through free_object or, with `out`, held by an entry of its own that
+   * no lookup finds, charged in the usage until its last release. */
+  bool keep_cached;
   hs_object_locate_fn locate; /* NULL: no key has a place; no scans */
   hs_object_free_fn free_object;
   void *ctx; /* passed to locate and free_object */
 } hs_object_cache_options;
 
 /* Defaults: 64 MiB, shard_bits -1, not strict, s3fifo, 4 KiB expected,
- * scan_run 16, scan_gap 64 KiB, no locate, no free_object. */
+ * scan_run 16, scan_gap 64 KiB, replacing, no locate, no free_object. */
 void hs_object_cache_options_init(hs_object_cache_options *o);
 
 hs_status hs_object_cache_create(const hs_object_cache_options *o, hs_object_cache **out);
@@ -127,7 +136,8 @@ hs_status hs_object_cache_create(const hs_object_cache_options *o, hs_object_cac
 hs_status hs_object_cache_destroy(hs_object_cache *c);
 
 /* Inserts `value` under a copy of `key`, charged `charge` bytes, replacing
- * (erasing) any entry of the same key. With `out`, returns the new entry
+ * (erasing) any entry of the same key — or, with keep_cached, keeping it
+ * (see the option). With `out`, returns the new entry
  * referenced; without, it is released at once. HS_ERR_NO_BUFFERS (strict
  * limit, `out` given, no room): nothing inserted, the value is still the
  * caller's, *out NULL. HS_ERR_NOMEM: likewise. With `out` NULL, a strict
@@ -190,6 +200,7 @@ typedef struct hs_object_cache_stats {
   uint64_t refusals;      /* inserts the strict limit refused */
   uint64_t evictions;     /* unreferenced entries the policies gave up */
   uint64_t erasures;      /* erased, replaced or erased at release */
+  uint64_t kept;          /* inserts of a cached key that kept it (keep_cached) */
   uint64_t scan_accesses; /* lookups and inserts inside a detected scan */
   uint64_t scans;         /* scans detected */
   uint64_t usage, pinned_usage, capacity, count;

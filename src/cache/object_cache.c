@@ -40,7 +40,8 @@
  *     when it came or when the policy was rebuilt smaller), and then, when
  *     no one references it, OE_LOOSE, the first thing to go when room is
  *     needed; out of the table but referenced (erased, replaced or evicted
- *     while held: the shard counts them in `nout`); or freed. Nothing else.
+ *     while held, or kept out at birth by rule 13: the shard counts them
+ *     in `nout`); or freed. Nothing else.
  *  2. Usage is the sum of the charges of the entries not yet freed, the
  *     table's and the `nout` ones; pinned usage the sum of the charges of
  *     the referenced ones. Both are exact whenever no call is running.
@@ -194,6 +195,15 @@
  *     later, or entries smaller than expected, put the excess in the
  *     overflow, which doubles as before (a lookup there costs the bucket's
  *     miss and the entry's, as every lookup did before the windows).
+ * 13. Kept, not replaced (keep_cached). An insert of a key the table holds
+ *     leaves that entry where it is and hits it under the lock as a lookup
+ *     would; the new entry never enters the table nor the policy and
+ *     holds no slot nor home block (it stays in the chunk block it was
+ *     prepared in). Without `out` its value goes to free_object after the
+ *     unlock; with it, it is rule 1's "out of the table but referenced"
+ *     from birth: in `nout` and the usage, freed by its last release like
+ *     an erased entry still held. A key thus has one entry in the table
+ *     and any number of such outsiders, as after a replace.
  *
  * The hit path: hash the key; with a lock-free policy, rule 11's probe of
  * the home window (rule 12) and compare-and-swap, no lock, no write but
@@ -961,7 +971,8 @@ void hs_object_cache_options_init(hs_object_cache_options *o) {
                                  .policy = NULL,
                                  .expected_charge = DEFAULT_CHARGE,
                                  .scan_run = 16,
-                                 .scan_gap = 64u << 10};
+                                 .scan_gap = 64u << 10,
+                                 .keep_cached = false};
 }
 
 /* shard_bits -1: one shard per 512 KiB, at most 64. */
@@ -1104,6 +1115,7 @@ hs_status hs_object_cache_create(const hs_object_cache_options *o, hs_object_cac
   c->scan_mask = o->scan_gap ? (2ull << (63 - __builtin_clzll(o->scan_gap))) - 1 : 0;
   c->locate = o->locate;
   c->detect = o->locate && o->scan_run;
+  c->keep_cached = o->keep_cached;
   c->free_object = o->free_object;
   c->ctx = o->ctx;
   atomic_init(&c->strict, o->strict_capacity);
@@ -1159,6 +1171,58 @@ hs_status hs_object_cache_destroy(hs_object_cache *c) {
 
 /* ---- insert -------------------------------------------------------------- */
 
+/* Rule 7's refusal under the strict limit, said. */
+static hs_status strict_refusal(const oc_shard *s, size_t charge) {
+  return hs_fail(HS_ERR_NO_BUFFERS, 0,
+                 "object cache: no room for %zu bytes under the strict limit (%llu of %llu bytes "
+                 "in use, referenced)",
+                 charge, (unsigned long long)LOAD(s->usage), (unsigned long long)LOAD(s->capacity));
+}
+
+/* Rule 13, under s's lock, which it releases. The cached entry is hit as
+ * a lookup hits (a scan's hit keeps a scan's entry "used once"; HIGH
+ * counts two hits, as on arrival). Room is made for a held outsider's
+ * charge as for any insert's; under the strict limit, when there is
+ * none, refused (rule 7), the value still the caller's. */
+static hs_status insert_kept(hs_object_cache *c, oc_shard *s, hs_object *cached, hs_object *e,
+                             bool ring, hs_object_priority priority, hs_object **out) {
+  INC(s->kept);
+  if (!ring) set_scan(cached, false);
+  if (cached->flags & OE_POLICY) {
+    if (ring && (cached->flags & OE_SCAN)) {
+      hs_access a = make_access(c, cached->hash, policy_size(cached->charge), true);
+      hs_policy_hit(s->policy, cached->slot, &a);
+    } else {
+      policy_hits(c, s, cached, priority == HS_OBJECT_HIGH ? 2 : 1);
+    }
+  }
+  hs_object *doomed = NULL;
+  /* `cached` may be a victim here: it is not used after this. */
+  bool room = out && make_room(c, s, e->charge, 0, e->hash, &doomed);
+  bool refused = out && !room && over(s->usage, e->charge, s->capacity) &&
+                 atomic_load_explicit(&c->strict, memory_order_relaxed);
+  if (out && !refused) {
+    atomic_store_explicit(&e->state, OS_LIVE | 1u, memory_order_relaxed);
+    STORE(s->usage, s->usage + e->charge);
+    s->nout++;
+    pinned_add(c, e->charge);
+  } else if (refused) {
+    INC(s->refusals);
+  }
+  pthread_mutex_unlock(&s->mu);
+  free_doomed(c, doomed);
+  if (out && !refused) {
+    *out = e;
+    return HS_OK;
+  }
+  size_t charge = e->charge;
+  if (!refused && c->free_object) c->free_object(oc_key(e), e->key_len, e->value, e->tag, c->ctx);
+  if (e->key_len > OC_INLINE_KEY) free(e->key.out);
+  blocks_put(c, e, e);
+  if (refused) return strict_refusal(s, charge);
+  return HS_OK;
+}
+
 hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key_len, void *value,
                                  size_t charge, void *tag, hs_object_priority priority,
                                  hs_object **out) {
@@ -1202,6 +1266,10 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   prefetch_window(s, hash);
   pthread_mutex_lock(&s->mu);
   INC(s->inserts);
+  if (c->keep_cached) {
+    hs_object *cached = table_find(s, hash, key, key_len);
+    if (cached) return insert_kept(c, s, cached, e, ring, priority, out);
+  }
   bool room = fits_policy(s, charge) && make_room(c, s, charge, policy_size(charge), hash, &doomed);
   bool strict = atomic_load_explicit(&c->strict, memory_order_relaxed);
   /* Rule 7: no room. Strict: refused. Not strict, without a handle, and
@@ -1219,12 +1287,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
     blocks_put(c, e, e);
     if (nomem)
       return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for the key table or slots");
-    if (out)
-      return hs_fail(HS_ERR_NO_BUFFERS, 0,
-                     "object cache: no room for %zu bytes under the strict limit (%llu of %llu "
-                     "bytes in use, referenced)",
-                     charge, (unsigned long long)LOAD(s->usage),
-                     (unsigned long long)LOAD(s->capacity));
+    if (out) return strict_refusal(s, charge);
     /* as if inserted and evicted at once */
     if (c->free_object) c->free_object(key, key_len, value, tag, c->ctx);
     return HS_OK;
@@ -1605,6 +1668,7 @@ hs_status hs_object_cache_stats_get(const hs_object_cache *c, hs_object_cache_st
     out->refusals += LOAD(s->refusals);
     out->evictions += LOAD(s->evictions);
     out->erasures += LOAD(s->erasures);
+    out->kept += LOAD(s->kept);
   }
   for (uint32_t i = 0; i < OC_STRIPES; i++) { /* lock-free hits (rule 11) */
     uint64_t n = atomic_load_explicit(&c->stripes[i].hits, memory_order_relaxed);

@@ -165,7 +165,7 @@ typedef struct oc_shard {
   uint64_t scan_bytes; /* charges of the scan inserts so far */
   oc_ring_item ring[OC_RING_MAX];
   uint32_t ring_size, ring_head, ring_len;
-  uint64_t lookups, hits, misses, inserts, refusals, evictions, erasures;
+  uint64_t lookups, hits, misses, inserts, refusals, evictions, erasures, kept;
 } __attribute__((aligned(64))) oc_shard;
 
 /* The scan detector's per-thread state for one cache (object_scan.c). */
@@ -189,9 +189,10 @@ struct hs_object_cache {
   oc_meta *meta;            /* meta[k] describes home[k] */
   uint32_t home_per, nhome; /* blocks per shard; windows per shard */
   uint32_t nshards, shard_mask;
-  uint64_t id;   /* never reused: the scan detector's thread state is keyed by it */
-  bool lockfree; /* lookups may hit without the lock (rule 11) */
-  bool detect;   /* locate and scan_run given */
+  uint64_t id;      /* never reused: the scan detector's thread state is keyed by it */
+  bool lockfree;    /* lookups may hit without the lock (rule 11) */
+  bool detect;      /* locate and scan_run given */
+  bool keep_cached; /* an insert of a cached key keeps the cached entry */
   bool needs_time;
   oc_stripe stripes[OC_STRIPES];
   _Atomic(oc_chunk *) chunks;    /* every entry block's, freed at destroy */

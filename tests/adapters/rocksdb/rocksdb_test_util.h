@@ -104,9 +104,14 @@ inline void CountingDeleter(const rocksdb::Slice &key, void *value) {
   deleter_calls.fetch_add(1);
 }
 
-/* "lru": RocksDB's LRUCache; "hotset" or "hotset:SPEC": a HotsetCache. */
+/* "lru": RocksDB's LRUCache; "hcc": its HyperClockCache (entries of
+ * about `expected_charge` bytes); "hotset" or "hotset:SPEC": a
+ * HotsetCache; "hotset-keep" or "hotset-keep:SPEC": one that keeps a
+ * cached key's entry on a second Insert, as HyperClockCache does. Usage is
+ * the charges alone (kDontChargeCacheMetadata) for RocksDB's own. */
 inline std::shared_ptr<rocksdb::Cache> MakeCache(const std::string &kind, size_t capacity,
-                                                 int shard_bits, bool strict) {
+                                                 int shard_bits, bool strict,
+                                                 size_t expected_charge = 64) {
   if (kind == "lru") {
     rocksdb::LRUCacheOptions o;
     o.capacity = capacity;
@@ -115,15 +120,25 @@ inline std::shared_ptr<rocksdb::Cache> MakeCache(const std::string &kind, size_t
     o.metadata_charge_policy = rocksdb::kDontChargeCacheMetadata;
     return rocksdb::NewLRUCache(o);
   }
-  if (kind.compare(0, 6, "hotset") != 0) {
-    std::fprintf(stderr, "unknown cache kind %s (lru, hotset, hotset:SPEC)\n", kind.c_str());
+  if (kind == "hcc")
+    return rocksdb::HyperClockCacheOptions(capacity, expected_charge, shard_bits, strict, nullptr,
+                                           rocksdb::kDontChargeCacheMetadata)
+        .MakeSharedCache();
+  bool keep = kind.compare(0, 11, "hotset-keep") == 0;
+  if (kind.compare(0, 6, "hotset") != 0 || (!keep && kind.size() > 6 && kind[6] != ':')) {
+    std::fprintf(stderr,
+                 "unknown cache kind %s (lru, hcc, hotset, hotset:SPEC, hotset-keep, "
+                 "hotset-keep:SPEC)\n",
+                 kind.c_str());
     std::exit(2);
   }
   hotset::HotsetCacheOptions o;
   o.capacity = capacity;
   o.num_shard_bits = shard_bits;
   o.strict_capacity_limit = strict;
-  if (kind.size() > 7) o.policy = kind.substr(7);
+  o.keep_cached = keep;
+  size_t spec = keep ? 12 : 7;
+  if (kind.size() > spec) o.policy = kind.substr(spec);
   std::string error;
   std::shared_ptr<rocksdb::Cache> c = hotset::NewHotsetCache(o, &error);
   if (!c) {

@@ -40,6 +40,10 @@ if grep -q '^hotset-rocksdb: NewLRUCache -> HotsetCache policy=s3fifo' "$err"; t
   bad "cache_bench lru_cache: no hotset cache made (default policy s3fifo)"
 fi
 if [[ $(stats_field lookups) -gt 0 ]]; then ok; else bad "cache_bench lru_cache: lookups=$(stats_field lookups), want > 0"; fi
+# An Insert of a cached key replaces it, as LRUCache's does.
+if grep -q '^hotset-rocksdb: NewLRUCache -> .* duplicate=replace' "$err" && [[ $(stats_field kept) == 0 ]]; then ok; else
+  bad "cache_bench lru_cache: want duplicate=replace and kept=0, got kept=$(stats_field kept)"
+fi
 
 # Its HyperClockCache replaced, under another policy.
 HOTSET_ROCKSDB_VERBOSE=1 HOTSET_ROCKSDB_POLICY=arc LD_PRELOAD=$so \
@@ -48,6 +52,18 @@ status=$?
 expect_status 0 "cache_bench hyper_clock_cache"
 if grep -q '^hotset-rocksdb: HyperClockCache -> HotsetCache policy=arc' "$err"; then ok; else
   bad "cache_bench hyper_clock_cache: no hotset cache under arc"
+fi
+# ... keeps it, as HyperClockCache does (cache_bench inserts keys it holds).
+if grep -q '^hotset-rocksdb: HyperClockCache -> .* duplicate=keep' "$err" && [[ $(stats_field kept) -gt 0 ]]; then ok; else
+  bad "cache_bench hyper_clock_cache: want duplicate=keep and kept > 0, got kept=$(stats_field kept)"
+fi
+# HOTSET_ROCKSDB_DUPLICATE says otherwise.
+HOTSET_ROCKSDB_VERBOSE=1 HOTSET_ROCKSDB_DUPLICATE=replace LD_PRELOAD=$so \
+  cache_bench -cache_type=hyper_clock_cache "${bench[@]}" >"$out" 2>"$err"
+status=$?
+expect_status 0 "cache_bench hyper_clock_cache, DUPLICATE=replace"
+if grep -q '^hotset-rocksdb: HyperClockCache -> .* duplicate=replace' "$err" && [[ $(stats_field kept) == 0 ]]; then ok; else
+  bad "DUPLICATE=replace: want duplicate=replace and kept=0, got kept=$(stats_field kept)"
 fi
 
 # HOTSET_ROCKSDB_REPLACE=hyper_clock leaves LRU caches stock.
@@ -71,7 +87,7 @@ fi
 
 # A bad variable: one line naming it, RocksDB's caches, the right answer.
 for bad_env in HOTSET_ROCKSDB_POLICY=bogus HOTSET_ROCKSDB_POLICY=belady HOTSET_ROCKSDB_SCAN_RUN=many \
-  HOTSET_ROCKSDB_REPLACE=lru,fast_lru; do
+  HOTSET_ROCKSDB_REPLACE=lru,fast_lru HOTSET_ROCKSDB_DUPLICATE=sometimes; do
   env "$bad_env" HOTSET_ROCKSDB_VERBOSE=1 LD_PRELOAD=$so ldb --db="$scratch/db" get k1 >"$out" 2>"$err"
   status=$?
   expect_status 0 "ldb get, $bad_env"

@@ -82,8 +82,9 @@ static inline const unsigned char *oc_key(const hs_object *e) {
  * the home arrays (one per home block, counted at the window that starts
  * there). Written under the shard's lock, read by lock-free probes, both
  * with __atomic builtins (rule 12). The blocks' tags are an array of their
- * own (oc_shard.tags): a lookup reads a window's four in one line of an
- * array a quarter this size, which stays in the CPU's nearer caches. */
+ * own (oc_shard.tags), one byte a block: every hit reads a window's four,
+ * and an array a quarter the size of the 4-byte tag-and-count pairs they
+ * once were stays in the CPU's nearer caches. */
 typedef struct oc_meta {
   /* How many entries of the window starting at this block are in the
    * overflow, saturating (then never lowered) at UINT16_MAX: 0 and the

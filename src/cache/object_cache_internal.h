@@ -78,16 +78,14 @@ static inline const unsigned char *oc_key(const hs_object *e) {
   return e->key_len <= OC_INLINE_KEY ? e->key.in : e->key.out;
 }
 
-/* A home block's metadata, in an array beside the home arrays (one per
- * block, 4 bytes: a window's are one small read, and the whole array is a
- * few hundred KiB, cache-resident where the blocks are not). Written under
- * the shard's lock, read by lock-free probes, both with __atomic builtins
- * (rule 12). */
+/* A home window's count of its entries in the overflow, in an array beside
+ * the home arrays (one per home block, counted at the window that starts
+ * there). Written under the shard's lock, read by lock-free probes, both
+ * with __atomic builtins (rule 12). The blocks' tags are an array of their
+ * own (oc_shard.tags), one byte a block: every hit reads a window's four,
+ * and an array a quarter the size of the 4-byte tag-and-count pairs they
+ * once were stays in the CPU's nearer caches. */
 typedef struct oc_meta {
-  /* oc_tag() of the hash of the block's entry while it is in the table;
-   * 0 otherwise. A hint: a probe reads only blocks whose tag matches. */
-  uint8_t tag;
-  uint8_t unused;
   /* How many entries of the window starting at this block are in the
    * overflow, saturating (then never lowered) at UINT16_MAX: 0 and the
    * window's probe is the whole lookup. */
@@ -143,7 +141,11 @@ typedef struct oc_shard {
   /* The home array (rule 12): nhome + OC_WINDOW - 1 blocks, fixed at
    * creation, mapped at home_map (home_bytes) until destroy. */
   hs_object *home;
-  oc_meta *meta; /* the home blocks' metadata, meta[i] for home[i] */
+  oc_meta *meta; /* the home blocks' overflow counts, meta[i] for home[i] */
+  /* tags[i]: oc_tag() of the hash of home[i]'s entry while it is in the
+   * table, 0 otherwise; a hint: a probe reads only blocks whose tag
+   * matches (rule 12). Written and read with __atomic builtins. */
+  uint8_t *tags;
   uint32_t nhome;
   void *home_map;
   size_t home_bytes;
@@ -187,6 +189,7 @@ struct hs_object_cache {
   oc_shard *shards;
   hs_object *home;          /* shard i's home array is home + i * home_per (rule 12) */
   oc_meta *meta;            /* meta[k] describes home[k] */
+  uint8_t *tags;            /* tags[k]: home[k]'s tag */
   uint32_t home_per, nhome; /* blocks per shard; windows per shard */
   uint32_t nshards, shard_mask;
   uint64_t id;      /* never reused: the scan detector's thread state is keyed by it */
@@ -232,7 +235,7 @@ static inline oc_meta *oc_window_meta(const oc_shard *s, uint64_t hash) {
   return s->meta + oc_window_at(s, hash);
 }
 
-/* The same index into c->home and c->meta from the cache's first line
+/* The same index into c->home, c->meta and c->tags from the cache's first line
  * alone: a lock-free hit touches no shard. */
 static inline size_t oc_cache_window(const struct hs_object_cache *c, uint64_t hash) {
   uint32_t shard = (uint32_t)(hash >> 32) & c->shard_mask;

@@ -213,16 +213,29 @@ static int pc_pagecount(sqlite3_pcache *p) {
 _Static_assert(HS_FETCH_LOOKUP == 0 && HS_FETCH_CREATE == 1 && HS_FETCH_CREATE_HARD == 2,
                "SQLite's createFlag 0/1/2 are the frame cache's modes, value for value");
 
-static sqlite3_pcache_page *pc_fetch(sqlite3_pcache *p, unsigned key, int create_flag) {
-  sqlite_cache *c = (sqlite_cache *)p;
+/* A fetch while the cache may grow (granted below wanted): whether it
+ * created a frame says whether the cache is full yet. */
+__attribute__((noinline)) static sqlite3_pcache_page *fetch_growing(sqlite_cache *c, unsigned key,
+                                                                    int create_flag) {
   bool created = false;
-  hs_frame *f = NULL;
-  /* SQLite's xFetch has no error code: NULL is its "no page" whether the
-   * cache refused or memory ran out, and SQLite reports SQLITE_NOMEM then. */
-  if (hs_frame_cache_fetch(c->fc, key, (hs_fetch_mode)create_flag, &f, &created) != HS_OK)
-    return NULL;
+  hs_frame *f = hs_frame_cache_get(c->fc, key, (hs_fetch_mode)create_flag, &created);
   if (created && c->purgeable) grow(c);
   return (sqlite3_pcache_page *)f;
+}
+
+/* SQLite's xFetch has no error code: NULL is its "no page" whether the
+ * cache refused or memory ran out, and SQLite reports SQLITE_NOMEM then;
+ * so the lean fetch, which tells neither apart, is all it needs. Once the
+ * cache has all the capacity SQLite asked for (granted is wanted: grow
+ * would do nothing), nothing follows the fetch, and it is a tail call.
+ * Only SQLite's calls on this cache, which it serializes, change the two. */
+static sqlite3_pcache_page *pc_fetch(sqlite3_pcache *p, unsigned key, int create_flag) {
+  sqlite_cache *c = (sqlite_cache *)p;
+  if (__builtin_expect(atomic_load_explicit(&c->granted, memory_order_relaxed) <
+                           atomic_load_explicit(&c->wanted, memory_order_relaxed),
+                       0))
+    return fetch_growing(c, key, create_flag);
+  return (sqlite3_pcache_page *)hs_frame_cache_get(c->fc, key, (hs_fetch_mode)create_flag, NULL);
 }
 
 static void pc_unpin(sqlite3_pcache *p, sqlite3_pcache_page *page, int discard) {

@@ -138,6 +138,15 @@ typedef enum hs_fetch_mode {
  * the frame was created now. */
 hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
                                bool *created);
+/* hs_frame_cache_fetch for an engine's every page access, in fewer
+ * instructions (no status to build, no handle stored through a pointer):
+ * the frame, pinned, or NULL where hs_frame_cache_fetch's *out would be
+ * NULL. It records HS_ERR_NOMEM or HS_ERR_MISUSE in hs_last_error() when
+ * that is why, and nothing for a lookup that missed or a refused create;
+ * an engine that must tell the three apart calls hs_frame_cache_fetch.
+ * *created (if given) is set true when the frame was created now and left
+ * alone otherwise: the caller sets it false first. */
+hs_frame *hs_frame_cache_get(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created);
 /* Unpins; `discard` drops the frame (its content is gone). An overflow
  * frame is dropped whatever `discard` says. HS_ERR_MISUSE, changing
  * nothing, for a frame that is not pinned (a debug build stops). */

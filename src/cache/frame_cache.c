@@ -638,8 +638,8 @@ fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, b
  * else to keep across it. */
 /* (f is never NULL: nonnull lets the detector's inline path drop its
  * tests of it.) */
-__attribute__((noinline, nonnull(3))) static hs_status
-fetch_access_hit(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_frame **out) {
+__attribute__((noinline, nonnull(3))) static fc_frame *fetch_access_hit(hs_frame_cache *c,
+                                                                        uint64_t key, fc_frame *f) {
   bool scan = fc_scan_access(c, key, f);
   if (scan) INC(c->stats.scan_fetches);
   INC(c->stats.hits);
@@ -650,24 +650,20 @@ fetch_access_hit(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_frame **out) {
   f->flags |= F_PINNED;
   INC(c->pinned);
   f->seen = c->scan.tick;
-  *out = &f->pub;
-  return HS_OK;
+  return f;
 }
 
-/* No frame: a miss's status is HS_ERR_NOMEM when memory was short
- * (fc_nomem), HS_OK otherwise, with or without a frame. */
-__attribute__((noinline)) static hs_status fetch_access_miss(hs_frame_cache *c, uint64_t key,
-                                                             hs_fetch_mode mode, hs_frame **out,
-                                                             bool *created) {
+/* The frame, or NULL: no frame was asked for, the create was refused, or
+ * memory was short (fc_nomem, and the error recorded here). */
+__attribute__((noinline)) static fc_frame *fetch_access_miss(hs_frame_cache *c, uint64_t key,
+                                                             hs_fetch_mode mode, bool *created) {
   bool scan = fc_scan_access(c, key, NULL);
   if (scan) INC(c->stats.scan_fetches);
   fc_frame *f = fetch_miss(c, key, mode, created, scan);
-  *out = f ? &f->pub : NULL;
-  if (!f && fc_nomem)
-    return hs_fail(HS_ERR_NOMEM, ENOMEM,
-                   "hs_frame_cache_fetch: no memory for the frame of key %llu",
-                   (unsigned long long)key);
-  return HS_OK;
+  if (__builtin_expect(!f && fc_nomem, 0))
+    (void)hs_fail(HS_ERR_NOMEM, ENOMEM, "hs_frame_cache_fetch: no memory for the frame of key %llu",
+                  (unsigned long long)key);
+  return f;
 }
 
 /* A fetch of a frame the engine already holds: it is taking one more
@@ -680,35 +676,52 @@ __attribute__((noinline)) static hs_status fetch_access_miss(hs_frame_cache *c, 
  * count of fetches is their sum, one store fewer here.) */
 /* Each path ends in the call that finishes it (a tail call): the fetch
  * saves no register of its own. */
-static inline hs_status fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
-                              bool *created) {
+static inline fc_frame *fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
   fc_frame *f = table_find(c, key);
-  if (!f) return fetch_access_miss(c, key, mode, out, created);
-  if (!(f->flags & F_PINNED)) return fetch_access_hit(c, key, f, out);
+  if (!f) return fetch_access_miss(c, key, mode, created);
+  if (!(f->flags & F_PINNED)) return fetch_access_hit(c, key, f);
   INC(c->stats.hits);
-  *out = &f->pub;
-  return HS_OK;
+  return f;
 }
 
-__attribute__((noinline)) static hs_status
-fetch_locked(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out, bool *created) {
+__attribute__((noinline)) static fc_frame *fetch_locked(hs_frame_cache *c, uint64_t key,
+                                                        hs_fetch_mode mode, bool *created) {
   cache_lock(c);
-  hs_status st = fetch(c, key, mode, out, created);
+  fc_frame *f = fetch(c, key, mode, created);
   cache_unlock(c);
-  return st;
+  return f;
+}
+
+__attribute__((noinline, cold)) static hs_frame *get_misuse(const hs_frame_cache *c,
+                                                            hs_fetch_mode mode) {
+  if (!c)
+    (void)hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: the cache is NULL");
+  else
+    (void)hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: mode %u is not a fetch mode",
+                  (unsigned)mode);
+  return NULL;
+}
+
+/* The frame is the handle (its first member): the cast is the address. */
+hs_frame *hs_frame_cache_get(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
+  if (__builtin_expect(!c || (unsigned)mode > HS_FETCH_CREATE_HARD, 0)) return get_misuse(c, mode);
+  /* No mutex: the path has no call before its last, and nothing to save. */
+  if (c->caller_serializes) return (hs_frame *)fetch(c, key, mode, created);
+  return (hs_frame *)fetch_locked(c, key, mode, created);
 }
 
 hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
                                bool *created) {
   if (created) *created = false;
-  if (!c) return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: the cache is NULL");
   if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: out is NULL");
-  if ((unsigned)mode > HS_FETCH_CREATE_HARD)
-    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: mode %u is not a fetch mode",
-                   (unsigned)mode);
-  /* No mutex: the path has no call before its last, and nothing to save. */
-  if (c->caller_serializes) return fetch(c, key, mode, out, created);
-  return fetch_locked(c, key, mode, out, created);
+  *out = NULL;
+  if (!c || (unsigned)mode > HS_FETCH_CREATE_HARD) {
+    (void)get_misuse(c, mode);
+    return HS_ERR_MISUSE;
+  }
+  *out = hs_frame_cache_get(c, key, mode, created);
+  /* A miss that found memory short said so (fetch_access_miss). */
+  return !*out && fc_nomem ? HS_ERR_NOMEM : HS_OK;
 }
 
 /* An overflow frame unpinned while the cache is within its capacity takes

@@ -161,6 +161,9 @@ static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
   hs_frame_cache_options_init(&o);
   o.frame_bytes = (uint32_t)page_size;
   o.extra_bytes = (uint32_t)extra_size;
+  /* As pcache1: SQLite finds a new page by the first pointer of its extra
+   * (PgHdr.pPage) being NULL, and then sets up the rest itself. */
+  o.extra_zeroed = sizeof(void *);
   o.purgeable = purgeable != 0;
   /* SQLite calls a page cache only under the lock of the connection (or
    * shared cache) that owns it, as its own cache relies on: no mutex of the

@@ -57,7 +57,8 @@ extern "C" {
  * its own two-pointer page handle, as SQLite's sqlite3_pcache_page). */
 typedef struct hs_frame {
   void *data;  /* frame_bytes of page content */
-  void *extra; /* extra_bytes the engine keeps beside it; zeroed when the
+  void *extra; /* extra_bytes the engine keeps beside it; zeroed (all of
+                  them, or the options' extra_zeroed first ones) when the
                   frame is created for its key */
 } hs_frame;
 
@@ -66,6 +67,11 @@ typedef struct hs_frame_cache hs_frame_cache;
 typedef struct hs_frame_cache_options {
   uint32_t frame_bytes; /* page size; 512 .. 65536 */
   uint32_t extra_bytes; /* per frame, beside the page; may be 0 */
+  /* How many of the extra bytes, from the first, a created frame has
+   * zeroed: all of them by default (UINT32_MAX). SQLite needs only the
+   * first pointer's worth zeroed (it sets up the rest itself when it finds
+   * that zero), and its own cache zeroes no more. */
+  uint32_t extra_zeroed;
   /* frames the policy holds (100 by default). 0: none is kept once it is
    * unpinned (every frame is an overflow frame) */
   uint32_t capacity;

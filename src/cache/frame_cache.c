@@ -498,7 +498,11 @@ __attribute__((always_inline)) static inline fc_frame *frame_create(hs_frame_cac
   }
   f->key = key;
   f->flags = (uint8_t)((f->flags & F_OVERFLOW) | F_INUSE | F_PINNED | (scan ? F_SCAN : 0));
-  if (c->extra_bytes) memset(f->pub.extra, 0, c->extra_bytes);
+  /* A pointer's worth (SQLite's) is one store, not a call. */
+  if (c->extra_zeroed == sizeof(void *))
+    memset(f->pub.extra, 0, sizeof(void *));
+  else if (c->extra_zeroed)
+    memset(f->pub.extra, 0, c->extra_zeroed);
   table_put(c, f);
   INC(c->count);
   INC(c->pinned);
@@ -511,6 +515,7 @@ __attribute__((always_inline)) static inline fc_frame *frame_create(hs_frame_cac
 void hs_frame_cache_options_init(hs_frame_cache_options *o) {
   *o = (hs_frame_cache_options){.frame_bytes = 4096,
                                 .extra_bytes = 0,
+                                .extra_zeroed = UINT32_MAX,
                                 .capacity = 100,
                                 .policy = NULL,
                                 .purgeable = true,
@@ -555,6 +560,7 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   pthread_mutex_init(&c->mu, NULL);
   c->frame_bytes = o->frame_bytes;
   c->extra_bytes = o->extra_bytes;
+  c->extra_zeroed = o->extra_zeroed < o->extra_bytes ? o->extra_zeroed : o->extra_bytes;
   STORE(c->capacity, o->capacity);
   c->caller_serializes = o->caller_serializes;
   c->recycle_early = o->recycle_early;

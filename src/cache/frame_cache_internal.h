@@ -113,6 +113,7 @@ typedef struct fc_entry {
 struct hs_frame_cache {
   pthread_mutex_t mu;
   uint32_t frame_bytes, extra_bytes, capacity, scan_run;
+  uint32_t extra_zeroed; /* the options' extra_zeroed, at most extra_bytes */
   /* fc_scan_fast takes accesses whose tick is past this: SCAN_RECENT + 1
    * (a frame's `seen` of 0 is no reuse then), or never when scan_run is
    * below SCAN_CONFIRM_NEW (UINT32_MAX; see fc_scan_fast_after). */

@@ -2,7 +2,7 @@
  * test_frame_cache — the frame cache (hotset/frame_cache.h): every fetch
  * mode at its limits (a cache all pinned refuses CREATE, gives CREATE_HARD
  * an overflow frame that goes at unpin, the 90 % rule), content kept across
- * unpin and refetch, extra bytes zeroed on create, discard, rekey, truncate
+ * unpin and refetch, extra bytes zeroed on create (all, or extra_zeroed), discard, rekey, truncate
  * (pinned frames too), set_capacity down and up with pinned frames and the
  * old victim order kept, shrink, the lean fetch (hs_frame_cache_get), non-purgeable caches that
  * never evict, random operations against a model under every policy the cache accepts (pinned
@@ -549,6 +549,35 @@ static void test_content_and_extra(void) {
     hs_frame_cache_unpin(c, n, false);
   }
   CHECK_EQ(stats_of(c).evictions, 2);
+  hs_frame_cache_destroy(c);
+
+  /* extra_zeroed: only the first bytes (SQLite's first pointer) are
+   * zeroed, on a fresh frame and on one reusing a victim's memory; one
+   * past extra_bytes zeroes them all. */
+  for (uint32_t zeroed = 8; zeroed <= 24; zeroed += 16) {
+    hs_frame_cache_options o = cache_options(1, "lru", true, 0, extra);
+    o.extra_zeroed = zeroed;
+    REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
+    hs_frame *a = must_fetch(c, 1, HS_FETCH_CREATE_HARD);
+    CHECK(memcmp(a->extra, zero, zeroed) == 0);
+    memset(a->extra, 0xee, extra);
+    hs_frame_cache_unpin(c, a, false);
+    hs_frame *b = must_fetch(c, 2, HS_FETCH_CREATE_HARD);
+    CHECK(b == a); /* the victim's memory */
+    CHECK(memcmp(b->extra, zero, zeroed) == 0);
+    CHECK(((unsigned char *)b->extra)[zeroed] == 0xee);
+    hs_frame_cache_unpin(c, b, false);
+    hs_frame_cache_destroy(c);
+  }
+  hs_frame_cache_options o = cache_options(1, "lru", true, 0, extra);
+  o.extra_zeroed = extra + 1;
+  REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
+  hs_frame *a = must_fetch(c, 1, HS_FETCH_CREATE_HARD);
+  memset(a->extra, 0xee, extra);
+  hs_frame_cache_unpin(c, a, false);
+  a = must_fetch(c, 2, HS_FETCH_CREATE_HARD);
+  CHECK(memcmp(a->extra, zero, extra) == 0);
+  hs_frame_cache_unpin(c, a, false);
   hs_frame_cache_destroy(c);
 }
 

@@ -303,21 +303,15 @@ static void park_passed(hs_frame_cache *c) {
   c->npassed = 0;
 }
 
-/* The victim's key and place in the policy go; its memory stays in the
- * slot, which the caller reuses at once. */
-/* `forget`: the policy keeps no ghost of it (a scan's own page, taken back
- * by its ring: remembering it would only push out the ghosts of pages
- * that matter — s3fifo's ghost FIFO is 0.9 of the cache, and a scan
- * twice the cache would fill it with its own keys every time). */
-/* The slot stays resident in the policy's accounting (policy_impl.h,
- * hs_policy_refill): the caller inserts the new frame there at once.
- * Always inline: on the miss path, where a call's saves and restores cost
- * as much as its work. */
-__attribute__((always_inline)) static inline void evict_slot(hs_frame_cache *c, uint32_t slot,
-                                                             bool forget) {
+/* The victim's key goes; its memory stays in the slot, and its place in
+ * the policy too, for the new frame the caller puts there at once: the
+ * policy hears of both in one call (hs_policy_replace, in frame_create;
+ * nothing asks the policy between), and the slot stays resident in its
+ * accounting throughout (policy_impl.h). Always inline: on the miss path,
+ * where a call's saves and restores cost as much as its work. */
+__attribute__((always_inline)) static inline void evict_slot(hs_frame_cache *c, uint32_t slot) {
   fc_frame *v = c->slots[slot];
   table_remove(c, v);
-  hs_policy_vacate(c->policy, slot, forget);
   v->flags = 0;
   DEC(c->count);
   INC(c->stats.evictions);
@@ -353,7 +347,7 @@ static int64_t ring_take(hs_frame_cache *c) {
   if (!hs_policy_slot_size(c->policy, s)) return -1; /* a rekey left it out of the policy */
   if (c->ghost)
     c->ghost[ghost_home(c, f->key)] = (struct fc_ghost){.key = f->key, .at = c->stats.misses + 1};
-  evict_slot(c, s, true);
+  evict_slot(c, s);
   return s;
 }
 
@@ -390,16 +384,21 @@ enum { TAKE_NOMEM = -1, TAKE_FULL = -2 };
 /* A victim's slot (its frame evicted, its memory kept for the new one,
  * its place in the policy's accounting kept for the new one's insert), or
  * TAKE_FULL when every frame in the policy is pinned. */
-static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan) {
+/* *forget: the policy keeps no ghost of the victim (a scan's own page,
+ * taken back by its ring: remembering it would only push out the ghosts
+ * of pages that matter — s3fifo's ghost FIFO is 0.9 of the cache, and a
+ * scan twice the cache would fill it with its own keys every time). */
+static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan, bool *forget) {
   int64_t slot;
-  if (scan && (slot = ring_take(c)) >= 0) return slot;
+  *forget = scan && (slot = ring_take(c)) >= 0;
+  if (*forget) return slot;
   c->npassed = 0;
   /* hs_policy_victim's work: the policy holds a frame (one is unpinned:
    * slot_take said so, and unpinned frames are in the policy). */
   slot = c->policy->ops->victim(c->policy, a, skip_pinned, c);
   park_passed(c);
   if (slot < 0) return TAKE_FULL;
-  evict_slot(c, (uint32_t)slot, false);
+  evict_slot(c, (uint32_t)slot);
   return slot;
 }
 
@@ -408,17 +407,18 @@ static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan) {
  * recycled when no slot is free, when recycle_early says the cache is full
  * one frame early, or when the free slot would need new memory while the
  * engine is short of it (SQLite's own cache recycles then); otherwise a
- * free slot is used. *refill: the slot is a victim's, still resident in
- * the policy's accounting (evict_slot), and takes the new frame with
- * hs_policy_refill. */
-static int64_t slot_take(hs_frame_cache *c, const hs_access *a, bool scan, bool *refill) {
+ * free slot is used. *refill: the slot is a victim's, still in the policy
+ * (evict_slot), and takes the new frame with hs_policy_replace (*forget:
+ * the victim leaves no ghost). */
+static int64_t slot_take(hs_frame_cache *c, const hs_access *a, bool scan, bool *refill,
+                         bool *forget) {
   if (c->purgeable && c->capacity == 0) return TAKE_FULL; /* keeps nothing */
   if (c->nfree == 0 && !c->policy && !slots_grow(c)) return TAKE_NOMEM;
   bool recycle = c->policy && c->count > c->pinned &&
                  (c->nfree == 0 || (c->recycle_early && c->count + 1 >= c->capacity) ||
                   (!c->slots[c->free_list[c->nfree - 1]] && memory_short(c)));
   if (recycle) {
-    int64_t victim = slot_recycle(c, a, scan);
+    int64_t victim = slot_recycle(c, a, scan, forget);
     if (victim >= 0) {
       *refill = true;
       return victim;
@@ -468,14 +468,14 @@ __attribute__((always_inline)) static inline fc_frame *frame_create(hs_frame_cac
   } else {
     a->key = key;
   }
-  bool refill = false;
-  int64_t slot = slot_take(c, a, scan, &refill);
+  bool refill = false, forget = false;
+  int64_t slot = slot_take(c, a, scan, &refill, &forget);
   fc_frame *f;
   if (slot >= 0) {
     f = c->slots[slot];
     f->index = (uint32_t)slot;
     if (refill)
-      hs_policy_refill(c->policy, (uint32_t)slot, a);
+      hs_policy_replace(c->policy, (uint32_t)slot, forget, a);
     else if (c->policy && hs_policy_insert(c->policy, (uint32_t)slot, a) != HS_OK) {
       c->free_list[c->nfree++] = (uint32_t)slot;
       fc_nomem = true;

@@ -644,9 +644,8 @@ fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, b
  * else to keep across it. */
 /* (f is never NULL: nonnull lets the detector's inline path drop its
  * tests of it.) */
-__attribute__((noinline, nonnull(3))) static fc_frame *fetch_access_hit(hs_frame_cache *c,
-                                                                        uint64_t key, fc_frame *f) {
-  bool scan = fc_scan_access(c, key, f);
+/* The hit's own work, the detector's answer known. */
+static inline fc_frame *hit_pin(hs_frame_cache *c, fc_frame *f, bool scan) {
   if (scan) INC(c->stats.scan_fetches);
   INC(c->stats.hits);
   if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED)))
@@ -657,6 +656,32 @@ __attribute__((noinline, nonnull(3))) static fc_frame *fetch_access_hit(hs_frame
   INC(c->pinned);
   f->seen = c->scan.tick;
   return f;
+}
+
+/* A hit on a page not fetched lately (fc_scan_front said FC_SCAN_FOLLOW):
+ * the rest of the fast path, with the registers it needs. */
+__attribute__((noinline, nonnull(3))) static fc_frame *fetch_hit_follow(hs_frame_cache *c,
+                                                                        uint64_t key, fc_frame *f) {
+  int r = fc_scan_follow(c, key, f);
+  return hit_pin(c, f, r == FC_SCAN_SLOW ? fc_scan_note(c, key, f) : r);
+}
+
+/* A hit the fast path leaves to the whole rule (or, in a debug build,
+ * every hit: each checked against fc_scan_note). */
+__attribute__((noinline, nonnull(3))) static fc_frame *fetch_hit_whole(hs_frame_cache *c,
+                                                                       uint64_t key, fc_frame *f) {
+  return hit_pin(c, f, HS_DEBUG_CHECKS ? fc_scan_checked(c, key, f) : fc_scan_note(c, key, f));
+}
+
+/* The fast path's first part inline: most hits (idle, the page before, a
+ * reuse) end there, and this function saves no register for them; the
+ * rest go on in a function of their own, a tail call. */
+__attribute__((noinline, nonnull(3))) static fc_frame *fetch_access_hit(hs_frame_cache *c,
+                                                                        uint64_t key, fc_frame *f) {
+  int r = HS_DEBUG_CHECKS ? FC_SCAN_SLOW : fc_scan_front(c, key, f);
+  if (r == FC_SCAN_FOLLOW) return fetch_hit_follow(c, key, f);
+  if (r == FC_SCAN_SLOW) return fetch_hit_whole(c, key, f);
+  return hit_pin(c, f, r);
 }
 
 /* The frame, or NULL: no frame was asked for, the create was refused, or

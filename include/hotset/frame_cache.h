@@ -67,11 +67,6 @@ typedef struct hs_frame_cache hs_frame_cache;
 typedef struct hs_frame_cache_options {
   uint32_t frame_bytes; /* page size; 512 .. 65536 */
   uint32_t extra_bytes; /* per frame, beside the page; may be 0 */
-  /* How many of the extra bytes, from the first, a created frame has
-   * zeroed: all of them by default (UINT32_MAX). SQLite needs only the
-   * first pointer's worth zeroed (it sets up the rest itself when it finds
-   * that zero), and its own cache zeroes no more. */
-  uint32_t extra_zeroed;
   /* frames the policy holds (100 by default). 0: none is kept once it is
    * unpinned (every frame is an overflow frame) */
   uint32_t capacity;
@@ -111,6 +106,11 @@ typedef struct hs_frame_cache_options {
    * unpinned than pinned. NULL: never. */
   bool (*under_pressure)(void *ctx);
   void *memory_ctx; /* passed to the three above */
+  /* How many of the extra bytes, from the first, a created frame has
+   * zeroed: all of them by default (UINT32_MAX). SQLite needs only the
+   * first pointer's worth zeroed (it sets up the rest itself when it finds
+   * that zero), and its own cache zeroes no more. (Last: added in 0.3.) */
+  uint32_t extra_zeroed;
 } hs_frame_cache_options;
 
 /* Defaults: 4096-byte frames, no extra, 100 frames, clock-sweep,

@@ -827,7 +827,8 @@ static inline void policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
     policy_hit_timed(c, f, scan);
     return;
   }
-  hs_access *a = &c->hit_access[scan];
+  /* Two addresses and a select, not an index scaled by the access's size. */
+  hs_access *a = scan ? &c->hit_access[1] : &c->hit_access[0];
   a->key = f->key;
   p->ops->hit(p, f->index, a);
 }

@@ -461,7 +461,7 @@ __attribute__((always_inline)) static inline fc_frame *frame_create(hs_frame_cac
   /* Without a clock to read, the cache's own access (hit_access: only the
    * key changes, as for a hit) instead of one built on the stack. */
   hs_access timed;
-  hs_access *a = &c->hit_access[scan];
+  hs_access *a = scan ? &c->hit_access[1] : &c->hit_access[0];
   if (__builtin_expect(c->needs_time, 0)) {
     timed = fc_make_access(c, key, scan);
     a = &timed;

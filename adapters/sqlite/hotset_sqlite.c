@@ -57,6 +57,9 @@ typedef struct sqlite_cache {
   bool purgeable;
   pthread_mutex_t capacity_lock; /* changes of wanted and granted */
   _Atomic uint32_t wanted, granted;
+  /* granted below wanted, as the two were left by the last change: the
+   * one test a fetch makes (pc_fetch). */
+  _Atomic bool growing;
 } sqlite_cache;
 
 /* Everything global is under `lock`: the options a new cache gets, the
@@ -102,6 +105,12 @@ static void grant(sqlite_cache *c, uint32_t granted) {
     atomic_store(&c->granted, granted);
 }
 
+/* After a change of wanted or granted, under capacity_lock. */
+static void note_growing(sqlite_cache *c) {
+  atomic_store_explicit(&c->growing, atomic_load(&c->granted) < atomic_load(&c->wanted),
+                        memory_order_relaxed);
+}
+
 /* SQLite's cache_size, as pcache1 takes it: down to 0 (nothing kept once
  * unpinned) and 1, where every createFlag-1 fetch is refused and SQLite
  * spills a dirty page before it asks again with createFlag 2. */
@@ -114,6 +123,7 @@ static void set_capacity(sqlite_cache *c, int pages) {
    * policy); a purgeable one grows to `wanted` as it fills (grow). */
   if (c->purgeable && granted < GROW_FROM) granted = GROW_FROM; /* capped by wanted below */
   grant(c, c->purgeable && granted < wanted ? granted : wanted);
+  note_growing(c);
   pthread_mutex_unlock(&c->capacity_lock);
 }
 
@@ -129,6 +139,7 @@ __attribute__((noinline)) static void grow(sqlite_cache *c) {
    * (recycle_early), so a cache that needs more stops one short of it. */
   if (granted < wanted && hs_frame_cache_count(c->fc) + 1 >= granted)
     grant(c, granted > wanted / 2 ? wanted : granted * 2);
+  note_growing(c);
   pthread_mutex_unlock(&c->capacity_lock);
 }
 
@@ -161,6 +172,9 @@ static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
   hs_frame_cache_options_init(&o);
   o.frame_bytes = (uint32_t)page_size;
   o.extra_bytes = (uint32_t)extra_size;
+  /* As pcache1: SQLite finds a new page by the first pointer of its extra
+   * (PgHdr.pPage) being NULL, and then sets up the rest itself. */
+  o.extra_zeroed = sizeof(void *);
   o.purgeable = purgeable != 0;
   /* SQLite calls a page cache only under the lock of the connection (or
    * shared cache) that owns it, as its own cache relies on: no mutex of the
@@ -181,6 +195,7 @@ static sqlite3_pcache *pc_create(int page_size, int extra_size, int purgeable) {
   pthread_mutex_init(&c->capacity_lock, NULL);
   atomic_init(&c->wanted, o.capacity);
   atomic_init(&c->granted, o.capacity);
+  atomic_init(&c->growing, false);
   pthread_mutex_lock(&lock);
   o.policy = cfg_policy;
   o.scan_run = cfg_scan_run;
@@ -213,16 +228,27 @@ static int pc_pagecount(sqlite3_pcache *p) {
 _Static_assert(HS_FETCH_LOOKUP == 0 && HS_FETCH_CREATE == 1 && HS_FETCH_CREATE_HARD == 2,
                "SQLite's createFlag 0/1/2 are the frame cache's modes, value for value");
 
-static sqlite3_pcache_page *pc_fetch(sqlite3_pcache *p, unsigned key, int create_flag) {
-  sqlite_cache *c = (sqlite_cache *)p;
+/* A fetch while the cache may grow (granted below wanted): whether it
+ * created a frame says whether the cache is full yet. */
+__attribute__((noinline)) static sqlite3_pcache_page *fetch_growing(sqlite_cache *c, unsigned key,
+                                                                    int create_flag) {
   bool created = false;
-  hs_frame *f = NULL;
-  /* SQLite's xFetch has no error code: NULL is its "no page" whether the
-   * cache refused or memory ran out, and SQLite reports SQLITE_NOMEM then. */
-  if (hs_frame_cache_fetch(c->fc, key, (hs_fetch_mode)create_flag, &f, &created) != HS_OK)
-    return NULL;
+  hs_frame *f = hs_frame_cache_get(c->fc, key, (hs_fetch_mode)create_flag, &created);
   if (created && c->purgeable) grow(c);
   return (sqlite3_pcache_page *)f;
+}
+
+/* SQLite's xFetch has no error code: NULL is its "no page" whether the
+ * cache refused or memory ran out, and SQLite reports SQLITE_NOMEM then;
+ * so the lean fetch, which tells neither apart, is all it needs. Once the
+ * cache has all the capacity SQLite asked for (not growing: grow would do
+ * nothing), nothing follows the fetch, and it is a tail call.
+ * Only SQLite's calls on this cache, which it serializes, change it. */
+static sqlite3_pcache_page *pc_fetch(sqlite3_pcache *p, unsigned key, int create_flag) {
+  sqlite_cache *c = (sqlite_cache *)p;
+  if (__builtin_expect(atomic_load_explicit(&c->growing, memory_order_relaxed), 0))
+    return fetch_growing(c, key, create_flag);
+  return (sqlite3_pcache_page *)hs_frame_cache_get(c->fc, key, (hs_fetch_mode)create_flag, NULL);
 }
 
 static void pc_unpin(sqlite3_pcache *p, sqlite3_pcache_page *page, int discard) {

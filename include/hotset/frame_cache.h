@@ -57,7 +57,8 @@ extern "C" {
  * its own two-pointer page handle, as SQLite's sqlite3_pcache_page). */
 typedef struct hs_frame {
   void *data;  /* frame_bytes of page content */
-  void *extra; /* extra_bytes the engine keeps beside it; zeroed when the
+  void *extra; /* extra_bytes the engine keeps beside it; zeroed (all of
+                  them, or the options' extra_zeroed first ones) when the
                   frame is created for its key */
 } hs_frame;
 
@@ -105,6 +106,11 @@ typedef struct hs_frame_cache_options {
    * unpinned than pinned. NULL: never. */
   bool (*under_pressure)(void *ctx);
   void *memory_ctx; /* passed to the three above */
+  /* How many of the extra bytes, from the first, a created frame has
+   * zeroed: all of them by default (UINT32_MAX). SQLite needs only the
+   * first pointer's worth zeroed (it sets up the rest itself when it finds
+   * that zero), and its own cache zeroes no more. (Last: added in 0.3.) */
+  uint32_t extra_zeroed;
 } hs_frame_cache_options;
 
 /* Defaults: 4096-byte frames, no extra, 100 frames, clock-sweep,
@@ -138,6 +144,15 @@ typedef enum hs_fetch_mode {
  * the frame was created now. */
 hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
                                bool *created);
+/* hs_frame_cache_fetch for an engine's every page access, in fewer
+ * instructions (no status to build, no handle stored through a pointer):
+ * the frame, pinned, or NULL where hs_frame_cache_fetch's *out would be
+ * NULL. It records HS_ERR_NOMEM or HS_ERR_MISUSE in hs_last_error() when
+ * that is why, and nothing for a lookup that missed or a refused create;
+ * an engine that must tell the three apart calls hs_frame_cache_fetch.
+ * *created (if given) is set true when the frame was created now and left
+ * alone otherwise: the caller sets it false first. */
+hs_frame *hs_frame_cache_get(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created);
 /* Unpins; `discard` drops the frame (its content is gone). An overflow
  * frame is dropped whatever `discard` says. HS_ERR_MISUSE, changing
  * nothing, for a frame that is not pinned (a debug build stops). */

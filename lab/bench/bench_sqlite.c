@@ -54,6 +54,8 @@ int bench_sqlite_main(int argc, char **argv) {
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define DEFAULT_SCAN_RUN 32 /* the adapter's, if the environment turned it off */
@@ -71,7 +73,11 @@ static const args_command command = {
              "between, scan size, rows, insert order); per shape stock, the ceiling (a cache\n"
              "that never evicts), hotset's default and each policy; ends with the worst case.\n",
     .notes = "Pages are 4 KiB. The mix runs with synchronous = OFF (no fsyncs), --mix-runs\n"
-             "times per configuration, interleaved; its figures are the medians. --policy\n"
+             "times per configuration, interleaved; its figures are the medians. Beside\n"
+             "them: each run's CPU seconds (user, system; the whole run, setup included),\n"
+             "and the median over the rounds of a run's total over stock's run in the same\n"
+             "round (wall and CPU), which a busy minute of a shared machine disturbs less\n"
+             "than a ratio of two medians; every run counts in each. --policy\n"
              "default names the adapter's default policy. The databases (in --dir or a\n"
              "temporary directory) are removed at the end.\n",
 };
@@ -393,11 +399,26 @@ static int run_lookups(sql_bench *b, lookup_row *rows, int n) {
 
 /* ---- the mix --------------------------------------------------------------------- */
 
+/* A run's figures: its steps' wall seconds, their total, then the CPU
+ * seconds the run took (user, system: the process's, whose one thread
+ * runs the mix). */
+#define MIX_TOTAL        MIX_STEPS
+#define MIX_USER         (MIX_STEPS + 1)
+#define MIX_SYS          (MIX_STEPS + 2)
+#define MIX_COLS         (MIX_STEPS + 3)
+
 typedef struct mix_row {
   sql_config c;
   mix_result r;
-  double *runs; /* mix_runs × (MIX_STEPS + 1): the steps, then the total */
+  double *runs;          /* mix_runs × MIX_COLS */
+  double user_s, sys_s;  /* medians of the runs' CPU seconds */
+  double pair, pair_cpu; /* medians over the rounds of this run's total
+                            (wall, CPU) over stock's in the same round */
 } mix_row;
+
+static double timeval_seconds(const struct timeval *t) {
+  return (double)t->tv_sec + (double)t->tv_usec / 1e6;
+}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -413,13 +434,32 @@ static double median(double *v, uint64_t n) {
 static void mix_medians(const sql_bench *b, mix_row *row) {
   double v[99];
   for (int s = 0; s <= MIX_STEPS; s++) {
-    for (uint64_t k = 0; k < b->mix_runs; k++) v[k] = row->runs[k * (MIX_STEPS + 1) + s];
+    for (uint64_t k = 0; k < b->mix_runs; k++) v[k] = row->runs[k * MIX_COLS + s];
     double m = median(v, b->mix_runs);
     if (s < MIX_STEPS)
       row->r.step_seconds[s] = m;
     else
       row->r.total_seconds = m;
   }
+  for (uint64_t k = 0; k < b->mix_runs; k++) v[k] = row->runs[k * MIX_COLS + MIX_USER];
+  row->user_s = median(v, b->mix_runs);
+  for (uint64_t k = 0; k < b->mix_runs; k++) v[k] = row->runs[k * MIX_COLS + MIX_SYS];
+  row->sys_s = median(v, b->mix_runs);
+}
+
+/* Each round runs every configuration once, one after another: a run's
+ * ratio to stock's run of the same round sees the same minute of a shared
+ * machine, which a ratio of medians taken apart does not. */
+static void mix_pairs(const sql_bench *b, mix_row *row, const mix_row *stock) {
+  double v[99], w[99];
+  for (uint64_t k = 0; k < b->mix_runs; k++) {
+    const double *r = &row->runs[k * MIX_COLS], *s = &stock->runs[k * MIX_COLS];
+    v[k] = s[MIX_TOTAL] > 0 ? r[MIX_TOTAL] / s[MIX_TOTAL] : 0;
+    double cpu = s[MIX_USER] + s[MIX_SYS];
+    w[k] = cpu > 0 ? (r[MIX_USER] + r[MIX_SYS]) / cpu : 0;
+  }
+  row->pair = median(v, b->mix_runs);
+  row->pair_cpu = median(w, b->mix_runs);
 }
 
 static double mix_hit_ratio(const mix_result *r) {
@@ -440,6 +480,10 @@ static void print_mix_json(const sql_bench *b, const mix_row *row) {
   json_u64(&j, "cache_hits", row->r.hits);
   json_u64(&j, "cache_misses", row->r.misses);
   json_double(&j, "hit_ratio", "%.4f", mix_hit_ratio(&row->r));
+  json_double(&j, "user_seconds", "%.4f", row->user_s);
+  json_double(&j, "system_seconds", "%.4f", row->sys_s);
+  json_double(&j, "paired_ratio", "%.4f", row->pair);
+  json_double(&j, "paired_cpu_ratio", "%.4f", row->pair_cpu);
   json_end_line(&j);
 }
 
@@ -450,6 +494,11 @@ static void print_mix_row(const mix_row *row, double stock_total) {
          stock_total > 0 ? row->r.total_seconds / stock_total : 0, mix_hit_ratio(&row->r));
 }
 
+static void print_mix_cpu_row(const mix_row *row) {
+  printf("  %-7s %-14s %7.3f %7.3f %10.3f %10.3f\n", row->c.hotset ? "hotset" : "stock",
+         policy_label(&row->c), row->user_s, row->sys_s, row->pair, row->pair_cpu);
+}
+
 /* Runs are interleaved, each round starting one configuration further
  * on, so that a slow minute of a shared machine falls on all of them. */
 static int run_mix(sql_bench *b, mix_row *rows, int n) {
@@ -458,13 +507,19 @@ static int run_mix(sql_bench *b, mix_row *rows, int n) {
       mix_row *row = &rows[(i0 + (int)k) % n];
       if (bench_interrupted()) return 1;
       if (sql_use_cache(&row->c) != 0) return 1;
-      double *run = &row->runs[k * (MIX_STEPS + 1)];
+      double *run = &row->runs[k * MIX_COLS];
+      struct rusage before, after;
+      getrusage(RUSAGE_SELF, &before);
       if (sql_run_mix(b, run, &row->r.hits, &row->r.misses) != 0) return 1;
-      run[MIX_STEPS] = 0;
-      for (int s = 0; s < MIX_STEPS; s++) run[MIX_STEPS] += run[s];
+      getrusage(RUSAGE_SELF, &after);
+      run[MIX_TOTAL] = 0;
+      for (int s = 0; s < MIX_STEPS; s++) run[MIX_TOTAL] += run[s];
+      run[MIX_USER] = timeval_seconds(&after.ru_utime) - timeval_seconds(&before.ru_utime);
+      run[MIX_SYS] = timeval_seconds(&after.ru_stime) - timeval_seconds(&before.ru_stime);
     }
   }
   for (int i = 0; i < n; i++) mix_medians(b, &rows[i]);
+  for (int i = 0; i < n; i++) mix_pairs(b, &rows[i], &rows[0]);
   if (!b->json) {
     printf("\nmix: %" PRIu64 " runs per configuration (medians, seconds); cache %" PRIu64
            " pages\n  %-7s %-14s",
@@ -477,6 +532,13 @@ static int run_mix(sql_bench *b, mix_row *rows, int n) {
       print_mix_json(b, &rows[i]);
     else
       print_mix_row(&rows[i], rows[0].r.total_seconds);
+  }
+  if (!b->json) {
+    printf("\nmix, steadier: CPU seconds of a whole run (medians; user, system), and the median\n"
+           "over the rounds of each run's total over stock's in the same round (wall, CPU)\n"
+           "  %-7s %-14s %7s %7s %10s %10s\n",
+           "cache", "policy", "user", "system", "paired", "paired cpu");
+    for (int i = 0; i < n; i++) print_mix_cpu_row(&rows[i]);
   }
   return 0;
 }
@@ -539,9 +601,10 @@ static void print_targets(const sql_bench *b, const lookup_row *lrows, int nl, c
     const mix_row *m = best ? mix_of(&best->c, mrows, nm) : NULL;
     if (!m) m = &mrows[1];
     double ratio = m->r.total_seconds / mrows[0].r.total_seconds;
-    printf("  mix total <= 1.05 x stock (%s): %.3f s against %.3f s = %.3f x: %s\n",
+    printf("  mix total <= 1.05 x stock (%s): %.3f s against %.3f s = %.3f x: %s"
+           " (paired %.3f x, CPU %.3f x)\n",
            policy_label(&m->c), m->r.total_seconds, mrows[0].r.total_seconds, ratio,
-           ratio <= 1.05 ? "met" : "missed");
+           ratio <= 1.05 ? "met" : "missed", m->pair, m->pair_cpu);
   }
 }
 
@@ -562,7 +625,7 @@ static int bench_sqlite_run(sql_bench *b) {
   int maxconf = 1 + 2 * b->npolicies;
   lookup_row *lrows = calloc((size_t)maxconf, sizeof *lrows);
   mix_row *mrows = calloc((size_t)maxconf, sizeof *mrows);
-  double *runs = calloc((size_t)maxconf * b->mix_runs * (MIX_STEPS + 1), sizeof *runs);
+  double *runs = calloc((size_t)maxconf * b->mix_runs * MIX_COLS, sizeof *runs);
   int rc = 1;
   if (!lrows || !mrows || !runs) {
     fprintf(stderr, SQL_PROG ": out of memory\n");
@@ -577,7 +640,7 @@ static int bench_sqlite_run(sql_bench *b) {
     mrows[nm++].c = (sql_config){.hotset = true,
                                  .policy = strcmp(b->specs[p], "default") ? b->specs[p] : NULL,
                                  .scan_detect = b->detect_on};
-  for (int i = 0; i < nm; i++) mrows[i].runs = &runs[(size_t)i * b->mix_runs * (MIX_STEPS + 1)];
+  for (int i = 0; i < nm; i++) mrows[i].runs = &runs[(size_t)i * b->mix_runs * MIX_COLS];
 
   bench_signals_install();
   if (bench_base_dir(b->dir_flag, "bench-sqlite", b->tmpdir, sizeof b->tmpdir, &b->dir) != HS_OK) {

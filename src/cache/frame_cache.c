@@ -303,21 +303,15 @@ static void park_passed(hs_frame_cache *c) {
   c->npassed = 0;
 }
 
-/* The victim's key and place in the policy go; its memory stays in the
- * slot, which the caller reuses at once. */
-/* `forget`: the policy keeps no ghost of it (a scan's own page, taken back
- * by its ring: remembering it would only push out the ghosts of pages
- * that matter — s3fifo's ghost FIFO is 0.9 of the cache, and a scan
- * twice the cache would fill it with its own keys every time). */
-/* The slot stays resident in the policy's accounting (policy_impl.h,
- * hs_policy_refill): the caller inserts the new frame there at once.
- * Always inline: on the miss path, where a call's saves and restores cost
- * as much as its work. */
-__attribute__((always_inline)) static inline void evict_slot(hs_frame_cache *c, uint32_t slot,
-                                                             bool forget) {
+/* The victim's key goes; its memory stays in the slot, and its place in
+ * the policy too, for the new frame the caller puts there at once: the
+ * policy hears of both in one call (hs_policy_replace, in frame_create;
+ * nothing asks the policy between), and the slot stays resident in its
+ * accounting throughout (policy_impl.h). Always inline: on the miss path,
+ * where a call's saves and restores cost as much as its work. */
+__attribute__((always_inline)) static inline void evict_slot(hs_frame_cache *c, uint32_t slot) {
   fc_frame *v = c->slots[slot];
   table_remove(c, v);
-  hs_policy_vacate(c->policy, slot, forget);
   v->flags = 0;
   DEC(c->count);
   INC(c->stats.evictions);
@@ -353,7 +347,7 @@ static int64_t ring_take(hs_frame_cache *c) {
   if (!hs_policy_slot_size(c->policy, s)) return -1; /* a rekey left it out of the policy */
   if (c->ghost)
     c->ghost[ghost_home(c, f->key)] = (struct fc_ghost){.key = f->key, .at = c->stats.misses + 1};
-  evict_slot(c, s, true);
+  evict_slot(c, s);
   return s;
 }
 
@@ -390,16 +384,21 @@ enum { TAKE_NOMEM = -1, TAKE_FULL = -2 };
 /* A victim's slot (its frame evicted, its memory kept for the new one,
  * its place in the policy's accounting kept for the new one's insert), or
  * TAKE_FULL when every frame in the policy is pinned. */
-static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan) {
+/* *forget: the policy keeps no ghost of the victim (a scan's own page,
+ * taken back by its ring: remembering it would only push out the ghosts
+ * of pages that matter — s3fifo's ghost FIFO is 0.9 of the cache, and a
+ * scan twice the cache would fill it with its own keys every time). */
+static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan, bool *forget) {
   int64_t slot;
-  if (scan && (slot = ring_take(c)) >= 0) return slot;
+  *forget = scan && (slot = ring_take(c)) >= 0;
+  if (*forget) return slot;
   c->npassed = 0;
   /* hs_policy_victim's work: the policy holds a frame (one is unpinned:
    * slot_take said so, and unpinned frames are in the policy). */
   slot = c->policy->ops->victim(c->policy, a, skip_pinned, c);
   park_passed(c);
   if (slot < 0) return TAKE_FULL;
-  evict_slot(c, (uint32_t)slot, false);
+  evict_slot(c, (uint32_t)slot);
   return slot;
 }
 
@@ -408,17 +407,18 @@ static int64_t slot_recycle(hs_frame_cache *c, const hs_access *a, bool scan) {
  * recycled when no slot is free, when recycle_early says the cache is full
  * one frame early, or when the free slot would need new memory while the
  * engine is short of it (SQLite's own cache recycles then); otherwise a
- * free slot is used. *refill: the slot is a victim's, still resident in
- * the policy's accounting (evict_slot), and takes the new frame with
- * hs_policy_refill. */
-static int64_t slot_take(hs_frame_cache *c, const hs_access *a, bool scan, bool *refill) {
+ * free slot is used. *refill: the slot is a victim's, still in the policy
+ * (evict_slot), and takes the new frame with hs_policy_replace (*forget:
+ * the victim leaves no ghost). */
+static int64_t slot_take(hs_frame_cache *c, const hs_access *a, bool scan, bool *refill,
+                         bool *forget) {
   if (c->purgeable && c->capacity == 0) return TAKE_FULL; /* keeps nothing */
   if (c->nfree == 0 && !c->policy && !slots_grow(c)) return TAKE_NOMEM;
   bool recycle = c->policy && c->count > c->pinned &&
                  (c->nfree == 0 || (c->recycle_early && c->count + 1 >= c->capacity) ||
                   (!c->slots[c->free_list[c->nfree - 1]] && memory_short(c)));
   if (recycle) {
-    int64_t victim = slot_recycle(c, a, scan);
+    int64_t victim = slot_recycle(c, a, scan, forget);
     if (victim >= 0) {
       *refill = true;
       return victim;
@@ -461,21 +461,21 @@ __attribute__((always_inline)) static inline fc_frame *frame_create(hs_frame_cac
   /* Without a clock to read, the cache's own access (hit_access: only the
    * key changes, as for a hit) instead of one built on the stack. */
   hs_access timed;
-  hs_access *a = &c->hit_access[scan];
+  hs_access *a = scan ? &c->hit_access[1] : &c->hit_access[0];
   if (__builtin_expect(c->needs_time, 0)) {
     timed = fc_make_access(c, key, scan);
     a = &timed;
   } else {
     a->key = key;
   }
-  bool refill = false;
-  int64_t slot = slot_take(c, a, scan, &refill);
+  bool refill = false, forget = false;
+  int64_t slot = slot_take(c, a, scan, &refill, &forget);
   fc_frame *f;
   if (slot >= 0) {
     f = c->slots[slot];
     f->index = (uint32_t)slot;
     if (refill)
-      hs_policy_refill(c->policy, (uint32_t)slot, a);
+      hs_policy_replace(c->policy, (uint32_t)slot, forget, a);
     else if (c->policy && hs_policy_insert(c->policy, (uint32_t)slot, a) != HS_OK) {
       c->free_list[c->nfree++] = (uint32_t)slot;
       fc_nomem = true;
@@ -498,7 +498,11 @@ __attribute__((always_inline)) static inline fc_frame *frame_create(hs_frame_cac
   }
   f->key = key;
   f->flags = (uint8_t)((f->flags & F_OVERFLOW) | F_INUSE | F_PINNED | (scan ? F_SCAN : 0));
-  if (c->extra_bytes) memset(f->pub.extra, 0, c->extra_bytes);
+  /* A pointer's worth (SQLite's) is one store, not a call. */
+  if (c->extra_zeroed == sizeof(void *))
+    memset(f->pub.extra, 0, sizeof(void *));
+  else if (c->extra_zeroed)
+    memset(f->pub.extra, 0, c->extra_zeroed);
   table_put(c, f);
   INC(c->count);
   INC(c->pinned);
@@ -511,6 +515,7 @@ __attribute__((always_inline)) static inline fc_frame *frame_create(hs_frame_cac
 void hs_frame_cache_options_init(hs_frame_cache_options *o) {
   *o = (hs_frame_cache_options){.frame_bytes = 4096,
                                 .extra_bytes = 0,
+                                .extra_zeroed = UINT32_MAX,
                                 .capacity = 100,
                                 .policy = NULL,
                                 .purgeable = true,
@@ -555,6 +560,7 @@ hs_status hs_frame_cache_create(const hs_frame_cache_options *o, hs_frame_cache 
   pthread_mutex_init(&c->mu, NULL);
   c->frame_bytes = o->frame_bytes;
   c->extra_bytes = o->extra_bytes;
+  c->extra_zeroed = o->extra_zeroed < o->extra_bytes ? o->extra_zeroed : o->extra_bytes;
   STORE(c->capacity, o->capacity);
   c->caller_serializes = o->caller_serializes;
   c->recycle_early = o->recycle_early;
@@ -638,9 +644,8 @@ fetch_miss(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created, b
  * else to keep across it. */
 /* (f is never NULL: nonnull lets the detector's inline path drop its
  * tests of it.) */
-__attribute__((noinline, nonnull(3))) static hs_status
-fetch_access_hit(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_frame **out) {
-  bool scan = fc_scan_access(c, key, f);
+/* The hit's own work, the detector's answer known. */
+static inline fc_frame *hit_pin(hs_frame_cache *c, fc_frame *f, bool scan) {
   if (scan) INC(c->stats.scan_fetches);
   INC(c->stats.hits);
   if (c->policy && !(f->flags & (F_OVERFLOW | F_PARKED)))
@@ -650,24 +655,46 @@ fetch_access_hit(hs_frame_cache *c, uint64_t key, fc_frame *f, hs_frame **out) {
   f->flags |= F_PINNED;
   INC(c->pinned);
   f->seen = c->scan.tick;
-  *out = &f->pub;
-  return HS_OK;
+  return f;
 }
 
-/* No frame: a miss's status is HS_ERR_NOMEM when memory was short
- * (fc_nomem), HS_OK otherwise, with or without a frame. */
-__attribute__((noinline)) static hs_status fetch_access_miss(hs_frame_cache *c, uint64_t key,
-                                                             hs_fetch_mode mode, hs_frame **out,
-                                                             bool *created) {
+/* A hit on a page not fetched lately (fc_scan_front said FC_SCAN_FOLLOW):
+ * the rest of the fast path, with the registers it needs. */
+__attribute__((noinline, nonnull(3))) static fc_frame *fetch_hit_follow(hs_frame_cache *c,
+                                                                        uint64_t key, fc_frame *f) {
+  int r = fc_scan_follow(c, key, f);
+  return hit_pin(c, f, r == FC_SCAN_SLOW ? fc_scan_note(c, key, f) : r);
+}
+
+/* A hit the fast path leaves to the whole rule (or, in a debug build,
+ * every hit: each checked against fc_scan_note). */
+__attribute__((noinline, nonnull(3))) static fc_frame *fetch_hit_whole(hs_frame_cache *c,
+                                                                       uint64_t key, fc_frame *f) {
+  return hit_pin(c, f, HS_DEBUG_CHECKS ? fc_scan_checked(c, key, f) : fc_scan_note(c, key, f));
+}
+
+/* The fast path's first part inline: most hits (idle, the page before, a
+ * reuse) end there, and this function saves no register for them; the
+ * rest go on in a function of their own, a tail call. */
+__attribute__((noinline, nonnull(3))) static fc_frame *fetch_access_hit(hs_frame_cache *c,
+                                                                        uint64_t key, fc_frame *f) {
+  int r = HS_DEBUG_CHECKS ? FC_SCAN_SLOW : fc_scan_front(c, key, f);
+  if (r == FC_SCAN_FOLLOW) return fetch_hit_follow(c, key, f);
+  if (r == FC_SCAN_SLOW) return fetch_hit_whole(c, key, f);
+  return hit_pin(c, f, r);
+}
+
+/* The frame, or NULL: no frame was asked for, the create was refused, or
+ * memory was short (fc_nomem, and the error recorded here). */
+__attribute__((noinline)) static fc_frame *fetch_access_miss(hs_frame_cache *c, uint64_t key,
+                                                             hs_fetch_mode mode, bool *created) {
   bool scan = fc_scan_access(c, key, NULL);
   if (scan) INC(c->stats.scan_fetches);
   fc_frame *f = fetch_miss(c, key, mode, created, scan);
-  *out = f ? &f->pub : NULL;
-  if (!f && fc_nomem)
-    return hs_fail(HS_ERR_NOMEM, ENOMEM,
-                   "hs_frame_cache_fetch: no memory for the frame of key %llu",
-                   (unsigned long long)key);
-  return HS_OK;
+  if (__builtin_expect(!f && fc_nomem, 0))
+    (void)hs_fail(HS_ERR_NOMEM, ENOMEM, "hs_frame_cache_fetch: no memory for the frame of key %llu",
+                  (unsigned long long)key);
+  return f;
 }
 
 /* A fetch of a frame the engine already holds: it is taking one more
@@ -680,35 +707,52 @@ __attribute__((noinline)) static hs_status fetch_access_miss(hs_frame_cache *c, 
  * count of fetches is their sum, one store fewer here.) */
 /* Each path ends in the call that finishes it (a tail call): the fetch
  * saves no register of its own. */
-static inline hs_status fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
-                              bool *created) {
+static inline fc_frame *fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
   fc_frame *f = table_find(c, key);
-  if (!f) return fetch_access_miss(c, key, mode, out, created);
-  if (!(f->flags & F_PINNED)) return fetch_access_hit(c, key, f, out);
+  if (!f) return fetch_access_miss(c, key, mode, created);
+  if (!(f->flags & F_PINNED)) return fetch_access_hit(c, key, f);
   INC(c->stats.hits);
-  *out = &f->pub;
-  return HS_OK;
+  return f;
 }
 
-__attribute__((noinline)) static hs_status
-fetch_locked(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out, bool *created) {
+__attribute__((noinline)) static fc_frame *fetch_locked(hs_frame_cache *c, uint64_t key,
+                                                        hs_fetch_mode mode, bool *created) {
   cache_lock(c);
-  hs_status st = fetch(c, key, mode, out, created);
+  fc_frame *f = fetch(c, key, mode, created);
   cache_unlock(c);
-  return st;
+  return f;
+}
+
+__attribute__((noinline, cold)) static hs_frame *get_misuse(const hs_frame_cache *c,
+                                                            hs_fetch_mode mode) {
+  if (!c)
+    (void)hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: the cache is NULL");
+  else
+    (void)hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: mode %u is not a fetch mode",
+                  (unsigned)mode);
+  return NULL;
+}
+
+/* The frame is the handle (its first member): the cast is the address. */
+hs_frame *hs_frame_cache_get(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, bool *created) {
+  if (__builtin_expect(!c || (unsigned)mode > HS_FETCH_CREATE_HARD, 0)) return get_misuse(c, mode);
+  /* No mutex: the path has no call before its last, and nothing to save. */
+  if (c->caller_serializes) return (hs_frame *)fetch(c, key, mode, created);
+  return (hs_frame *)fetch_locked(c, key, mode, created);
 }
 
 hs_status hs_frame_cache_fetch(hs_frame_cache *c, uint64_t key, hs_fetch_mode mode, hs_frame **out,
                                bool *created) {
   if (created) *created = false;
-  if (!c) return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: the cache is NULL");
   if (!out) return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: out is NULL");
-  if ((unsigned)mode > HS_FETCH_CREATE_HARD)
-    return hs_fail(HS_ERR_MISUSE, 0, "hs_frame_cache_fetch: mode %u is not a fetch mode",
-                   (unsigned)mode);
-  /* No mutex: the path has no call before its last, and nothing to save. */
-  if (c->caller_serializes) return fetch(c, key, mode, out, created);
-  return fetch_locked(c, key, mode, out, created);
+  *out = NULL;
+  if (!c || (unsigned)mode > HS_FETCH_CREATE_HARD) {
+    (void)get_misuse(c, mode);
+    return HS_ERR_MISUSE;
+  }
+  *out = hs_frame_cache_get(c, key, mode, created);
+  /* A miss that found memory short said so (fetch_access_miss). */
+  return !*out && fc_nomem ? HS_ERR_NOMEM : HS_OK;
 }
 
 /* An overflow frame unpinned while the cache is within its capacity takes
@@ -783,7 +827,8 @@ static inline void policy_hit(hs_frame_cache *c, fc_frame *f, bool scan) {
     policy_hit_timed(c, f, scan);
     return;
   }
-  hs_access *a = &c->hit_access[scan];
+  /* Two addresses and a select, not an index scaled by the access's size. */
+  hs_access *a = scan ? &c->hit_access[1] : &c->hit_access[0];
   a->key = f->key;
   p->ops->hit(p, f->index, a);
 }

@@ -113,6 +113,7 @@ typedef struct fc_entry {
 struct hs_frame_cache {
   pthread_mutex_t mu;
   uint32_t frame_bytes, extra_bytes, capacity, scan_run;
+  uint32_t extra_zeroed; /* the options' extra_zeroed, at most extra_bytes */
   /* fc_scan_fast takes accesses whose tick is past this: SCAN_RECENT + 1
    * (a frame's `seen` of 0 is no reuse then), or never when scan_run is
    * below SCAN_CONFIRM_NEW (UINT32_MAX; see fc_scan_fast_after). */
@@ -328,12 +329,18 @@ void fc_scan_ask_heads(hs_frame_cache *c);
  * access (and no change on a bail-out), and a debug build (HOTSET_DEBUG)
  * checks every access the fast path takes against fc_scan_note. A change
  * to a rule changes both, or makes the fast path bail on what it changes. */
-#define FC_SCAN_SLOW 2
+#define FC_SCAN_SLOW   2
+#define FC_SCAN_FOLLOW 3
 
-/* Always inline: the fetch's two callers each want it with their frame
- * known. */
-__attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key,
-                                                              const fc_frame *f) {
+/* The fast path's first part: the accesses that end it at once (idle,
+ * the page before, a reuse), with their changes made, or FC_SCAN_SLOW or
+ * FC_SCAN_FOLLOW having changed nothing: fc_scan_note's access, or
+ * fc_scan_follow's (a page not fetched lately). Split so that the hit
+ * path takes the first kind in a function that saves no register, and
+ * goes out of line for the rest (frame_cache.c, fetch_access_hit);
+ * fc_scan_fast is the two in turn. */
+__attribute__((always_inline)) static inline int fc_scan_front(hs_frame_cache *c, uint64_t key,
+                                                               const fc_frame *f) {
   fc_scan *s = &c->scan;
   /* Idle, a hit is nothing (a page fetched lately) or the first page of a
    * run of new pages. */
@@ -341,7 +348,7 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
     if (!fc_scan_idle_hit(s, f)) fc_scan_wake(s, key);
     return 0;
   }
-  uint32_t scan_run = c->scan_run, tick = s->tick + 1;
+  uint32_t tick = s->tick + 1;
   if (__builtin_expect(tick <= c->scan_fast_after || key == c->boundary_key, 0))
     return FC_SCAN_SLOW;
   if (__builtin_expect(key == s->last, 0)) return s->last_scan;
@@ -358,6 +365,15 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
     fc_scan_reuse(c, key);
     return 0;
   }
+  return FC_SCAN_FOLLOW;
+}
+
+/* The fast path's second part: a page not fetched lately, hit or miss,
+ * once fc_scan_front has said so (FC_SCAN_FOLLOW). */
+__attribute__((always_inline)) static inline int fc_scan_follow(hs_frame_cache *c, uint64_t key,
+                                                                const fc_frame *f) {
+  fc_scan *s = &c->scan;
+  uint32_t scan_run = c->scan_run, tick = s->tick + 1;
   /* What the access is: a page not fetched lately, hit or miss. */
   bool hit = f != NULL;
   uint64_t pos = s->pos;
@@ -438,6 +454,14 @@ __attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c,
   if ((seq || miss) && !hit) s->ghost_hits = ghost_recent(c, key) ? s->ghost_hits + 1 : 0;
   s->last_scan = (seq && kind != OUTLIER && kind != RESTART) || miss;
   return s->last_scan;
+}
+
+/* Always inline: the fetch's two callers each want it with their frame
+ * known. */
+__attribute__((always_inline)) static inline int fc_scan_fast(hs_frame_cache *c, uint64_t key,
+                                                              const fc_frame *f) {
+  int r = fc_scan_front(c, key, f);
+  return r == FC_SCAN_FOLLOW ? fc_scan_follow(c, key, f) : r;
 }
 
 /* scan_detect.c: the fast path and then fc_scan_note on a copy of the

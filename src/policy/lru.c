@@ -92,6 +92,22 @@ static void lru_insert(hs_policy *p, uint32_t slot, const hs_access *a) {
     dl_push_head(&s->list, s->links, slot, a->size);
 }
 
+/* A victim's slot refilled at once (hs_policy_replace): the new entry
+ * goes where lru_insert puts it — the head, or the tail for a ring's page
+ * with recycle_first — and the slot, already on the list, just moves
+ * there. lru keeps no ghosts, so `forget` changes nothing; the size is the
+ * victim's (the caller's promise), so the list's units stay. */
+static void lru_replace(hs_policy *p, uint32_t slot, bool forget, const hs_access *a) {
+  lru *s = p->impl;
+  (void)forget;
+  if (a->hint == HS_HINT_RING && a->recycle_first) {
+    dl_remove(&s->list, s->links, slot, a->size);
+    dl_push_tail(&s->list, s->links, slot, a->size);
+  } else {
+    dl_move_to_head(&s->list, s->links, slot);
+  }
+}
+
 static size_t lru_memory(const hs_policy *p) {
   return sizeof(lru) + (size_t)p->max_slots * sizeof(dl_node);
 }
@@ -106,6 +122,7 @@ const hs_policy_ops hs_policy_lru = {
     .evict = lru_leave,
     .insert = lru_insert,
     .remove = lru_leave,
+    .replace = lru_replace,
     .upcoming = lru_upcoming,
     .memory = lru_memory,
 };

@@ -47,7 +47,11 @@ typedef struct hs_policy_ops {
   int64_t (*victim)(hs_policy *p, const hs_access *incoming, hs_pinned_fn pinned, void *ctx);
   void (*evict)(hs_policy *p, uint32_t slot);
   void (*insert)(hs_policy *p, uint32_t slot, const hs_access *a);
-  void (*remove)(hs_policy *p, uint32_t slot);             /* leaves without a ghost */
+  void (*remove)(hs_policy *p, uint32_t slot); /* leaves without a ghost */
+  /* The frame cache's victim refilled at once (hs_policy_replace): as
+   * evict (remove with `forget`) then insert of the same slot, in one
+   * call. May be NULL: then those two. */
+  void (*replace)(hs_policy *p, uint32_t slot, bool forget, const hs_access *a);
   uint32_t (*standing)(const hs_policy *p, uint32_t slot); /* may be NULL */
   uint64_t (*ghosts)(const hs_policy *p);                  /* may be NULL */
   /* The slots this policy would evict next, in order, as far as it can
@@ -107,6 +111,18 @@ static inline void hs_policy_vacate(hs_policy *p, uint32_t slot, bool forget) {
 
 static inline void hs_policy_refill(hs_policy *p, uint32_t slot, const hs_access *a) {
   p->ops->insert(p, slot, a);
+}
+
+/* hs_policy_vacate then hs_policy_refill, with nothing between them: one
+ * call where the policy has its own replace (lru: the slot moves to where
+ * an insert would put it, instead of leaving the list and joining it). */
+static inline void hs_policy_replace(hs_policy *p, uint32_t slot, bool forget, const hs_access *a) {
+  if (p->ops->replace) {
+    p->ops->replace(p, slot, forget, a);
+    return;
+  }
+  hs_policy_vacate(p, slot, forget);
+  hs_policy_refill(p, slot, a);
 }
 
 #endif

@@ -2,22 +2,21 @@
  * test_frame_cache — the frame cache (hotset/frame_cache.h): every fetch
  * mode at its limits (a cache all pinned refuses CREATE, gives CREATE_HARD
  * an overflow frame that goes at unpin, the 90 % rule), content kept across
- * unpin and refetch, extra bytes zeroed on create, discard, rekey, truncate
+ * unpin and refetch, extra bytes zeroed on create (all, or extra_zeroed), discard, rekey, truncate
  * (pinned frames too), set_capacity down and up with pinned frames and the
- * old victim order kept, shrink, non-purgeable caches that never evict,
- * random operations against a model under every policy the cache accepts
- * (pinned frames never evicted, stamps intact, stats adding up), scan
- * resistance (a hot set survives a scan ten times the cache under lru,
- * clock-sweep and arc, and does not without detection), a frame pinned
- * while searches pass over it leaving the policy and coming back as just
- * used, four threads racing on one cache, caller_serializes (no mutex of
- * the cache's; statistics read from another thread meanwhile), a second
- * unpin refused (or stopped in a debug build), and bad options refused
+ * old victim order kept, shrink, the lean fetch (hs_frame_cache_get), non-purgeable caches that
+ * never evict, random operations against a model under every policy the cache accepts (pinned
+ * frames never evicted, stamps intact, stats adding up), scan resistance (a hot set survives a scan
+ * ten times the cache under lru, clock-sweep and arc, and does not without detection), a frame
+ * pinned while searches pass over it leaving the policy and coming back as just used, four threads
+ * racing on one cache, caller_serializes (no mutex of the cache's; statistics read from another
+ * thread meanwhile), a second unpin refused (or stopped in a debug build), and bad options refused
  * with messages.
  */
 #include "cache/frame_cache_internal.h"
 #include "check.h"
 #include "core/debug.h"
+#include "core/error.h"
 #include "hotset/frame_cache.h"
 #include "hotset/policy.h"
 
@@ -378,6 +377,67 @@ static void test_pinned_refetch(void) {
   hs_frame_cache_destroy(c);
 }
 
+/* hs_frame_cache_get, the lean fetch: the same frames, pins and counts as
+ * hs_frame_cache_fetch, with and without the cache's mutex; NULL for a
+ * lookup that missed, a refusal, no memory (recorded) and misuse
+ * (recorded); *created set only by a create. */
+static void lean_fetch(bool serialized) {
+  engine_memory m = {0};
+  hs_frame_cache_options o = cache_options(2, "lru", true, 0, 16);
+  o.caller_serializes = serialized;
+  o.alloc_block = test_alloc;
+  o.free_block = test_free;
+  o.memory_ctx = &m;
+  hs_frame_cache *c = NULL;
+  REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
+  bool created = false;
+  CHECK(hs_frame_cache_get(c, 1, HS_FETCH_LOOKUP, &created) == NULL);
+  CHECK(!created);
+  hs_frame *a = hs_frame_cache_get(c, 1, HS_FETCH_CREATE, &created);
+  REQUIRE(a != NULL);
+  CHECK(created);
+  stamp(a, 11, 16);
+  created = false;
+  CHECK(hs_frame_cache_get(c, 1, HS_FETCH_CREATE, &created) == a); /* pinned: the same */
+  CHECK(!created);
+  CHECK_EQ(stats_of(c).pinned, 1);
+  CHECK_OK(hs_frame_cache_unpin(c, a, false));
+  CHECK(hs_frame_cache_get(c, 1, HS_FETCH_LOOKUP, NULL) == a); /* a hit */
+  CHECK(stamped(a, 11, 16));
+  hs_frame *b = hs_frame_cache_get(c, 2, HS_FETCH_CREATE_HARD, NULL);
+  REQUIRE(b != NULL);
+  /* Both pinned: CREATE is refused (NULL), and no error is recorded. */
+  hs_clear_error();
+  CHECK(hs_frame_cache_get(c, 3, HS_FETCH_CREATE, NULL) == NULL);
+  CHECK(strcmp(hs_last_error(), "") == 0);
+  /* No memory for an overflow frame: NULL, and the error says so. */
+  m.fail = true;
+  CHECK(hs_frame_cache_get(c, 3, HS_FETCH_CREATE_HARD, NULL) == NULL);
+  CHECK(strstr(hs_last_error(), "no memory for the frame of key 3") != NULL);
+  hs_frame *out = (hs_frame *)1;
+  CHECK(hs_frame_cache_fetch(c, 3, HS_FETCH_CREATE_HARD, &out, NULL) == HS_ERR_NOMEM);
+  CHECK(out == NULL);
+  m.fail = false;
+  hs_frame_cache_stats s = stats_of(c);
+  CHECK_EQ(s.hits, 2);
+  CHECK_EQ(s.misses, 6);
+  CHECK_EQ(s.creates, 2);
+  CHECK(hs_frame_cache_get(c, 4, (hs_fetch_mode)7, NULL) == NULL);
+  CHECK(strstr(hs_last_error(), "mode 7 is not a fetch mode") != NULL);
+  CHECK(hs_frame_cache_get(NULL, 4, HS_FETCH_LOOKUP, NULL) == NULL);
+  CHECK(strstr(hs_last_error(), "the cache is NULL") != NULL);
+  CHECK_OK(hs_frame_cache_unpin(c, a, false));
+  CHECK_OK(hs_frame_cache_unpin(c, b, false));
+  CHECK_OK(frame_cache_check(c));
+  hs_frame_cache_destroy(c);
+  CHECK_EQ(m.blocks, 0);
+}
+
+static void test_lean_fetch(void) {
+  lean_fetch(false);
+  lean_fetch(true);
+}
+
 /* CREATE is refused once 90 % of the capacity (rounded down) is pinned,
  * whether or not the cache is full — SQLite's own cache's rule, which
  * makes SQLite spill dirty pages early rather than pin the last frames. */
@@ -489,6 +549,35 @@ static void test_content_and_extra(void) {
     hs_frame_cache_unpin(c, n, false);
   }
   CHECK_EQ(stats_of(c).evictions, 2);
+  hs_frame_cache_destroy(c);
+
+  /* extra_zeroed: only the first bytes (SQLite's first pointer) are
+   * zeroed, on a fresh frame and on one reusing a victim's memory; one
+   * past extra_bytes zeroes them all. */
+  for (uint32_t zeroed = 8; zeroed <= 24; zeroed += 16) {
+    hs_frame_cache_options o = cache_options(1, "lru", true, 0, extra);
+    o.extra_zeroed = zeroed;
+    REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
+    hs_frame *a = must_fetch(c, 1, HS_FETCH_CREATE_HARD);
+    CHECK(memcmp(a->extra, zero, zeroed) == 0);
+    memset(a->extra, 0xee, extra);
+    hs_frame_cache_unpin(c, a, false);
+    hs_frame *b = must_fetch(c, 2, HS_FETCH_CREATE_HARD);
+    CHECK(b == a); /* the victim's memory */
+    CHECK(memcmp(b->extra, zero, zeroed) == 0);
+    CHECK(((unsigned char *)b->extra)[zeroed] == 0xee);
+    hs_frame_cache_unpin(c, b, false);
+    hs_frame_cache_destroy(c);
+  }
+  hs_frame_cache_options o = cache_options(1, "lru", true, 0, extra);
+  o.extra_zeroed = extra + 1;
+  REQUIRE(hs_frame_cache_create(&o, &c) == HS_OK);
+  hs_frame *a = must_fetch(c, 1, HS_FETCH_CREATE_HARD);
+  memset(a->extra, 0xee, extra);
+  hs_frame_cache_unpin(c, a, false);
+  a = must_fetch(c, 2, HS_FETCH_CREATE_HARD);
+  CHECK(memcmp(a->extra, zero, extra) == 0);
+  hs_frame_cache_unpin(c, a, false);
   hs_frame_cache_destroy(c);
 }
 
@@ -1356,6 +1445,7 @@ static void test_caller_serializes(void) {
 int main(void) {
   test_all_pinned();
   test_pinned_refetch();
+  test_lean_fetch();
   test_ninety_percent();
   test_capacity_zero();
   test_engine_memory();

@@ -93,6 +93,20 @@ for ((n = 1; n <= lines; n++)); do
     if awk -v v="$(f $n hit_ratio)" 'BEGIN { exit !(v > 0 && v <= 1) }'; then ok; else
       bad "line $n: the mix's hit_ratio $(f $n hit_ratio) is not within (0, 1]"
     fi
+    # CPU seconds beside the wall clock, and the paired ratios: stock's own
+    # is 1 (each run over itself), another's a positive ratio.
+    if awk -v u="$(f $n user_seconds)" -v s="$(f $n system_seconds)" \
+      'BEGIN { exit !(u > 0 && s >= 0) }'; then ok; else
+      bad "line $n: user_seconds '$(f $n user_seconds)', system_seconds '$(f $n system_seconds)'"
+    fi
+    if [[ $(f $n cache) == stock ]]; then
+      if [[ $(f $n paired_ratio) == 1.0000 && $(f $n paired_cpu_ratio) == 1.0000 ]]; then ok; else
+        bad "line $n: stock's paired ratios $(f $n paired_ratio), $(f $n paired_cpu_ratio), want 1.0000"
+      fi
+    elif awk -v p="$(f $n paired_ratio)" -v c="$(f $n paired_cpu_ratio)" \
+      'BEGIN { exit !(p > 0 && c > 0) }'; then ok; else
+      bad "line $n: paired ratios '$(f $n paired_ratio)', '$(f $n paired_cpu_ratio)'"
+    fi
     ;;
   *) bad "line $n: workload '$w'" ;;
   esac

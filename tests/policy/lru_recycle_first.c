@@ -1,8 +1,10 @@
 /*
  * tests/policy/lru_recycle_first.c — lru under a ring strategy: where a page a
  * ring reads in enters the list with and without hs_access.recycle_first,
- * and what ring and normal hits do to it.
+ * and what ring and normal hits do to it; and its replace (the frame
+ * cache's victim refilled at once) against evict, or remove, and insert.
  */
+#include "policy/policy_impl.h"
 #include "policy_driver.h"
 #include "policy_sections.h"
 
@@ -57,7 +59,56 @@ static void test_lru_recycle_first(void) {
   hs_policy_destroy(p);
 }
 
+/* hs_policy_replace with lru's own replace does what hs_policy_vacate and
+ * hs_policy_refill do: two lrus take the same hits (normal and ring) and
+ * misses, whose victims one refills in two calls and the other in one,
+ * with ring pages recycled first or not and ghosts forgotten or not; the
+ * victims and the whole order from the tail stay the same throughout. */
+static void test_lru_replace(void) {
+  enum { SLOTS = 16 };
+  hs_policy *two, *one;
+  REQUIRE(hs_policy_create("lru", SLOTS, SLOTS, NULL, &two) == HS_OK);
+  REQUIRE(hs_policy_create("lru", SLOTS, SLOTS, NULL, &one) == HS_OK);
+  REQUIRE(one->ops->replace != NULL);
+  hs_access a = {.size = 1, .next = HS_NEXT_UNKNOWN, .kind = HS_ACCESS_READ};
+  for (uint32_t s = 0; s < SLOTS; s++) {
+    a.key = s;
+    REQUIRE(hs_policy_insert(two, s, &a) == HS_OK);
+    REQUIRE(hs_policy_insert(one, s, &a) == HS_OK);
+  }
+  uint64_t rng = 7, key = SLOTS;
+  for (int step = 0; step < 4000; step++) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned r = (unsigned)(rng >> 33);
+    a.hint = r & 1 ? HS_HINT_RING : HS_HINT_NORMAL;
+    a.recycle_first = (r >> 1) & 1;
+    if ((r >> 2) % 3) {
+      uint32_t s = (r >> 4) % SLOTS;
+      a.key = s;
+      hs_policy_hit(two, s, &a);
+      hs_policy_hit(one, s, &a);
+    } else {
+      int64_t v = hs_policy_victim(two, &a, NULL, NULL);
+      CHECK_EQ(hs_policy_victim(one, &a, NULL, NULL), v);
+      REQUIRE(v >= 0);
+      bool forget = (r >> 3) & 1;
+      a.key = key++;
+      hs_policy_vacate(two, (uint32_t)v, forget);
+      hs_policy_refill(two, (uint32_t)v, &a);
+      hs_policy_replace(one, (uint32_t)v, forget, &a);
+    }
+    uint32_t o2[SLOTS], o1[SLOTS];
+    uint32_t n2 = hs_policy_upcoming_victims(two, o2, SLOTS);
+    CHECK_EQ(hs_policy_upcoming_victims(one, o1, SLOTS), n2);
+    CHECK(memcmp(o1, o2, n2 * sizeof *o1) == 0);
+  }
+  CHECK_EQ(hs_policy_resident(one), SLOTS);
+  hs_policy_destroy(two);
+  hs_policy_destroy(one);
+}
+
 const policy_section lru_recycle_first_sections[] = {
     SECTION_ONE("lru", test_lru_recycle_first),
+    SECTION_ONE("lru", test_lru_replace),
     SECTIONS_END,
 };

@@ -193,8 +193,11 @@
  *     first block, reads only blocks whose tag matches — a hit costs the
  *     one miss of its block, a miss costs no miss at all — and skips the
  *     overflow when the count is 0. A stale tag or count only costs a read
- *     or sends a lookup to the lock, whose probe reads the blocks
- *     themselves and where misses are confirmed anyway.
+ *     or sends a lookup to the lock, where misses are confirmed. Under the
+ *     lock the tags are exact (each in-table home entry's is set by
+ *     block_move before its OS_IN_TABLE and cleared by detach before it
+ *     leaves, both under the lock), so table_find too reads only the
+ *     blocks whose tag matches: a miss under the lock reads no block.
  *     The home array is not resized: a capacity raised
  *     later, or entries smaller than expected, put the excess in the
  *     overflow, which doubles as before (a lookup there costs the bucket's
@@ -212,7 +215,7 @@
  * The hit path: hash the key; with a lock-free policy, rule 11's probe of
  * the home window (rule 12) and compare-and-swap, no lock, no write but
  * the entry's state word and the thread's own counter. Otherwise (or when
- * that path declines): prefetch the window's lines, take the shard's
+ * that path declines): prefetch the blocks whose tag matches, take the shard's
  * lock, probe, add a reference with an atomic add, tell the
  * policy (the policy object is touched only under the lock: a slot growth
  * replaces it), unlock. The release is rule 5's compare-and-swap. The
@@ -508,11 +511,15 @@ static inline void home_tag(const oc_shard *s, const hs_object *h, uint8_t tag) 
 }
 
 /* Under the lock: the key's entry in its home window, else in the
- * overflow (rule 12). */
+ * overflow (rule 12). Under the lock a home block's tag is exact — every
+ * entry of the table there has its own, set and cleared under the lock —
+ * so only the blocks whose tag matches are read: a miss reads none. */
 static inline hs_object *table_find(const oc_shard *s, uint64_t hash, const void *key, size_t len) {
   hs_object *h = oc_window(s, hash);
+  const uint8_t *tags = s->tags + (h - s->home), tag = oc_tag(hash);
   for (uint32_t j = 0; j < OC_WINDOW; j++, h++)
-    if (HHASH(h) == hash && (atomic_load_explicit(&h->state, memory_order_relaxed) & OS_IN_TABLE) &&
+    if (TAG(tags + j) == tag && HHASH(h) == hash &&
+        (atomic_load_explicit(&h->state, memory_order_relaxed) & OS_IN_TABLE) &&
         key_is(h, hash, key, len))
       return h;
   if (!SPILL(oc_window_meta(s, hash))) return NULL;
@@ -607,6 +614,15 @@ static bool table_reserve(oc_shard *s) {
 static inline void prefetch_window(const oc_shard *s, uint64_t hash) {
   const hs_object *h = oc_window(s, hash);
   for (uint32_t j = 0; j < OC_WINDOW; j++) __builtin_prefetch(h + j);
+}
+
+/* The blocks of the key's window whose tag matches (a hint: read without
+ * the lock), fetched while the lock is taken: what table_find reads. */
+static inline void prefetch_matches(const oc_shard *s, uint64_t hash) {
+  const hs_object *h = oc_window(s, hash);
+  const uint8_t *tags = s->tags + (h - s->home), tag = oc_tag(hash);
+  for (uint32_t j = 0; j < OC_WINDOW; j++)
+    if (TAG(tags + j) == tag) __builtin_prefetch(h + j);
 }
 
 /* Under the lock: a free block of the key's home window (no entry in it
@@ -1416,7 +1432,7 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
   /* The window's lines, and the bucket's, are fetched while the lock is
    * taken. The table may be replaced meanwhile: a prefetch into a kept
    * old one is harmless. */
-  prefetch_window(s, hash);
+  prefetch_matches(s, hash);
   if (SPILL(oc_window_meta(s, hash))) {
     const oc_table *tb = atomic_load_explicit(&s->table, memory_order_acquire); /* no lock yet */
     __builtin_prefetch(&tb->b[(uint32_t)hash & tb->mask]);

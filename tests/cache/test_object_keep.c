@@ -81,8 +81,8 @@ static hs_object_cache *make(uint64_t capacity, bool keep, bool strict, const ch
 }
 
 static hs_status put(hs_object_cache *c, const char *key, val *v, hs_object **out) {
-  return hs_object_cache_insert(c, key, strlen(key), v, v ? v->charge : 100, NULL,
-                                HS_OBJECT_NORMAL, out);
+  return hs_object_cache_insert(c, key, strlen(key), v, v ? v->charge : 100, NULL, HS_OBJECT_NORMAL,
+                                out);
 }
 
 static hs_object_cache_stats stats(hs_object_cache *c) {
@@ -351,9 +351,9 @@ static void *racer(void *arg) {
     if (what < 4) {
       val *v = new_val(50 + (x >> 40) % 200, k);
       hs_object **out = what < 2 ? &held_h[slot] : NULL;
-      hs_status st = hs_object_cache_insert(j->c, key, strlen(key), v, v->charge, NULL,
-                                            (x >> 36) % 4 == 0 ? HS_OBJECT_HIGH : HS_OBJECT_NORMAL,
-                                            out);
+      hs_status st =
+          hs_object_cache_insert(j->c, key, strlen(key), v, v->charge, NULL,
+                                 (x >> 36) % 4 == 0 ? HS_OBJECT_HIGH : HS_OBJECT_NORMAL, out);
       if (st == HS_ERR_NO_BUFFERS && out) /* strict, no room: still ours */
         atomic_fetch_add(&v->freed, 1);
       else

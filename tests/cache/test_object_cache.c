@@ -11,6 +11,7 @@
 #include "core/debug.h"
 #include "core/seams.h"
 #include "hotset/object_cache.h"
+#include "misuse_child.h"
 #include "policy/policy_impl.h"
 #include "pool_policies.h"
 
@@ -368,28 +369,6 @@ static void test_slot_growth(void) {
 }
 
 /* ---- misuse --------------------------------------------------------------- */
-
-/* A broken rule in a child: a release build refuses it (the child exits
- * with what `fn` returned), a debug build stops (SIGABRT). */
-static void in_child(const char *what, int (*fn)(void)) {
-  fflush(NULL);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int bad = fn();
-    _exit(bad);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (HS_DEBUG_CHECKS) {
-    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-  } else if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-    check_failed++;
-    fprintf(stderr, "misuse case %s: status %d\n", what, status);
-  } else {
-    check_passed++;
-  }
-}
 
 static int destroy_held(void) {
   reset_vals();

@@ -90,6 +90,11 @@
  *     or an overfilled insert) frees it, as RocksDB's LRUCache does; an
  *     OE_OUT entry whose last reference goes enters the policy if there is
  *     room now, and is freed otherwise when over capacity, loose when not.
+ *     The release's fast path reads a shard's usage and capacity only while
+ *     the cache's count of shards over capacity (shards_over, in the
+ *     line every lookup reads; note_over keeps it under each shard's lock
+ *     where usage or capacity change) is not 0: an evicting cache keeps
+ *     its shards at or under capacity, so a release reads no shard line.
  *  9. for_each walks the slot arrays, which keep every entry's slot for
  *     its life in the table (growth appends), so no entry is seen twice.
  * 10. Scans: an insert the detector places inside a scan (or a LOW one)
@@ -351,12 +356,25 @@ static inline void count_hit(hs_object_cache *c) {
                         memory_order_relaxed);
 }
 
+/* Under s's lock, after its usage or capacity changed: keeps the cache's
+ * count of shards over capacity (rule 8's hint for the release). */
+static inline void note_over(oc_shard *s) {
+  bool now = over(s->usage, 0, s->capacity);
+  if (now == s->over) return;
+  s->over = now;
+  if (now)
+    atomic_fetch_add_explicit(s->shards_over, 1, memory_order_relaxed);
+  else
+    atomic_fetch_sub_explicit(s->shards_over, 1, memory_order_relaxed);
+}
+
 static void doom(oc_shard *s, hs_object *e, hs_object **doomed) {
   HS_INVARIANT((atomic_load(&e->state) & (OS_REFS | OS_IN_TABLE | OS_LIVE)) == OS_LIVE,
                "object cache: freeing an entry with references, still in the table, or freed");
   HS_INVARIANT(s->usage >= e->charge, "object cache: usage %llu below a charge of %zu",
                (unsigned long long)s->usage, e->charge);
   STORE(s->usage, s->usage - e->charge);
+  note_over(s);
   e->next = *doomed;
   *doomed = e;
 }
@@ -1062,6 +1080,7 @@ static hs_status shard_init(const hs_object_cache *c, oc_shard *s, uint64_t capa
   uint32_t nslots = slots_for(c, capacity);
   s->cache = c;
   s->capacity = capacity;
+  s->shards_over = (_Atomic uint32_t *)&c->shards_over;
   s->ring_size = ring_size_for(c, capacity);
   s->nslots = nslots;
   s->slots = calloc(nslots, sizeof *s->slots);
@@ -1227,6 +1246,7 @@ static hs_status insert_kept(hs_object_cache *c, oc_shard *s, hs_object *cached,
   if (out && !refused) {
     atomic_store_explicit(&e->state, OS_LIVE | 1u, memory_order_relaxed);
     STORE(s->usage, s->usage + e->charge);
+    note_over(s);
     s->nout++;
     pinned_add(c, e->charge);
   } else if (refused) {
@@ -1339,6 +1359,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
                         memory_order_release);
   table_put(s, e);
   STORE(s->usage, s->usage + charge);
+  note_over(s);
   if (out) pinned_add(c, charge);
   if (scan) s->scan_bytes += charge;
   if (room && policy_enter(c, s, e, ring)) {
@@ -1539,7 +1560,8 @@ bool hs_object_release(hs_object_cache *c, hs_object *h, bool erase_if_last) {
       return false;
     }
     if (refs == 1 && ((old & (OS_IN_TABLE | OS_SLOW)) != OS_IN_TABLE || erase_if_last ||
-                      over(LOAD(s->usage), 0, LOAD(s->capacity))))
+                      (atomic_load_explicit(&c->shards_over, memory_order_relaxed) &&
+                       over(LOAD(s->usage), 0, LOAD(s->capacity)))))
       return release_locked(c, h, erase_if_last);
     if (atomic_compare_exchange_weak_explicit(&h->state, &old, old - 1, memory_order_release,
                                               memory_order_relaxed))
@@ -1612,6 +1634,7 @@ void hs_object_cache_set_capacity(hs_object_cache *c, uint64_t capacity) {
     hs_object *doomed = NULL;
     pthread_mutex_lock(&s->mu);
     STORE(s->capacity, share);
+    note_over(s);
     s->ring_size = ring_size_for(c, share);
     s->ring_len = 0;
     /* Victims first, by the old policy; then a policy of the new size.

@@ -157,9 +157,11 @@ typedef struct oc_shard {
   uint32_t count;    /* entries in the table: home and overflow */
   hs_object **slots; /* nslots; NULL where free */
   uint32_t *free_slots, nslots, nfree;
-  uint32_t nloose; /* entries with OE_LOOSE */
-  uint32_t told;   /* entries a victim search stepped over to tell their hits */
-  uint32_t nout;   /* left the table, still referenced, not freed */
+  uint32_t nloose;               /* entries with OE_LOOSE */
+  uint32_t told;                 /* entries a victim search stepped over to tell their hits */
+  uint32_t nout;                 /* left the table, still referenced, not freed */
+  bool over;                     /* usage > capacity, as counted in *shards_over */
+  _Atomic uint32_t *shards_over; /* the cache's count (rule 8) */
   hs_policy *policy;
   uint64_t capacity, usage; /* written under mu; read anywhere (LOAD) */
   oc_ghost *ghost;
@@ -196,8 +198,12 @@ struct hs_object_cache {
   bool lockfree;    /* lookups may hit without the lock (rule 11) */
   bool detect;      /* locate and scan_run given */
   bool keep_cached; /* an insert of a cached key keeps the cached entry */
-  bool needs_time;
+  /* Shards whose usage is over their capacity: a release's last reference
+   * reads a shard's usage only while some is (rule 8); written only when a
+   * shard crosses its capacity, which an evicting cache rarely does. */
+  _Atomic uint32_t shards_over;
   oc_stripe stripes[OC_STRIPES];
+  bool needs_time;
   _Atomic(oc_chunk *) chunks;    /* every entry block's, freed at destroy */
   _Atomic uint64_t block_bytes;  /* their size */
   _Atomic(hs_object *) returned; /* free blocks beyond the threads' own lists */

@@ -280,6 +280,31 @@ static void test_strict(void) {
   check_all_freed_once();
 }
 
+/* Rule 8 on the release's fast path: an entry of the policy (not an
+ * outsider, which always releases under the lock) let go of while its
+ * shard is over capacity goes, whether its reference came from its insert
+ * or from a lookup; once the shard is back under, a release keeps. */
+static void test_release_over_capacity(void) {
+  reset_vals();
+  hs_object_cache *c = make(1000, 0, false, "s3fifo");
+  val *a = new_val(600), *b = new_val(600);
+  hs_object *ha = put(c, "a", a, true);
+  hs_object_release(c, ha, false); /* in the policy, unreferenced */
+  ha = get(c, "a");                /* referenced by a lookup */
+  CHECK(ha != NULL);
+  hs_object *hb = put(c, "b", b, true); /* no room: overfilled */
+  CHECK_EQ(hs_object_cache_usage(c), 1200);
+  CHECK(hs_object_release(c, ha, false)); /* over capacity: goes */
+  CHECK_EQ(atomic_load(&a->freed), 1);
+  CHECK_EQ(hs_object_cache_usage(c), 600);
+  CHECK(!hs_object_release(c, hb, false)); /* under now: kept */
+  hs_object *g = get(c, "b");
+  CHECK(g != NULL);
+  if (g) CHECK(!hs_object_release(c, g, false));
+  CHECK_OK(done(c));
+  check_all_freed_once();
+}
+
 /* Capacity 0, charge 0, keys long and empty. */
 static void test_edges(void) {
   reset_vals();
@@ -1394,15 +1419,25 @@ int main(int argc, char **argv) {
     void (*fn)(void);
   } tests[] = {
 #define T(f) {#f, f}
-      T(test_basics),         T(test_handles_outlive),
-      T(test_strict),         T(test_edges),
-      T(test_slot_growth),    T(test_misuse),
-      T(test_for_each),       T(test_model_every_policy),
-      T(test_not_scans),      T(test_xor_scans),
-      T(test_scan_that_fits), T(test_scan_protects_hot_set),
-      T(test_threads),        T(test_lockfree_hostile),
-      T(test_home_windows),   T(test_home_reused_after_free),
-      T(test_home_sizes),     T(test_home_hostile),
+      T(test_basics),
+      T(test_handles_outlive),
+      T(test_strict),
+      T(test_release_over_capacity),
+      T(test_edges),
+      T(test_slot_growth),
+      T(test_misuse),
+      T(test_for_each),
+      T(test_model_every_policy),
+      T(test_not_scans),
+      T(test_xor_scans),
+      T(test_scan_that_fits),
+      T(test_scan_protects_hot_set),
+      T(test_threads),
+      T(test_lockfree_hostile),
+      T(test_home_windows),
+      T(test_home_reused_after_free),
+      T(test_home_sizes),
+      T(test_home_hostile),
 #undef T
   };
   vals = calloc(MAX_VALUES, sizeof *vals);

@@ -1213,6 +1213,13 @@ hs_status hs_object_cache_destroy(hs_object_cache *c) {
 
 /* ---- insert -------------------------------------------------------------- */
 
+/* An entry an insert prepared and does not keep: its key's copy and its
+ * block go back (its value is the caller's, or already freed). */
+static void entry_discard(hs_object_cache *c, hs_object *e) {
+  if (e->key_len > OC_INLINE_KEY) free(e->key.out);
+  blocks_put(c, e, e);
+}
+
 /* Rule 7's refusal under the strict limit, said. */
 static hs_status strict_refusal(const oc_shard *s, size_t charge) {
   return hs_fail(HS_ERR_NO_BUFFERS, 0,
@@ -1260,8 +1267,7 @@ static hs_status insert_kept(hs_object_cache *c, oc_shard *s, hs_object *cached,
   }
   size_t charge = e->charge;
   if (!refused && c->free_object) c->free_object(oc_key(e), e->key_len, e->value, e->tag, c->ctx);
-  if (e->key_len > OC_INLINE_KEY) free(e->key.out);
-  blocks_put(c, e, e);
+  entry_discard(c, e);
   if (refused) return strict_refusal(s, charge);
   return HS_OK;
 }
@@ -1326,8 +1332,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
     if (refused) INC(*(strict ? &s->refusals : &s->evictions));
     pthread_mutex_unlock(&s->mu);
     free_doomed(c, doomed);
-    if (key_len > OC_INLINE_KEY) free(e->key.out);
-    blocks_put(c, e, e);
+    entry_discard(c, e);
     if (nomem)
       return hs_fail(HS_ERR_NOMEM, ENOMEM, "object cache: no memory for the key table or slots");
     if (out) return strict_refusal(s, charge);

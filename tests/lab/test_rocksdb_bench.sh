@@ -60,6 +60,8 @@ tool --contenders lru,lru
 usage_error "a contender is named twice" "a contender named twice"
 tool --reps 0
 usage_error "--reps 0" "--reps 0"
+tool --reps 41
+usage_error "--reps 41: must be 1 to 40" "--reps 41"
 tool --reps many
 usage_error "--reps" "--reps many"
 tool --pace 0
@@ -88,6 +90,30 @@ one_line 1 "no preload at $scratch/no.so" "a missing preload"
 if grep -q -- "--stock-only" "$err"; then ok; else bad "the missing preload's line does not name --stock-only"; fi
 tool --preload "$scratch/no.so" --contenders hotset --stock-only --work "$scratch/w"
 one_line 1 "--stock-only leaves no contender" "--stock-only with hotset alone"
+
+# ---- reps: each in the order opposite the last's ----------------------------
+tool --quick --parts cache_bench --contenders lru,hcc --reps 2 --work "$scratch/w" --json "$scratch/reps.json"
+expect_status 0 "the two-rep cache_bench run"
+order=$(sed -n 's/^rocksdb-bench: \[cache_bench [0-9]*\/24\] threads=\([12]\) \([a-z-]*\) \([a-z0-9]*\):.*/\1 \2 \3/p' "$err" |
+  awk '{cell[$1" "$2] = cell[$1" "$2] $3 ","} END {for (k in cell) print cell[k]}' | sort -u)
+if [[ $order == "lru,hcc,hcc,lru," ]]; then ok; else bad "the contenders' order in a cell's reps: '$order', want lru,hcc,hcc,lru, in each"; fi
+python3 - "$scratch/reps.json" >"$scratch/check" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = []
+for r in d["cache_bench"]:
+    for c in ("lru", "hcc"):
+        e = r["contenders"][c]
+        cpu = e.get("cpu_us_per_op", [])
+        if len(e["samples"]) != 2 or len(cpu) != 2 or not all(x > 0 for x in cpu):
+            bad.append(f"{r['threads']} {r['mix']} {c}: samples {e['samples']}, CPU us/op {cpu}")
+    if r.get("paired") != {}:
+        bad.append(f"{r['threads']} {r['mix']}: paired {r.get('paired')}, want none (no hotset contender)")
+for b in bad:
+    print(b)
+print(len(bad))
+PY
+if [[ $(tail -1 "$scratch/check") == 0 ]]; then ok; else bad "the two-rep JSON: $(head -20 "$scratch/check")"; fi
 
 # ---- the quick run ---------------------------------------------------------
 json=$scratch/r.json
@@ -136,6 +162,9 @@ for r in d["db_bench"]:
             bad.append(f"{r['name']} lru: high_pri_pool_ratio {s['high_pri_pool_ratio']}")
         # One level, bloom filters: a Get reads one data block, so the
         # foreground's lookups are its Gets when the scan's are taken out.
+        if (r["kind"] == "alone") != (s.get("cpu_us_per_get") is not None) or \
+                (s.get("cpu_us_per_get") is not None and not s["cpu_us_per_get"] > 0) or not s["cpu_s"] > 0:
+            bad.append(f"{r['name']} {c}: CPU {s['cpu_s']} s, {s.get('cpu_us_per_get')} us a Get")
         if r["kind"] != "compaction" and s["hits"] + s["misses"] != s["gets"]:
             bad.append(f"{r['name']} {c}: lookups {s['hits'] + s['misses']} != Gets {s['gets']}")
         if r["kind"] == "scan" and not s.get("scan_passes", 0) >= 1:

@@ -113,11 +113,20 @@ public:
   rocksdb::Status Insert(const rocksdb::Slice &key, void *value, size_t charge, DeleterFn deleter,
                          Handle **handle, Priority priority) override {
     hs_object *h = nullptr;
+    hs_object_insert_outcome outcome;
     hs_status st =
         hs_object_cache_insert(c_, key.data(), key.size(), value, charge, DeleterTag(deleter),
-                               ToHotset(priority), handle ? &h : nullptr);
+                               ToHotset(priority), handle ? &h : nullptr, &outcome);
     if (handle) *handle = reinterpret_cast<Handle *>(h);
-    if (st == HS_OK) return rocksdb::Status::OK();
+    /* OkOverwritten where RocksDB's own caches say it, which its block
+     * cache counts as a redundant insert (BLOCK_CACHE_ADD_REDUNDANT):
+     * LRUCache when it replaced an entry; HyperClockCache when it kept
+     * the cached one and handed back the new value in an entry of its
+     * own (without a handle it frees the value and says OK). */
+    if (st == HS_OK)
+      return outcome == HS_OBJECT_REPLACED || (outcome == HS_OBJECT_KEPT && handle)
+                 ? rocksdb::Status::OkOverwritten()
+                 : rocksdb::Status::OK();
     /* Not inserted, the value still ours: without a handle the cache
      * cleans it up (cache.h); with one, the caller does. A strict refusal
      * without a handle never comes here (the object cache frees the value

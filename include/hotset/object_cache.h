@@ -135,9 +135,20 @@ hs_status hs_object_cache_create(const hs_object_cache_options *o, hs_object_cac
  * been released (HS_ERR_MISUSE and nothing freed otherwise). NULL: HS_OK. */
 hs_status hs_object_cache_destroy(hs_object_cache *c);
 
+/* What an insert that returned HS_OK did with an entry of the same key. */
+typedef enum {
+  HS_OBJECT_ADDED = 0,    /* none was cached (or the insert was refused
+                           * and its value freed: as if evicted at once) */
+  HS_OBJECT_REPLACED = 1, /* one was cached, and the new entry replaced it */
+  HS_OBJECT_KEPT = 2      /* keep_cached: one was cached and stays; the new
+                           * value was freed, or with `out` is held by an
+                           * entry no lookup finds */
+} hs_object_insert_outcome;
+
 /* Inserts `value` under a copy of `key`, charged `charge` bytes, replacing
  * (erasing) any entry of the same key — or, with keep_cached, keeping it
- * (see the option). With `out`, returns the new entry
+ * (see the option); `outcome` (may be NULL) says which, when HS_OK. With
+ * `out`, returns the new entry
  * referenced; without, it is released at once. HS_ERR_NO_BUFFERS (strict
  * limit, `out` given, no room): nothing inserted, the value is still the
  * caller's, *out NULL. HS_ERR_NOMEM: likewise. With `out` NULL, a strict
@@ -147,7 +158,7 @@ hs_status hs_object_cache_destroy(hs_object_cache *c);
  * inside the policy). */
 hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key_len, void *value,
                                  size_t charge, void *tag, hs_object_priority priority,
-                                 hs_object **out);
+                                 hs_object **out, hs_object_insert_outcome *outcome);
 /* The entry for `key`, referenced, or NULL when it is not cached. */
 hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t key_len);
 /* Another reference to an entry the caller holds a reference to. */

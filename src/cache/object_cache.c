@@ -126,12 +126,20 @@
  *     the entry's own hash and key: the block may have been freed and
  *     reused for another key between the bucket and the compare-and-swap;
  *     a mismatch drops the reference (an ordinary release) and the lookup
- *     takes the lock. So does a miss, an empty bucket, a torn bucket, a
- *     probe racing a backward shift, an entry with OS_SLOW or OS_SCAN, and
- *     a thread inside a scan (rule 10's hits take the lock): a lock-free
- *     lookup returns an entry only when it holds a reference to an entry
- *     that was in the table with its key at the compare-and-swap, and a
- *     miss is always confirmed under the lock. What makes the stale
+ *     takes the lock. So does a miss in the overflow, an empty bucket, a
+ *     torn bucket, a probe racing a backward shift, an entry with OS_SLOW
+ *     or OS_SCAN, and a thread inside a scan (rule 10's hits take the
+ *     lock): a lock-free lookup returns an entry only when it holds a
+ *     reference to an entry that was in the table with its key at the
+ *     compare-and-swap. A miss of the home window is a miss without the
+ *     lock when the window counts none of its keys in the overflow: an
+ *     entry in the table stays in its block, with its tag and hash, from
+ *     its insert (which happens before any lookup that follows it) until
+ *     it leaves, so a probe that finds no block of the key while the
+ *     window spills nothing finds what a locked probe would have found at
+ *     some moment of the lookup; the miss is counted on the thread's
+ *     stripe. Unless the detector may need the ghost table (rule 10): it
+ *     is asked under the lock while the newest ghost is recent. What makes the stale
  *     pointers safe: entry blocks are never given back to malloc before
  *     destroy (a thread's freed blocks go to its own list, then to the
  *     cache's stack; a free block's word has no OS_IN_TABLE, so no
@@ -215,7 +223,9 @@
  *     unlock; with it, it is rule 1's "out of the table but referenced"
  *     from birth: in `nout` and the usage, freed by its last release like
  *     an erased entry still held. A key thus has one entry in the table
- *     and any number of such outsiders, as after a replace.
+ *     and any number of such outsiders, as after a replace. The insert's
+ *     outcome says KEPT, where one that took an old entry out says
+ *     REPLACED: RocksDB counts either as a redundant insert.
  *
  * The hit path: hash the key; with a lock-free policy, rule 11's probe of
  * the home window (rule 12) and compare-and-swap, no lock, no write but
@@ -348,12 +358,17 @@ static inline void pinned_sub(hs_object_cache *c, uint64_t charge) {
   atomic_fetch_sub_explicit(&thread_stripe(c)->pinned, charge, memory_order_relaxed);
 }
 
-/* One more lock-free hit: a relaxed load and store on the thread's own
- * stripe (threads sharing a stripe may lose a count: statistics). */
+/* One more lock-free hit or miss: a relaxed load and store on the
+ * thread's own stripe (threads sharing a stripe may lose a count:
+ * statistics). */
+static inline void count_on_stripe(_Atomic uint64_t *n) {
+  atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1, memory_order_relaxed);
+}
 static inline void count_hit(hs_object_cache *c) {
-  oc_stripe *st = thread_stripe(c);
-  atomic_store_explicit(&st->hits, atomic_load_explicit(&st->hits, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
+  count_on_stripe(&thread_stripe(c)->hits);
+}
+static inline void count_miss(hs_object_cache *c) {
+  count_on_stripe(&thread_stripe(c)->misses);
 }
 
 /* Under s's lock, after its usage or capacity changed: keeps the cache's
@@ -722,8 +737,16 @@ static inline oc_ghost *ghost_of(const oc_shard *s, uint64_t hash) {
   return &s->ghost[(uint32_t)hs_mix64(hash ^ 0x5ca9u) & s->ghost_mask];
 }
 
+/* Whether some ghost of s may still be recent: every ghost's `at` is at
+ * most the newest's, so when that one is too old, all are. Read without
+ * the lock by a lock-free miss (rule 11), under it by ghost_recent. */
+static inline bool ghosts_may_be_recent(const oc_shard *s) {
+  uint64_t newest = LOAD(s->ghost_newest_at);
+  return newest && (LOAD(s->scan_bytes) - newest) / 3 <= LOAD(s->capacity) / 4;
+}
+
 static bool ghost_recent(const oc_shard *s, uint64_t hash) {
-  if (!s->ghost) return false;
+  if (!s->ghost || !ghosts_may_be_recent(s)) return false;
   const oc_ghost *g = ghost_of(s, hash);
   return g->hash == hash && g->at && (s->scan_bytes - g->at) / 3 <= s->capacity / 4;
 }
@@ -739,8 +762,13 @@ static void detach(oc_shard *s, hs_object *e, bool evicted) {
     (void)st;
   }
   if (e->flags & OE_LOOSE) s->nloose--;
-  if (evicted && (e->flags & OE_SCAN) && s->ghost)
-    *ghost_of(s, e->hash) = (oc_ghost){.hash = e->hash, .at = s->scan_bytes ? s->scan_bytes : 1};
+  if (evicted && (e->flags & OE_SCAN) && s->ghost) {
+    uint64_t at = s->scan_bytes ? s->scan_bytes : 1;
+    *ghost_of(s, e->hash) = (oc_ghost){.hash = e->hash, .at = at};
+    STORE(s->ghost_newest_at, at);
+    if (!atomic_load_explicit(s->ghosts_written, memory_order_relaxed))
+      atomic_store_explicit(s->ghosts_written, true, memory_order_relaxed);
+  }
   table_remove(s, e);
   if (oc_is_home(s, e)) home_tag(s, e, 0); /* no probe reads it for this key now */
   s->slots[e->slot] = NULL;
@@ -1081,6 +1109,7 @@ static hs_status shard_init(const hs_object_cache *c, oc_shard *s, uint64_t capa
   s->cache = c;
   s->capacity = capacity;
   s->shards_over = (_Atomic uint32_t *)&c->shards_over;
+  s->ghosts_written = (_Atomic bool *)&c->ghosts_written;
   s->ring_size = ring_size_for(c, capacity);
   s->nslots = nslots;
   s->slots = calloc(nslots, sizeof *s->slots);
@@ -1274,8 +1303,9 @@ static hs_status insert_kept(hs_object_cache *c, oc_shard *s, hs_object *cached,
 
 hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key_len, void *value,
                                  size_t charge, void *tag, hs_object_priority priority,
-                                 hs_object **out) {
+                                 hs_object **out, hs_object_insert_outcome *outcome) {
   if (out) *out = NULL;
+  if (outcome) *outcome = HS_OBJECT_ADDED;
   if (!c) return hs_fail(HS_ERR_MISUSE, 0, "hs_object_cache_insert: the cache is NULL");
   if (!key && key_len)
     return hs_fail(HS_ERR_MISUSE, 0, "hs_object_cache_insert: key is NULL, key_len %zu", key_len);
@@ -1317,7 +1347,11 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   INC(s->inserts);
   if (c->keep_cached) {
     hs_object *cached = table_find(s, hash, key, key_len);
-    if (cached) return insert_kept(c, s, cached, e, ring, priority, out);
+    if (cached) {
+      hs_status st = insert_kept(c, s, cached, e, ring, priority, out);
+      if (st == HS_OK && outcome) *outcome = HS_OBJECT_KEPT;
+      return st;
+    }
   }
   bool room = fits_policy(s, charge) && make_room(c, s, charge, policy_size(charge), hash, &doomed);
   bool strict = atomic_load_explicit(&c->strict, memory_order_relaxed);
@@ -1345,6 +1379,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
     detach(s, old, false);
     leave(s, old, &doomed);
     INC(s->erasures);
+    if (outcome) *outcome = HS_OBJECT_REPLACED;
   }
   hs_object *spare = NULL; /* the chunk block it was prepared in */
   if (home) {
@@ -1366,7 +1401,7 @@ hs_status hs_object_cache_insert(hs_object_cache *c, const void *key, size_t key
   STORE(s->usage, s->usage + charge);
   note_over(s);
   if (out) pinned_add(c, charge);
-  if (scan) s->scan_bytes += charge;
+  if (scan) STORE(s->scan_bytes, s->scan_bytes + charge);
   if (room && policy_enter(c, s, e, ring)) {
     if (ring) ring_push(s, e);
     if (high && !c->lockfree) policy_hits(c, s, e, 2);
@@ -1413,11 +1448,12 @@ take_hit(hs_object_cache *c, hs_object *e, uint64_t hash, const void *key, size_
 
 /* Rule 11 on rule 12's layout: the key's home window first (its first
  * block is the one cache miss of a hit), each block whose hash matches
- * tried; then the overflow, unless it is empty. NULL: not found this way
- * (a miss, a race, an entry that needs the lock): the caller takes the
- * lock. */
+ * tried; then the overflow, unless it is empty. NULL: not found this way;
+ * *absent then says whether that is a miss (the window holds no entry of
+ * the key and counts none of its keys in the overflow), else (a race, an
+ * entry that needs the lock, the overflow) the caller takes the lock. */
 static hs_object *lookup_lockfree(hs_object_cache *c, oc_shard *s, uint64_t hash, const void *key,
-                                  size_t len) {
+                                  size_t len, bool *absent) {
   size_t at = oc_cache_window(c, hash);
   hs_object *w = c->home + at;
   const oc_meta *m = c->meta + at;
@@ -1425,12 +1461,16 @@ static hs_object *lookup_lockfree(hs_object_cache *c, oc_shard *s, uint64_t hash
   HS_INVARIANT(w == oc_window(s, hash), "object cache: two home windows for one hash");
   __builtin_prefetch(w); /* the likeliest block, fetched while the tags are read */
   uint8_t tag = oc_tag(hash);
+  *absent = false;
   for (uint32_t j = 0; j < OC_WINDOW; j++) {
     if (TAG(tags + j) != tag || HHASH(w + j) != hash) continue;
     int got = take_hit(c, w + j, hash, key, len);
     if (got) return got > 0 ? w + j : NULL;
   }
-  if (!SPILL(m)) return NULL; /* none of the window's keys in the overflow */
+  if (!SPILL(m)) { /* none of the window's keys in the overflow */
+    *absent = true;
+    return NULL;
+  }
   const oc_table *t = atomic_load_explicit(&s->table, memory_order_acquire);
   for (uint32_t i = (uint32_t)hash & t->mask, n = 0; n <= t->mask; i = (i + 1) & t->mask, n++) {
     const oc_bucket *b = &t->b[i];
@@ -1452,8 +1492,18 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
   oc_shard *s = shard_of(c, hash);
   /* Inside a scan a hit is the scan's (rule 10): that takes the lock. */
   if (c->lockfree && !(t && oc_scan_hitting(t))) {
-    hs_object *e = lookup_lockfree(c, s, hash, key, key_len);
+    bool absent;
+    hs_object *e = lookup_lockfree(c, s, hash, key, key_len, &absent);
     if (e) return e;
+    /* A miss of the window needs no lock, unless the detector must ask
+     * the ghost table, which may hold the key only while some ghost is
+     * recent (rule 11). */
+    if (absent && !(t && atomic_load_explicit(&c->ghosts_written, memory_order_relaxed) &&
+                    ghosts_may_be_recent(s))) {
+      count_miss(c);
+      if (t) (void)oc_scan_miss(c, t, key, key_len, hash, false);
+      return NULL;
+    }
   }
   /* The window's lines, and the bucket's, are fetched while the lock is
    * taken. The table may be replaced meanwhile: a prefetch into a kept
@@ -1722,10 +1772,12 @@ hs_status hs_object_cache_stats_get(const hs_object_cache *c, hs_object_cache_st
     out->erasures += LOAD(s->erasures);
     out->kept += LOAD(s->kept);
   }
-  for (uint32_t i = 0; i < OC_STRIPES; i++) { /* lock-free hits (rule 11) */
-    uint64_t n = atomic_load_explicit(&c->stripes[i].hits, memory_order_relaxed);
-    out->lookups += n;
-    out->hits += n;
+  for (uint32_t i = 0; i < OC_STRIPES; i++) { /* lock-free hits and misses (rule 11) */
+    uint64_t h = atomic_load_explicit(&c->stripes[i].hits, memory_order_relaxed);
+    uint64_t m = atomic_load_explicit(&c->stripes[i].misses, memory_order_relaxed);
+    out->lookups += h + m;
+    out->hits += h;
+    out->misses += m;
   }
   out->scan_accesses = atomic_load(&((hs_object_cache *)c)->scan_accesses);
   out->scans = atomic_load(&((hs_object_cache *)c)->scans);

@@ -162,11 +162,15 @@ typedef struct oc_shard {
   uint32_t nout;                 /* left the table, still referenced, not freed */
   bool over;                     /* usage > capacity, as counted in *shards_over */
   _Atomic uint32_t *shards_over; /* the cache's count (rule 8) */
+  _Atomic bool *ghosts_written;  /* the cache's flag (rule 11) */
   hs_policy *policy;
   uint64_t capacity, usage; /* written under mu; read anywhere (LOAD) */
   oc_ghost *ghost;
   uint32_t ghost_mask;
-  uint64_t scan_bytes; /* charges of the scan inserts so far */
+  /* Written under mu, read anywhere (LOAD): a lock-free miss needs no
+   * ghost when the newest one's `at` is already too old (rule 11). */
+  uint64_t scan_bytes;      /* charges of the scan inserts so far */
+  uint64_t ghost_newest_at; /* `at` of the last ghost written; 0: none yet */
   oc_ring_item ring[OC_RING_MAX];
   uint32_t ring_size, ring_head, ring_len;
   uint64_t lookups, hits, misses, inserts, refusals, evictions, erasures, kept;
@@ -182,6 +186,7 @@ struct oc_thread;
 #define OC_STRIPES 16u
 typedef struct oc_stripe {
   _Atomic uint64_t hits;   /* lock-free hits (each a lookup too) */
+  _Atomic uint64_t misses; /* lock-free misses (each a lookup too) */
   _Atomic uint64_t pinned; /* charges taken from 0 references to 1, minus back (wrapping) */
 } __attribute__((aligned(64))) oc_stripe;
 
@@ -198,6 +203,10 @@ struct hs_object_cache {
   bool lockfree;    /* lookups may hit without the lock (rule 11) */
   bool detect;      /* locate and scan_run given */
   bool keep_cached; /* an insert of a cached key keeps the cached entry */
+  /* Some shard has written a ghost (rule 10): until then a lock-free miss
+   * reads no shard's line to learn that none may be recent (rule 11).
+   * Written once. */
+  _Atomic bool ghosts_written;
   /* Shards whose usage is over their capacity: a release's last reference
    * reads a shard's usage only while some is (rule 8); written only when a
    * shard crosses its capacity, which an evicting cache rarely does. */

@@ -14,6 +14,9 @@
  *     step for step beside a stream, a kept insert does what a lookup does
  *     (HIGH, what two lookups do);
  *   - the default replaces, as before;
+ *   - the insert's outcome: "kept" for a kept insert, "replaced" where the
+ *     default took the old entry out, "added" for a new key, a key erased
+ *     first, or a strict refusal (which replaces nothing);
  *   - four threads racing kept inserts (with and without handles), lookups,
  *     releases and erases on a few keys: a handle always holds its own
  *     key's value, unfreed while held; every value is freed exactly once,
@@ -81,9 +84,13 @@ static hs_object_cache *make(uint64_t capacity, bool keep, bool strict, const ch
   return c;
 }
 
+/* What the calling thread's last put() did with the key's cached entry. */
+static _Thread_local hs_object_insert_outcome last_outcome;
+
 static hs_status put(hs_object_cache *c, const char *key, val *v, hs_object **out) {
+  last_outcome = (hs_object_insert_outcome)-1;
   return hs_object_cache_insert(c, key, strlen(key), v, v ? v->charge : 100, NULL, HS_OBJECT_NORMAL,
-                                out);
+                                out, &last_outcome);
 }
 
 static hs_object_cache_stats stats(hs_object_cache *c) {
@@ -115,7 +122,9 @@ static void test_kept_without_handle(void) {
   hs_object_cache *c = make(10000, true, false, NULL);
   val *v1 = new_val(300, 0), *v2 = new_val(500, 0);
   CHECK_OK(put(c, "k", v1, NULL));
+  CHECK_EQ(last_outcome, HS_OBJECT_ADDED);
   CHECK_OK(put(c, "k", v2, NULL));
+  CHECK_EQ(last_outcome, HS_OBJECT_KEPT);
   CHECK_EQ(freed(v2), 1); /* at once, before any release or destroy */
   CHECK_EQ(freed(v1), 0);
   CHECK(found(c, "k") == v1);
@@ -135,6 +144,7 @@ static void test_kept_with_handle(void) {
   CHECK_OK(put(c, "k", v1, NULL));
   hs_object *h = NULL;
   CHECK_OK(put(c, "k", v2, &h));
+  CHECK_EQ(last_outcome, HS_OBJECT_KEPT);
   REQUIRE(h);
   CHECK(hs_object_value(h) == v2); /* the caller's own value */
   CHECK_EQ(hs_object_charge(h), 500);
@@ -195,6 +205,7 @@ static void test_kept_strict(void) {
   CHECK_OK(put(c, "k", v1, &h1));
   val *v2 = new_val(600, 0);
   CHECK_EQ(put(c, "k", v2, &h2), HS_ERR_NO_BUFFERS);
+  CHECK_EQ(last_outcome, HS_OBJECT_ADDED); /* refused: nothing done */
   CHECK(h2 == NULL);
   CHECK_EQ(freed(v2), 0); /* still the caller's */
   CHECK_EQ(stats(c).refusals, 1);
@@ -222,11 +233,34 @@ static void test_default_replaces(void) {
   hs_object_cache *c = make(10000, false, false, NULL);
   val *v1 = new_val(300, 0), *v2 = new_val(500, 0);
   CHECK_OK(put(c, "k", v1, NULL));
+  CHECK_EQ(last_outcome, HS_OBJECT_ADDED);
   CHECK_OK(put(c, "k", v2, NULL));
+  CHECK_EQ(last_outcome, HS_OBJECT_REPLACED);
   CHECK_EQ(freed(v1), 1);
   CHECK(found(c, "k") == v2);
+  hs_object_cache_erase(c, "k", 1);
+  CHECK_OK(put(c, "k", new_val(100, 0), NULL)); /* erased first: added */
+  CHECK_EQ(last_outcome, HS_OBJECT_ADDED);
   CHECK_EQ(stats(c).kept, 0);
-  CHECK_EQ(stats(c).erasures, 1);
+  CHECK_EQ(stats(c).erasures, 2);
+  CHECK_OK(hs_object_cache_destroy(c));
+  check_all_freed_once();
+}
+
+/* A strict refusal without a handle replaces nothing: the value is freed
+ * as if evicted at once, the cached entry stays, and the outcome is
+ * "added" (nothing was replaced nor kept). */
+static void test_refused_outcome(void) {
+  hs_object_cache *c = make(1000, false, true, NULL);
+  val *v1 = new_val(600, 0), *v2 = new_val(600, 0);
+  hs_object *h1 = NULL;
+  CHECK_OK(put(c, "k", v1, &h1));
+  CHECK_OK(put(c, "k", v2, NULL));
+  CHECK_EQ(last_outcome, HS_OBJECT_ADDED);
+  CHECK_EQ(freed(v2), 1);
+  CHECK_EQ(stats(c).refusals, 1);
+  CHECK(found(c, "k") == v1);
+  if (h1) CHECK(!hs_object_release(c, h1, false));
   CHECK_OK(hs_object_cache_destroy(c));
   check_all_freed_once();
 }
@@ -266,11 +300,12 @@ static void kept_is_lookup(const char *policy, hs_object_priority priority, int 
   hs_object_cache *both[2] = {kept, looked};
   char key[32];
   for (int w = 0; w < 2; w++) {
-    CHECK_OK(hs_object_cache_insert(both[w], "key", 3, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL));
+    CHECK_OK(hs_object_cache_insert(both[w], "key", 3, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL,
+                                    NULL));
     for (int i = 0; i < ENTRIES / 2; i++) {
       snprintf(key, sizeof key, "warm%d", i);
       CHECK_OK(hs_object_cache_insert(both[w], key, strlen(key), NULL, CHARGE, NULL,
-                                      HS_OBJECT_NORMAL, NULL));
+                                      HS_OBJECT_NORMAL, NULL, NULL));
       if (i % 3 == 0) {
         hs_object *h = hs_object_cache_lookup(both[w], key, strlen(key));
         CHECK(h != NULL);
@@ -278,7 +313,7 @@ static void kept_is_lookup(const char *policy, hs_object_priority priority, int 
       }
     }
   }
-  CHECK_OK(hs_object_cache_insert(kept, "key", 3, NULL, CHARGE, NULL, priority, NULL));
+  CHECK_OK(hs_object_cache_insert(kept, "key", 3, NULL, CHARGE, NULL, priority, NULL, NULL));
   for (int i = 0; i < lookups; i++) {
     hs_object *h = hs_object_cache_lookup(looked, "key", 3);
     CHECK(h != NULL);
@@ -289,7 +324,7 @@ static void kept_is_lookup(const char *policy, hs_object_priority priority, int 
     snprintf(key, sizeof key, "once%d", i);
     for (int w = 0; w < 2; w++)
       CHECK_OK(hs_object_cache_insert(both[w], key, strlen(key), NULL, CHARGE, NULL,
-                                      HS_OBJECT_NORMAL, NULL));
+                                      HS_OBJECT_NORMAL, NULL, NULL));
     if (held(kept, "key") != held(looked, "key")) differ = i;
   }
   CHECK_EQ(differ, -1);
@@ -312,11 +347,11 @@ static void test_kept_is_a_hit(void) {
   /* and a hit matters: under LRU the entry inserted first outlives the
    * next eviction only because it was hit */
   hs_object_cache *c = make(3 * CHARGE, true, false, "lru");
-  CHECK_OK(hs_object_cache_insert(c, "a", 1, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL));
-  CHECK_OK(hs_object_cache_insert(c, "b", 1, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL));
-  CHECK_OK(hs_object_cache_insert(c, "c", 1, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL));
-  CHECK_OK(hs_object_cache_insert(c, "a", 1, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL));
-  CHECK_OK(hs_object_cache_insert(c, "d", 1, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL));
+  CHECK_OK(hs_object_cache_insert(c, "a", 1, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL, NULL));
+  CHECK_OK(hs_object_cache_insert(c, "b", 1, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL, NULL));
+  CHECK_OK(hs_object_cache_insert(c, "c", 1, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL, NULL));
+  CHECK_OK(hs_object_cache_insert(c, "a", 1, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL, NULL));
+  CHECK_OK(hs_object_cache_insert(c, "d", 1, NULL, CHARGE, NULL, HS_OBJECT_NORMAL, NULL, NULL));
   CHECK(held(c, "a"));
   CHECK(!held(c, "b"));
   CHECK_OK(hs_object_cache_destroy(c));
@@ -366,7 +401,7 @@ static void *racer(void *arg) {
       hs_object **out = what < 2 ? &held_h[slot] : NULL;
       hs_status st =
           hs_object_cache_insert(j->c, key, strlen(key), v, v->charge, NULL,
-                                 (x >> 36) % 4 == 0 ? HS_OBJECT_HIGH : HS_OBJECT_NORMAL, out);
+                                 (x >> 36) % 4 == 0 ? HS_OBJECT_HIGH : HS_OBJECT_NORMAL, out, NULL);
       if (st == HS_ERR_NO_BUFFERS && out) /* strict, no room: still ours */
         atomic_fetch_add(&v->freed, 1);
       else
@@ -418,6 +453,7 @@ int main(int argc, char **argv) {
   vals = calloc(MAX_VALUES, sizeof *vals);
   REQUIRE(vals);
   test_kept_without_handle();
+  test_refused_outcome();
   test_kept_with_handle();
   in_child("destroy with a kept entry held", destroy_kept_held);
   test_kept_strict();

@@ -35,7 +35,7 @@ static hs_object_cache *make(const char *policy) {
 }
 
 static void put(hs_object_cache *c, const char *key, hs_object_priority priority) {
-  CHECK_OK(hs_object_cache_insert(c, key, strlen(key), NULL, CHARGE, NULL, priority, NULL));
+  CHECK_OK(hs_object_cache_insert(c, key, strlen(key), NULL, CHARGE, NULL, priority, NULL, NULL));
 }
 
 static bool held(hs_object_cache *c, const char *key) {
@@ -128,7 +128,7 @@ static void test_not_a_priority(void) {
   hs_object_cache *c = make(NULL);
   int value = 0;
   hs_object *h = (hs_object *)&value;
-  CHECK_ST(hs_object_cache_insert(c, "k", 1, &value, CHARGE, NULL, (hs_object_priority)3, &h),
+  CHECK_ST(hs_object_cache_insert(c, "k", 1, &value, CHARGE, NULL, (hs_object_priority)3, &h, NULL),
            HS_ERR_MISUSE);
   CHECK(h == NULL);
   CHECK_EQ(hs_object_cache_count(c), 0);

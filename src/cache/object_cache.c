@@ -194,19 +194,23 @@
  *     entry, still held, while its new one is elsewhere). Beside the home
  *     arrays, two small arrays, one element per home block, that stay in
  *     the CPU's caches where the blocks do not: the blocks' 1-byte tags
- *     (oc_tag of the entry's hash, set by block_move, cleared by detach),
- *     and the 2-byte oc_meta whose `spill` counts, at a window's first
- *     block, that window's entries in the overflow. The tags are an array
+ *     (7 bits of oc_tag of the entry's hash, set by block_move, cleared by
+ *     detach), and the 2-byte oc_meta whose `spill` counts, at a window's
+ *     first block, that window's entries in the overflow; whether that
+ *     count is 0 is also the high bit of the window's first tag byte
+ *     (OC_SPILLS), set and cleared by spill_count. The tags are an array
  *     of their own, not beside the counts, because every hit reads them:
  *     a quarter of the bytes is a quarter of the lines, and a line of it
  *     comes back to the core's L1 or L2 four times as often between the
- *     engine's own reads. Both are hints, written under the lock and
+ *     engine's own reads; and the spill bit in them spares a miss the
+ *     count's line. Both are hints, written under the lock and
  *     read by lock-free probes atomically: a probe reads a window's four
  *     tags (one small read, a cache hit) while it prefetches the window's
  *     first block, reads only blocks whose tag matches — a hit costs the
  *     one miss of its block, a miss costs no miss at all — and skips the
- *     overflow when the count is 0. A stale tag or count only costs a read
- *     or sends a lookup to the lock, where misses are confirmed. Under the
+ *     overflow when the spill bit is clear. A stale tag or bit only costs
+ *     a read or sends a lookup to the lock, and a miss without the lock
+ *     is one only where a locked probe would have missed too (rule 11). Under the
  *     lock the tags are exact (each in-table home entry's is set by
  *     block_move before its OS_IN_TABLE and cleared by detach before it
  *     leaves, both under the lock), so table_find too reads only the
@@ -526,21 +530,31 @@ static inline bool key_is(const hs_object *e, uint64_t hash, const void *key, si
 
 /* A home block's hash, and its metadata: read by lock-free probes with no
  * reference held, so written and read atomically (rule 12). */
-#define HHASH(e) __atomic_load_n(&(e)->hash, __ATOMIC_RELAXED)
-#define SPILL(m) __atomic_load_n(&(m)->spill, __ATOMIC_RELAXED)
-#define TAG(t)   __atomic_load_n(t, __ATOMIC_RELAXED)
+#define HHASH(e)   __atomic_load_n(&(e)->hash, __ATOMIC_RELAXED)
+#define TAG(t)     (__atomic_load_n(t, __ATOMIC_RELAXED) & OC_TAG_BITS)
+#define SPILLS(wt) (__atomic_load_n(wt, __ATOMIC_RELAXED) & OC_SPILLS) /* wt: a window's tags */
 
-/* Under the lock: one more (`up`) or one fewer entry of the window that
- * starts at `m` in the overflow. */
-static inline void spill_count(oc_meta *m, bool up) {
+/* Under the lock: one more (`up`) or one fewer entry of hash's window in
+ * the overflow; the window's first tag byte says whether there are any. */
+static inline void spill_count(oc_shard *s, uint64_t hash, bool up) {
+  oc_meta *m = oc_window_meta(s, hash);
   uint16_t n = m->spill;
-  if (n != UINT16_MAX)
-    __atomic_store_n(&m->spill, (uint16_t)(up ? n + 1 : n - 1), __ATOMIC_RELAXED);
+  if (n == UINT16_MAX) return;
+  uint16_t now = (uint16_t)(up ? n + 1 : n - 1);
+  m->spill = now;
+  if ((n == 0) != (now == 0)) {
+    uint8_t *t = &s->tags[oc_window_at(s, hash)];
+    uint8_t old = __atomic_load_n(t, __ATOMIC_RELAXED);
+    __atomic_store_n(t, (uint8_t)(now ? old | OC_SPILLS : old & ~OC_SPILLS), __ATOMIC_RELAXED);
+  }
 }
 
-/* Under the lock: the tag of home block `h` (its entry's, or 0). */
+/* Under the lock: the tag of home block `h` (its entry's, or 0), its
+ * window's OC_SPILLS kept. */
 static inline void home_tag(const oc_shard *s, const hs_object *h, uint8_t tag) {
-  __atomic_store_n(&s->tags[h - s->home], tag, __ATOMIC_RELAXED);
+  uint8_t *t = &s->tags[h - s->home];
+  uint8_t old = __atomic_load_n(t, __ATOMIC_RELAXED);
+  __atomic_store_n(t, (uint8_t)((old & OC_SPILLS) | tag), __ATOMIC_RELAXED);
 }
 
 /* Under the lock: the key's entry in its home window, else in the
@@ -555,7 +569,9 @@ static inline hs_object *table_find(const oc_shard *s, uint64_t hash, const void
         (atomic_load_explicit(&h->state, memory_order_relaxed) & OS_IN_TABLE) &&
         key_is(h, hash, key, len))
       return h;
-  if (!SPILL(oc_window_meta(s, hash))) return NULL;
+  HS_INVARIANT(!SPILLS(tags) == !oc_window_meta(s, hash)->spill,
+               "object cache: a window's spill bit is not its overflow count");
+  if (!SPILLS(tags)) return NULL;
   const oc_table *t = table_of(s);
   for (uint32_t i = (uint32_t)hash & t->mask;; i = (i + 1) & t->mask) {
     const oc_bucket *b = &t->b[i];
@@ -575,7 +591,7 @@ static void table_put(oc_shard *s, hs_object *e) {
   while (BENTRY(&t->b[i])) i = (i + 1) & t->mask;
   BSET(&t->b[i], e->hash, e);
   STORE(s->ocount, s->ocount + 1);
-  spill_count(oc_window_meta(s, e->hash), true);
+  spill_count(s, e->hash, true);
 }
 
 /* Backward-shift deletion: no tombstones. A lock-free lookup racing a
@@ -600,7 +616,7 @@ static void table_remove(oc_shard *s, hs_object *e) {
   STORE(s->ocount, s->ocount - 1);
   HS_INVARIANT(oc_window_meta(s, e->hash)->spill,
                "object cache: an overflow entry its window missed");
-  spill_count(oc_window_meta(s, e->hash), false);
+  spill_count(s, e->hash, false);
 }
 
 static bool table_resize(oc_shard *s, uint32_t size) {
@@ -1456,7 +1472,6 @@ static hs_object *lookup_lockfree(hs_object_cache *c, oc_shard *s, uint64_t hash
                                   size_t len, bool *absent) {
   size_t at = oc_cache_window(c, hash);
   hs_object *w = c->home + at;
-  const oc_meta *m = c->meta + at;
   const uint8_t *tags = c->tags + at;
   HS_INVARIANT(w == oc_window(s, hash), "object cache: two home windows for one hash");
   __builtin_prefetch(w); /* the likeliest block, fetched while the tags are read */
@@ -1467,7 +1482,7 @@ static hs_object *lookup_lockfree(hs_object_cache *c, oc_shard *s, uint64_t hash
     int got = take_hit(c, w + j, hash, key, len);
     if (got) return got > 0 ? w + j : NULL;
   }
-  if (!SPILL(m)) { /* none of the window's keys in the overflow */
+  if (!SPILLS(tags)) { /* none of the window's keys in the overflow */
     *absent = true;
     return NULL;
   }
@@ -1509,7 +1524,7 @@ hs_object *hs_object_cache_lookup(hs_object_cache *c, const void *key, size_t ke
    * taken. The table may be replaced meanwhile: a prefetch into a kept
    * old one is harmless. */
   prefetch_matches(s, hash);
-  if (SPILL(oc_window_meta(s, hash))) {
+  if (SPILLS(s->tags + oc_window_at(s, hash))) {
     const oc_table *tb = atomic_load_explicit(&s->table, memory_order_acquire); /* no lock yet */
     __builtin_prefetch(&tb->b[(uint32_t)hash & tb->mask]);
   }

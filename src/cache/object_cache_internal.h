@@ -92,9 +92,18 @@ typedef struct oc_meta {
   uint16_t spill;
 } oc_meta;
 
+/* A home block's tag byte: its low 7 bits are the tag of its entry's hash
+ * (oc_tag; 0: no entry), and its high bit, OC_SPILLS, says the window that
+ * starts at this block has keys in the overflow (its oc_meta's spill is
+ * not 0). A probe reads the window's tags anyway: one line tells it both
+ * which blocks to read and whether the overflow may hold the key. */
+#define OC_TAG_BITS 0x7fu
+#define OC_SPILLS   0x80u
+
 /* A hash's tag: bits neither the shard nor the window use; never 0. */
 static inline uint8_t oc_tag(uint64_t hash) {
-  return (uint8_t)(hash >> 56) | 1u;
+  uint8_t t = (uint8_t)(hash >> 57);
+  return (uint8_t)(t + (t == 0));
 }
 
 /* Blocks come in chunks, freed at destroy. */
@@ -143,8 +152,10 @@ typedef struct oc_shard {
   hs_object *home;
   oc_meta *meta; /* the home blocks' overflow counts, meta[i] for home[i] */
   /* tags[i]: oc_tag() of the hash of home[i]'s entry while it is in the
-   * table, 0 otherwise; a hint: a probe reads only blocks whose tag
-   * matches (rule 12). Written and read with __atomic builtins. */
+   * table, 0 otherwise, and OC_SPILLS while meta[i].spill is not 0; a
+   * hint: a probe reads only blocks whose tag matches, and the overflow
+   * only when the window spills (rule 12). Written under the lock, read
+   * anywhere, with __atomic builtins. */
   uint8_t *tags;
   uint32_t nhome;
   void *home_map;

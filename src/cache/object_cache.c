@@ -753,18 +753,24 @@ static inline oc_ghost *ghost_of(const oc_shard *s, uint64_t hash) {
   return &s->ghost[(uint32_t)hs_mix64(hash ^ 0x5ca9u) & s->ghost_mask];
 }
 
+/* A ghost written when the shard had seen `at` bytes of scan inserts (0:
+ * none) is recent while fewer than 3/4 of its capacity's worth have come
+ * since (object_scan.c, "fits"). */
+static inline bool ghost_at_recent(const oc_shard *s, uint64_t at) {
+  return at && (LOAD(s->scan_bytes) - at) / 3 <= LOAD(s->capacity) / 4;
+}
+
 /* Whether some ghost of s may still be recent: every ghost's `at` is at
  * most the newest's, so when that one is too old, all are. Read without
  * the lock by a lock-free miss (rule 11), under it by ghost_recent. */
 static inline bool ghosts_may_be_recent(const oc_shard *s) {
-  uint64_t newest = LOAD(s->ghost_newest_at);
-  return newest && (LOAD(s->scan_bytes) - newest) / 3 <= LOAD(s->capacity) / 4;
+  return ghost_at_recent(s, LOAD(s->ghost_newest_at));
 }
 
 static bool ghost_recent(const oc_shard *s, uint64_t hash) {
   if (!s->ghost || !ghosts_may_be_recent(s)) return false;
   const oc_ghost *g = ghost_of(s, hash);
-  return g->hash == hash && g->at && (s->scan_bytes - g->at) / 3 <= s->capacity / 4;
+  return g->hash == hash && ghost_at_recent(s, g->at);
 }
 
 /* Takes an entry out of the table, the policy and its slot (rule 1);
